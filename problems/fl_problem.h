@@ -1,0 +1,207 @@
+/* fl_problem.h: the one problem interface, its shared operators and solver-independent metrics.
+ *
+ * An fl_problem is one time step's contact problem at the velocity level (the form shared by
+ * Drake's SAP and FCLIB's "global" format):
+ *
+ *     A (v - v*) = J^T gamma,        u = J v + b,
+ *
+ * with 3 rows of J per contact in the contact frame, normal first (n, t1, t2), u_n > 0 when
+ * the bodies separate, followed by nh bilateral rows. The unknowns are impulses gamma (N s).
+ * Every contact i carries phi0 (m, signed distance, < 0 overlapping), mu, stiffness k (N/m,
+ * INFINITY = rigid) and tau_d (s, dissipation time scale). The compliant normal law is
+ * gamma_n/dt = (-k (phi0 + dt u_n) - tau_d k u_n)_+, i.e. gamma_n = (vhat_n - u_n)_+ / R_n with
+ * R_n = 1/(dt k (dt + tau_d)), vhat_n = -phi0/(dt + tau_d); rigid contact has R_n = 0.
+ * Bilateral row h: J_h v + b_h + g0_h/dt + c_h gamma_h = 0, lo_h <= gamma_h <= hi_h.
+ *
+ * A problem loaded from an FCLIB *local* file has no A and J: kind == FL_PROBLEM_LOCAL, nv == 0,
+ * and the contact problem is u = W gamma + q directly (W already includes any regularization).
+ *
+ * The struct is plain, flat data owned by whoever created it (free with fl_problem_free) and
+ * read-only for solvers.
+ */
+#ifndef FL_PROBLEM_H
+#define FL_PROBLEM_H
+
+#include <math.h>
+
+#include "../core/fl_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fl_problem_kind {
+  FL_PROBLEM_GLOBAL = 0, /* A, J, v*, b known (scenes, FCLIB global files) */
+  FL_PROBLEM_LOCAL = 1   /* only W, q, mu (FCLIB local files) */
+} fl_problem_kind;
+
+typedef struct fl_problem {
+  /*---- sizes ----*/
+  fl_problem_kind kind;
+  fl_int nv;  /* generalized velocities (0 for local problems) */
+  fl_int nc;  /* contacts, 3 rows each */
+  fl_int nh;  /* bilateral rows */
+  fl_int ncl; /* cliques: independent diagonal blocks of A (0 for local problems) */
+  double dt;  /* time step (s); 1 for FCLIB problems, which carry no time step */
+  char name[128]; /* label for reports (file stem, scene name, ...) */
+
+  /*---- dynamics (global problems; NULL for local) ----*/
+  double *v0;     /* (nv) start-of-step velocities */
+  double *vstar;  /* (nv) free-motion velocities */
+  fl_csr *A;      /* (nv x nv) SPD, both triangles stored; block diagonal by clique */
+  fl_int *clique_ptr; /* (ncl + 1) clique c owns clique_dof[clique_ptr[c] .. clique_ptr[c+1]) */
+  fl_int *clique_dof; /* (nv) dofs grouped by clique, ascending within a clique */
+  fl_int *dof_clique; /* (nv) clique of each dof */
+  fl_csr *J;      /* ((3 nc + nh) x nv) contact rows (normal first), then bilateral rows */
+  double *b;      /* (3 nc + nh) constant term of u = J v + b (FCLIB's w); zeros for scenes */
+
+  /*---- local form (local problems; NULL for global until computed by a shared operator) ----*/
+  fl_csr *W;      /* (3 nc x 3 nc) Delassus matrix incl. regularization, local problems only */
+  double *q;      /* (3 nc) */
+
+  /*---- per contact ----*/
+  double *phi0;      /* (nc) signed distance at the start of the step (m) */
+  double *mu;        /* (nc) friction coefficient >= 0 */
+  double *stiffness; /* (nc) k (N/m); INFINITY for rigid contact */
+  double *tau_d;     /* (nc) dissipation time scale (s) >= 0 */
+  fl_int *clique_a;  /* (nc) first clique, -1 for the world (ground) */
+  fl_int *clique_b;  /* (nc) second clique, -1 for the world */
+  double *point;     /* (nc x 3) world contact point, for plots and observables only */
+  double *frame;     /* (nc x 9) rows n, t1, t2 of the contact frame (world), for plots only */
+  int64_t *feature;  /* (nc) feature id for matching impulses across steps; -1 if none */
+  double *gamma_guess; /* (3 nc + nh) warm-start impulses offered by the stepper, or NULL */
+
+  /*---- per bilateral row ----*/
+  double *g0;         /* (nh) constraint error at the start of the step (m or rad) */
+  double *compliance; /* (nh) c >= 0 (0 = hard) */
+  double *lo, *hi;    /* (nh) impulse bounds; -INFINITY/INFINITY when unbounded */
+
+  /*---- storage ----*/
+  void *buffer_;      /* one allocation holding the flat arrays above (not A, J, W) */
+} fl_problem;
+
+/*---- creation ----*/
+
+/* Allocates a zeroed problem with all per-contact, per-row and per-dof arrays for the given
+ * sizes in one buffer; A, J, W, q stay NULL for the caller to set (the problem takes
+ * ownership of whatever fl_csr it is given). Defaults: stiffness INFINITY, tau_d 0,
+ * clique_a/b -1, feature -1, lo -INFINITY, hi INFINITY, dt 1. For kind LOCAL, nv and ncl must
+ * be 0 and `q` is allocated. Returns FL_OK or FL_ERR_NOMEM / FL_ERR_INVAL. */
+int fl_problem_alloc(fl_problem_kind kind, fl_int nv, fl_int nc, fl_int nh, fl_int ncl,
+                     fl_problem **out);
+/* Frees the problem and every matrix it owns. NULL-safe. */
+void fl_problem_free(fl_problem *p);
+/* Number of constraint rows, 3 nc + nh. */
+static inline fl_int fl_problem_nrows(const fl_problem *p) { return 3 * p->nc + p->nh; }
+
+/* Computes the clique partition (clique_ptr, clique_dof, dof_clique, ncl) from the sparsity
+ * of A (connected components) and fills clique_a/clique_b of each contact from the columns of
+ * its rows of J (a contact touching more than two cliques gets FL_ERR_UNSUPPORTED). The
+ * problem must have been allocated with ncl == 0; the arrays are allocated here. */
+int fl_problem_find_cliques(fl_problem *p);
+
+/* Checks sizes, finiteness, mu >= 0, SPD-looking A (positive diagonal), index ranges.
+ * Returns FL_OK or FL_ERR_FORMAT with a message that starts with `where`. */
+int fl_problem_validate(const fl_problem *p, const char *where);
+
+/* Per-contact normal regularization of the common model: R_n = 1/(dt k (dt + tau_d)) (0 for
+ * rigid) and vhat_n = -phi0/(dt + tau_d). Local problems: R_n = vhat_n = 0. */
+void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *vhat_n);
+
+/*---- shared operators on A (global problems) ----*/
+
+/* Cached factorization of A per clique (dense Cholesky for cliques of <= 64 dofs, CHOLMOD
+ * otherwise) and of J A^-1 by rows. Created from a problem that must outlive it. */
+typedef struct fl_dynamics fl_dynamics;
+
+/* Returns FL_ERR_UNSUPPORTED for local problems, FL_ERR_NOT_SPD if a block is not SPD. */
+int fl_dynamics_create(const fl_problem *p, fl_dynamics **out);
+void fl_dynamics_free(fl_dynamics *d); /* NULL-safe */
+/* y = A x (nv). */
+void fl_dynamics_apply_A(const fl_dynamics *d, const double *x, double *y);
+/* x = A^-1 y (nv); x may alias y. */
+void fl_dynamics_solve_A(const fl_dynamics *d, const double *y, double *x);
+/* B = J A^-1 as a sparse ((3nc+nh) x nv) matrix whose row r has entries on every dof of the
+ * cliques that row r of J touches. Owned by d; computed on first call. NULL on failure. */
+const fl_csr *fl_dynamics_JAinv(fl_dynamics *d);
+/* Diagonal 3x3 blocks W_ii = J_i A^-1 J_i^T, (nc x 9) row-major, and the diagonal of the
+ * bilateral rows (nh). Either output may be NULL. */
+int fl_dynamics_delassus_blocks(fl_dynamics *d, double *Wc, double *Wh);
+/* Full W = J A^-1 J^T over all (3nc+nh) rows, as a new CSR owned by the caller. */
+int fl_dynamics_delassus(fl_dynamics *d, fl_csr **W);
+
+/* The local form of the contact rows of a problem: W = J A^-1 J^T + diag(R_n, 0, 0) and
+ * q = J v* + b - (vhat_n, 0, 0) (3nc, caller-allocated), over contact rows only. For local
+ * problems W and q are copies of the problem's. Bilateral rows must be absent (nh == 0), or
+ * FL_ERR_UNSUPPORTED. W is a new CSR owned by the caller. */
+int fl_problem_local_form(const fl_problem *p, fl_dynamics *d, fl_csr **W, double *q);
+
+/*---- solver-independent metrics ----*/
+
+/* Normalization of the natural-map residual. */
+typedef enum fl_norm_kind {
+  FL_NORM_NONE = 0,   /* raw ||gamma - P_K(gamma - uhat)||_2 */
+  FL_NORM_FCLIB = 1,  /* as libfclib's merit: raw / (1 + ||q||) */
+  FL_NORM_SICONOS = 2 /* as Siconos fc3d_compute_error: raw / max(||q||, ||gamma||, ||u||) */
+} fl_norm_kind;
+
+typedef struct fl_metrics {
+  double natmap;      /* natural-map residual with De Saxce's correction, normalized */
+  double natmap_raw;  /* the same, unnormalized (N s) */
+  double momentum;    /* ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D J^T gamma||),
+                         D = diag(A)^-1/2; NAN for local problems */
+  double signorini;   /* max_i |min(gamma_n, uhat_n)| (complementarity of the normal law) */
+  double cone;        /* max_i (||gamma_t|| - mu gamma_n)_+ and (-gamma_n)_+ */
+  double dual;        /* max_i (mu ||u_t|| - uhat_n)_+ ... dual-cone violation of uhat */
+  double dissipation; /* max_i |gamma_t . u_t + mu gamma_n ||u_t|||, maximum-dissipation term */
+  double penetration; /* max_i (-(phi0 + dt u_n))_+ (m), 0 for problems without gaps */
+  double bilateral;   /* max_h |J_h v + b_h + g0_h/dt + c_h gamma_h| (bounds respected) */
+  double norm_q, norm_u, norm_gamma; /* raw norms used by the normalizations */
+} fl_metrics;
+
+/* Evaluates every metric of (v, gamma). For local problems v is ignored (may be NULL) and
+ * u = W gamma + q. `d` may be NULL (the momentum residual then uses A directly). scratch-free:
+ * allocates and frees its own temporaries. Returns FL_OK or FL_ERR_NOMEM. */
+int fl_problem_metrics(const fl_problem *p, const double *v, const double *gamma,
+                       fl_norm_kind norm, fl_metrics *out);
+
+/* u = J v + b (global) or W gamma + q (local) over all rows (3nc+nh). */
+void fl_problem_velocity(const fl_problem *p, const double *v, const double *gamma, double *u);
+
+/* Projection of x onto the cone ||x_t|| <= mu x_n (Euclidean). */
+void fl_cone_project(double mu, const double x[3], double out[3]);
+
+/*---- built-in example problems (problems/examples.c) ----*/
+
+/* Names of the hand-made example problems, NULL-terminated. */
+const char *const *fl_examples_list(void);
+/* Creates one example by name; FL_ERR_UNKNOWN_PROBLEM lists valid names in the message. */
+int fl_problem_create_example(const char *name, fl_problem **out);
+
+/*---- FCLIB files (problems/fclib_io.c), read and written with libhdf5 directly ----*/
+
+/* Loads an FCLIB file ("/fclib_global" or "/fclib_local" group). Every field is validated:
+ * groups present, sizes consistent, indices in range, values finite, mu >= 0; the three sparse
+ * layouts are accepted (CSC, CSR, triplet with i = row). A global problem becomes A = M,
+ * J = H^T, b = w, v* = M^-1 f, v0 = 0, phi0 = 0, rigid contact, dt = 1; a local problem keeps
+ * W, q, mu. The problem's name is the file stem. On error returns FL_ERR_IO or FL_ERR_FORMAT
+ * with a message naming the file, the HDF5 path and what was expected; *out is NULL. */
+int fl_problem_load_fclib(const char *path, fl_problem **out);
+
+/* Reads the solution stored in an FCLIB file, if any: v (nv, may be NULL), r = gamma (3nc),
+ * u (3nc, may be NULL). Returns FL_ERR_NOT_FOUND when the file holds no solution. */
+int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
+                           double *u);
+
+/* Writes a problem as an FCLIB file (global form for global problems, with M = A, H = J^T
+ * over contact rows, f = A v*, w = b - (vhat_n, 0, 0) so that the gaps are kept; local form
+ * for local problems), and optionally a solution (v may be NULL for local problems). The file
+ * is written to a temporary name and renamed, so no half-written file is left on error.
+ * Bilateral rows are not representable in FCLIB: FL_ERR_UNSUPPORTED. */
+int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title,
+                          const double *v, const double *gamma);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FL_PROBLEM_H */

@@ -1,0 +1,168 @@
+/* fl_solver.h: solvers as plug-ins behind one handle (PETSc KSP style).
+ *
+ * A solver is found by name in an explicit registry, configured with typed key=value options,
+ * set up on a problem, and run. Every iteration fills one fl_iter_stat, which goes to a
+ * preallocated history and to the monitors. The result carries a signed reason: > 0 converged,
+ * < 0 diverged / failed / out of budget, never 0 after a solve. Non-convergence is a result,
+ * not an error code; error codes (< 0 return values) mean the solve could not be attempted or
+ * broke (bad option, unsupported problem, out of memory).
+ *
+ *   fl_solver *s;
+ *   fl_register_all();
+ *   fl_solver_create("pgs", &s);
+ *   fl_solver_set_option(s, "omega", "1.2");      // or "pgs.omega", or common "max_iter"
+ *   fl_solver_setup(s, prob);
+ *   fl_solver_solve(s, prob, v, gamma, &res);     // v (nv), gamma (3nc+nh): in = guess
+ *   fl_solver_destroy(s);
+ *
+ * Handles are not thread-safe; distinct handles may be used from distinct threads.
+ */
+#ifndef FL_SOLVER_H
+#define FL_SOLVER_H
+
+#include "../core/fl_core.h"
+#include "../problems/fl_problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fl_solver fl_solver;
+typedef struct fl_solver_ops fl_solver_ops;
+
+/*---- reasons ----*/
+
+typedef enum fl_reason {
+  FL_CONVERGED_ATOL = 1,         /* own residual <= abs_tol */
+  FL_CONVERGED_RTOL = 2,         /* own residual <= rel_tol * initial residual */
+  FL_CONVERGED_STAGNATION_OK = 3,/* cost stagnated with a full step (SAP) */
+  FL_CONVERGED_ITS = 4,          /* fixed budget reached with the "never stop" test */
+  FL_CONVERGED_EXACT = 5,        /* the guess already satisfied the test (0 iterations) */
+  FL_ITERATING = 0,
+  FL_DIVERGED_MAX_ITER = -1,     /* budget exhausted before the tolerance */
+  FL_DIVERGED_NAN = -2,          /* NaN or Inf in the residual or iterate */
+  FL_DIVERGED_LINEAR_SOLVER = -3,/* inner linear solve failed */
+  FL_DIVERGED_TIME_LIMIT = -4,   /* time_limit exceeded */
+  FL_DIVERGED_LINE_SEARCH = -5,  /* line search failed */
+  FL_DIVERGED_STAGNATION = -6,   /* no progress possible (e.g. rank-deficient, stalled) */
+  FL_DIVERGED_BREAKDOWN = -7     /* algorithmic breakdown (e.g. indefinite matrix) */
+} fl_reason;
+
+/* Static name of a reason ("CONVERGED_ATOL"). */
+const char *fl_reason_name(int reason);
+
+/*---- capabilities ----*/
+
+enum {
+  FL_CAP_RIGID = 1u << 0,      /* hard (k = INFINITY) contact */
+  FL_CAP_COMPLIANT = 1u << 1,  /* finite stiffness and dissipation */
+  FL_CAP_BILATERAL = 1u << 2,  /* bilateral rows */
+  FL_CAP_LOCAL = 1u << 3,      /* works on local problems (W, q only) */
+  FL_CAP_NEEDS_AJ = 1u << 4,   /* needs A and J (global problems only) */
+  FL_CAP_WARMSTART = 1u << 5,  /* uses the incoming v, gamma as a guess */
+  FL_CAP_GPU = 1u << 6,
+  FL_CAP_MPI = 1u << 7,
+  FL_CAP_REGULARIZED = 1u << 8 /* solves its own regularized model (SAP, penalty) */
+};
+
+/*---- iteration records ----*/
+
+/* One record per iteration, the same fields for every solver; NAN (or -1 for counts) where a
+ * field does not apply, never 0. Iteration 0 is the initial guess. */
+typedef struct fl_iter_stat {
+  int iter;            /* 0, 1, 2, ... */
+  double t;            /* solver wall time since the start of solve (s), monitors excluded */
+  double error;        /* the solver's own residual (what its convergence test uses) */
+  double objective;    /* cost or merit value, if the method has one */
+  double step;         /* step length alpha, or relaxation used */
+  double step_norm;    /* ||dv|| or ||dgamma|| of this iteration */
+  double gradient;     /* gradient norm (primal methods) */
+  double inner_residual; /* final inner linear residual (Newton methods) */
+  double err_normal;   /* max normal complementarity error (NSN) */
+  double err_friction; /* max friction complementarity error (NSN) */
+  double merit;        /* common natural-map residual (fl_metrics.natmap), when evaluated */
+  double momentum;     /* common momentum residual, when evaluated */
+  int nactive, nstick, nslip, nchange; /* contact mode counts (-1 if n/a) */
+  int inner_iters;     /* inner iterations of this iteration (-1 if n/a) */
+  int neval;           /* line-search or function evaluations (-1 if n/a) */
+} fl_iter_stat;
+
+/* Sets every field to "not applicable" and iter to `iter`. */
+void fl_iter_stat_init(fl_iter_stat *st, int iter);
+
+/* Result of a solve. */
+typedef struct fl_result {
+  int reason;       /* fl_reason */
+  int iters;        /* iterations performed */
+  double error;     /* final own residual */
+  double solve_s;   /* wall time of solve, monitors excluded (s) */
+  double setup_s;   /* wall time of setup (s) */
+  double monitor_s; /* wall time spent in monitors and metric evaluation (s) */
+  int history_len;  /* records in the history */
+  long history_lost;/* records dropped because the history was full (0 normally) */
+} fl_result;
+
+/* A monitor sees every record after it is stored. Returning < 0 aborts the solve with that
+ * error code. */
+typedef int (*fl_monitor_fn)(const fl_solver *s, const fl_iter_stat *st, void *ctx);
+
+/*---- registry ----*/
+
+/* Registers every built-in solver; idempotent. Returns FL_OK. */
+int fl_register_all(void);
+/* Adds one ops table (copied by pointer; must outlive the program). FL_ERR_INVAL on a duplicate
+ * name or an ABI mismatch. */
+int fl_solver_register(const fl_solver_ops *ops);
+/* Registered solver names, NULL-terminated, in registration order. */
+const char *const *fl_solver_list(void);
+/* The ops of a name, or NULL. */
+const fl_solver_ops *fl_solver_find(const char *name);
+/* Summary line, capabilities of a registered solver. */
+const char *fl_solver_ops_summary(const fl_solver_ops *ops);
+unsigned fl_solver_ops_caps(const fl_solver_ops *ops);
+/* Prints the common and solver-specific options with defaults and help. */
+void fl_solver_ops_help(const fl_solver_ops *ops, FILE *f);
+
+/*---- handle ----*/
+
+/* Creates a solver by registered name with default options. FL_ERR_UNKNOWN_SOLVER lists valid
+ * names in fl_errmsg(). */
+int fl_solver_create(const char *name, fl_solver **out);
+void fl_solver_destroy(fl_solver *s); /* NULL-safe */
+const char *fl_solver_name(const fl_solver *s);
+unsigned fl_solver_caps(const fl_solver *s);
+
+/* Sets a common option (max_iter, abs_tol, rel_tol, time_limit, warm_start, seed, error_every,
+ * norm, never_stop, monitor) or a solver option. The key may carry the solver's name as a
+ * prefix ("pgs.omega"). Errors: FL_ERR_UNKNOWN_OPTION, FL_ERR_OPTION_TYPE, FL_ERR_OPTION_RANGE,
+ * each with a message naming the solver, key and what was expected. Options may not change
+ * between setup and solve (FL_ERR_STATE). */
+int fl_solver_set_option(fl_solver *s, const char *key, const char *value);
+/* Formats one option's current value; FL_ERR_UNKNOWN_OPTION if absent. */
+int fl_solver_get_option(const fl_solver *s, const char *key, char *buf, size_t n);
+/* Prints the resolved configuration ("name.key = value" lines plus the solver's view). */
+void fl_solver_view(const fl_solver *s, FILE *f);
+/* Writes the resolved options as a JSON object {"key": "value", ...} (no trailing newline). */
+void fl_solver_options_json(const fl_solver *s, FILE *f);
+
+/* Checks capabilities against the problem (FL_ERR_UNSUPPORTED with a message saying why),
+ * sizes the history and arena, and runs the solver's setup. */
+int fl_solver_setup(fl_solver *s, const fl_problem *p);
+/* Solves. v (nv; may be NULL for local problems) and gamma (3nc+nh) are the guess on entry
+ * when warm_start is set (ignored otherwise) and the solution on return. Fills *res. Returns
+ * FL_OK whenever a reason was reached (converged or not), < 0 on errors. */
+int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma, fl_result *res);
+
+/* Adds a monitor (at most 8). `destroy(ctx)` runs when the solver is destroyed (may be NULL). */
+int fl_solver_monitor_add(fl_solver *s, fl_monitor_fn fn, void *ctx, void (*destroy)(void *));
+/* History of the last solve: *n records (pointer owned by the solver). */
+const fl_iter_stat *fl_solver_history(const fl_solver *s, int *n);
+/* The current iterate during a solve (for monitors): v (NULL for local problems), gamma. */
+void fl_solver_iterate(const fl_solver *s, const double **v, const double **gamma);
+/* The problem being solved (for monitors), or NULL outside solve. */
+const fl_problem *fl_solver_problem(const fl_solver *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FL_SOLVER_H */

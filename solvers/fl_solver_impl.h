@@ -1,0 +1,114 @@
+/* fl_solver_impl.h: what a solver implementation sees (never included outside solvers/ and
+ * gpu/). A solver is one .c file exporting one const fl_solver_ops.
+ *
+ * The iteration contract, the same in every solver (PETSc cr.c):
+ *
+ *   fl_iter_stat st; fl_iter_stat_init(&st, 0); ...fill...;
+ *   if ((reason = fl_solver_record(s, &st)) != 0) return FL_OK;     // iteration 0 = guess
+ *   for (int k = 1;; k++) {
+ *     ...update...;
+ *     fl_iter_stat_init(&st, k); ...fill...;
+ *     if ((reason = fl_solver_record(s, &st)) != 0) break;            // history, monitors, test
+ *   }
+ *
+ * fl_solver_record stores the record, evaluates the common metrics every `error_every`
+ * iterations, runs the monitors (their time is kept out of the solver's time), then the
+ * convergence test, and returns the reason (0 to go on). Running out of max_iter or time_limit
+ * is decided there, not in each solver. A negative return from a monitor is an error: the
+ * solver must return it (fl_solver_record returns FL_REASON_ABORT and s->abort_code holds it).
+ */
+#ifndef FL_SOLVER_IMPL_H
+#define FL_SOLVER_IMPL_H
+
+#include "fl_solver.h"
+
+#define FL_SOLVER_ABI 1
+#define FL_MAX_MONITORS 8
+#define FL_REASON_ABORT (-1000) /* returned by fl_solver_record when a monitor failed */
+
+struct fl_solver_ops {
+  int abi_version;        /* FL_SOLVER_ABI */
+  const char *name;       /* registry key ("pgs") */
+  const char *summary;    /* one line */
+  size_t opts_size;       /* size of the solver's options struct */
+  const fl_option_desc *options; /* its table (offsets into the options struct) */
+  size_t data_size;       /* size of private state, zeroed before setup */
+  unsigned caps;          /* FL_CAP_* */
+  /* Sizes scratch (s->arena via fl_solver_arena_reserve) and precomputes; may be called again
+   * with another problem after destroy-less reuse: must release what a previous setup made. */
+  int (*setup)(fl_solver *s, const fl_problem *p);
+  /* Runs the iteration; see the contract above. Returns FL_OK or an error code. */
+  int (*solve)(fl_solver *s, const fl_problem *p, double *v, double *gamma);
+  /* Prints solver-specific state beyond the options (may be NULL). */
+  void (*view)(const fl_solver *s, FILE *f);
+  /* Frees what setup allocated outside the arena (may be NULL). */
+  void (*destroy)(fl_solver *s);
+};
+
+/* Common options, shared by all solvers. */
+typedef struct fl_solve_common {
+  int max_iter;      /* iteration budget */
+  double abs_tol;    /* on the solver's own residual */
+  double rel_tol;    /* relative to iteration 0's residual */
+  double time_limit; /* seconds, INFINITY = none */
+  int warm_start;    /* use incoming v, gamma */
+  int seed;          /* for randomized orderings */
+  int error_every;   /* evaluate common metrics every k iterations (0 = never; final always) */
+  int norm;          /* fl_norm_kind of the merit: none|fclib|siconos */
+  int never_stop;    /* run the whole budget (fixed-budget curves) */
+  char monitor[FL_OPT_STRLEN]; /* "", "stdout", "csv:PATH" */
+} fl_solve_common;
+
+struct fl_solver {
+  const fl_solver_ops *ops;
+  fl_solve_common common;
+  void *opts;              /* ops->opts_size bytes, the solver's own options */
+  void *data;              /* ops->data_size bytes, private state */
+  fl_arena arena;          /* scratch, sized in setup; solve makes no malloc */
+  int is_setup;
+
+  /* the solve in progress */
+  const fl_problem *prob;
+  const double *cur_v, *cur_gamma; /* set by the solver before each record */
+  double t_start;          /* fl_time_now() at the start of solve */
+  double t_monitor;        /* accumulated monitor time */
+  double error0;           /* residual of iteration 0 */
+  int reason;
+  int iters;
+  int abort_code;
+
+  /* history */
+  fl_iter_stat *hist;
+  int hist_cap, hist_len;
+  long hist_lost;
+
+  /* monitors */
+  struct {
+    fl_monitor_fn fn;
+    void *ctx;
+    void (*destroy)(void *);
+  } mon[FL_MAX_MONITORS];
+  int nmon;
+
+  /* common metrics workspace */
+  fl_metrics last_metrics;
+};
+
+/* Stores, measures, monitors and tests one record; returns the reason (0 = continue). Fills
+ * st->t and, every error_every iterations, st->merit and st->momentum from cur_v/cur_gamma. */
+int fl_solver_record(fl_solver *s, fl_iter_stat *st);
+
+/* Solver time so far (monitors excluded), seconds. */
+double fl_solver_elapsed(const fl_solver *s);
+
+/* (Re)allocates the arena to at least `bytes` (call from setup). FL_ERR_NOMEM on failure. */
+int fl_solver_arena_reserve(fl_solver *s, size_t bytes);
+
+/* Error helper for solvers: records the message and returns code. */
+#define FL_SOLVER_ERR(s, code, ...) fl_seterr((code), __VA_ARGS__)
+
+/* Ops tables of the built-in solvers (defined in their own files). */
+extern const fl_solver_ops fl_pgs_ops;
+extern const fl_solver_ops fl_jacobi_ops;
+
+#endif /* FL_SOLVER_IMPL_H */
