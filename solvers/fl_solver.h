@@ -161,6 +161,9 @@ const fl_iter_stat *fl_solver_history(const fl_solver *s, int *n);
 void fl_solver_iterate(const fl_solver *s, const double **v, const double **gamma);
 /* The problem being solved (for monitors), or NULL outside solve. */
 const fl_problem *fl_solver_problem(const fl_solver *s);
+/* The common metrics of the iterate returned by the last solve (evaluated on it with the
+ * `norm` option), or NULL before any solve. Pointer owned by the solver. */
+const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
 
 #ifdef __cplusplus
 }

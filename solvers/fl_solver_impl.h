@@ -41,8 +41,12 @@ struct fl_solver_ops {
   int (*solve)(fl_solver *s, const fl_problem *p, double *v, double *gamma);
   /* Prints solver-specific state beyond the options (may be NULL). */
   void (*view)(const fl_solver *s, FILE *f);
-  /* Frees what setup allocated outside the arena (may be NULL). */
+  /* Frees what setup allocated outside the arena (may be NULL). The framework also calls it
+   * before a repeated setup and after a failed one, then zeroes the data: keep it NULL-safe. */
   void (*destroy)(fl_solver *s);
+  /* The solver's defaults for common options, "key=value,key=value" (e.g. "max_iter=8,
+   * rel_tol=1e-6"), applied at create; NULL keeps the common defaults. */
+  const char *common_defaults;
 };
 
 /* Common options, shared by all solvers. */
