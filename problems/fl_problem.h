@@ -69,7 +69,9 @@ typedef struct fl_problem {
   double *point;     /* (nc x 3) world contact point, for plots and observables only */
   double *frame;     /* (nc x 9) rows n, t1, t2 of the contact frame (world), for plots only */
   int64_t *feature;  /* (nc) feature id for matching impulses across steps; -1 if none */
-  double *gamma_guess; /* (3 nc + nh) warm-start impulses offered by the stepper, or NULL */
+  double *gamma_guess; /* (3 nc + nh) warm-start impulses offered by the stepper, or NULL;
+                          NULL after fl_problem_alloc; if set, allocated with fl_malloc and
+                          owned (freed) by the problem */
 
   /*---- per bilateral row ----*/
   double *g0;         /* (nh) constraint error at the start of the step (m or rad) */
@@ -95,9 +97,11 @@ void fl_problem_free(fl_problem *p);
 static inline fl_int fl_problem_nrows(const fl_problem *p) { return 3 * p->nc + p->nh; }
 
 /* Computes the clique partition (clique_ptr, clique_dof, dof_clique, ncl) from the sparsity
- * of A (connected components) and fills clique_a/clique_b of each contact from the columns of
- * its rows of J (a contact touching more than two cliques gets FL_ERR_UNSUPPORTED). The
- * problem must have been allocated with ncl == 0; the arrays are allocated here. */
+ * of A (connected components, numbered by their smallest dof) and fills clique_a/clique_b of
+ * each contact from the nonzero columns of its rows of J (clique_a < clique_b, -1 for the
+ * world; a contact touching more than two cliques gets FL_ERR_UNSUPPORTED). The arrays live
+ * in the problem's buffer, which fl_problem_alloc sizes for up to nv cliques, so any earlier
+ * partition is overwritten. Local problems: FL_ERR_UNSUPPORTED. */
 int fl_problem_find_cliques(fl_problem *p);
 
 /* Checks sizes, finiteness, mu >= 0, SPD-looking A (positive diagonal), index ranges.
