@@ -1,0 +1,63 @@
+/* util.c: monotonic timer, terminal progress bar, version. */
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_core.h"
+
+#ifndef FL_VERSION_STRING
+#define FL_VERSION_STRING "0.1.0"
+#endif
+
+const char *fl_version(void) { return FL_VERSION_STRING; }
+
+
+double fl_time_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+
+static void progress_draw(fl_progress *p) {
+  const int width = 30;
+  double frac = p->total > 0 ? (double)p->done / (double)p->total : 0;
+  if (frac > 1) frac = 1;
+  int fill = (int)(frac * width);
+  double el = fl_time_now() - p->t0;
+  fprintf(stderr, "\r%s [", p->label ? p->label : "");
+  for (int k = 0; k < width; k++) fputc(k < fill ? '#' : '.', stderr);
+  fprintf(stderr, "] %ld/%ld %.1fs", p->done, p->total, el);
+  if (frac > 0 && frac < 1) fprintf(stderr, " (%.0fs left)  ", el / frac - el);
+  fflush(stderr);
+}
+
+
+void fl_progress_begin(fl_progress *p, const char *label, long total) {
+  p->label = label;
+  p->total = total;
+  p->done = 0;
+  p->t0 = fl_time_now();
+  p->last_draw = 0;
+  p->active = isatty(fileno(stderr));
+  if (p->active) progress_draw(p);
+}
+
+
+void fl_progress_update(fl_progress *p, long done) {
+  p->done = done;
+  if (!p->active) return;
+  double now = fl_time_now();
+  // at most ten redraws a second so a fast loop is not slowed by the terminal
+  if (now - p->last_draw < 0.1 && done < p->total) return;
+  p->last_draw = now;
+  progress_draw(p);
+}
+
+
+void fl_progress_end(fl_progress *p) {
+  if (!p->active) return;
+  p->done = p->total;
+  progress_draw(p);
+  fputc('\n', stderr);
+  p->active = 0;
+}
