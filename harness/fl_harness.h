@@ -14,8 +14,98 @@
 extern "C" {
 #endif
 
+/*---- sub-commands ----*/
+
+/* One sub-command: `fn(argc, argv)` receives the arguments after the sub-command's name and
+ * returns the exit status (0 success, 1 failure, 2 usage error). harness/main.c keeps the
+ * table; a new sub-command is one row there plus its declaration here. */
+typedef int (*fl_cmd_fn)(int argc, char **argv);
+typedef struct fl_subcommand {
+  const char *name;    /* "solve" */
+  fl_cmd_fn fn;
+  const char *summary; /* one line for `frictionlab help` */
+} fl_subcommand;
+
 int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|figures] */
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
+
+
+/*---- the command line of this process ----*/
+
+/* Records the full command line (main's argc/argv) for manifests. The strings must outlive
+ * the program (main's argv does). */
+void fl_harness_set_argv(int argc, char **argv);
+
+/*---- results folders ----*/
+
+/* A results folder is written in a staging folder beside its target ("<parent>/.<name>.staging-
+ * <pid>") and renamed into place by fl_results_commit, so a reader never sees a half-written
+ * folder: on any error, fl_results_abort (or fl_results_free without commit) removes the
+ * staging folder and everything in it. Layout written by `solve` (and later `run`):
+ *
+ *   manifest.json  command line, resolved options of every solver, versions, git revision,
+ *                  machine, date, plus whatever the command adds (fl_results_manifest)
+ *   steps.csv      one row per problem (or step) and solver
+ *   iters.csv      one row per iteration
+ *
+ * Not thread-safe; one handle per folder. */
+typedef struct fl_results fl_results;
+struct cJSON;
+
+/* Checks that `dir` can be written (it does not exist, or is an empty folder, or `force` is
+ * set), creates missing parent folders and the staging folder, and starts the manifest with
+ * "command", "frictionlab" (version, git revision), "libraries", "compiler", "machine" and
+ * "date". `command` is the sub-command's name ("solve"). Errors: FL_ERR_IO (message names the
+ * folder and the system error), FL_ERR_INVAL (dir exists and is not empty, without force:
+ * message says to pass --force or choose another folder), FL_ERR_NOMEM. On error *out is NULL
+ * and nothing is left on disk but parent folders that were created. */
+int fl_results_begin(const char *dir, const char *command, int force, fl_results **out);
+
+/* The staging folder (where files go until commit) and the final target folder. */
+const char *fl_results_staging(const fl_results *r);
+const char *fl_results_target(const fl_results *r);
+
+/* The manifest being built (a cJSON object owned by r): add keys with cJSON calls before
+ * commit. */
+struct cJSON *fl_results_manifest(fl_results *r);
+
+/* Adds the resolved options of a solver to manifest "solvers"[name] (from
+ * fl_solver_options_json). Returns FL_OK, FL_ERR_FORMAT if the solver's JSON does not parse
+ * (message names the solver), FL_ERR_NOMEM. */
+int fl_results_add_solver(fl_results *r, const fl_solver *s);
+
+/* Opens `name` (a plain file name such as "steps.csv") for writing inside the staging folder.
+ * The stream is owned by r and closed by commit/abort; do not fclose it. Opening the same
+ * name twice returns the same stream. NULL on error (FL_ERR_IO naming the file). */
+FILE *fl_results_file(fl_results *r, const char *name);
+
+/* Writes manifest.json, closes every file (checking for write errors), and renames the staging
+ * folder to the target. With force, an existing target is removed first. On error the staging
+ * folder is removed and the error (FL_ERR_IO naming the file) returned. Frees r either way. */
+int fl_results_commit(fl_results *r);
+
+/* Removes the staging folder and frees r. NULL-safe. */
+void fl_results_abort(fl_results *r);
+
+/*---- CSV helpers shared by solve and run ----*/
+
+/* Writes `s` as one CSV field (quoted when it holds a comma, quote or newline). */
+void fl_csv_str(FILE *f, const char *s);
+/* Writes a number as a CSV field with 10 significant digits; NaN as "nan", infinities as
+ * "inf"/"-inf". */
+void fl_csv_num(FILE *f, double x);
+
+/* Column names of one iteration record, in the order fl_csv_iter_row writes them:
+ * "iter,time,error,merit,momentum,objective,step,inner_iters" (no leading or trailing comma). */
+extern const char fl_csv_iter_header[];
+/* Writes the fields of one record (no newline, no leading comma). */
+void fl_csv_iter_row(FILE *f, const fl_iter_stat *st);
+
+/* Column names of the common metrics, in the order fl_csv_metrics_row writes them:
+ * "natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral". */
+extern const char fl_csv_metrics_header[];
+/* Writes the metrics, or as many "nan" fields when m is NULL (no newline, no leading comma). */
+void fl_csv_metrics_row(FILE *f, const fl_metrics *m);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,89 @@
+/* main.c: the frictionlab command line, git-style sub-commands.
+ *
+ * Each sub-command is one row of `cmds` below; its function (declared in fl_harness.h) gets
+ * the arguments after the sub-command's name and returns the exit status (0 ok, 1 failure,
+ * 2 usage error). Adding a sub-command is one line in the table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "fl_harness.h"
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+//---- the sub-command table: add a row per sub-command ----
+
+static const fl_subcommand cmds[] = {
+  {"help", cmd_help, "show this help, or the help of one sub-command"},
+  {"version", cmd_version, "print the version and git revision"},
+  {NULL, NULL, NULL}
+};
+
+
+static const fl_subcommand *find_cmd(const char *name) {
+  for (const fl_subcommand *c = cmds; c->name; c++) {
+    if (strcmp(c->name, name) == 0) return c;
+  }
+  return NULL;
+}
+
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: frictionlab <command> [arguments]\n\ncommands:\n");
+  for (const fl_subcommand *c = cmds; c->name; c++) {
+    fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  }
+  fprintf(f, "\n'frictionlab <command> --help' shows the arguments of a command.\n");
+}
+
+
+static int cmd_help(int argc, char **argv) {
+  if (argc < 1) {
+    usage(stdout);
+    return 0;
+  }
+  // help CMD is CMD --help
+  const fl_subcommand *c = find_cmd(argv[0]);
+  if (!c) {
+    fprintf(stderr, "frictionlab help: unknown command '%s'\n", argv[0]);
+    usage(stderr);
+    return 2;
+  }
+  if (c->fn == cmd_help) {
+    usage(stdout);
+    return 0;
+  }
+  char  opt[] = "--help";
+  char *args[] = {opt, NULL};
+  return c->fn(1, args);
+}
+
+
+static int cmd_version(int argc, char **argv) {
+  if (argc > 0 && strcmp(argv[0], "--help") != 0) {
+    fprintf(stderr, "frictionlab version: unexpected argument '%s' (expected none)\n", argv[0]);
+    return 2;
+  }
+  printf("frictionlab %s (git %s)\n", FL_VERSION_STRING, FL_GIT_REVISION);
+  return 0;
+}
+
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
+  if (strcmp(name, "--version") == 0) name = "version";
+  const fl_subcommand *c = find_cmd(name);
+  if (!c) {
+    fprintf(stderr, "frictionlab: unknown command '%s'; expected one of:", argv[1]);
+    for (const fl_subcommand *k = cmds; k->name; k++) fprintf(stderr, " %s", k->name);
+    fprintf(stderr, "\n");
+    return 2;
+  }
+  return c->fn(argc - 2, argv + 2);
+}
