@@ -142,11 +142,21 @@ int fl_problem_local_form(const fl_problem *p, fl_dynamics *d, fl_csr **W, doubl
 
 /*---- solver-independent metrics ----*/
 
-/* Normalization of the natural-map residual. */
+/* Normalization of the natural-map residual. q, u below are the local form's (q = J v* + b -
+ * (vhat_n, 0, 0), u = W gamma + q, i.e. (u_n - vhat_n + R_n gamma_n, u_t) with u = J v + b),
+ * over the 3 nc contact rows.
+ * - FL_NORM_FCLIB reproduces libfclib 3.1's fclib_merit_local(MERIT_1) exactly (checked in
+ *   tests/test_metrics.c): it divides by 1 + sqrt(||q||_2), the square root of the norm, not
+ *   the norm. (That function recomputes u = W r + q from r, ignoring the stored u, and its
+ *   product is silently skipped unless W is stored compressed-column; fclib_merit_global
+ *   returns 0.)
+ * - FL_NORM_SICONOS: Siconos 4.4 fc3d_compute_error divides by whatever norm its caller passes
+ *   and not at all when that norm is <= DBL_EPSILON (releases before 4.2 divided by 1 + ||q||);
+ *   we pass max(||q||, ||gamma||, ||u||) as ENVIRONMENT.md records, with the same guard. */
 typedef enum fl_norm_kind {
   FL_NORM_NONE = 0,   /* raw ||gamma - P_K(gamma - uhat)||_2 */
-  FL_NORM_FCLIB = 1,  /* as libfclib's merit: raw / (1 + ||q||) */
-  FL_NORM_SICONOS = 2 /* as Siconos fc3d_compute_error: raw / max(||q||, ||gamma||, ||u||) */
+  FL_NORM_FCLIB = 1,  /* as libfclib 3.1's merit: raw / (1 + sqrt(||q||)) */
+  FL_NORM_SICONOS = 2 /* raw / max(||q||, ||gamma||, ||u||), raw when that is <= DBL_EPSILON */
 } fl_norm_kind;
 
 typedef struct fl_metrics {
@@ -154,13 +164,17 @@ typedef struct fl_metrics {
   double natmap_raw;  /* the same, unnormalized (N s) */
   double momentum;    /* ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D J^T gamma||),
                          D = diag(A)^-1/2; NAN for local problems */
-  double signorini;   /* max_i |min(gamma_n, uhat_n)| (complementarity of the normal law) */
-  double cone;        /* max_i (||gamma_t|| - mu gamma_n)_+ and (-gamma_n)_+ */
-  double dual;        /* max_i (mu ||u_t|| - uhat_n)_+ ... dual-cone violation of uhat */
+  double signorini;   /* max_i |min(gamma_n, u_n - vhat_n + R_n gamma_n)|, complementarity of
+                         the normal law (without De Saxce's term, which is > 0 when sliding) */
+  double cone;        /* max_i of (||gamma_t|| - mu gamma_n)_+ and (-gamma_n)_+ */
+  double dual;        /* max_i (mu ||u_t|| - uhat_n)_+, dual-cone violation of uhat; equals
+                         (-(u_n - vhat_n + R_n gamma_n))_+ */
   double dissipation; /* max_i |gamma_t . u_t + mu gamma_n ||u_t|||, maximum-dissipation term */
-  double penetration; /* max_i (-(phi0 + dt u_n))_+ (m), 0 for problems without gaps */
-  double bilateral;   /* max_h |J_h v + b_h + g0_h/dt + c_h gamma_h| (bounds respected) */
-  double norm_q, norm_u, norm_gamma; /* raw norms used by the normalizations */
+  double penetration; /* max_i (-(phi0 + dt u_n))_+ (m) for global problems; 0 for local ones */
+  double bilateral;   /* max_h |gamma_h - clamp(gamma_h - e_h, lo_h, hi_h)| with
+                         e_h = J_h v + b_h + g0_h/dt + c_h gamma_h: |e_h| for unbounded rows,
+                         0 where a row sits at a bound that the sign of e_h allows */
+  double norm_q, norm_u, norm_gamma; /* raw 2-norms used by the normalizations (fl_norm_kind) */
 } fl_metrics;
 
 /* Evaluates every metric of (v, gamma). For local problems v is ignored (may be NULL) and
