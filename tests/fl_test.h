@@ -23,15 +23,15 @@ static struct { const char *name; fl_test_fn fn; } fl_tests_[FL_TEST_MAX];
 static int fl_ntests_;
 
 /* Tests self-register (constructors are fine here; the solver registry is explicit). */
-#define FL_TEST(name)                                                        \
-  static int fl_test_##name(void);                                           \
-  __attribute__((constructor)) static void fl_test_reg_##name(void) {       \
+#define FL_TEST(tc)                                                          \
+  static int fl_test_##tc(void);                                             \
+  __attribute__((constructor)) static void fl_test_reg_##tc(void) {         \
     if (fl_ntests_ < FL_TEST_MAX) {                                          \
-      fl_tests_[fl_ntests_].name = #name;                                    \
-      fl_tests_[fl_ntests_++].fn = fl_test_##name;                           \
+      fl_tests_[fl_ntests_].name = #tc;                                      \
+      fl_tests_[fl_ntests_++].fn = fl_test_##tc;                             \
     }                                                                        \
   }                                                                          \
-  static int fl_test_##name(void)
+  static int fl_test_##tc(void)
 
 #define FL_FAIL_(...)                                                        \
   do {                                                                       \
