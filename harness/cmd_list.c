@@ -1,0 +1,102 @@
+/* cmd_list.c: `frictionlab list [solvers|problems|figures]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fl_harness.h"
+
+static const char *const sections[] = {"solvers", "problems", "figures", NULL};
+
+
+// capability bits as words
+static void print_caps(unsigned caps, FILE *f) {
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } names[] = {{FL_CAP_RIGID, "rigid"},         {FL_CAP_COMPLIANT, "compliant"},
+               {FL_CAP_BILATERAL, "bilateral"}, {FL_CAP_LOCAL, "local-problems"},
+               {FL_CAP_NEEDS_AJ, "needs-A-and-J"}, {FL_CAP_WARMSTART, "warm-start"},
+               {FL_CAP_GPU, "gpu"},             {FL_CAP_MPI, "mpi"},
+               {FL_CAP_REGULARIZED, "regularized-model"}};
+  int first = 1;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    if (caps & names[i].bit) {
+      fprintf(f, "%s%s", first ? "" : ", ", names[i].name);
+      first = 0;
+    }
+  }
+  if (first) fprintf(f, "(none declared)");
+}
+
+
+static void list_solvers(FILE *f) {
+  fl_register_all();
+  const char *const *names = fl_solver_list();
+  int n = 0;
+  while (names && names[n]) n++;
+  fprintf(f, "solvers (%d registered; choose with --solver a,b; set options with --set "
+             "[solver.]key=value):\n", n);
+  for (int i = 0; i < n; i++) {
+    const fl_solver_ops *ops = fl_solver_find(names[i]);
+    if (!ops) continue;
+    fprintf(f, "\n%s: %s\n  capabilities: ", names[i], fl_solver_ops_summary(ops));
+    print_caps(fl_solver_ops_caps(ops), f);
+    fprintf(f, "\n  options (key, type, default, range, help):\n");
+    fl_solver_ops_help(ops, f);
+  }
+}
+
+
+static int list_problems(FILE *f) {
+  const char *const *names = fl_examples_list();
+  fprintf(f, "built-in example problems (solve them by name; FCLIB files by path):\n");
+  fprintf(f, "  %-24s %-6s %6s %6s %6s\n", "name", "kind", "nv", "nc", "nh");
+  for (int i = 0; names && names[i]; i++) {
+    fl_problem *p = NULL;
+    if (fl_problem_create_example(names[i], &p) < 0) {
+      fprintf(f, "  %-24s (cannot be created: %s)\n", names[i], fl_errmsg());
+      continue;
+    }
+    fprintf(f, "  %-24s %-6s %6ld %6ld %6ld\n", names[i],
+            p->kind == FL_PROBLEM_LOCAL ? "local" : "global", (long)p->nv, (long)p->nc,
+            (long)p->nh);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+
+static void list_figures(FILE *f) {
+  fprintf(f, "figures: no figures registered yet\n");
+}
+
+
+int fl_cmd_list(int argc, char **argv) {
+  if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+    printf("usage: frictionlab list [solvers|problems|figures]\n"
+           "Lists the registered solvers with their capabilities and every option (type,\n"
+           "default, range, help), the built-in example problems, and the figures that\n"
+           "`reproduce` knows. Without an argument, lists all three.\n");
+    return 0;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "frictionlab list: unexpected argument '%s' (expected at most one of "
+                    "solvers, problems, figures)\n", argv[1]);
+    return 2;
+  }
+  const char *what = argc == 1 ? argv[0] : NULL;
+  if (what) {
+    int known = 0;
+    for (int i = 0; sections[i]; i++) known |= strcmp(what, sections[i]) == 0;
+    if (!known) {
+      fprintf(stderr, "frictionlab list: unknown section '%s'; expected one of: solvers, "
+                      "problems, figures\n", what);
+      return 2;
+    }
+  }
+  if (!what || strcmp(what, "solvers") == 0) list_solvers(stdout);
+  if (!what) printf("\n");
+  if (!what || strcmp(what, "problems") == 0) list_problems(stdout);
+  if (!what) printf("\n");
+  if (!what || strcmp(what, "figures") == 0) list_figures(stdout);
+  return 0;
+}

@@ -1,0 +1,696 @@
+/* cmd_solve.c: `frictionlab solve [FILE|EXAMPLE]... --solver a,b --set key=value --out DIR`.
+ *
+ * Outline: parse the arguments; check every solver name and every option on a throw-away
+ * handle of each solver; load every problem; only then create the results folder (so bad
+ * input never leaves a folder behind); solve each problem with each solver on a fresh handle;
+ * write steps.csv, iters.csv and manifest.json; commit the folder; print a table.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "fl_harness.h"
+
+#define EXIT_USAGE 2
+
+/* One --set: `target` is the solver it is meant for (NULL = every solver), `key` the key
+ * without the solver prefix. Strings point into `buf` or argv. */
+typedef struct setting {
+  const char *arg; /* as given, for messages */
+  char *buf;       /* owned copy, split in place */
+  const char *target, *key, *value;
+} setting;
+
+typedef struct solve_args {
+  const char **inputs;
+  int ninputs;
+  char *solver_buf; /* owned copies of the --solver values, comma-split in place */
+  const char **solvers;
+  int nsolvers;
+  setting *sets;
+  int nsets;
+  const char *out;
+  int force;
+  int examples;   /* --examples: every built-in example besides the inputs */
+  int keep_going; /* --keep-going: skip unreadable inputs instead of stopping */
+  int norm;
+  const char *norm_name;
+} solve_args;
+
+/* One row of the summary: what happened to (problem, solver). */
+typedef struct outcome {
+  const char *status; /* "solved", "unsupported", "error" */
+  const char *reason; /* reason name or error name */
+  int code;           /* reason or error code */
+  int iters;
+  double solve_s, natmap;
+} outcome;
+
+
+static void usage(FILE *f) {
+  fprintf(f,
+    "usage: frictionlab solve [FILE|EXAMPLE]... [--solver a,b] [--set [solver.]key=value]...\n"
+    "                         [--out DIR] [--norm fclib|siconos|none] [--force] [--examples]\n"
+    "                         [--keep-going]\n"
+    "\n"
+    "Solves each problem (an FCLIB .hdf5 file, or a built-in example by name; none given =\n"
+    "every built-in example) with each solver (none given = every registered solver) and\n"
+    "writes a results folder: manifest.json, steps.csv (one row per problem and solver),\n"
+    "iters.csv (one row per iteration).\n"
+    "\n"
+    "  --solver a,b       solvers by registered name (see `frictionlab list solvers`)\n"
+    "  --set key=value    an option for every solver (common options: max_iter, abs_tol,\n"
+    "                     rel_tol, time_limit, warm_start, seed, error_every, norm, ...);\n"
+    "                     prefix the key with a solver's name (pgs.omega=1.2) to set it for\n"
+    "                     that solver only. Repeatable; later settings win.\n"
+    "  --out DIR          results folder (default results/runs/solve-<date>-<time>); must not\n"
+    "                     exist or be empty, unless --force\n"
+    "  --norm KIND        normalization of the natural-map residual in steps.csv and of the\n"
+    "                     solvers' merit: fclib (default), siconos or none\n"
+    "  --force            replace an existing --out folder\n"
+    "  --examples         also solve every built-in example (the default without problems)\n"
+    "  --keep-going       report unreadable problem files on stderr and in the manifest\n"
+    "                     (\"skipped\") and solve the others, instead of stopping\n"
+    "\n"
+    "The common metrics are evaluated at every iteration (error_every=1) unless --set\n"
+    "error_every=K says otherwise; their time is kept out of the solve time.\n");
+}
+
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char  *d = fl_malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+
+static void print_solver_names(FILE *f) {
+  const char *const *names = fl_solver_list();
+  for (int i = 0; names && names[i]; i++) fprintf(f, "%s%s", i ? ", " : "", names[i]);
+}
+
+
+static void args_free(solve_args *a) {
+  for (int i = 0; i < a->nsets; i++) fl_free(a->sets[i].buf);
+  fl_free(a->sets);
+  fl_free(a->solvers);
+  fl_free(a->solver_buf);
+  fl_free(a->inputs);
+}
+
+
+// appends the comma-separated names of one --solver value
+static int add_solvers(solve_args *a, const char *value) {
+  size_t old = a->solver_buf ? strlen(a->solver_buf) : 0;
+  // keep all values in one buffer joined by commas, then split it at the end
+  char *buf = fl_realloc(a->solver_buf, old + strlen(value) + 2);
+  if (!buf) return -1;
+  if (old) buf[old++] = ',';
+  strcpy(buf + old, value);
+  a->solver_buf = buf;
+  return 0;
+}
+
+
+static int split_solvers(solve_args *a) {
+  if (!a->solver_buf) return 0;
+  int n = 1;
+  for (const char *c = a->solver_buf; *c; c++) n += *c == ',';
+  a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
+  if (!a->solvers) return -1;
+  for (char *tok = a->solver_buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (*tok == '\0') {
+      fprintf(stderr, "frictionlab solve: --solver: empty solver name in the list (expected "
+                      "comma-separated names: ");
+      print_solver_names(stderr);
+      fprintf(stderr, ")\n");
+      return EXIT_USAGE;
+    }
+    if (!fl_solver_find(tok)) {
+      fprintf(stderr, "frictionlab solve: --solver: unknown solver '%s'; registered solvers: ",
+              tok);
+      print_solver_names(stderr);
+      fprintf(stderr, "\n");
+      return EXIT_USAGE;
+    }
+    for (int i = 0; i < a->nsolvers; i++) {
+      if (strcmp(a->solvers[i], tok) == 0) {
+        fprintf(stderr, "frictionlab solve: --solver: '%s' is given twice\n", tok);
+        return EXIT_USAGE;
+      }
+    }
+    a->solvers[a->nsolvers++] = tok;
+  }
+  return 0;
+}
+
+
+// splits "[solver.]key=value"; the solver prefix counts only if it names a registered solver
+static int add_setting(solve_args *a, const char *arg) {
+  setting *s = fl_realloc(a->sets, (size_t)(a->nsets + 1) * sizeof *s);
+  if (!s) return -1;
+  a->sets = s;
+  setting *t = &a->sets[a->nsets];
+  memset(t, 0, sizeof *t);
+  t->arg = arg;
+  t->buf = dupstr(arg);
+  if (!t->buf) return -1;
+  a->nsets++;
+  char *eq = strchr(t->buf, '=');
+  if (!eq || eq == t->buf) {
+    fprintf(stderr, "frictionlab solve: --set '%s': expected key=value (for example "
+                    "max_iter=200 or pgs.omega=1.2)\n", arg);
+    return EXIT_USAGE;
+  }
+  *eq      = '\0';
+  t->value = eq + 1;
+  t->key   = t->buf;
+  char *dot = strchr(t->buf, '.');
+  if (dot) {
+    *dot = '\0';
+    if (fl_solver_find(t->buf)) {
+      t->target = t->buf;
+      t->key    = dot + 1;
+    } else {
+      *dot = '.'; // a dotted key of its own ("lin.max_iter"), for every solver
+    }
+  }
+  return 0;
+}
+
+
+static int parse_norm(solve_args *a, const char *v) {
+  static const struct {
+    const char *name;
+    int kind;
+  } norms[] = {{"fclib", FL_NORM_FCLIB}, {"siconos", FL_NORM_SICONOS}, {"none", FL_NORM_NONE}};
+  for (size_t i = 0; i < sizeof norms / sizeof norms[0]; i++) {
+    if (strcmp(v, norms[i].name) == 0) {
+      a->norm      = norms[i].kind;
+      a->norm_name = norms[i].name;
+      return 0;
+    }
+  }
+  fprintf(stderr, "frictionlab solve: --norm '%s': unknown normalization; expected one of "
+                  "fclib, siconos, none\n", v);
+  return EXIT_USAGE;
+}
+
+
+// 0 ok, 1 --help printed, EXIT_USAGE on a usage error (message printed), -1 out of memory
+static int parse_args(int argc, char **argv, solve_args *a) {
+  a->norm      = FL_NORM_FCLIB;
+  a->norm_name = "fclib";
+  a->inputs    = fl_calloc((size_t)argc + 1, sizeof *a->inputs);
+  if (!a->inputs) return -1;
+  int only_inputs = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    if (only_inputs || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      a->inputs[a->ninputs++] = arg;
+      continue;
+    }
+    if (strcmp(arg, "--") == 0) {
+      only_inputs = 1;
+      continue;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      usage(stdout);
+      return 1;
+    }
+    if (strcmp(arg, "--force") == 0) {
+      a->force = 1;
+      continue;
+    }
+    if (strcmp(arg, "--examples") == 0) {
+      a->examples = 1;
+      continue;
+    }
+    if (strcmp(arg, "--keep-going") == 0) {
+      a->keep_going = 1;
+      continue;
+    }
+    // options with a value: "--opt value" or "--opt=value"
+    static const char *const valued[] = {"--solver", "--set", "--out", "--norm", NULL};
+    const char *value = NULL, *name = NULL;
+    for (int k = 0; valued[k]; k++) {
+      size_t n = strlen(valued[k]);
+      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
+        name = valued[k];
+        if (arg[n] == '=') {
+          value = arg + n + 1;
+        } else if (i + 1 < argc) {
+          value = argv[++i];
+        }
+        break;
+      }
+    }
+    if (!name) {
+      fprintf(stderr, "frictionlab solve: unknown argument '%s'; expected --solver, --set, "
+                      "--out, --norm, --force, --examples, --keep-going, --help, or problem "
+                      "files/names\n", arg);
+      return EXIT_USAGE;
+    }
+    if (!value || !*value) {
+      fprintf(stderr, "frictionlab solve: %s needs a value (%s)\n", name,
+              strcmp(name, "--solver") == 0 ? "comma-separated solver names"
+              : strcmp(name, "--set") == 0  ? "key=value"
+              : strcmp(name, "--out") == 0  ? "a folder"
+                                            : "fclib, siconos or none");
+      return EXIT_USAGE;
+    }
+    int rc = 0;
+    if (strcmp(name, "--solver") == 0) rc = add_solvers(a, value);
+    else if (strcmp(name, "--set") == 0) rc = add_setting(a, value);
+    else if (strcmp(name, "--out") == 0) a->out = value;
+    else rc = parse_norm(a, value);
+    if (rc != 0) return rc;
+  }
+
+  int rc = split_solvers(a);
+  if (rc != 0) return rc;
+  if (a->nsolvers == 0) {
+    // default: every registered solver
+    const char *const *names = fl_solver_list();
+    int n = 0;
+    while (names && names[n]) n++;
+    if (n == 0) {
+      fprintf(stderr, "frictionlab solve: no solvers are registered\n");
+      return 1;
+    }
+    a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
+    if (!a->solvers) return -1;
+    for (int i = 0; i < n; i++) a->solvers[a->nsolvers++] = names[i];
+  }
+
+  // a setting for a solver that is not selected is a mistake, not something to ignore
+  for (int k = 0; k < a->nsets; k++) {
+    if (!a->sets[k].target) continue;
+    int found = 0;
+    for (int i = 0; i < a->nsolvers; i++) found |= strcmp(a->sets[k].target, a->solvers[i]) == 0;
+    if (!found) {
+      fprintf(stderr, "frictionlab solve: --set '%s': solver '%s' is not among the selected "
+                      "solvers (", a->sets[k].arg, a->sets[k].target);
+      for (int i = 0; i < a->nsolvers; i++) fprintf(stderr, "%s%s", i ? ", " : "", a->solvers[i]);
+      fprintf(stderr, ")\n");
+      return EXIT_USAGE;
+    }
+  }
+  return 0;
+}
+
+
+// creates solver `name` with the harness defaults and every applicable --set; prints the
+// problem and returns EXIT_USAGE on a bad option, 1 on another error
+static int make_solver(const solve_args *a, const char *name, fl_solver **out) {
+  *out = NULL;
+  fl_solver *s = NULL;
+  if (fl_solver_create(name, &s) < 0) {
+    fprintf(stderr, "frictionlab solve: solver '%s': %s\n", name, fl_errmsg());
+    return fl_errcode() == FL_ERR_UNKNOWN_SOLVER ? EXIT_USAGE : 1;
+  }
+  // the harness's defaults: comparable merit at every iteration, one normalization for all
+  if (fl_solver_set_option(s, "error_every", "1") < 0 ||
+      fl_solver_set_option(s, "norm", a->norm_name) < 0) {
+    fprintf(stderr, "frictionlab solve: solver '%s': %s\n", name, fl_errmsg());
+    fl_solver_destroy(s);
+    return 1;
+  }
+  for (int k = 0; k < a->nsets; k++) {
+    const setting *t = &a->sets[k];
+    if (t->target && strcmp(t->target, name) != 0) continue;
+    if (fl_solver_set_option(s, t->key, t->value) < 0) {
+      fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->arg, fl_errmsg());
+      if (!t->target && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
+        fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
+                        "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
+      }
+      fl_solver_destroy(s);
+      return EXIT_USAGE;
+    }
+  }
+  *out = s;
+  return 0;
+}
+
+
+// loads one argument: an existing file is an FCLIB file, a bare name a built-in example
+static int load_input(const char *arg, fl_problem **out) {
+  struct stat st;
+  *out = NULL;
+  if (stat(arg, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      return fl_seterr(FL_ERR_IO, "%s: is a folder (expected an FCLIB .hdf5 file)", arg);
+    }
+    return fl_problem_load_fclib(arg, out);
+  }
+  int looks_like_path = strchr(arg, '/') != NULL || strstr(arg, ".hdf5") || strstr(arg, ".h5");
+  if (looks_like_path) {
+    return fl_seterr(FL_ERR_IO, "%s: cannot open: %s (expected an FCLIB .hdf5 file)", arg,
+                     strerror(errno));
+  }
+  int rc = fl_problem_create_example(arg, out);
+  if (rc == FL_ERR_UNKNOWN_PROBLEM) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", fl_errmsg());
+    return fl_seterr(rc, "'%s' is neither a file nor a built-in example (%s)", arg, msg);
+  }
+  return rc;
+}
+
+
+static void default_out(char *buf, size_t n) {
+  char      stamp[32];
+  time_t    now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  snprintf(buf, n, "results/runs/solve-%s", stamp);
+  // two runs in the same second get distinct folders
+  struct stat st;
+  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++) {
+    snprintf(buf, n, "results/runs/solve-%s-%d", stamp, k);
+  }
+}
+
+
+//---- one (problem, solver) pair ----
+
+static void write_step(FILE *f, const fl_problem *p, const char *label, const char *solver,
+                       const outcome *o, const fl_result *res, const fl_metrics *m) {
+  fl_csv_str(f, label);
+  fputc(',', f);
+  fl_csv_str(f, solver);
+  fprintf(f, ",%s,%ld,%ld,%ld,%s,", p->kind == FL_PROBLEM_LOCAL ? "local" : "global",
+          (long)p->nc, (long)p->nv, (long)p->nh, o->status);
+  if (res) fprintf(f, "%d,", res->iters);
+  else fputs("nan,", f);
+  fprintf(f, "%s,%d,", o->reason, o->code);
+  fl_csv_num(f, res ? res->solve_s : NAN);
+  fputc(',', f);
+  fl_csv_num(f, res ? res->setup_s : NAN);
+  fputc(',', f);
+  fl_csv_num(f, res ? res->monitor_s : NAN);
+  fputc(',', f);
+  fl_csv_num(f, res ? res->error : NAN);
+  fprintf(f, ",%ld,", res ? res->history_lost : 0L);
+  fl_csv_metrics_row(f, m);
+  fputc('\n', f);
+}
+
+
+// runs one solver on one problem; fills *o; returns 0, or 1 when the solver broke
+static int solve_one(const solve_args *a, const char *sname, const fl_problem *p,
+                     const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->iters  = -1;
+  o->solve_s = o->natmap = NAN;
+  fl_solver *s = NULL;
+  if (make_solver(a, sname, &s) != 0) return 1; // checked before; only out of memory now
+
+  int rc = fl_solver_setup(s, p);
+  fl_result res;
+  memset(&res, 0, sizeof res);
+  double *v = NULL, *gamma = NULL;
+  if (rc >= 0) {
+    v     = fl_calloc(p->nv > 0 ? (size_t)p->nv : 1, sizeof *v);
+    gamma = fl_calloc(fl_problem_nrows(p) > 0 ? (size_t)fl_problem_nrows(p) : 1, sizeof *gamma);
+    if (!v || !gamma) rc = fl_seterr(FL_ERR_NOMEM, "out of memory for %s", label);
+  }
+  if (rc >= 0) rc = fl_solver_solve(s, p, p->nv > 0 ? v : NULL, gamma, &res);
+
+  int broke = 0;
+  if (rc < 0) {
+    // unsupported is an answer ("this solver needs A and J"), anything else a failure
+    o->status = rc == FL_ERR_UNSUPPORTED ? "unsupported" : "error";
+    o->reason = rc == FL_ERR_UNSUPPORTED ? "UNSUPPORTED" : fl_errname(rc);
+    o->code   = rc;
+    broke     = rc != FL_ERR_UNSUPPORTED;
+    cJSON *n  = cJSON_CreateObject();
+    cJSON_AddStringToObject(n, "problem", label);
+    cJSON_AddStringToObject(n, "solver", sname);
+    cJSON_AddStringToObject(n, "status", o->status);
+    cJSON_AddStringToObject(n, "message", fl_errmsg());
+    cJSON_AddItemToArray(notes, n);
+    fprintf(stderr, "%s / %s: %s: %s\n", label, sname, o->status, fl_errmsg());
+    write_step(steps, p, label, sname, o, NULL, NULL);
+  } else {
+    fl_metrics m;
+    int        mrc = fl_problem_metrics(p, p->nv > 0 ? v : NULL, gamma, (fl_norm_kind)a->norm, &m);
+    o->status = "solved";
+    o->reason = fl_reason_name(res.reason);
+    o->code   = res.reason;
+    o->iters  = res.iters;
+    o->solve_s = res.solve_s;
+    o->natmap = mrc == FL_OK ? m.natmap : NAN;
+    write_step(steps, p, label, sname, o, &res, mrc == FL_OK ? &m : NULL);
+    int                 nh = 0;
+    const fl_iter_stat *h  = fl_solver_history(s, &nh);
+    for (int k = 0; h && k < nh; k++) {
+      fl_csv_str(iters, label);
+      fputc(',', iters);
+      fl_csv_str(iters, sname);
+      fputc(',', iters);
+      fl_csv_iter_row(iters, &h[k]);
+      fputc('\n', iters);
+    }
+    if (res.history_lost > 0) {
+      fprintf(stderr, "%s / %s: warning: %ld iteration records did not fit in the history\n",
+              label, sname, res.history_lost);
+    }
+  }
+  fl_free(v);
+  fl_free(gamma);
+  fl_solver_destroy(s);
+  return broke;
+}
+
+
+static void print_table(const solve_args *a, char **labels, int np, const outcome *o) {
+  int wp = 7, ws = 6;
+  for (int i = 0; i < np; i++) wp = (int)strlen(labels[i]) > wp ? (int)strlen(labels[i]) : wp;
+  for (int j = 0; j < a->nsolvers; j++) {
+    ws = (int)strlen(a->solvers[j]) > ws ? (int)strlen(a->solvers[j]) : ws;
+  }
+  printf("%-*s  %-*s  %8s  %-24s  %10s  %10s\n", wp, "problem", ws, "solver", "iters", "reason",
+         "solve_s", "natmap");
+  for (int i = 0; i < np; i++) {
+    for (int j = 0; j < a->nsolvers; j++) {
+      const outcome *r = &o[i * a->nsolvers + j];
+      printf("%-*s  %-*s  ", wp, labels[i], ws, a->solvers[j]);
+      if (r->iters >= 0) printf("%8d  ", r->iters);
+      else printf("%8s  ", "-");
+      printf("%-24s  ", r->reason ? r->reason : "?");
+      if (isnan(r->solve_s)) printf("%10s  %10s\n", "-", "-");
+      else printf("%10.4g  %10.3e\n", r->solve_s, r->natmap);
+    }
+  }
+}
+
+
+int fl_cmd_solve(int argc, char **argv) {
+  fl_register_all();
+  solve_args a;
+  memset(&a, 0, sizeof a);
+  fl_problem **probs  = NULL;
+  char       **labels = NULL;
+  const char **in     = NULL; /* source of each loaded problem */
+  cJSON       *skipped = NULL;
+  outcome     *outs   = NULL;
+  fl_results  *res    = NULL;
+  int          np = 0, status = 0;
+
+  int rc = parse_args(argc, argv, &a);
+  if (rc != 0) {
+    status = rc == 1 ? 0 : rc < 0 ? 1 : rc;
+    if (rc < 0) fprintf(stderr, "frictionlab solve: out of memory\n");
+    goto done;
+  }
+
+  // every solver and every option is checked before anything is loaded or written
+  for (int j = 0; j < a.nsolvers; j++) {
+    fl_solver *s = NULL;
+    rc           = make_solver(&a, a.solvers[j], &s);
+    fl_solver_destroy(s);
+    if (rc != 0) {
+      status = rc;
+      goto done;
+    }
+  }
+
+  // problems: the built-in examples (--examples, or no problems given), then the arguments
+  const char *const *examples = fl_examples_list();
+  int                nex      = 0;
+  while (examples && examples[nex]) nex++;
+  if (a.ninputs > 0 && !a.examples) nex = 0;
+  int nin = nex + a.ninputs;
+  if (nin == 0) {
+    fprintf(stderr, "frictionlab solve: no problems given and no built-in examples exist\n");
+    status = 1;
+    goto done;
+  }
+  in      = fl_calloc((size_t)nin, sizeof *in);
+  probs   = fl_calloc((size_t)nin, sizeof *probs);
+  labels  = fl_calloc((size_t)nin, sizeof *labels);
+  skipped = cJSON_CreateArray();
+  if (!in || !probs || !labels || !skipped) {
+    fprintf(stderr, "frictionlab solve: out of memory\n");
+    status = 1;
+    goto done;
+  }
+  for (int k = 0; k < nin; k++) {
+    const char *src = k < nex ? examples[k] : a.inputs[k - nex];
+    if (load_input(src, &probs[np]) < 0) {
+      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+      if (a.keep_going && fl_errcode() != FL_ERR_NOMEM) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "source", src);
+        cJSON_AddStringToObject(o, "message", fl_errmsg());
+        cJSON_AddItemToArray(skipped, o);
+        continue;
+      }
+      status = 1;
+      goto done;
+    }
+    in[np] = src;
+    // a label per problem, made unique when two files share a stem
+    const char *base = probs[np]->name[0] ? probs[np]->name : src;
+    int         dup  = 1;
+    for (int j = 0; j < np; j++) {
+      if (strncmp(labels[j], base, strlen(base)) == 0 &&
+          (labels[j][strlen(base)] == '\0' || labels[j][strlen(base)] == '~')) {
+        dup++;
+      }
+    }
+    size_t len = strlen(base) + 16;
+    labels[np] = fl_malloc(len);
+    np++;
+    if (!labels[np - 1]) {
+      fprintf(stderr, "frictionlab solve: out of memory\n");
+      status = 1;
+      goto done;
+    }
+    if (dup > 1) snprintf(labels[np - 1], len, "%s~%d", base, dup);
+    else snprintf(labels[np - 1], len, "%s", base);
+  }
+  if (np == 0) {
+    fprintf(stderr, "frictionlab solve: none of the %d problem(s) could be loaded\n", nin);
+    status = 1;
+    goto done;
+  }
+
+  // the results folder
+  char outbuf[512];
+  if (!a.out) {
+    default_out(outbuf, sizeof outbuf);
+    a.out = outbuf;
+  }
+  if (fl_results_begin(a.out, "solve", a.force, &res) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
+  FILE *steps = fl_results_file(res, "steps.csv");
+  FILE *iters = fl_results_file(res, "iters.csv");
+  if (!steps || !iters) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
+  fprintf(steps, "problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,"
+                 "setup_s,monitor_s,error,history_lost,%s\n", fl_csv_metrics_header);
+  fprintf(iters, "problem,solver,%s\n", fl_csv_iter_header);
+
+  // manifest: options of every solver, the problems, the settings
+  cJSON *man = fl_results_manifest(res);
+  for (int j = 0; j < a.nsolvers; j++) {
+    fl_solver *s = NULL;
+    if (make_solver(&a, a.solvers[j], &s) != 0 || fl_results_add_solver(res, s) < 0) {
+      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+      fl_solver_destroy(s);
+      status = 1;
+      goto done;
+    }
+    fl_solver_destroy(s);
+  }
+  cJSON_AddStringToObject(man, "norm", a.norm_name);
+  cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
+  for (int k = 0; k < a.nsets; k++) cJSON_AddItemToArray(jsets, cJSON_CreateString(a.sets[k].arg));
+  cJSON *jprobs = cJSON_AddArrayToObject(man, "problems");
+  for (int i = 0; i < np; i++) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", labels[i]);
+    cJSON_AddStringToObject(o, "source", in[i]);
+    cJSON_AddStringToObject(o, "kind", probs[i]->kind == FL_PROBLEM_LOCAL ? "local" : "global");
+    cJSON_AddNumberToObject(o, "nv", probs[i]->nv);
+    cJSON_AddNumberToObject(o, "nc", probs[i]->nc);
+    cJSON_AddNumberToObject(o, "nh", probs[i]->nh);
+    cJSON_AddItemToArray(jprobs, o);
+  }
+  cJSON_AddItemToObject(man, "skipped", skipped);
+  skipped      = NULL; // owned by the manifest now
+  cJSON *notes = cJSON_AddArrayToObject(man, "notes");
+
+  // solve every pair
+  outs = fl_calloc((size_t)np * (size_t)a.nsolvers, sizeof *outs);
+  if (!outs) {
+    fprintf(stderr, "frictionlab solve: out of memory\n");
+    status = 1;
+    goto done;
+  }
+  fl_progress bar;
+  fl_progress_begin(&bar, "solve", (long)np * a.nsolvers);
+  int nbroke = 0;
+  for (int i = 0; i < np; i++) {
+    for (int j = 0; j < a.nsolvers; j++) {
+      nbroke += solve_one(&a, a.solvers[j], probs[i], labels[i], steps, iters, notes,
+                          &outs[i * a.nsolvers + j]);
+      fl_progress_update(&bar, (long)i * a.nsolvers + j + 1);
+    }
+  }
+  fl_progress_end(&bar);
+
+  if (fl_results_commit(res) < 0) {
+    res = NULL;
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
+  res = NULL;
+  print_table(&a, labels, np, outs);
+  printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n", a.out);
+  if (np < nin) {
+    printf("%d of %d problem(s) could not be loaded and were skipped (see the messages above "
+           "and \"skipped\" in manifest.json)\n", nin - np, nin);
+  }
+  if (nbroke > 0) {
+    fprintf(stderr, "frictionlab solve: %d solve(s) failed with an error (see steps.csv and "
+                    "manifest.json notes)\n", nbroke);
+    status = 1;
+  }
+
+done:
+  fl_results_abort(res);
+  cJSON_Delete(skipped);
+  fl_free(in);
+  for (int i = 0; i < np; i++) {
+    fl_problem_free(probs[i]);
+    fl_free(labels[i]);
+  }
+  fl_free(probs);
+  fl_free(labels);
+  fl_free(outs);
+  args_free(&a);
+  return status;
+}
