@@ -195,6 +195,11 @@ void fl_cone_project(double mu, const double x[3], double out[3]);
 const char *const *fl_examples_list(void);
 /* Creates one example by name; FL_ERR_UNKNOWN_PROBLEM lists valid names in the message. */
 int fl_problem_create_example(const char *name, fl_problem **out);
+/* One exact solution of an example, from its closed form: v (nv; ignored for local examples,
+ * may be NULL) and gamma (3nc+nh, may be NULL), caller-allocated. Where the impulses are not
+ * unique (rigid boxes on four corners: statically indeterminate normals) the symmetric one is
+ * given; v and the sums of the impulses are unique. FL_ERR_UNKNOWN_PROBLEM for other names. */
+int fl_example_solution(const char *name, double *v, double *gamma);
 
 /*---- FCLIB files (problems/fclib_io.c), read and written with libhdf5 directly ----*/
 

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fl_problem.h"
@@ -139,6 +140,107 @@ static fl_int uf_find(fl_int *parent, fl_int x) {
 }
 
 
+/* one component's constraint signature, for sorting */
+typedef struct sig_rec {
+  uint64_t hash;
+  fl_int root, len;
+  const fl_int *s;
+} sig_rec;
+
+
+static int sig_cmp(const void *a, const void *b) {
+  const sig_rec *x = a, *y = b;
+  if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+  if (x->len != y->len) return x->len < y->len ? -1 : 1;
+  for (fl_int k = 0; k < x->len; k++) {
+    if (x->s[k] != y->s[k]) return x->s[k] < y->s[k] ? -1 : 1;
+  }
+  return x->root < y->root ? -1 : (x->root > y->root);
+}
+
+
+/* Joins the components of `parent` (union-find over dofs) that carry the same nonempty set of
+ * constraints (contacts, then bilateral rows) touching them with nonzero entries of J. The 6
+ * dofs of a rigid body with a diagonal mass matrix (FCLIB's spheres and box stacks) share that
+ * set; two bodies rarely do, except a pair touching only each other, which then becomes one
+ * clique (harmless for the operators; its contacts get clique_b = -1). `lab` is nv scratch. */
+static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
+  fl_int nv = p->nv, ncon = p->nc + p->nh, nrow = fl_problem_nrows(p);
+  const fl_csr *J = p->J;
+  if (J->nrow < nrow) return FL_OK; /* reported by the caller */
+  fl_int nroot = 0;
+  for (fl_int d = 0; d < nv; d++) lab[d] = -1;
+  for (fl_int d = 0; d < nv; d++) {
+    fl_int r = uf_find(parent, d);
+    if (lab[r] < 0) lab[r] = nroot++;
+  }
+  fl_int *ptr = fl_calloc((size_t)nroot + 1, sizeof(fl_int));
+  fl_int *last = fl_malloc(((size_t)nroot + 1) * sizeof(fl_int));
+  fl_int *sig = fl_malloc(((size_t)J->rowptr[nrow] + 1) * sizeof(fl_int));
+  sig_rec *rec = fl_malloc(((size_t)nroot + 1) * sizeof(sig_rec));
+  if (!ptr || !last || !sig || !rec) {
+    fl_free(ptr);
+    fl_free(last);
+    fl_free(sig);
+    fl_free(rec);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory to find cliques", p->name);
+  }
+
+  // count, then fill, the constraints touching each component (ascending, no repeats)
+  for (int pass = 0; pass < 2; pass++) {
+    for (fl_int x = 0; x < nroot; x++) last[x] = -1;
+    for (fl_int c = 0; c < ncon; c++) {
+      fl_int r0 = c < p->nc ? 3 * c : 3 * p->nc + (c - p->nc);
+      fl_int r1 = c < p->nc ? r0 + 3 : r0 + 1;
+      for (fl_int k = J->rowptr[r0]; k < J->rowptr[r1]; k++) {
+        if (J->val[k] == 0.0 || J->col[k] < 0 || J->col[k] >= nv) continue;
+        fl_int x = lab[uf_find(parent, J->col[k])];
+        if (last[x] == c) continue;
+        last[x] = c;
+        if (pass == 0) {
+          ptr[x + 1]++;
+        } else {
+          sig[ptr[x]++] = c;
+        }
+      }
+    }
+    if (pass == 0) {
+      for (fl_int x = 0; x < nroot; x++) ptr[x + 1] += ptr[x];
+    } else {
+      for (fl_int x = nroot; x > 0; x--) ptr[x] = ptr[x - 1];
+      ptr[0] = 0;
+    }
+  }
+
+  // sort the components by signature (FNV-1a hash first) and join equal neighbours
+  fl_int n = 0;
+  for (fl_int d = 0; d < nv; d++) {
+    fl_int r = uf_find(parent, d);
+    if (r != d) continue;
+    fl_int x = lab[r];
+    sig_rec t = {14695981039346656037ull, r, ptr[x + 1] - ptr[x], sig + ptr[x]};
+    if (t.len == 0) continue;
+    for (fl_int k = 0; k < t.len; k++) t.hash = (t.hash ^ (uint64_t)(uint32_t)t.s[k]) * 1099511628211ull;
+    rec[n++] = t;
+  }
+  qsort(rec, (size_t)n, sizeof(sig_rec), sig_cmp);
+  for (fl_int k = 1; k < n; k++) {
+    const sig_rec *a = &rec[k - 1], *b = &rec[k];
+    if (a->hash != b->hash || a->len != b->len ||
+        memcmp(a->s, b->s, (size_t)a->len * sizeof(fl_int)) != 0) {
+      continue;
+    }
+    fl_int ra = uf_find(parent, a->root), rb = uf_find(parent, b->root);
+    if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+  }
+  fl_free(ptr);
+  fl_free(last);
+  fl_free(sig);
+  fl_free(rec);
+  return FL_OK;
+}
+
+
 int fl_problem_find_cliques(fl_problem *p) {
   if (!p) return fl_seterr(FL_ERR_INVAL, "fl_problem_find_cliques: problem is NULL");
   if (p->kind != FL_PROBLEM_GLOBAL || !p->A) {
@@ -166,6 +268,16 @@ int fl_problem_find_cliques(fl_problem *p) {
       }
       fl_int a = uf_find(parent, r), b = uf_find(parent, c);
       if (a != b) parent[a > b ? a : b] = a < b ? a : b;
+    }
+  }
+
+  // rigid bodies with a diagonal A fall apart into single dofs: join components that the
+  // same constraint rows touch
+  if (p->J && p->J->ncol == nv) {
+    int rc = merge_by_signature(p, parent, label);
+    if (rc < 0) {
+      fl_free(parent);
+      return rc;
     }
   }
 
