@@ -1,0 +1,463 @@
+/* pgs.c: projected Gauss-Seidel on the common contact model (SOLVERS.md section 2), and the
+ * relaxation machinery it shares with jacobi.c (relax.h).
+ *
+ * One iteration is one sweep over the contacts and bilateral rows in the chosen order. Per
+ * contact i the local problem on the 3x3 block W_ii (+ R_n on the normal) is relaxed:
+ *
+ *   "nf" (default), normal then friction:
+ *     gamma_n <- max(0, gamma_n - (u_n - vhat_n + R_n gamma_n) / (W_nn + R_n))
+ *     u_t     <- u_t + W_tn dgamma_n                     (own effect of the normal change)
+ *     gamma_t <- P_disk(mu gamma_n)(gamma_t - u_t / lambda_max(W_tt))
+ *   The tangential step is a scalar multiple of u_t: a matrix step W_tt^-1 u_t followed by a
+ *   Euclidean projection would have the wrong fixed point (u_t not opposite to gamma_t) when
+ *   W_tt is anisotropic. A fixed point is a Coulomb solution (De Saxce residual 0).
+ *
+ *   "block": gamma <- P_K(gamma - rho_i uhat_i), rho_i = 3 / trace(W_ii + R_n), with De
+ *   Saxce's uhat; its fixed points are exactly the zeros of the natural map.
+ *
+ * Over-relaxation: gamma <- P_K(gamma + omega (gamma_new - gamma)) (P_K is the identity for
+ * omega <= 1). Bilateral row h: gamma_h <- clamp(gamma_h - res_h / (W_hh + c_h), lo_h, hi_h),
+ * res_h = J_h v + b_h + g0_h/dt + c_h gamma_h, relaxed the same way.
+ *
+ * After each item, global problems update v += (J A^-1)_r^T dgamma_r (a sweep costs O(nnz of
+ * J A^-1)); local problems read u_i = W_i gamma + q_i from W's rows.
+ *
+ * Own residual (what abs_tol tests): the exact natural-map residual with De Saxce's correction
+ * of the iterate after the sweep, ||gamma - P_K(gamma - uhat)||_2 over contacts with rho = 1,
+ * plus the bilateral rows' natural map gamma_h - clamp(gamma_h - res_h), normalized as the
+ * `norm` option says. It costs one product u = J v + b (or W gamma + q) per sweep. With the
+ * same normalization it equals fl_metrics.natmap on problems without bilateral rows.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "relax.h"
+
+
+//---- shared relaxation machinery ----
+
+/* largest eigenvalue of the symmetric 2x2 [a b; b d] */
+static double eig2max(double a, double b, double d) {
+  double h = 0.5 * (a - d);
+  return 0.5 * (a + d) + sqrt(h * h + b * b);
+}
+
+
+/* counts the most constraints sharing a clique: global, per dof the items whose rows of
+ * J A^-1 touch it (those rows span whole cliques); local, per block column of W the block rows
+ * with a nonzero block there (= blocks per block row, W being symmetric) */
+static int count_per_clique(fl_solver *s, fl__relax *r) {
+  size_t mark = fl_arena_mark(&s->arena);
+  fl_int n = r->global ? r->nv : r->nc;
+  fl_int *last = FL_ALLOC(&s->arena, n > 0 ? n : 1, fl_int);
+  fl_int *cnt = FL_ALLOC(&s->arena, n > 0 ? n : 1, fl_int);
+  if (!last || !cnt) return FL_ERR_NOMEM;
+  for (fl_int j = 0; j < n; j++) {
+    last[j] = -1;
+    cnt[j] = 0;
+  }
+  const fl_csr *m = r->global ? r->B : r->W;
+  fl_int nitem = r->global ? r->nc + r->nh : r->nc;
+  int best = 1;
+  for (fl_int it = 0; it < nitem; it++) {
+    fl_int r0 = it < r->nc ? 3 * it : 3 * r->nc + (it - r->nc);
+    fl_int r1 = it < r->nc ? r0 + 3 : r0 + 1;
+    for (fl_int row = r0; row < r1; row++) {
+      for (fl_int k = m->rowptr[row]; k < m->rowptr[row + 1]; k++) {
+        fl_int j = r->global ? m->col[k] : m->col[k] / 3;
+        if (last[j] == it || m->val[k] == 0.0) continue;
+        last[j] = it;
+        if (++cnt[j] > best) best = cnt[j];
+      }
+    }
+  }
+  fl_arena_release(&s->arena, mark);
+  r->max_per_clique = best;
+  return FL_OK;
+}
+
+
+int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm) {
+  memset(r, 0, sizeof *r);
+  r->p = p;
+  r->global = p->kind == FL_PROBLEM_GLOBAL;
+  r->nc = p->nc;
+  r->nh = p->nh;
+  r->nrow = fl_problem_nrows(p);
+  r->nv = p->nv;
+  r->variant = variant;
+  r->norm = norm;
+  const char *nm = s->ops->name;
+
+  if (!r->global && p->nh > 0)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "solver %s: local problem %s has bilateral rows", nm,
+                     p->name);
+  if (r->global && r->nrow > 0 && (!p->J || p->J->nrow != r->nrow || p->J->ncol != p->nv))
+    return fl_seterr(FL_ERR_INVAL, "solver %s: problem %s: J missing or not %d x %d", nm,
+                     p->name, (int)r->nrow, (int)p->nv);
+  if (!r->global && r->nc > 0 && (!p->W || !p->q || p->W->nrow != 3 * r->nc))
+    return fl_seterr(FL_ERR_INVAL, "solver %s: local problem %s: W or q missing or not %d rows",
+                     nm, p->name, (int)(3 * r->nc));
+
+  // arena: every array of the solve, plus the setup counters, plus alignment slack
+  fl_int nn = r->nv > r->nc ? r->nv : r->nc;
+  size_t bytes = sizeof(double) * (size_t)(14 * r->nc + r->nh + 2 * r->nrow) +
+                 sizeof(int) * (size_t)r->nc + sizeof(fl_int) * (size_t)(r->nc + r->nh) +
+                 sizeof(fl_int) * (size_t)(2 * nn + 2) + 16 * 64;
+  FL_TRY(fl_solver_arena_reserve(s, bytes));
+  fl_arena *a = &s->arena;
+  r->Wd = FL_ALLOC(a, 9 * r->nc + 1, double);
+  r->Rn = FL_ALLOC(a, r->nc + 1, double);
+  r->vhat = FL_ALLOC(a, r->nc + 1, double);
+  r->lt = FL_ALLOC(a, r->nc + 1, double);
+  r->rho = FL_ALLOC(a, r->nc + 1, double);
+  r->Wh = FL_ALLOC(a, r->nh + 1, double);
+  r->u = FL_ALLOC(a, r->nrow + 1, double);
+  r->dg = FL_ALLOC(a, r->nrow + 1, double);
+  r->mode = FL_ALLOC(a, r->nc + 1, int);
+  r->order = FL_ALLOC(a, r->nc + r->nh + 1, fl_int);
+  if (!r->Wd || !r->Rn || !r->vhat || !r->lt || !r->rho || !r->Wh || !r->u || !r->dg ||
+      !r->mode || !r->order)
+    return fl_seterr(FL_ERR_NOMEM, "solver %s: arena too small (%zu bytes)", nm, bytes);
+
+  // the diagonal blocks of W
+  if (r->global) {
+    FL_TRY(fl_dynamics_create(p, &r->dyn));
+    r->B = fl_dynamics_JAinv(r->dyn);
+    if (!r->B) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+    FL_TRY(fl_dynamics_delassus_blocks(r->dyn, r->Wd, r->Wh));
+    r->J = p->J;
+    r->cq = p->b;
+  } else {
+    for (fl_int i = 0; i < r->nc; i++)
+      for (int a3 = 0; a3 < 3; a3++)
+        for (int b3 = 0; b3 < 3; b3++)
+          r->Wd[9 * i + 3 * a3 + b3] = fl_csr_get(p->W, 3 * i + a3, 3 * i + b3);
+    r->W = p->W;
+    r->cq = p->q;
+  }
+
+  // normal law, steps
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_problem_normal_law(p, i, &r->Rn[i], &r->vhat[i]);
+    double *w = r->Wd + 9 * i;
+    w[0] += r->Rn[i];
+    double lm = eig2max(w[4], 0.5 * (w[5] + w[7]), w[8]);
+    r->lt[i] = lm > 0 ? 1.0 / lm : 0.0;
+    double tr = w[0] + w[4] + w[8];
+    r->rho[i] = tr > 0 ? 3.0 / tr : 0.0;
+    r->mode[i] = 0;
+  }
+  for (fl_int h = 0; h < r->nh; h++) r->Wh[h] += p->compliance ? p->compliance[h] : 0.0;
+
+  // ||q|| of the local form: q = J v* + b - (vhat_n, 0, 0) over contact rows
+  double nq = 0;
+  if (r->global) {
+    if (r->nrow > 0) fl_csr_gemv(r->J, 1.0, p->vstar, 0.0, r->u);
+    for (fl_int k = 0; k < 3 * r->nc; k++) {
+      double qk = r->u[k] + (r->cq ? r->cq[k] : 0.0) - (k % 3 == 0 ? r->vhat[k / 3] : 0.0);
+      nq += qk * qk;
+    }
+  } else {
+    for (fl_int k = 0; k < 3 * r->nc; k++) nq += r->cq[k] * r->cq[k];
+  }
+  r->norm_q = sqrt(nq);
+  for (fl_int k = 0; k < r->nc + r->nh; k++) r->order[k] = k;
+  return count_per_clique(s, r);
+}
+
+
+void fl__relax_free(fl__relax *r) {
+  if (!r) return;
+  fl_dynamics_free(r->dyn);
+  r->dyn = NULL;
+  r->B = NULL;
+}
+
+
+void fl__relax_start(const fl__relax *r, double *v, const double *gamma) {
+  if (!r->global) return;
+  memcpy(v, r->p->vstar, (size_t)r->nv * sizeof *v);
+  if (r->nrow > 0) fl_csr_gemtv(r->B, 1.0, gamma, 1.0, v);
+}
+
+
+void fl__relax_contact(const fl__relax *r, fl_int i, const double u[3], const double g[3],
+                       double out[3]) {
+  const double *w = r->Wd + 9 * i;
+  double mu = r->p->mu[i];
+  double Rn = r->Rn[i], vh = r->vhat[i];
+  if (r->variant == FL_RELAX_BLOCK) {
+    // gamma <- P_K(gamma - rho uhat), uhat with De Saxce's correction
+    double rho = r->rho[i];
+    double uh[3] = {u[0] - vh + Rn * g[0] + mu * hypot(u[1], u[2]), u[1], u[2]};
+    double x[3] = {g[0] - rho * uh[0], g[1] - rho * uh[1], g[2] - rho * uh[2]};
+    fl_cone_project(mu, x, out);
+    return;
+  }
+  // normal: one exact step on 0 <= gamma_n perp u_n - vhat_n + R_n gamma_n >= 0
+  double gn = g[0];
+  if (w[0] > 0) {
+    gn = g[0] - (u[0] - vh + Rn * g[0]) / w[0];
+    if (gn < 0) gn = 0;
+  } else if (gn < 0) {
+    gn = 0;
+  }
+  double dn = gn - g[0];
+  // friction: tangential velocity after the normal change, projected scalar step on the disk
+  double ut1 = u[1] + w[3] * dn, ut2 = u[2] + w[6] * dn;
+  double t1 = g[1] - r->lt[i] * ut1, t2 = g[2] - r->lt[i] * ut2;
+  double nt = hypot(t1, t2), rad = mu * gn;
+  if (nt > rad) {
+    double sc = nt > 0 ? rad / nt : 0.0;
+    t1 *= sc;
+    t2 *= sc;
+  }
+  out[0] = gn;
+  out[1] = t1;
+  out[2] = t2;
+}
+
+
+double fl__relax_clamp_row(const fl__relax *r, fl_int h, double x) {
+  double lo = r->p->lo ? r->p->lo[h] : -INFINITY, hi = r->p->hi ? r->p->hi[h] : INFINITY;
+  return x < lo ? lo : (x > hi ? hi : x);
+}
+
+
+/* res_h = J_h v + b_h + g0_h/dt + c_h gamma_h from u_h = J_h v + b_h */
+static double row_res(const fl__relax *r, fl_int h, double u_h, double g_h) {
+  const fl_problem *p = r->p;
+  double g0 = p->g0 ? p->g0[h] : 0.0, c = p->compliance ? p->compliance[h] : 0.0;
+  return u_h + g0 / p->dt + c * g_h;
+}
+
+
+double fl__relax_row(const fl__relax *r, fl_int h, double u_h, double g_h) {
+  if (!(r->Wh[h] > 0)) return fl__relax_clamp_row(r, h, g_h);
+  return fl__relax_clamp_row(r, h, g_h - row_res(r, h, u_h, g_h) / r->Wh[h]);
+}
+
+
+void fl__relax_apply_omega(const fl__relax *r, fl_int i, double omega, const double g[3],
+                           double nw[3]) {
+  if (omega == 1.0) return;
+  double x[3] = {g[0] + omega * (nw[0] - g[0]), g[1] + omega * (nw[1] - g[1]),
+                 g[2] + omega * (nw[2] - g[2])};
+  if (omega > 1.0) {
+    fl_cone_project(r->p->mu[i], x, nw);
+  } else {
+    nw[0] = x[0];
+    nw[1] = x[1];
+    nw[2] = x[2];
+  }
+}
+
+
+void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st) {
+  // u of every row from the current iterate
+  if (r->nrow > 0) {
+    if (r->global) fl_csr_gemv(r->J, 1.0, v, 0.0, r->u);
+    else fl_csr_gemv(r->W, 1.0, gamma, 0.0, r->u);
+    if (r->cq)
+      for (fl_int k = 0; k < r->nrow; k++) r->u[k] += r->cq[k];
+  }
+  double sum = 0, ng = 0, nw = 0;
+  int nact = 0, nstick = 0, nslip = 0, nchg = 0;
+  for (fl_int i = 0; i < r->nc; i++) {
+    const double *g = gamma + 3 * i, *u = r->u + 3 * i;
+    double mu = r->p->mu[i];
+    // natural map gamma - P_K(gamma - uhat), De Saxce's uhat
+    double ut = hypot(u[1], u[2]);
+    double wn = u[0] - r->vhat[i] + r->Rn[i] * g[0];
+    double x[3] = {g[0] - (wn + mu * ut), g[1] - u[1], g[2] - u[2]}, px[3];
+    fl_cone_project(mu, x, px);
+    for (int c = 0; c < 3; c++) sum += (g[c] - px[c]) * (g[c] - px[c]);
+    ng += g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+    nw += wn * wn + u[1] * u[1] + u[2] * u[2];
+    // mode: open, stick (strictly inside the cone), slip (on its boundary)
+    int m = 0;
+    if (g[0] > 0) {
+      m = hypot(g[1], g[2]) < mu * g[0] * (1.0 - 1e-9) ? 1 : 2;
+      nact++;
+      if (m == 1) nstick++;
+      else nslip++;
+    }
+    if (m != r->mode[i]) nchg++;
+    r->mode[i] = m;
+  }
+  for (fl_int h = 0; h < r->nh; h++) {
+    double gh = gamma[3 * r->nc + h];
+    double d = gh - fl__relax_clamp_row(r, h, gh - row_res(r, h, r->u[3 * r->nc + h], gh));
+    sum += d * d;
+  }
+  double raw = sqrt(sum);
+  double den = 1.0;
+  if (r->norm == FL_NORM_FCLIB) {
+    den = 1.0 + sqrt(r->norm_q); /* libfclib 3.1's merit, as fl_problem_metrics */
+  } else if (r->norm == FL_NORM_SICONOS) {
+    den = fmax(r->norm_q, fmax(sqrt(ng), sqrt(nw)));
+    if (!(den > DBL_EPSILON)) den = 1.0;
+  }
+  st->error = raw / den;
+  st->nactive = nact;
+  st->nstick = nstick;
+  st->nslip = nslip;
+  st->nchange = nchg;
+}
+
+
+//---- pgs ----
+
+enum { ORDER_NATURAL = 0, ORDER_REVERSE = 1, ORDER_SYMMETRIC = 2, ORDER_SHUFFLE = 3 };
+
+typedef struct pgs_opts {
+  double omega;
+  int local;
+  int order;
+} pgs_opts;
+
+typedef struct pgs_data {
+  fl__relax r;
+  uint64_t rng; /* splitmix64 state for the shuffle, seeded from the common seed */
+} pgs_data;
+
+static const fl_option_desc pgs_table[] = {
+  {"omega", FL_OPT_REAL, offsetof(pgs_opts, omega), 1e-6, 1.999999, 1.0, NULL,
+   "over-relaxation: gamma <- P_K(gamma + omega (gamma_new - gamma)), in (0, 2)"},
+  {"local", FL_OPT_ENUM, offsetof(pgs_opts, local), 0, 1, FL_RELAX_NF, "nf|block",
+   "local update: nf = normal then friction, block = P_K(gamma - rho uhat), rho = 3/tr W_ii"},
+  {"order", FL_OPT_ENUM, offsetof(pgs_opts, order), 0, 3, ORDER_NATURAL,
+   "natural|reverse|symmetric|shuffle",
+   "sweep order; symmetric = forward then backward in one iteration; shuffle = a new random "
+   "permutation every sweep (common seed)"},
+  {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
+
+
+static uint64_t splitmix64(uint64_t *x) {
+  uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+
+static int pgs_setup(fl_solver *s, const fl_problem *p) {
+  pgs_data *d = s->data;
+  const pgs_opts *o = s->opts;
+  return fl__relax_setup(s, p, &d->r, o->local, s->common.norm);
+}
+
+
+/* relaxes one item (contact or bilateral row) and keeps v = v* + A^-1 J^T gamma; returns
+ * ||dgamma||^2 */
+static double pgs_item(fl__relax *r, fl_int it, double omega, double *v, double *gamma) {
+  if (it < r->nc) {
+    fl_int r0 = 3 * it;
+    double u[3], nw[3];
+    for (int c = 0; c < 3; c++)
+      u[c] = (r->global ? fl__row_dot(r->J, r0 + c, v) : fl__row_dot(r->W, r0 + c, gamma)) +
+             (r->cq ? r->cq[r0 + c] : 0.0);
+    double *g = gamma + r0;
+    fl__relax_contact(r, it, u, g, nw);
+    fl__relax_apply_omega(r, it, omega, g, nw);
+    double d2 = 0;
+    for (int c = 0; c < 3; c++) {
+      double dg = nw[c] - g[c];
+      if (dg == 0.0) continue;
+      g[c] = nw[c];
+      d2 += dg * dg;
+      if (r->global) fl__row_axpy(r->B, r0 + c, dg, v);
+    }
+    return d2;
+  }
+  fl_int h = it - r->nc, row = 3 * r->nc + h;
+  double uh = (r->global ? fl__row_dot(r->J, row, v) : 0.0) + (r->cq ? r->cq[row] : 0.0);
+  double g = gamma[row];
+  double nw = fl__relax_row(r, h, uh, g);
+  if (omega != 1.0) nw = fl__relax_clamp_row(r, h, g + omega * (nw - g));
+  double dg = nw - g;
+  if (dg == 0.0) return 0.0;
+  gamma[row] = nw;
+  if (r->global) fl__row_axpy(r->B, row, dg, v);
+  return dg * dg;
+}
+
+
+static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
+  pgs_data *d = s->data;
+  const pgs_opts *o = s->opts;
+  fl__relax *r = &d->r;
+  fl_int nitem = r->nc + r->nh;
+  d->rng = (uint64_t)s->common.seed * 0x2545F4914F6CDD1Dull + 1u;
+  for (fl_int k = 0; k < nitem; k++) r->order[k] = k;
+  for (fl_int i = 0; i < r->nc; i++) r->mode[i] = 0;
+
+  //---- iteration 0: the guess ----
+  fl__relax_start(r, v, gamma);
+  s->cur_v = r->global ? v : NULL;
+  s->cur_gamma = gamma;
+  fl_iter_stat st;
+  fl_iter_stat_init(&st, 0);
+  fl__relax_residual(r, v, gamma, &st);
+  if (fl_solver_record(s, &st) != 0) return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
+
+  for (int k = 1;; k++) {
+    //---- sweep ----
+    double d2 = 0;
+    if (o->order == ORDER_SHUFFLE) {
+      // Fisher-Yates with the solver's own generator
+      for (fl_int a = nitem - 1; a > 0; a--) {
+        fl_int b = (fl_int)(splitmix64(&d->rng) % (uint64_t)(a + 1));
+        fl_int t = r->order[a];
+        r->order[a] = r->order[b];
+        r->order[b] = t;
+      }
+    }
+    if (o->order != ORDER_REVERSE)
+      for (fl_int a = 0; a < nitem; a++) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
+    if (o->order == ORDER_REVERSE || o->order == ORDER_SYMMETRIC)
+      for (fl_int a = nitem - 1; a >= 0; a--) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
+
+    //---- record and test ----
+    fl_iter_stat_init(&st, k);
+    fl__relax_residual(r, v, gamma, &st);
+    st.step = o->omega;
+    st.step_norm = sqrt(d2);
+    if (fl_solver_record(s, &st) != 0) break;
+  }
+  return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
+}
+
+
+static void pgs_view(const fl_solver *s, FILE *f) {
+  const pgs_data *d = s->data;
+  fprintf(f, "  pgs: %s, %d contacts, %d bilateral rows, ||q|| = %g\n",
+          d->r.global ? "velocity-based on A, J (W never formed)" : "on W, q", (int)d->r.nc,
+          (int)d->r.nh, d->r.norm_q);
+}
+
+
+static void pgs_destroy(fl_solver *s) {
+  pgs_data *d = s->data;
+  fl__relax_free(&d->r);
+}
+
+
+const fl_solver_ops fl_pgs_ops = {
+  .abi_version = FL_SOLVER_ABI,
+  .name = "pgs",
+  .summary = "projected Gauss-Seidel, velocity-based (W never formed); rigid, compliant, "
+             "bilateral",
+  .opts_size = sizeof(pgs_opts),
+  .options = pgs_table,
+  .data_size = sizeof(pgs_data),
+  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART,
+  .setup = pgs_setup,
+  .solve = pgs_solve,
+  .view = pgs_view,
+  .destroy = pgs_destroy,
+  .common_defaults = NULL,
+};

@@ -1,0 +1,84 @@
+/* relax.h: what the projected relaxation solvers (pgs.c, jacobi.c) share. Private to solvers/.
+ *
+ * The model (SOLVERS.md sections 0 and 2): per contact i, with u_i = J_i v + b_i (global) or
+ * u_i = W_i gamma + q_i (local), R_n and vhat_n from fl_problem_normal_law,
+ *
+ *     K_mu  contains  gamma_i  perpendicular to  uhat_i  in  K*_mu,
+ *     uhat_i = (u_n - vhat_n + R_n gamma_n + mu ||u_t||, u_t),
+ *
+ * and per bilateral row h: J_h v + b_h + g0_h/dt + c_h gamma_h = 0 with lo_h <= gamma_h <= hi_h
+ * (a box-constrained linear complementarity row).
+ *
+ * Global problems are solved velocity-based: the invariant v = v* + A^-1 J^T gamma is kept by
+ * adding (J A^-1)_r^T dgamma_r after each change, so W = J A^-1 J^T is never formed; only its
+ * 3x3 diagonal blocks (fl_dynamics_delassus_blocks) are used.
+ */
+#ifndef FL_RELAX_H
+#define FL_RELAX_H
+
+#include "fl_solver_impl.h"
+
+enum { FL_RELAX_NF = 0, FL_RELAX_BLOCK = 1 }; /* local-update variants */
+
+typedef struct fl__relax {
+  const fl_problem *p;
+  int global;             /* 1: velocity-based on A, J; 0: on W, q */
+  fl_int nc, nh, nrow, nv;
+  int variant;            /* FL_RELAX_NF or FL_RELAX_BLOCK */
+  int norm;               /* fl_norm_kind of the own residual */
+  fl_dynamics *dyn;       /* global: owned (freed by fl__relax_free) */
+  const fl_csr *B;        /* global: J A^-1, owned by dyn */
+  const fl_csr *J;        /* global: the problem's J */
+  const fl_csr *W;        /* local: the problem's W */
+  const double *cq;       /* (nrow) constant term: b (global) or q (local) */
+  double norm_q;          /* ||q|| of the local form, q = J v* + b - (vhat_n, 0, 0) */
+  int max_per_clique;     /* most constraints sharing one clique (local: blocks per block row) */
+
+  /* arena arrays */
+  double *Wd;             /* (nc x 9) W_ii + diag(R_n, 0, 0), row-major */
+  double *Rn, *vhat;      /* (nc) normal law */
+  double *lt;             /* (nc) tangential step 1/lambda_max(W_tt) (0: no tangential mass) */
+  double *rho;            /* (nc) block step 3/trace(W_ii + R_n) (0: degenerate) */
+  double *Wh;             /* (nh) W_hh + c_h */
+  double *u;              /* (nrow) velocities of the current iterate (after fl__relax_residual) */
+  double *dg;             /* (nrow) impulse change of one Jacobi iteration */
+  int *mode;              /* (nc) 0 open, 1 stick, 2 slip at the last residual */
+  fl_int *order;          /* (nc + nh) sweep order: items < nc are contacts, then rows */
+} fl__relax;
+
+/* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`
+ * are stored. Local problems with bilateral rows give FL_ERR_UNSUPPORTED. */
+int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
+/* Frees what setup made outside the arena. NULL-safe on a zeroed struct. */
+void fl__relax_free(fl__relax *r);
+
+/* Global problems: v = v* + A^-1 J^T gamma (restores the invariant for a guess). */
+void fl__relax_start(const fl__relax *r, double *v, const double *gamma);
+
+/* Local update of contact i from its velocity u (3) and impulse g (3): out (3) is the new
+ * impulse before relaxation (see pgs.c for the formulas). */
+void fl__relax_contact(const fl__relax *r, fl_int i, const double u[3], const double g[3],
+                       double out[3]);
+/* Local update of bilateral row h from its velocity u_h = J_h v + b_h: the new impulse. */
+double fl__relax_row(const fl__relax *r, fl_int h, double u_h, double g_h);
+/* Relaxed impulse g + omega (new - g), projected back onto K_mu (contacts, when omega > 1). */
+void fl__relax_apply_omega(const fl__relax *r, fl_int i, double omega, const double g[3],
+                           double nw[3]);
+double fl__relax_clamp_row(const fl__relax *r, fl_int h, double x);
+
+/* Computes u of every row for (v, gamma), then the own residual: the natural-map residual with
+ * De Saxce's correction over contacts plus gamma_h - clamp(gamma_h - res_h) over bilateral rows,
+ * normalized with r->norm; fills st->error, nactive, nstick, nslip, nchange. */
+void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st);
+
+/* Row dot and row update on a CSR matrix. */
+static inline double fl__row_dot(const fl_csr *m, fl_int row, const double *x) {
+  double acc = 0;
+  for (fl_int k = m->rowptr[row]; k < m->rowptr[row + 1]; k++) acc += m->val[k] * x[m->col[k]];
+  return acc;
+}
+static inline void fl__row_axpy(const fl_csr *m, fl_int row, double a, double *x) {
+  for (fl_int k = m->rowptr[row]; k < m->rowptr[row + 1]; k++) x[m->col[k]] += a * m->val[k];
+}
+
+#endif /* FL_RELAX_H */

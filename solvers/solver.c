@@ -1,0 +1,702 @@
+/* solver.c: the solver spine (handle, registry, common options, history, monitors, reasons).
+ *
+ * A solve runs as: fl_solver_create (defaults) -> fl_solver_set_option* -> fl_solver_setup
+ * (capabilities, history, arena, the solver's setup) -> fl_solver_solve (guess, the solver's
+ * iteration calling fl_solver_record once per iterate, final metrics, result).
+ *
+ * Timing: st->t and fl_result.solve_s are wall time since the start of solve minus the time
+ * spent in metric evaluation and monitors (t_monitor), so observing does not distort curves.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_solver_impl.h"
+
+/* records kept at most; further records overwrite the last slot and are counted as lost */
+#define FL_HIST_MAX 100001
+#define FL_MAX_SOLVERS 64
+
+/* the handle as allocated: the public part first, then the spine's own state */
+typedef struct solver_x {
+  struct fl_solver s;
+  const fl_problem *setup_prob; /* problem of the last successful setup */
+  int in_solve;                 /* set_option is refused during solve */
+  int data_live;                /* the solver's setup ran (destroy must run before reuse) */
+  double setup_s;
+  int metrics_valid;            /* last_metrics holds the returned iterate's metrics */
+  int metrics_iter;             /* iteration at which last_metrics was evaluated */
+  const double *metrics_v, *metrics_gamma; /* the arrays it was evaluated on */
+  FILE *mon_file;               /* csv:PATH monitor while solving */
+  int mon_stdout;               /* stdout monitor while solving */
+} solver_x;
+
+#define SX(s) ((solver_x *)(s))
+#define CSX(s) ((const solver_x *)(s))
+
+
+//---- reasons ----
+
+const char *fl_reason_name(int reason) {
+  switch (reason) {
+  case FL_CONVERGED_ATOL: return "CONVERGED_ATOL";
+  case FL_CONVERGED_RTOL: return "CONVERGED_RTOL";
+  case FL_CONVERGED_STAGNATION_OK: return "CONVERGED_STAGNATION_OK";
+  case FL_CONVERGED_ITS: return "CONVERGED_ITS";
+  case FL_CONVERGED_EXACT: return "CONVERGED_EXACT";
+  case FL_ITERATING: return "ITERATING";
+  case FL_DIVERGED_MAX_ITER: return "DIVERGED_MAX_ITER";
+  case FL_DIVERGED_NAN: return "DIVERGED_NAN";
+  case FL_DIVERGED_LINEAR_SOLVER: return "DIVERGED_LINEAR_SOLVER";
+  case FL_DIVERGED_TIME_LIMIT: return "DIVERGED_TIME_LIMIT";
+  case FL_DIVERGED_LINE_SEARCH: return "DIVERGED_LINE_SEARCH";
+  case FL_DIVERGED_STAGNATION: return "DIVERGED_STAGNATION";
+  case FL_DIVERGED_BREAKDOWN: return "DIVERGED_BREAKDOWN";
+  case FL_REASON_ABORT: return "ABORTED_BY_MONITOR";
+  default: return "UNKNOWN_REASON";
+  }
+}
+
+
+void fl_iter_stat_init(fl_iter_stat *st, int iter) {
+  st->iter = iter;
+  st->t = NAN;
+  st->error = NAN;
+  st->objective = NAN;
+  st->step = NAN;
+  st->step_norm = NAN;
+  st->gradient = NAN;
+  st->inner_residual = NAN;
+  st->err_normal = NAN;
+  st->err_friction = NAN;
+  st->merit = NAN;
+  st->momentum = NAN;
+  st->nactive = st->nstick = st->nslip = st->nchange = -1;
+  st->inner_iters = -1;
+  st->neval = -1;
+}
+
+
+//---- common options ----
+
+#define CO(m) offsetof(fl_solve_common, m)
+static const fl_option_desc common_table[] = {
+  {"max_iter", FL_OPT_INT, CO(max_iter), 0, 2147483646.0, 100, NULL,
+   "iteration budget (iteration 0 is the guess)"},
+  {"abs_tol", FL_OPT_REAL, CO(abs_tol), 0, INFINITY, 1e-8, NULL,
+   "stop when the solver's own residual <= abs_tol"},
+  {"rel_tol", FL_OPT_REAL, CO(rel_tol), 0, INFINITY, 0, NULL,
+   "stop when the own residual <= rel_tol * residual of iteration 0 (0 = off)"},
+  {"time_limit", FL_OPT_REAL, CO(time_limit), 0, INFINITY, INFINITY, NULL,
+   "seconds of solver time (monitors excluded); inf = none"},
+  {"warm_start", FL_OPT_BOOL, CO(warm_start), 0, 1, 0, NULL,
+   "start from the incoming v, gamma instead of v*, 0"},
+  {"seed", FL_OPT_INT, CO(seed), 0, 2147483646.0, 0, NULL, "seed of randomized orderings"},
+  {"error_every", FL_OPT_INT, CO(error_every), 0, 2147483646.0, 1, NULL,
+   "evaluate the common metrics every k iterations (0 = only the returned iterate)"},
+  {"norm", FL_OPT_ENUM, CO(norm), 0, 2, FL_NORM_FCLIB, "none|fclib|siconos",
+   "normalization of the natural-map residual: none = raw, fclib = raw/(1+sqrt(||q||)) "
+   "(libfclib 3.1's merit), "
+   "siconos = raw/max(||q||,||gamma||,||u||); used by the merit and by own residuals"},
+  {"never_stop", FL_OPT_BOOL, CO(never_stop), 0, 1, 0, NULL,
+   "ignore tolerances and run the whole budget (reason CONVERGED_ITS)"},
+  {"monitor", FL_OPT_STRING, CO(monitor), 0, 0, 0, "",
+   "built-in monitor: '' (none), 'stdout', or 'csv:PATH' (one row per iteration)"},
+  {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
+#undef CO
+
+
+/* checks the monitor spec: "", "stdout", "csv:PATH" with a non-empty PATH */
+static int monitor_spec_ok(const char *m) {
+  return m[0] == '\0' || strcmp(m, "stdout") == 0 || (strncmp(m, "csv:", 4) == 0 && m[4]);
+}
+
+
+/* appends the keys of a table to buf as "a, b, c" */
+static void keys_cat(const fl_option_desc *t, char *buf, size_t n) {
+  for (; t && t->key; t++) {
+    size_t len = strlen(buf);
+    if (len + 2 >= n) return;
+    snprintf(buf + len, n - len, "%s%s", len ? ", " : "", t->key);
+  }
+}
+
+
+/* strips "<name>." from key */
+static const char *strip_prefix(const fl_solver *s, const char *key) {
+  size_t ln = strlen(s->ops->name);
+  if (strncmp(key, s->ops->name, ln) == 0 && key[ln] == '.') return key + ln + 1;
+  return key;
+}
+
+
+/* finds the table and object holding key (the solver's own table first, so that a nested
+ * key like "lin.max_iter" is the solver's business); 0 if absent */
+static int locate(const fl_solver *s, const char *key, const fl_option_desc **tab, void **obj) {
+  if (s->ops->options && fl_options_find(s->ops->options, key)) {
+    *tab = s->ops->options;
+    *obj = s->opts;
+    return 1;
+  }
+  if (fl_options_find(common_table, key)) {
+    *tab = common_table;
+    *obj = (void *)&s->common;
+    return 1;
+  }
+  return 0;
+}
+
+
+static int unknown_option(const fl_solver *s, const char *key) {
+  char keys[2048] = "";
+  keys_cat(common_table, keys, sizeof keys);
+  keys_cat(s->ops->options, keys, sizeof keys);
+  return fl_seterr(FL_ERR_UNKNOWN_OPTION, "solver %s: unknown option '%s'; valid keys: %s",
+                   s->ops->name, key, keys);
+}
+
+
+int fl_solver_set_option(fl_solver *s, const char *key, const char *value) {
+  if (!s || !key || !value) return fl_seterr(FL_ERR_INVAL, "fl_solver_set_option: NULL argument");
+  if (SX(s)->in_solve)
+    return fl_seterr(FL_ERR_STATE, "solver %s: option '%s' set during solve", s->ops->name, key);
+  const char *k = strip_prefix(s, key);
+  const fl_option_desc *tab;
+  void *obj;
+  if (!locate(s, k, &tab, &obj)) return unknown_option(s, key);
+
+  // the monitor spec is checked here so that a typo fails at once, not at solve
+  if (tab == common_table && strcmp(k, "monitor") == 0 && !monitor_spec_ok(value))
+    return fl_seterr(FL_ERR_OPTION_RANGE,
+                     "solver %s: option 'monitor' = '%s': expected '', 'stdout' or 'csv:PATH'",
+                     s->ops->name, value);
+  FL_TRY(fl_options_set(tab, obj, s->ops->name, k, value));
+  // options changed: a new setup is needed before the next solve
+  s->is_setup = 0;
+  return FL_OK;
+}
+
+
+int fl_solver_get_option(const fl_solver *s, const char *key, char *buf, size_t n) {
+  if (!s || !key || !buf) return fl_seterr(FL_ERR_INVAL, "fl_solver_get_option: NULL argument");
+  const char *k = strip_prefix(s, key);
+  const fl_option_desc *tab;
+  void *obj;
+  if (!locate(s, k, &tab, &obj)) return unknown_option(s, key);
+  fl_options_format(fl_options_find(tab, k), obj, buf, n);
+  return FL_OK;
+}
+
+
+//---- registry ----
+
+static const fl_solver_ops *reg_ops[FL_MAX_SOLVERS];
+static const char *reg_names[FL_MAX_SOLVERS + 1];
+static int nreg;
+
+int fl_solver_register(const fl_solver_ops *ops) {
+  if (!ops || !ops->name || !ops->name[0] || !ops->solve)
+    return fl_seterr(FL_ERR_INVAL, "fl_solver_register: ops without a name or solve function");
+  if (ops->abi_version != FL_SOLVER_ABI)
+    return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s has ABI %d, expected %d",
+                     ops->name, ops->abi_version, FL_SOLVER_ABI);
+  if (fl_solver_find(ops->name))
+    return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s is already registered",
+                     ops->name);
+  if (nreg >= FL_MAX_SOLVERS)
+    return fl_seterr(FL_ERR_NOMEM, "fl_solver_register: more than %d solvers", FL_MAX_SOLVERS);
+  reg_ops[nreg] = ops;
+  reg_names[nreg++] = ops->name;
+  reg_names[nreg] = NULL;
+  return FL_OK;
+}
+
+
+const char *const *fl_solver_list(void) { return reg_names; }
+
+
+const fl_solver_ops *fl_solver_find(const char *name) {
+  for (int k = 0; name && k < nreg; k++)
+    if (strcmp(reg_ops[k]->name, name) == 0) return reg_ops[k];
+  return NULL;
+}
+
+
+const char *fl_solver_ops_summary(const fl_solver_ops *ops) {
+  return ops && ops->summary ? ops->summary : "";
+}
+
+
+unsigned fl_solver_ops_caps(const fl_solver_ops *ops) { return ops ? ops->caps : 0u; }
+
+
+/* applies "k=v,k=v" common defaults of a solver */
+static int apply_common_defaults(const fl_solver_ops *ops, fl_solve_common *c) {
+  if (!ops->common_defaults) return FL_OK;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", ops->common_defaults);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ') tok++;
+    char *eq = strchr(tok, '=');
+    if (!eq)
+      return fl_seterr(FL_ERR_INVAL, "solver %s: common_defaults entry '%s' lacks '='", ops->name,
+                       tok);
+    *eq = '\0';
+    FL_TRY(fl_options_set(common_table, c, ops->name, tok, eq + 1));
+  }
+  return FL_OK;
+}
+
+
+void fl_solver_ops_help(const fl_solver_ops *ops, FILE *f) {
+  if (!ops || !f) return;
+  fl_solve_common c;
+  fl_options_defaults(common_table, &c);
+  fprintf(f, "%s: %s\n", ops->name, fl_solver_ops_summary(ops));
+  if (ops->common_defaults) fprintf(f, "  common defaults overridden: %s\n", ops->common_defaults);
+  fl_options_help(common_table, ops->name, f);
+  if (ops->options) fl_options_help(ops->options, ops->name, f);
+}
+
+
+//---- handle ----
+
+int fl_solver_create(const char *name, fl_solver **out) {
+  if (!out) return fl_seterr(FL_ERR_INVAL, "fl_solver_create: NULL output");
+  *out = NULL;
+  const fl_solver_ops *ops = fl_solver_find(name);
+  if (!ops) {
+    char names[1024] = "";
+    for (int k = 0; k < nreg; k++) {
+      size_t len = strlen(names);
+      snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", reg_ops[k]->name);
+    }
+    return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "unknown solver '%s'; valid names: %s",
+                     name ? name : "(null)", nreg ? names : "(none registered: call fl_register_all)");
+  }
+  solver_x *x = fl_calloc(1, sizeof *x);
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "fl_solver_create(%s): out of memory", name);
+  fl_solver *s = &x->s;
+  s->ops = ops;
+  s->opts = ops->opts_size ? fl_calloc(1, ops->opts_size) : NULL;
+  s->data = ops->data_size ? fl_calloc(1, ops->data_size) : NULL;
+  if ((ops->opts_size && !s->opts) || (ops->data_size && !s->data)) {
+    fl_solver_destroy(s);
+    return fl_seterr(FL_ERR_NOMEM, "fl_solver_create(%s): out of memory", name);
+  }
+  fl_options_defaults(common_table, &s->common);
+  if (ops->options) fl_options_defaults(ops->options, s->opts);
+  int rc = apply_common_defaults(ops, &s->common);
+  if (rc < 0) {
+    fl_solver_destroy(s);
+    return rc;
+  }
+  s->error0 = NAN;
+  *out = s;
+  return FL_OK;
+}
+
+
+void fl_solver_destroy(fl_solver *s) {
+  if (!s) return;
+  solver_x *x = SX(s);
+  if (x->data_live && s->ops->destroy) s->ops->destroy(s);
+  for (int k = 0; k < s->nmon; k++)
+    if (s->mon[k].destroy) s->mon[k].destroy(s->mon[k].ctx);
+  if (x->mon_file) fclose(x->mon_file);
+  fl_arena_free(&s->arena);
+  fl_free(s->hist);
+  fl_free(s->opts);
+  fl_free(s->data);
+  fl_free(x);
+}
+
+
+const char *fl_solver_name(const fl_solver *s) { return s ? s->ops->name : ""; }
+unsigned fl_solver_caps(const fl_solver *s) { return s ? s->ops->caps : 0u; }
+
+
+int fl_solver_monitor_add(fl_solver *s, fl_monitor_fn fn, void *ctx, void (*destroy)(void *)) {
+  if (!s || !fn) return fl_seterr(FL_ERR_INVAL, "fl_solver_monitor_add: NULL argument");
+  if (s->nmon >= FL_MAX_MONITORS)
+    return fl_seterr(FL_ERR_INVAL, "solver %s: more than %d monitors", s->ops->name,
+                     FL_MAX_MONITORS);
+  s->mon[s->nmon].fn = fn;
+  s->mon[s->nmon].ctx = ctx;
+  s->mon[s->nmon].destroy = destroy;
+  s->nmon++;
+  return FL_OK;
+}
+
+
+const fl_iter_stat *fl_solver_history(const fl_solver *s, int *n) {
+  if (n) *n = s ? s->hist_len : 0;
+  return s ? s->hist : NULL;
+}
+
+
+void fl_solver_iterate(const fl_solver *s, const double **v, const double **gamma) {
+  if (v) *v = s ? s->cur_v : NULL;
+  if (gamma) *gamma = s ? s->cur_gamma : NULL;
+}
+
+
+const fl_problem *fl_solver_problem(const fl_solver *s) {
+  return s && CSX(s)->in_solve ? s->prob : NULL;
+}
+
+
+const fl_metrics *fl_solver_final_metrics(const fl_solver *s) {
+  return s && CSX(s)->metrics_valid ? &s->last_metrics : NULL;
+}
+
+
+double fl_solver_elapsed(const fl_solver *s) {
+  return fl_time_now() - s->t_start - s->t_monitor;
+}
+
+
+int fl_solver_arena_reserve(fl_solver *s, size_t bytes) {
+  if (s->arena.base && s->arena.size >= bytes) return FL_OK;
+  fl_arena_free(&s->arena);
+  int rc = fl_arena_init(&s->arena, bytes);
+  if (rc < 0)
+    return fl_seterr(rc, "solver %s: cannot allocate a %zu-byte arena", s->ops->name, bytes);
+  return FL_OK;
+}
+
+
+//---- view ----
+
+void fl_solver_view(const fl_solver *s, FILE *f) {
+  if (!s || !f) return;
+  fprintf(f, "solver %s: %s\n", s->ops->name, fl_solver_ops_summary(s->ops));
+  fl_options_print(common_table, &s->common, s->ops->name, f);
+  if (s->ops->options) fl_options_print(s->ops->options, s->opts, s->ops->name, f);
+  if (s->is_setup)
+    fprintf(f, "  set up on '%s': history capacity %d, arena %zu bytes (high water %zu)\n",
+            s->prob ? s->prob->name : "", s->hist_cap, s->arena.size, s->arena.high);
+  if (s->ops->view && SX((fl_solver *)s)->data_live) s->ops->view(s, f);
+}
+
+
+/* writes a JSON string literal */
+static void json_str(FILE *f, const char *str) {
+  fputc('"', f);
+  for (const unsigned char *c = (const unsigned char *)str; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(f, "\\%c", *c);
+    else if (*c < 0x20) fprintf(f, "\\u%04x", *c);
+    else fputc(*c, f);
+  }
+  fputc('"', f);
+}
+
+
+static void json_table(const fl_option_desc *t, const void *obj, FILE *f, int *first) {
+  char buf[FL_OPT_STRLEN + 64];
+  for (; t && t->key; t++) {
+    fl_options_format(t, obj, buf, sizeof buf);
+    fputs(*first ? "" : ", ", f);
+    *first = 0;
+    json_str(f, t->key);
+    fputs(": ", f);
+    json_str(f, buf);
+  }
+}
+
+
+void fl_solver_options_json(const fl_solver *s, FILE *f) {
+  if (!s || !f) return;
+  int first = 1;
+  fputc('{', f);
+  json_table(common_table, &s->common, f, &first);
+  json_table(s->ops->options, s->opts, f, &first);
+  fputc('}', f);
+}
+
+
+//---- setup ----
+
+/* capability check of the problem against the solver; FL_ERR_UNSUPPORTED says why */
+static int check_caps(const fl_solver *s, const fl_problem *p) {
+  unsigned caps = s->ops->caps;
+  const char *nm = s->ops->name;
+  if (p->kind == FL_PROBLEM_LOCAL) {
+    if (caps & FL_CAP_NEEDS_AJ)
+      return fl_seterr(FL_ERR_UNSUPPORTED,
+                       "solver %s needs A and J; FCLIB local problem %s has only W, q", nm,
+                       p->name);
+    if (!(caps & FL_CAP_LOCAL))
+      return fl_seterr(FL_ERR_UNSUPPORTED,
+                       "solver %s does not work on local problems (W, q only) such as %s", nm,
+                       p->name);
+    if (!(caps & FL_CAP_RIGID) && p->nc > 0)
+      return fl_seterr(FL_ERR_UNSUPPORTED,
+                       "solver %s does not support rigid contact; local problem %s is rigid "
+                       "(u = W gamma + q)", nm, p->name);
+  } else {
+    for (fl_int i = 0; i < p->nc; i++) {
+      double k = p->stiffness ? p->stiffness[i] : INFINITY;
+      if (isinf(k) && !(caps & FL_CAP_RIGID))
+        return fl_seterr(FL_ERR_UNSUPPORTED,
+                         "solver %s does not support rigid contact; problem %s contact %d has "
+                         "k = inf", nm, p->name, (int)i);
+      if (!isinf(k) && !(caps & FL_CAP_COMPLIANT))
+        return fl_seterr(FL_ERR_UNSUPPORTED,
+                         "solver %s does not support compliant contact; problem %s contact %d "
+                         "has k = %g", nm, p->name, (int)i, k);
+    }
+  }
+  if (p->nh > 0 && !(caps & FL_CAP_BILATERAL))
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "solver %s does not support bilateral rows; problem %s has %d", nm, p->name,
+                     (int)p->nh);
+  return FL_OK;
+}
+
+
+int fl_solver_setup(fl_solver *s, const fl_problem *p) {
+  if (!s || !p) return fl_seterr(FL_ERR_INVAL, "fl_solver_setup: NULL argument");
+  solver_x *x = SX(s);
+  if (x->in_solve) return fl_seterr(FL_ERR_STATE, "solver %s: setup during solve", s->ops->name);
+  double t0 = fl_time_now();
+  s->is_setup = 0;
+  x->setup_prob = NULL;
+  FL_TRY(check_caps(s, p));
+
+  // history: iteration 0 plus max_iter iterations, capped (overflow is counted, not silent)
+  int cap = s->common.max_iter < FL_HIST_MAX - 1 ? s->common.max_iter + 1 : FL_HIST_MAX;
+  if (cap != s->hist_cap) {
+    fl_iter_stat *h = fl_realloc(s->hist, (size_t)cap * sizeof *h);
+    if (!h)
+      return fl_seterr(FL_ERR_NOMEM, "solver %s: cannot allocate a history of %d records",
+                       s->ops->name, cap);
+    s->hist = h;
+    s->hist_cap = cap;
+  }
+  s->hist_len = 0;
+  s->hist_lost = 0;
+
+  // a repeated setup starts from clean private state
+  if (x->data_live && s->ops->destroy) s->ops->destroy(s);
+  x->data_live = 0;
+  if (s->data) memset(s->data, 0, s->ops->data_size);
+  if (s->arena.base) fl_arena_release(&s->arena, 0);
+
+  s->prob = p;
+  x->data_live = 1;
+  int rc = s->ops->setup ? s->ops->setup(s, p) : FL_OK;
+  if (rc < 0) {
+    if (s->ops->destroy) s->ops->destroy(s);
+    x->data_live = 0;
+    if (s->data) memset(s->data, 0, s->ops->data_size);
+    return rc;
+  }
+  x->setup_prob = p;
+  x->setup_s = fl_time_now() - t0;
+  s->is_setup = 1;
+  return FL_OK;
+}
+
+
+//---- monitors and recording ----
+
+static void csv_header(FILE *f) {
+  fputs("iter,t,error,merit,momentum,objective,step,step_norm,gradient,inner_residual,"
+        "nactive,nstick,nslip,nchange,inner_iters,neval\n", f);
+}
+
+
+static void csv_row(FILE *f, const fl_iter_stat *st) {
+  fprintf(f, "%d,%.9g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,%d,%d\n",
+          st->iter, st->t, st->error, st->merit, st->momentum, st->objective, st->step,
+          st->step_norm, st->gradient, st->inner_residual, st->nactive, st->nstick, st->nslip,
+          st->nchange, st->inner_iters, st->neval);
+}
+
+
+/* evaluates the common metrics of the current iterate into last_metrics */
+static int eval_metrics(fl_solver *s, const double *v, const double *gamma, int iter) {
+  solver_x *x = SX(s);
+  int rc = fl_problem_metrics(s->prob, v, gamma, (fl_norm_kind)s->common.norm, &s->last_metrics);
+  if (rc < 0) return rc;
+  x->metrics_valid = 1;
+  x->metrics_iter = iter;
+  x->metrics_v = v;
+  x->metrics_gamma = gamma;
+  return FL_OK;
+}
+
+
+/* the default convergence test on the own residual (see fl_solver_impl.h) */
+static int converged_default(fl_solver *s, const fl_iter_stat *st) {
+  const fl_solve_common *c = &s->common;
+  if (isnan(st->error) || isinf(st->error)) return FL_DIVERGED_NAN;
+  if (!c->never_stop) {
+    if (st->iter == 0) {
+      if (st->error <= c->abs_tol) return FL_CONVERGED_EXACT;
+    } else {
+      if (st->error <= c->abs_tol) return FL_CONVERGED_ATOL;
+      if (c->rel_tol > 0 && st->error <= c->rel_tol * s->error0) return FL_CONVERGED_RTOL;
+    }
+  }
+  if (st->iter >= c->max_iter) return c->never_stop ? FL_CONVERGED_ITS : FL_DIVERGED_MAX_ITER;
+  if (st->t > c->time_limit) return FL_DIVERGED_TIME_LIMIT;
+  return FL_ITERATING;
+}
+
+
+int fl_solver_record(fl_solver *s, fl_iter_stat *st) {
+  solver_x *x = SX(s);
+  double t_in = fl_time_now();
+  st->t = t_in - s->t_start - s->t_monitor;
+  if (st->iter == 0) s->error0 = st->error;
+
+  // common metrics every error_every iterations, timed as monitoring
+  int ee = s->common.error_every;
+  if (ee > 0 && st->iter % ee == 0 && s->cur_gamma) {
+    int rc = eval_metrics(s, s->cur_v, s->cur_gamma, st->iter);
+    if (rc < 0) {
+      s->abort_code = rc;
+      s->t_monitor += fl_time_now() - t_in;
+      return s->reason = FL_REASON_ABORT;
+    }
+    st->merit = s->last_metrics.natmap;
+    st->momentum = s->last_metrics.momentum;
+  }
+
+  // history: when full, the last slot keeps the newest record and the rest are counted lost
+  if (s->hist_len < s->hist_cap) {
+    s->hist[s->hist_len++] = *st;
+  } else if (s->hist_cap > 0) {
+    s->hist[s->hist_cap - 1] = *st;
+    s->hist_lost++;
+  }
+
+  // monitors: built-in, then user ones
+  if (x->mon_stdout)
+    printf("%s %s it %4d  t %.3e  error %.6e  merit %.6e\n", s->ops->name,
+           s->prob ? s->prob->name : "", st->iter, st->t, st->error, st->merit);
+  if (x->mon_file) csv_row(x->mon_file, st);
+  for (int k = 0; k < s->nmon; k++) {
+    int rc = s->mon[k].fn(s, st, s->mon[k].ctx);
+    if (rc < 0) {
+      s->abort_code = rc;
+      s->t_monitor += fl_time_now() - t_in;
+      return s->reason = FL_REASON_ABORT;
+    }
+  }
+  s->t_monitor += fl_time_now() - t_in;
+
+  s->iters = st->iter;
+  s->reason = converged_default(s, st);
+  return s->reason;
+}
+
+
+//---- solve ----
+
+static int open_monitors(fl_solver *s) {
+  solver_x *x = SX(s);
+  const char *m = s->common.monitor;
+  x->mon_stdout = strcmp(m, "stdout") == 0;
+  if (strncmp(m, "csv:", 4) == 0) {
+    x->mon_file = fopen(m + 4, "w");
+    if (!x->mon_file)
+      return fl_seterr(FL_ERR_IO, "solver %s: monitor csv:%s: cannot open for writing: %s",
+                       s->ops->name, m + 4, strerror(errno));
+    csv_header(x->mon_file);
+  }
+  return FL_OK;
+}
+
+
+static int close_monitors(fl_solver *s) {
+  solver_x *x = SX(s);
+  int rc = FL_OK;
+  if (x->mon_file && fclose(x->mon_file) != 0)
+    rc = fl_seterr(FL_ERR_IO, "solver %s: monitor %s: write failed", s->ops->name,
+                   s->common.monitor);
+  x->mon_file = NULL;
+  x->mon_stdout = 0;
+  return rc;
+}
+
+
+int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma, fl_result *res) {
+  if (!s || !p || !res) return fl_seterr(FL_ERR_INVAL, "fl_solver_solve: NULL argument");
+  solver_x *x = SX(s);
+  memset(res, 0, sizeof *res);
+  res->error = NAN;
+  if (!s->is_setup)
+    return fl_seterr(FL_ERR_STATE, "solver %s: solve before setup (or options changed since)",
+                     s->ops->name);
+  if (p != x->setup_prob)
+    return fl_seterr(FL_ERR_STATE, "solver %s: set up on another problem than '%s'",
+                     s->ops->name, p->name);
+  if (!gamma && fl_problem_nrows(p) > 0)
+    return fl_seterr(FL_ERR_INVAL, "solver %s: gamma is NULL", s->ops->name);
+  if (p->kind == FL_PROBLEM_GLOBAL && !v && p->nv > 0)
+    return fl_seterr(FL_ERR_INVAL, "solver %s: v is NULL on global problem %s", s->ops->name,
+                     p->name);
+
+  // the guess: the incoming one with warm_start, else v = v*, gamma = 0
+  if (!s->common.warm_start) {
+    if (gamma) memset(gamma, 0, (size_t)fl_problem_nrows(p) * sizeof *gamma);
+    if (v && p->kind == FL_PROBLEM_GLOBAL && p->vstar)
+      memcpy(v, p->vstar, (size_t)p->nv * sizeof *v);
+  }
+
+  s->prob = p;
+  s->cur_v = v;
+  s->cur_gamma = gamma;
+  s->t_monitor = 0;
+  s->reason = FL_ITERATING;
+  s->iters = 0;
+  s->abort_code = 0;
+  s->error0 = NAN;
+  s->hist_len = 0;
+  s->hist_lost = 0;
+  x->metrics_valid = 0;
+  FL_TRY(open_monitors(s));
+
+  x->in_solve = 1;
+  s->t_start = fl_time_now();
+  int rc = s->ops->solve(s, p, v, gamma);
+  double t_end = fl_time_now();
+  x->in_solve = 0;
+
+  if (rc >= 0 && s->reason == FL_REASON_ABORT) rc = s->abort_code < 0 ? s->abort_code : FL_ERR_STATE;
+  if (rc >= 0 && s->reason == FL_ITERATING)
+    rc = fl_seterr(FL_ERR_STATE, "solver %s returned without a reason (contract violation)",
+                   s->ops->name);
+
+  double solve_s = (t_end - s->t_start) - s->t_monitor;
+
+  // the final metrics are those of the returned iterate
+  if (rc >= 0 && !(x->metrics_valid && x->metrics_iter == s->iters && x->metrics_v == v &&
+                   x->metrics_gamma == gamma && s->cur_v == v && s->cur_gamma == gamma)) {
+    double tm = fl_time_now();
+    rc = eval_metrics(s, v, gamma, s->iters);
+    if (rc >= 0 && s->hist_len > 0 && s->hist[s->hist_len - 1].iter == s->iters) {
+      s->hist[s->hist_len - 1].merit = s->last_metrics.natmap;
+      s->hist[s->hist_len - 1].momentum = s->last_metrics.momentum;
+    }
+    s->t_monitor += fl_time_now() - tm;
+  }
+  int crc = close_monitors(s);
+  if (rc >= 0) rc = crc;
+
+  res->reason = s->reason;
+  res->iters = s->iters;
+  res->error = s->hist_len > 0 ? s->hist[s->hist_len - 1].error : NAN;
+  res->solve_s = solve_s > 0 ? solve_s : 0;
+  res->setup_s = x->setup_s;
+  res->monitor_s = s->t_monitor;
+  res->history_len = s->hist_len;
+  res->history_lost = s->hist_lost;
+  return rc < 0 ? rc : FL_OK;
+}
