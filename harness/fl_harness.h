@@ -28,6 +28,7 @@ typedef struct fl_subcommand {
 
 int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|figures] */
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
+int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 
 
 /*---- the command line of this process ----*/

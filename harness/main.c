@@ -17,6 +17,9 @@ static int cmd_version(int argc, char **argv);
 static const fl_subcommand cmds[] = {
   {"help", cmd_help, "show this help, or the help of one sub-command"},
   {"version", cmd_version, "print the version and git revision"},
+  {"list", fl_cmd_list, "list solvers (with their options), problems, figures"},
+  {"solve", fl_cmd_solve, "solve FCLIB files or built-in examples with solvers; write results"},
+  {"reproduce", fl_cmd_reproduce, "regenerate a paper figure (data and pictures) by name"},
   {NULL, NULL, NULL}
 };
 
@@ -65,12 +68,13 @@ static int cmd_version(int argc, char **argv) {
     fprintf(stderr, "frictionlab version: unexpected argument '%s' (expected none)\n", argv[0]);
     return 2;
   }
-  printf("frictionlab %s (git %s)\n", FL_VERSION_STRING, FL_GIT_REVISION);
+  printf("frictionlab %s (git %s)\n", fl_version(), FL_GIT_REVISION);
   return 0;
 }
 
 
 int main(int argc, char **argv) {
+  fl_harness_set_argv(argc, argv);
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -114,5 +114,14 @@ int fl_solver_arena_reserve(fl_solver *s, size_t bytes);
 /* Ops tables of the built-in solvers (defined in their own files). */
 extern const fl_solver_ops fl_pgs_ops;
 extern const fl_solver_ops fl_jacobi_ops;
+extern const fl_solver_ops fl_primal_descent_ops;
+extern const fl_solver_ops fl_dual_descent_ops;
+extern const fl_solver_ops fl_sap_ops;
+
+/* Primal descent's objective g(v) and gradient d (nv) at v, with gamma(v) (3nc+nh), for a
+ * solver created as "primal-descent" and set up on p (tests check d against finite
+ * differences of g). */
+double fl__primal_descent_eval(fl_solver *s, const fl_problem *p, const double *v,
+                               double *gamma, double *grad);
 
 #endif /* FL_SOLVER_IMPL_H */

@@ -1,0 +1,97 @@
+/* fl_figure.h: figure recipes for `frictionlab reproduce` (internal to harness/).
+ *
+ * A recipe computes what one paper figure shows and writes it as CSV files into the figure's
+ * staging folder, then describes the picture as a plot specification (panels of series, each
+ * series one CSV file with named x and y columns). The harness turns the specification into
+ * figure.json, renders it with gnuplot (figure-gnuplot.png, from a generated figure.gp) and
+ * with matplotlib (figure.png and figure.pdf, by scripts/plot_figure.py), and commits the
+ * folder results/figures/<name>/ with a manifest. So every figure is regenerable from its
+ * folder alone: `gnuplot figure.gp`, or `/usr/bin/python3 scripts/plot_figure.py figure.json`.
+ *
+ * Recipes whose prerequisites (a solver, a scene) are missing report why through `missing`,
+ * and are listed as unavailable rather than faked.
+ */
+#ifndef FL_FIGURE_H
+#define FL_FIGURE_H
+
+#include <stdio.h>
+
+#include "fl_harness.h"
+
+#define FL_FIG_MAX_SERIES 32
+#define FL_FIG_MAX_PANELS 6
+#define FL_FIG_MAX_REFS 4
+
+typedef struct fl_fig_series {
+  char csv[96];    /* file name in the figure folder, with a header row */
+  char x[48];      /* column names */
+  char y[48];
+  char label[128]; /* legend: solver and options */
+  int points;      /* 1 markers, 0 lines, 2 lines and markers */
+} fl_fig_series;
+
+typedef struct fl_fig_panel {
+  char title[160];
+  char xlabel[96]; /* with units, e.g. "time (s)" */
+  char ylabel[96];
+  int logx, logy;
+  fl_fig_series series[FL_FIG_MAX_SERIES];
+  int nseries;
+  double ref[FL_FIG_MAX_REFS];       /* horizontal reference lines (y values) */
+  char ref_label[FL_FIG_MAX_REFS][96];
+  int nref;
+} fl_fig_panel;
+
+typedef struct fl_fig {
+  char title[200];
+  fl_fig_panel panel[FL_FIG_MAX_PANELS];
+  int npanel;
+} fl_fig;
+
+/* What a recipe gets. */
+typedef struct fl_fig_ctx {
+  fl_results *res; /* the figure's results folder (staging); files via fl_fig_csv */
+  int quick;       /* reduced size for CI */
+  fl_fig *fig;     /* the plot specification to fill */
+  FILE *summary;   /* summary.txt: the figure's numbers in words, also printed */
+} fl_fig_ctx;
+
+typedef struct fl_figure_recipe {
+  const char *name; /* "macklin-fig28" */
+  const char *seed; /* "004" */
+  const char *what; /* one line */
+  /* NULL when the recipe can run, else a static string saying what is missing. */
+  const char *(*missing)(void);
+  /* Writes CSVs and fills ctx->fig. Returns FL_OK or an error code with fl_seterr. NULL while
+   * the recipe is not written; `needs` then says what it waits for. */
+  int (*run)(fl_fig_ctx *ctx);
+  const char *needs;
+} fl_figure_recipe;
+
+/* The registry (harness/figures.c): every figure of PROBLEMS.md section 7, NULL-terminated. */
+const fl_figure_recipe *const *fl_figures(void);
+const fl_figure_recipe *fl_figure_find(const char *name);
+/* Why a figure cannot run now, or NULL if it can. */
+const char *fl_figure_missing(const fl_figure_recipe *r);
+
+/* Opens `name` in the figure's folder and writes `header` (comma-separated column names) as
+ * its first line. NULL on error (message set). */
+FILE *fl_fig_csv(fl_fig_ctx *ctx, const char *name, const char *header);
+/* Appends a panel / a series / a reference line; silently capped at the maxima above. */
+fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
+                               const char *ylabel, int logx, int logy);
+void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const char *y,
+                       const char *label, int points);
+void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label);
+/* Prints to the summary file and stdout. */
+void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Writes figure.json and figure.gp into `dir` and renders them (gnuplot, then matplotlib via
+ * Debian's /usr/bin/python3 or $FL_PYTHON). Errors name the tool and its exit status. */
+int fl_fig_render(const fl_fig *f, const char *dir);
+
+/* Recipes (one file each, harness/fig_*.c). */
+extern const fl_figure_recipe fl_fig_macklin28;
+
+
+#endif /* FL_FIGURE_H */
