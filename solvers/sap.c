@@ -1,0 +1,996 @@
+/* sap.c: SAP, the semi-analytic primal contact solver of Castro, Permenter and Han (2022), as in
+ * Drake (facts in design/SAP.md, model in design/SOLVERS.md section 1).
+ *
+ * SAP minimizes the strictly convex, unconstrained cost
+ *
+ *     l(v) = 1/2 ||v - v*||_A^2 + sum_k l_k(vc_k),      vc = J v + b,
+ *
+ * where each constraint k has a regularization R_k (diagonal), a bias vhat_k, the unprojected
+ * impulse y_k = R_k^-1 (vhat_k - vc_k), the impulse gamma_k = P_k(y_k) (projection onto the
+ * friction cone in the R norm for contacts, clamp to bounds for bilateral rows) and the cost
+ * l_k = 1/2 gamma_k^T R_k gamma_k (contacts) or its continuous envelope for clamped rows. Then
+ *
+ *     grad l = A (v - v*) - J^T gamma,     H = A + J^T G J,     G_k = dP_k/dy_k R_k^-1.
+ *
+ * Newton's direction dv = -H^-1 grad comes from a dense Cholesky (small problems) or CHOLMOD's
+ * supernodal Cholesky (symbolic analysis once in setup, numeric factorization per iteration),
+ * and the step length from an exact line search on l(alpha) (convex in alpha) or Armijo
+ * backtracking. Along the line, only the constraint terms are re-evaluated: with cached
+ * dp = A dv, dvc = J dv and dv^T A dv, one trial costs O(rows).
+ *
+ * Contact rows are normal first (n, t1, t2) here (Drake orders tangent first).
+ *
+ * Stopping (Drake's rule): ||D grad|| <= abs_tol + rel_tol max(||D A v||, ||D J^T gamma||) with
+ * D = diag(A)^-1/2, or cost stagnation with a step alpha > 0.5. SAP applies this rule itself
+ * (the spine's test relative to iteration 0 does not fit SAP's scale), so after iteration 0 it
+ * clears s->error0 and sets s->reason when its rule holds; max_iter, time_limit, NaN and the
+ * monitors stay with the spine.
+ */
+#include <cholmod.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_solver_impl.h"
+
+/* soft norm of the tangential impulse, N s (Drake's hard-coded 1e-7) */
+#define SAP_EPS_SOFT 1e-7
+#define SAP_TWO_PI_SQ (4.0 * M_PI * M_PI)
+
+/* internal entry points (tests call them; prototypes repeated there) */
+int fl__sap_project(double mu, const double R[3], const double y[3], double gamma[3],
+                    double G[9]);
+
+enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
+enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
+enum { START_V0 = 0, START_VSTAR = 1 };
+enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
+
+typedef struct sap_opts {
+  double beta;         /* near-rigid parameter of contacts */
+  double beta_h;       /* near-rigid parameter of bilateral rows */
+  double sigma;        /* tangential regularization R_t = sigma w */
+  int line_search;     /* exact | backtracking */
+  int linear;          /* auto | dense | cholmod */
+  int dense_max;       /* auto: dense when nv <= dense_max */
+  int start;           /* guess without warm_start: v0 | vstar */
+  double alpha_max;    /* exact line search bracket [0, alpha_max] */
+  double ls_tol;       /* exact: |l'(alpha)| / |l'(0)| tolerance */
+  int ls_max_iter;     /* line-search iterations */
+  double ls_rho;       /* backtracking factor */
+  double ls_c;         /* Armijo constant */
+  double cost_abs_tol; /* stagnation: absolute change of the cost (J) */
+  double cost_rel_tol; /* stagnation: relative change of the cost */
+} sap_opts;
+
+#define OO(m) offsetof(sap_opts, m)
+static const fl_option_desc sap_table[] = {
+  {"beta", FL_OPT_REAL, OO(beta), 0, 1e3, 1.0, NULL,
+   "near-rigid parameter of contacts: R_n >= beta^2/(4 pi^2) w (0 = off; 1e-3..1e-2 stiffer)"},
+  {"beta_h", FL_OPT_REAL, OO(beta_h), 0, 1e3, 0.1, NULL,
+   "near-rigid parameter of bilateral rows"},
+  {"sigma", FL_OPT_REAL, OO(sigma), 1e-12, 1e3, 1e-3, NULL,
+   "tangential regularization R_t = sigma w (slip in stiction about sigma mu dt g)"},
+  {"line_search", FL_OPT_ENUM, OO(line_search), 0, 1, LS_EXACT, "exact|backtracking",
+   "exact (Newton with bisection on l'(alpha)) or Armijo backtracking"},
+  {"linear", FL_OPT_ENUM, OO(linear), 0, 2, LIN_AUTO, "auto|dense|cholmod",
+   "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max)"},
+  {"dense_max", FL_OPT_INT, OO(dense_max), 0, 100000, 96, NULL,
+   "largest nv solved densely with linear=auto"},
+  {"start", FL_OPT_ENUM, OO(start), 0, 1, START_V0, "v0|vstar",
+   "initial guess when warm_start is off: v0 (Drake) or v*"},
+  {"alpha_max", FL_OPT_REAL, OO(alpha_max), 1.0, 100, 1.5, NULL,
+   "largest step of the exact line search"},
+  {"ls_tol", FL_OPT_REAL, OO(ls_tol), 1e-16, 1, 1e-8, NULL,
+   "exact line search tolerance on l'(alpha)/|l'(0)|"},
+  {"ls_max_iter", FL_OPT_INT, OO(ls_max_iter), 1, 1000, 100, NULL,
+   "line-search iterations (exact: 100, backtracking uses at most 40)"},
+  {"ls_rho", FL_OPT_REAL, OO(ls_rho), 0.01, 0.99, 0.8, NULL, "backtracking factor"},
+  {"ls_c", FL_OPT_REAL, OO(ls_c), 0, 0.5, 1e-4, NULL, "Armijo constant"},
+  {"cost_abs_tol", FL_OPT_REAL, OO(cost_abs_tol), 0, INFINITY, 1e-30, NULL,
+   "stagnation test: absolute cost change (J)"},
+  {"cost_rel_tol", FL_OPT_REAL, OO(cost_rel_tol), 0, 1, 1e-15, NULL,
+   "stagnation test: relative cost change (with alpha > 0.5)"},
+  {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
+#undef OO
+
+/* private state, made in setup, freed in destroy */
+typedef struct sap_data {
+  fl_int nv, nc, nh, nr, ncon;
+  /* constraints: contacts 0..nc-1 (3 rows at 3k), bilateral rows nc..ncon-1 (1 row) */
+  fl_int *dptr;   /* (ncon + 1) into dof */
+  fl_int *dof;    /* dofs each constraint touches, ascending */
+  fl_int *jptr;   /* (ncon + 1) into Jb */
+  double *Jb;     /* dense rows of J restricted to the constraint's dofs, row-major */
+  fl_int mmax;    /* largest dof count of a constraint */
+  double *R;      /* (nr) regularization per row */
+  double *vhat;   /* (nr) bias per row */
+  double *w;      /* (ncon) Delassus estimate */
+  double *Adiag;  /* (nv) */
+  double *Dsc;    /* (nv) diag(A)^-1/2 */
+  unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
+  int dense;      /* linear solver used */
+  double *Hd;     /* (nv x nv) dense Newton matrix */
+  /* cholmod */
+  int cm_on;
+  cholmod_common cm;
+  cholmod_sparse *H; /* lower triangle, pattern of A + sum J_k^T J_k */
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  fl_int *apos;   /* (nnz of A) position of each A entry in H->x, -1 above the diagonal */
+  fl_int *hptr;   /* (ncon + 1) into hpos */
+  fl_int *hpos;   /* lower pairs (a >= b) of each constraint block, b outer */
+  size_t arena_bytes;
+  /* last solve */
+  int nfactor;
+} sap_data;
+
+#define SD(s) ((sap_data *)(s)->data)
+#define SO(s) ((const sap_opts *)(s)->opts)
+
+
+//---- projection onto the friction cone in the R norm ----
+
+/* Projects y = (y_n, y_t1, y_t2) onto { ||g_t|| <= mu g_n } in the norm of R = diag(R_n, R_t,
+ * R_t) (R[1] == R[2]) and writes the derivative G = dP/dy R^-1 (row-major 3x3, symmetric PSD)
+ * when G is not NULL. Returns MODE_STICK, MODE_SLIDE or MODE_NONE. */
+int fl__sap_project(double mu, const double R[3], const double y[3], double g[3], double G[9]) {
+  double Rn = R[0], Rt = R[1];
+  double yn = y[0], yt1 = y[1], yt2 = y[2];
+  // soft norm: y_r never vanishes, so the direction t = y_t / y_r is always defined
+  double yr = sqrt(yt1 * yt1 + yt2 * yt2 + SAP_EPS_SOFT * SAP_EPS_SOFT);
+  double muh = mu * Rt / Rn;
+
+  // stiction: y inside the cone, gamma = y, G = R^-1
+  if (yr <= mu * yn) {
+    g[0] = yn;
+    g[1] = yt1;
+    g[2] = yt2;
+    if (G) {
+      memset(G, 0, 9 * sizeof *G);
+      G[0] = 1.0 / Rn;
+      G[4] = G[8] = 1.0 / Rt;
+    }
+    return MODE_STICK;
+  }
+  // no contact: y inside the polar cone (in the R metric)
+  if (yn <= -muh * yr) {
+    g[0] = g[1] = g[2] = 0.0;
+    if (G) memset(G, 0, 9 * sizeof *G);
+    return MODE_NONE;
+  }
+  // sliding: gamma_n = (y_n + muh y_r)/(1 + mu muh), gamma_t = mu gamma_n t
+  double f = 1.0 / (1.0 + mu * muh);
+  double t1 = yt1 / yr, t2 = yt2 / yr;
+  double gn = (yn + muh * yr) * f;
+  g[0] = gn;
+  g[1] = mu * gn * t1;
+  g[2] = mu * gn * t2;
+  if (G) {
+    // dP/dy blocks: dgn/dyn = f, dgn/dyt = muh f t^T, dgt/dyn = mu f t,
+    // dgt/dyt = a (I - t t^T) + b t t^T with a = mu gn/y_r, b = mu muh f; then G = dP/dy R^-1
+    // (symmetric since muh/R_t = mu/R_n)
+    double a = mu * gn / yr, b = mu * muh * f;
+    G[0] = f / Rn;
+    G[1] = G[3] = mu * f * t1 / Rn;
+    G[2] = G[6] = mu * f * t2 / Rn;
+    G[4] = (a * (1.0 - t1 * t1) + b * t1 * t1) / Rt;
+    G[8] = (a * (1.0 - t2 * t2) + b * t2 * t2) / Rt;
+    G[5] = G[7] = (b - a) * t1 * t2 / Rt;
+  }
+  return MODE_SLIDE;
+}
+
+
+//---- constraint evaluation ----
+
+static fl_int con_nrow(const sap_data *d, fl_int k) { return k < d->nc ? 3 : 1; }
+static fl_int con_row(const sap_data *d, fl_int k) { return k < d->nc ? 3 * k : 2 * d->nc + k; }
+
+
+/* evaluates constraint k at its velocity vc (its rows): impulse gam, Hessian block G (nrow^2,
+ * may be NULL), mode; returns its cost l_k (J) */
+static double con_eval(const sap_data *d, const fl_problem *p, fl_int k, const double *vc,
+                       double *gam, double *G, int *mode) {
+  fl_int r = con_row(d, k);
+  const double *R = d->R + r, *vh = d->vhat + r;
+  if (k < d->nc) {
+    double y[3];
+    for (int j = 0; j < 3; j++) y[j] = (vh[j] - vc[j]) / R[j];
+    *mode = fl__sap_project(p->mu[k], R, y, gam, G);
+    return 0.5 * (R[0] * gam[0] * gam[0] + R[1] * (gam[1] * gam[1] + gam[2] * gam[2]));
+  }
+  // bilateral row: gamma = clamp(y, lo, hi); cost R (gamma y - gamma^2/2), continuous in y
+  fl_int h = k - d->nc;
+  double y = (vh[0] - vc[0]) / R[0];
+  double lo = p->lo ? p->lo[h] : -INFINITY, hi = p->hi ? p->hi[h] : INFINITY;
+  double gb = y < lo ? lo : (y > hi ? hi : y);
+  int inside = y > lo && y < hi;
+  gam[0] = gb;
+  if (G) G[0] = inside ? 1.0 / R[0] : 0.0;
+  *mode = inside ? MODE_STICK : MODE_NONE;
+  return R[0] * (gb * y - 0.5 * gb * gb);
+}
+
+
+/* evaluates every constraint at vc: gamma (nr), G blocks (9 nc + nh, may be NULL), modes
+ * (ncon, may be NULL); returns the constraint cost */
+static double eval_all(const sap_data *d, const fl_problem *p, const double *vc, double *gam,
+                       double *G, int *modes) {
+  double cost = 0.0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int r = con_row(d, k);
+    double *Gk = G ? G + (k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc)) : NULL;
+    int mode;
+    cost += con_eval(d, p, k, vc + r, gam + r, Gk, &mode);
+    if (modes) modes[k] = mode;
+  }
+  return cost;
+}
+
+
+/* along the line vc + alpha dvc: constraint cost, -dvc.gamma(alpha) and dvc^T G(alpha) dvc */
+static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
+                      const double *dvc, double alpha, double *cost, double *d1, double *d2) {
+  double c = 0.0, s1 = 0.0, s2 = 0.0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int r = con_row(d, k), n = con_nrow(d, k);
+    double x[3], gam[3], G[9];
+    int mode;
+    for (fl_int j = 0; j < n; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
+    c += con_eval(d, p, k, x, gam, G, &mode);
+    for (fl_int i = 0; i < n; i++) {
+      s1 -= dvc[r + i] * gam[i];
+      for (fl_int j = 0; j < n; j++) s2 += dvc[r + i] * G[i * n + j] * dvc[r + j];
+    }
+  }
+  *cost = c;
+  *d1 = s1;
+  *d2 = s2;
+}
+
+
+//---- setup ----
+
+static int cmp_int(const void *a, const void *b) {
+  fl_int x = *(const fl_int *)a, y = *(const fl_int *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* sorts and removes duplicates; returns the new length */
+static fl_int uniq(fl_int *x, fl_int n) {
+  if (n == 0) return 0;
+  qsort(x, (size_t)n, sizeof *x, cmp_int);
+  fl_int m = 1;
+  for (fl_int i = 1; i < n; i++)
+    if (x[i] != x[m - 1]) x[m++] = x[i];
+  return m;
+}
+
+
+/* position of row i in column j of the lower CSC pattern, or -1 */
+static fl_int hfind(const int *Hp, const int *Hi, fl_int i, fl_int j) {
+  int lo = Hp[j], hi = Hp[j + 1] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (Hi[mid] == i) return mid;
+    if (Hi[mid] < i) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+
+static void sap_destroy(fl_solver *s) {
+  sap_data *d = SD(s);
+  if (!d) return;
+  fl_free(d->dptr);
+  fl_free(d->dof);
+  fl_free(d->jptr);
+  fl_free(d->Jb);
+  fl_free(d->R);
+  fl_free(d->vhat);
+  fl_free(d->w);
+  fl_free(d->Adiag);
+  fl_free(d->Dsc);
+  fl_free(d->part);
+  fl_free(d->Hd);
+  fl_free(d->apos);
+  fl_free(d->hptr);
+  fl_free(d->hpos);
+  if (d->cm_on) {
+    cholmod_free_sparse(&d->H, &d->cm);
+    cholmod_free_factor(&d->L, &d->cm);
+    cholmod_free_dense(&d->X, &d->cm);
+    cholmod_free_dense(&d->Y, &d->cm);
+    cholmod_free_dense(&d->E, &d->cm);
+    cholmod_finish(&d->cm);
+  }
+  memset(d, 0, sizeof *d);
+}
+
+
+/* gathers each constraint's dofs and its dense rows of J */
+static int setup_blocks(sap_data *d, const fl_problem *p, const char *nm) {
+  const fl_csr *J = p->J;
+  d->dptr = fl_calloc((size_t)d->ncon + 1, sizeof(fl_int));
+  d->jptr = fl_calloc((size_t)d->ncon + 1, sizeof(fl_int));
+  if (!d->dptr || !d->jptr) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (constraints)", nm);
+  // upper bound of the dof lists: the nonzeros of J
+  d->dof = fl_malloc(((size_t)J->nnz + 1) * sizeof(fl_int));
+  if (!d->dof) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (constraint dofs)", nm);
+  fl_int nd = 0, nj = 0;
+  d->mmax = 0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int r = con_row(d, k), n = con_nrow(d, k);
+    fl_int start = nd;
+    for (fl_int i = r; i < r + n; i++)
+      for (fl_int q = J->rowptr[i]; q < J->rowptr[i + 1]; q++) d->dof[nd++] = J->col[q];
+    fl_int m = uniq(d->dof + start, nd - start);
+    nd = start + m;
+    d->dptr[k + 1] = nd;
+    nj += n * m;
+    d->jptr[k + 1] = nj;
+    if (m > d->mmax) d->mmax = m;
+  }
+  d->Jb = fl_calloc((size_t)nj + 1, sizeof(double));
+  if (!d->Jb) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (J blocks)", nm);
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int r = con_row(d, k), n = con_nrow(d, k);
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    double *B = d->Jb + d->jptr[k];
+    for (fl_int i = 0; i < n; i++)
+      for (fl_int q = J->rowptr[r + i]; q < J->rowptr[r + i + 1]; q++) {
+        // the column's place in the sorted dof list
+        fl_int lo = 0, hi = m - 1, c = J->col[q];
+        while (lo < hi) {
+          fl_int mid = (lo + hi) / 2;
+          if (S[mid] < c) lo = mid + 1;
+          else hi = mid;
+        }
+        B[i * m + lo] += J->val[q];
+      }
+  }
+  return FL_OK;
+}
+
+
+/* R, vhat and w of every constraint (SOLVERS.md section 1, SAP.md 1.2 and 4.1) */
+static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts *o,
+                                const char *nm) {
+  d->R = fl_malloc(((size_t)d->nr + 1) * sizeof(double));
+  d->vhat = fl_malloc(((size_t)d->nr + 1) * sizeof(double));
+  d->w = fl_malloc(((size_t)d->ncon + 1) * sizeof(double));
+  if (!d->R || !d->vhat || !d->w) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (R)", nm);
+  double dt = p->dt;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int r = con_row(d, k), n = con_nrow(d, k);
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    const double *B = d->Jb + d->jptr[k];
+    // w = ||J_k diag(A)^-1 J_k^T||_F / n (the Jacobi estimate of the Delassus block)
+    double fro = 0.0;
+    for (fl_int i = 0; i < n; i++)
+      for (fl_int j = 0; j < n; j++) {
+        double wij = 0.0;
+        for (fl_int a = 0; a < m; a++) wij += B[i * m + a] * B[j * m + a] / d->Adiag[S[a]];
+        fro += wij * wij;
+      }
+    double w = sqrt(fro) / (double)n;
+    d->w[k] = w;
+    if (k < d->nc) {
+      // contact: R_n = max(beta^2/(4 pi^2) w, 1/(dt k (dt + tau_d))), R_t = sigma w
+      double kk = p->stiffness ? p->stiffness[k] : INFINITY;
+      double td = p->tau_d ? p->tau_d[k] : 0.0;
+      double rc = isinf(kk) ? 0.0 : 1.0 / (dt * kk * (dt + td));
+      double rnr = o->beta * o->beta / SAP_TWO_PI_SQ * w;
+      double Rn = rnr > rc ? rnr : rc, Rt = o->sigma * w;
+      if (!(Rn > 0.0) || !(Rt > 0.0) || !isfinite(Rn) || !isfinite(Rt))
+        return fl_seterr(FL_ERR_UNSUPPORTED,
+                         "%s: problem %s contact %d: regularization R_n = %g, R_t = %g (w = %g, "
+                         "k = %g, beta = %g): rigid contact needs beta > 0 and a contact with a "
+                         "non-zero Jacobian", nm, p->name, (int)k, Rn, Rt, w, kk, o->beta);
+      d->R[r] = Rn;
+      d->R[r + 1] = d->R[r + 2] = Rt;
+      d->vhat[r] = -p->phi0[k] / (dt + td);
+      d->vhat[r + 1] = d->vhat[r + 2] = 0.0;
+    } else {
+      // bilateral row J v + b + g0/dt + c gamma = 0: R = max(c, beta_h^2/(4 pi^2) w),
+      // vhat = -g0/(dt + tau) with tau = 0, or tau = dt when near-rigid (critical damping)
+      fl_int h = k - d->nc;
+      double c = p->compliance ? p->compliance[h] : 0.0;
+      double rnr = o->beta_h * o->beta_h / SAP_TWO_PI_SQ * w;
+      double tau = c < rnr ? dt : 0.0;
+      double Rh = c > rnr ? c : rnr;
+      if (!(Rh > 0.0) || !isfinite(Rh))
+        return fl_seterr(FL_ERR_UNSUPPORTED,
+                         "%s: problem %s bilateral row %d: R = %g (w = %g, compliance = %g, "
+                         "beta_h = %g): a hard row needs beta_h > 0 and a non-zero Jacobian row",
+                         nm, p->name, (int)h, Rh, w, c, o->beta_h);
+      d->R[r] = Rh;
+      d->vhat[r] = -(p->g0 ? p->g0[h] : 0.0) / (dt + tau);
+    }
+  }
+  return FL_OK;
+}
+
+
+/* the lower pattern of H = A + sum_k J_k^T J_k, its CHOLMOD analysis, and the maps from A
+ * entries and constraint blocks into H->x */
+static int setup_cholmod(sap_data *d, const fl_problem *p, const char *nm) {
+  const fl_csr *A = p->A;
+  fl_int nv = d->nv;
+  // count entries per column (duplicates included)
+  size_t *cnt = fl_calloc((size_t)nv + 1, sizeof(size_t));
+  if (!cnt) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (H pattern)", nm);
+  for (fl_int i = 0; i < nv; i++)
+    for (fl_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++)
+      if (A->col[q] <= i) cnt[A->col[q] + 1]++;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    for (fl_int b = 0; b < m; b++) cnt[S[b] + 1] += (size_t)(m - b);
+  }
+  for (fl_int j = 0; j < nv; j++) cnt[j + 1] += cnt[j];
+  size_t tot = cnt[nv];
+  if (tot > (size_t)INT32_MAX) {
+    fl_free(cnt);
+    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: Hessian pattern too large (%zu entries)", nm, tot);
+  }
+  fl_int *rows = fl_malloc((tot + 1) * sizeof(fl_int));
+  size_t *fill = fl_malloc(((size_t)nv + 1) * sizeof(size_t));
+  if (!rows || !fill) {
+    fl_free(cnt);
+    fl_free(rows);
+    fl_free(fill);
+    return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (H pattern)", nm);
+  }
+  memcpy(fill, cnt, ((size_t)nv + 1) * sizeof(size_t));
+  for (fl_int i = 0; i < nv; i++)
+    for (fl_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++)
+      if (A->col[q] <= i) rows[fill[A->col[q]]++] = i;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    for (fl_int b = 0; b < m; b++)
+      for (fl_int a = b; a < m; a++) rows[fill[S[b]]++] = S[a];
+  }
+  // the diagonal always (CHOLMOD needs it), then sort and compress each column
+  size_t nnz = 0;
+  for (fl_int j = 0; j < nv; j++) {
+    fl_int n = (fl_int)(cnt[j + 1] - cnt[j]);
+    nnz += (size_t)uniq(rows + cnt[j], n);
+  }
+  d->cm_on = 1;
+  cholmod_start(&d->cm);
+  d->cm.print = 0;
+  d->cm.supernodal = CHOLMOD_SUPERNODAL;
+  d->cm.nmethods = 1;
+  d->cm.method[0].ordering = CHOLMOD_AMD;
+  d->cm.postorder = 1;
+  d->H = cholmod_allocate_sparse((size_t)nv, (size_t)nv, nnz + (size_t)nv, 1, 1, -1,
+                                 CHOLMOD_REAL, &d->cm);
+  if (!d->H) {
+    fl_free(cnt);
+    fl_free(rows);
+    fl_free(fill);
+    return fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_allocate_sparse failed (status %d)", nm,
+                     d->cm.status);
+  }
+  int *Hp = d->H->p, *Hi = d->H->i;
+  int at = 0;
+  for (fl_int j = 0; j < nv; j++) {
+    Hp[j] = at;
+    fl_int n = uniq(rows + cnt[j], (fl_int)(cnt[j + 1] - cnt[j]));
+    // make sure the diagonal is present
+    int has_diag = 0;
+    for (fl_int q = 0; q < n; q++) has_diag |= rows[cnt[j] + (size_t)q] == j;
+    if (!has_diag) Hi[at++] = j;
+    for (fl_int q = 0; q < n; q++) Hi[at++] = rows[cnt[j] + (size_t)q];
+    if (!has_diag) qsort(Hi + Hp[j], (size_t)(at - Hp[j]), sizeof(int), cmp_int);
+  }
+  Hp[nv] = at;
+  fl_free(cnt);
+  fl_free(rows);
+  fl_free(fill);
+  memset(d->H->x, 0, (size_t)at * sizeof(double));
+
+  // maps into H->x
+  d->apos = fl_malloc(((size_t)A->nnz + 1) * sizeof(fl_int));
+  d->hptr = fl_calloc((size_t)d->ncon + 1, sizeof(fl_int));
+  if (!d->apos || !d->hptr) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (H maps)", nm);
+  for (fl_int i = 0; i < nv; i++)
+    for (fl_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++)
+      d->apos[q] = A->col[q] <= i ? hfind(Hp, Hi, i, A->col[q]) : -1;
+  size_t np = 0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    np += (size_t)m * (size_t)(m + 1) / 2;
+    if (np > (size_t)INT32_MAX) return fl_seterr(FL_ERR_UNSUPPORTED, "%s: too many pairs", nm);
+    d->hptr[k + 1] = (fl_int)np;
+  }
+  d->hpos = fl_malloc((np + 1) * sizeof(fl_int));
+  if (!d->hpos) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (H maps)", nm);
+  for (fl_int k = 0; k < d->ncon; k++) {
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    fl_int *hp = d->hpos + d->hptr[k];
+    for (fl_int b = 0; b < m; b++)
+      for (fl_int a = b; a < m; a++) *hp++ = hfind(Hp, Hi, S[a], S[b]);
+  }
+
+  // symbolic analysis once: fill-reducing ordering (AMD), supernodal pattern
+  d->L = cholmod_analyze(d->H, &d->cm);
+  if (!d->L)
+    return fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_analyze failed (status %d)", nm, d->cm.status);
+  return FL_OK;
+}
+
+
+static int sap_setup(fl_solver *s, const fl_problem *p) {
+  sap_data *d = SD(s);
+  const sap_opts *o = SO(s);
+  const char *nm = s->ops->name;
+  if (p->kind != FL_PROBLEM_GLOBAL || !p->A || !p->J)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: problem %s has no A and J (SAP is primal)", nm,
+                     p->name);
+  d->nv = p->nv;
+  d->nc = p->nc;
+  d->nh = p->nh;
+  d->nr = fl_problem_nrows(p);
+  d->ncon = p->nc + p->nh;
+  if (!(p->dt > 0.0) || !isfinite(p->dt))
+    return fl_seterr(FL_ERR_FORMAT, "%s: problem %s has dt = %g, expected > 0", nm, p->name, p->dt);
+
+  // diag(A) and the scaling D = diag(A)^-1/2
+  d->Adiag = fl_malloc(((size_t)d->nv + 1) * sizeof(double));
+  d->Dsc = fl_malloc(((size_t)d->nv + 1) * sizeof(double));
+  d->part = fl_calloc((size_t)d->nv + 1, 1);
+  if (!d->Adiag || !d->Dsc || !d->part) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", nm);
+  for (fl_int i = 0; i < d->nv; i++) {
+    double a = fl_csr_get(p->A, i, i);
+    if (!(a > 0.0) || !isfinite(a))
+      return fl_seterr(FL_ERR_NOT_SPD, "%s: problem %s: A(%d,%d) = %g, expected > 0", nm,
+                       p->name, (int)i, (int)i, a);
+    d->Adiag[i] = a;
+    d->Dsc[i] = 1.0 / sqrt(a);
+  }
+
+  FL_TRY(setup_blocks(d, p, nm));
+  FL_TRY(setup_regularization(d, p, o, nm));
+
+  // participating dofs: every dof of a clique that some constraint touches (others get v*)
+  for (fl_int k = 0; k < d->ncon; k++)
+    for (fl_int q = d->dptr[k]; q < d->dptr[k + 1]; q++) d->part[d->dof[q]] = 1;
+  if (p->ncl > 0 && p->clique_ptr && p->clique_dof && p->dof_clique) {
+    for (fl_int c = 0; c < p->ncl; c++) {
+      int any = 0;
+      for (fl_int q = p->clique_ptr[c]; q < p->clique_ptr[c + 1]; q++)
+        any |= d->part[p->clique_dof[q]];
+      for (fl_int q = p->clique_ptr[c]; q < p->clique_ptr[c + 1]; q++)
+        d->part[p->clique_dof[q]] = (unsigned char)any;
+    }
+  } else {
+    // without a clique partition A may couple any dofs: every dof takes part
+    memset(d->part, 1, (size_t)d->nv);
+  }
+
+  // linear solver
+  d->dense = o->linear == LIN_DENSE || (o->linear == LIN_AUTO && d->nv <= o->dense_max);
+  if (d->dense) {
+    d->Hd = fl_malloc(((size_t)d->nv * (size_t)d->nv + 1) * sizeof(double));
+    if (!d->Hd)
+      return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (dense %d x %d Hessian)", nm,
+                       (int)d->nv, (int)d->nv);
+  } else {
+    FL_TRY(setup_cholmod(d, p, nm));
+  }
+
+  // scratch of one solve: 10 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
+  size_t nd = 10 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+              (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
+  d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
+  FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));
+  return FL_OK;
+}
+
+
+//---- Newton ----
+
+/* workspace of one solve (arena) */
+typedef struct sap_work {
+  double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
+  int *mode, *mode_prev;
+} sap_work;
+
+
+/* assembles H = A + J^T G J and factorizes it; FL_OK or a negative reason */
+static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
+  const fl_csr *A = p->A;
+  fl_int nv = d->nv;
+  double *hx = d->dense ? d->Hd : (double *)d->H->x;
+  if (d->dense) {
+    memset(d->Hd, 0, (size_t)nv * (size_t)nv * sizeof(double));
+    for (fl_int i = 0; i < nv; i++)
+      for (fl_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++)
+        d->Hd[(size_t)i * (size_t)nv + (size_t)A->col[q]] = A->val[q];
+  } else {
+    memset(hx, 0, (size_t)((int *)d->H->p)[nv] * sizeof(double));
+    for (fl_int q = 0; q < A->nnz; q++)
+      if (d->apos[q] >= 0) hx[d->apos[q]] += A->val[q];
+  }
+  // constraint blocks M = J_k^T G_k J_k
+  for (fl_int k = 0; k < d->ncon; k++) {
+    fl_int n = con_nrow(d, k);
+    const double *Gk = w->G + (k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc));
+    int zero = 1;
+    for (fl_int q = 0; q < n * n; q++) zero &= Gk[q] == 0.0;
+    if (zero) continue;
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    const double *B = d->Jb + d->jptr[k];
+    // T = G_k J_k (n x m)
+    for (fl_int i = 0; i < n; i++)
+      for (fl_int a = 0; a < m; a++) {
+        double t = 0.0;
+        for (fl_int j = 0; j < n; j++) t += Gk[i * n + j] * B[j * m + a];
+        w->T[i * m + a] = t;
+      }
+    if (d->dense) {
+      for (fl_int a = 0; a < m; a++)
+        for (fl_int b = 0; b < m; b++) {
+          double t = 0.0;
+          for (fl_int i = 0; i < n; i++) t += B[i * m + a] * w->T[i * m + b];
+          d->Hd[(size_t)S[a] * (size_t)nv + (size_t)S[b]] += t;
+        }
+    } else {
+      const fl_int *hp = d->hpos + d->hptr[k];
+      for (fl_int b = 0; b < m; b++)
+        for (fl_int a = b; a < m; a++) {
+          double t = 0.0;
+          for (fl_int i = 0; i < n; i++) t += B[i * m + a] * w->T[i * m + b];
+          hx[*hp++] += t;
+        }
+    }
+  }
+  d->nfactor++;
+  if (d->dense) {
+    if (fl_chol_factor(d->Hd, (int)nv) < 0) return FL_DIVERGED_LINEAR_SOLVER;
+    return FL_OK;
+  }
+  // numeric factorization on the symbolic analysis of setup
+  if (!cholmod_factorize(d->H, d->L, &d->cm) || d->cm.status != CHOLMOD_OK)
+    return FL_DIVERGED_LINEAR_SOLVER;
+  return FL_OK;
+}
+
+
+/* solves H dv = rhs with the factorization (dv may alias rhs for the dense path) */
+static int newton_solve(sap_data *d, const sap_work *w, double *dv) {
+  fl_int nv = d->nv;
+  if (d->dense) {
+    if (dv != w->rhs) memcpy(dv, w->rhs, (size_t)nv * sizeof(double));
+    fl_chol_solve(d->Hd, (int)nv, dv);
+    return FL_OK;
+  }
+  cholmod_dense B;
+  memset(&B, 0, sizeof B);
+  B.nrow = B.d = B.nzmax = (size_t)nv;
+  B.ncol = 1;
+  B.x = w->rhs;
+  B.xtype = CHOLMOD_REAL;
+  B.dtype = CHOLMOD_DOUBLE;
+  if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cm))
+    return FL_DIVERGED_LINEAR_SOLVER;
+  memcpy(dv, d->X->x, (size_t)nv * sizeof(double));
+  return FL_OK;
+}
+
+
+/* exact line search: root of f(alpha) = l'(alpha)/|l'(0)| on [0, alpha_max] by Newton with a
+ * bisection safeguard (l is convex in alpha, so f is increasing). la0 = l_A(0) terms:
+ * l'(alpha) = dp.(v - v*) + alpha dv^T A dv - dvc.gamma(alpha). Returns alpha, or -1 on
+ * failure; counts evaluations in *neval. */
+static double ls_exact(const sap_data *d, const fl_problem *p, const sap_opts *o,
+                       const double *vc, const double *dvc, double dpv, double dAd, double dl0,
+                       double la0, int *neval) {
+  double amax = o->alpha_max, c, d1, d2;
+  eval_line(d, p, vc, dvc, amax, &c, &d1, &d2);
+  (*neval)++;
+  double dlmax = dpv + amax * dAd + d1, ddlmax = dAd + d2;
+  // the cost still decreases at alpha_max: take it
+  if (dlmax <= 0.0) return amax;
+  // early exit when the possible decrease is at round-off level
+  double lmax = la0 + amax * dpv + 0.5 * amax * amax * dAd + c;
+  if (-dl0 < o->cost_abs_tol + o->cost_rel_tol * fabs(lmax)) return 1.0;
+  double scale = fabs(dl0);
+  double lo = 0.0, hi = amax;
+  double alpha = -dl0 / ddlmax;
+  if (!(alpha > 0.0) || alpha >= amax) alpha = 0.5 * amax;
+  double xtol = 1e-8 * alpha, dx_prev = hi - lo;
+  for (int it = 0; it < o->ls_max_iter; it++) {
+    eval_line(d, p, vc, dvc, alpha, &c, &d1, &d2);
+    (*neval)++;
+    double f = (dpv + alpha * dAd + d1) / scale, fp = (dAd + d2) / scale;
+    if (fabs(f) < o->ls_tol) return alpha;
+    if (f < 0.0) lo = alpha;
+    else hi = alpha;
+    // Newton unless it leaves the bracket or is slow (|2 f| > |dx_prev f'|), then bisect
+    double next = fp > 0.0 ? alpha - f / fp : -1.0;
+    double dx;
+    if (!(next > lo && next < hi) || fabs(2.0 * f) > fabs(dx_prev * fp)) {
+      next = 0.5 * (lo + hi);
+      dx = 0.5 * (hi - lo);
+    } else {
+      dx = fabs(next - alpha);
+    }
+    dx_prev = dx;
+    alpha = next;
+    if (dx < xtol) return alpha;
+  }
+  return -1.0;
+}
+
+
+/* Armijo backtracking from alpha_max = 1/rho: stops once the cost rises again as alpha shrinks.
+ * Returns alpha, or -1 on failure. */
+static double ls_backtrack(const sap_data *d, const fl_problem *p, const sap_opts *o,
+                           const double *vc, const double *dvc, double dpv, double dAd,
+                           double dl0, double l0, double la0, int *neval) {
+  double rho = o->ls_rho, ca = o->ls_c, c, d1, d2;
+  double a_prev = 1.0 / rho;
+  eval_line(d, p, vc, dvc, a_prev, &c, &d1, &d2);
+  (*neval)++;
+  double l_prev = la0 + a_prev * dpv + 0.5 * a_prev * a_prev * dAd + c;
+  if (dpv + a_prev * dAd + d1 < 0.0) return a_prev;
+  int nmax = o->ls_max_iter < 40 ? o->ls_max_iter : 40;
+  double alpha = a_prev, l = l_prev;
+  for (int it = 0; it < nmax; it++) {
+    alpha = rho * a_prev;
+    eval_line(d, p, vc, dvc, alpha, &c, &d1, &d2);
+    (*neval)++;
+    l = la0 + alpha * dpv + 0.5 * alpha * alpha * dAd + c;
+    int arm = l <= l0 + ca * alpha * dl0, arm_prev = l_prev <= l0 + ca * a_prev * dl0;
+    if (l > l_prev) {
+      if (arm_prev) return a_prev;
+      if (arm) return alpha;
+    }
+    a_prev = alpha;
+    l_prev = l;
+  }
+  return l <= l0 + ca * alpha * dl0 ? alpha : -1.0;
+}
+
+
+static double dnorm(const double *Dsc, const double *x, fl_int n) {
+  double s = 0.0;
+  for (fl_int i = 0; i < n; i++) s += (Dsc[i] * x[i]) * (Dsc[i] * x[i]);
+  return sqrt(s);
+}
+
+
+/* state at v: vc, gamma, G, modes, the cost, grad, ||D grad|| and the momentum scale */
+typedef struct sap_state {
+  double cost, lA, err, scale;
+  int nstick, nslip, nnone, nchange;
+} sap_state;
+
+
+static void eval_state(const sap_data *d, const fl_problem *p, const double *v, double *gamma,
+                       const sap_work *w, sap_state *st) {
+  fl_int nv = d->nv;
+  // vc = J v + b
+  fl_csr_gemv(p->J, 1.0, v, 0.0, w->vc);
+  if (p->b)
+    for (fl_int r = 0; r < d->nr; r++) w->vc[r] += p->b[r];
+  double lc = eval_all(d, p, w->vc, gamma, w->G, w->mode);
+  // A (v - v*), J^T gamma, grad
+  for (fl_int i = 0; i < nv; i++) w->vmv[i] = v[i] - p->vstar[i];
+  fl_csr_gemv(p->A, 1.0, w->vmv, 0.0, w->Av);
+  fl_csr_gemtv(p->J, 1.0, gamma, 0.0, w->jg);
+  double lA = 0.0;
+  for (fl_int i = 0; i < nv; i++) {
+    lA += 0.5 * w->vmv[i] * w->Av[i];
+    w->g[i] = w->Av[i] - w->jg[i];
+  }
+  st->lA = lA;
+  st->cost = lA + lc;
+  st->err = dnorm(d->Dsc, w->g, nv);
+  // scale: max(||D A v||, ||D J^T gamma||) with A v = A (v - v*) + A v*
+  double sp = 0.0;
+  for (fl_int i = 0; i < nv; i++) {
+    double x = d->Dsc[i] * (w->Av[i] + w->Avs[i]);
+    sp += x * x;
+  }
+  double sj = dnorm(d->Dsc, w->jg, nv);
+  st->scale = sqrt(sp) > sj ? sqrt(sp) : sj;
+  st->nstick = st->nslip = st->nnone = st->nchange = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
+    st->nstick += w->mode[k] == MODE_STICK;
+    st->nslip += w->mode[k] == MODE_SLIDE;
+    st->nnone += w->mode[k] == MODE_NONE;
+    st->nchange += w->mode[k] != w->mode_prev[k];
+  }
+  memcpy(w->mode_prev, w->mode, (size_t)d->ncon * sizeof(int));
+}
+
+
+static void fill_stat(fl_iter_stat *is, const sap_state *st) {
+  is->error = st->err;
+  is->objective = st->cost;
+  is->gradient = st->scale > 0.0 ? st->err / st->scale : NAN;
+  is->nactive = st->nstick + st->nslip;
+  is->nstick = st->nstick;
+  is->nslip = st->nslip;
+  is->nchange = st->nchange;
+}
+
+
+static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
+  sap_data *d = SD(s);
+  const sap_opts *o = SO(s);
+  const fl_solve_common *cm = &s->common;
+  fl_int nv = d->nv;
+  size_t mark = fl_arena_mark(&s->arena);
+
+  // workspace (sized in setup)
+  sap_work w;
+  fl_arena *ar = &s->arena;
+  w.vc = FL_ALLOC(ar, d->nr + 1, double);
+  w.dvc = FL_ALLOC(ar, d->nr + 1, double);
+  w.G = FL_ALLOC(ar, 9 * d->nc + d->nh + 1, double);
+  w.g = FL_ALLOC(ar, nv + 1, double);
+  w.dv = FL_ALLOC(ar, nv + 1, double);
+  w.dp = FL_ALLOC(ar, nv + 1, double);
+  w.vmv = FL_ALLOC(ar, nv + 1, double);
+  w.Avs = FL_ALLOC(ar, nv + 1, double);
+  w.Av = FL_ALLOC(ar, nv + 1, double);
+  w.jg = FL_ALLOC(ar, nv + 1, double);
+  w.rhs = FL_ALLOC(ar, nv + 1, double);
+  w.T = FL_ALLOC(ar, 3 * d->mmax + 1, double);
+  w.mode = FL_ALLOC(ar, d->ncon + 1, int);
+  w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
+  if (!w.vc || !w.dvc || !w.G || !w.g || !w.dv || !w.dp || !w.vmv || !w.Avs || !w.Av || !w.jg ||
+      !w.rhs || !w.T || !w.mode || !w.mode_prev)
+    return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+  for (fl_int k = 0; k < d->ncon; k++) w.mode_prev[k] = -1;
+  fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, w.Avs);
+
+  // guess: the incoming v with warm_start, else v0 (Drake) or v*; non-participating dofs
+  // take v* (their part of the cost is minimized there exactly)
+  if (!cm->warm_start && o->start == START_V0 && p->v0)
+    memcpy(v, p->v0, (size_t)nv * sizeof(double));
+  for (fl_int i = 0; i < nv; i++)
+    if (!d->part[i]) v[i] = p->vstar[i];
+  d->nfactor = 0;
+
+  // iteration 0
+  sap_state st;
+  eval_state(d, p, v, gamma, &w, &st);
+  s->cur_v = v;
+  s->cur_gamma = gamma;
+  fl_iter_stat is;
+  fl_iter_stat_init(&is, 0);
+  fill_stat(&is, &st);
+  int reason = fl_solver_record(s, &is);
+  // SAP's own rule replaces the spine's test relative to iteration 0
+  s->error0 = NAN;
+  double tol = cm->abs_tol + cm->rel_tol * st.scale;
+  if (reason == 0 && !cm->never_stop && st.err <= tol) reason = s->reason = FL_CONVERGED_EXACT;
+  if (reason != 0) goto done;
+
+  for (int k = 1;; k++) {
+    // Newton direction dv = -H^-1 grad
+    int rc = newton_factor(d, p, &w);
+    for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
+    if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
+    if (rc != FL_OK) {
+      s->reason = rc;
+      goto done;
+    }
+    // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
+    fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
+    fl_csr_gemv(p->J, 1.0, w.dv, 0.0, w.dvc);
+    double dAd = 0.0, dpv = 0.0, dl0 = 0.0, dvn = 0.0;
+    for (fl_int i = 0; i < nv; i++) {
+      dAd += w.dv[i] * w.dp[i];
+      dpv += w.dp[i] * w.vmv[i];
+      dl0 += w.g[i] * w.dv[i];
+      dvn += w.dv[i] * w.dv[i];
+    }
+    // line search
+    int neval = 0;
+    double alpha;
+    if (!(dl0 < 0.0)) {
+      // no descent left (round-off): the iterate cannot improve
+      if (!isfinite(dl0)) {
+        s->reason = FL_DIVERGED_NAN;
+        goto done;
+      }
+      alpha = 0.0;
+    } else if (o->line_search == LS_EXACT) {
+      alpha = ls_exact(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st.lA, &neval);
+    } else {
+      alpha = ls_backtrack(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st.cost, st.lA, &neval);
+    }
+    if (alpha < 0.0) {
+      s->reason = FL_DIVERGED_LINE_SEARCH;
+      goto done;
+    }
+    // update and evaluate
+    for (fl_int i = 0; i < nv; i++) v[i] += alpha * w.dv[i];
+    double cost_prev = st.cost;
+    eval_state(d, p, v, gamma, &w, &st);
+    fl_iter_stat_init(&is, k);
+    fill_stat(&is, &st);
+    is.step = alpha;
+    is.step_norm = fabs(alpha) * sqrt(dvn);
+    is.neval = neval;
+    is.inner_iters = 1;
+    reason = fl_solver_record(s, &is);
+    if (reason != 0) break;
+    if (cm->never_stop) continue;
+    // Drake's rules: momentum balance, then cost stagnation with a long step
+    tol = cm->abs_tol + cm->rel_tol * st.scale;
+    if (st.err <= tol) {
+      s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+      break;
+    }
+    double dc = fabs(st.cost - cost_prev);
+    if (dc < o->cost_abs_tol + o->cost_rel_tol * 0.5 * (fabs(st.cost) + fabs(cost_prev))) {
+      if (alpha > 0.5) {
+        s->reason = FL_CONVERGED_STAGNATION_OK;
+        break;
+      }
+      if (alpha == 0.0) {
+        s->reason = FL_DIVERGED_STAGNATION;
+        break;
+      }
+    }
+  }
+done:
+  fl_arena_release(&s->arena, mark);
+  if (s->reason == FL_REASON_ABORT) return s->abort_code < 0 ? s->abort_code : FL_ERR_STATE;
+  return FL_OK;
+}
+
+
+static void sap_view(const fl_solver *s, FILE *f) {
+  const sap_data *d = SD(s);
+  if (!d) return;
+  double wmin = INFINITY, wmax = 0.0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    if (d->w[k] < wmin) wmin = d->w[k];
+    if (d->w[k] > wmax) wmax = d->w[k];
+  }
+  fprintf(f, "  sap: nv %d, %d contacts, %d bilateral rows, Delassus estimate w in [%g, %g]\n",
+          (int)d->nv, (int)d->nc, (int)d->nh, d->ncon ? wmin : 0.0, wmax);
+  if (d->dense) {
+    fprintf(f, "  sap: dense Cholesky of the %d x %d Hessian\n", (int)d->nv, (int)d->nv);
+  } else if (d->H && d->L) {
+    fprintf(f, "  sap: CHOLMOD supernodal, AMD ordering, nnz(tril H) %d, nnz(L) %.0f\n",
+            ((const int *)d->H->p)[d->nv], d->cm.lnz);
+  }
+  fprintf(f, "  sap: %d factorizations in the last solve\n", d->nfactor);
+}
+
+
+const fl_solver_ops fl_sap_ops = {
+  .abi_version = FL_SOLVER_ABI,
+  .name = "sap",
+  .summary = "SAP (Castro et al. 2022): convex primal Newton with exact line search, "
+             "regularized compliant model",
+  .opts_size = sizeof(sap_opts),
+  .options = sap_table,
+  .data_size = sizeof(sap_data),
+  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_NEEDS_AJ |
+          FL_CAP_WARMSTART | FL_CAP_REGULARIZED,
+  .setup = sap_setup,
+  .solve = sap_solve,
+  .view = sap_view,
+  .destroy = sap_destroy,
+  .common_defaults = "max_iter=100,abs_tol=1e-14,rel_tol=1e-6",
+};

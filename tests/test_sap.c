@@ -1,0 +1,672 @@
+/* test_sap.c: SAP (solvers/sap.c) against analytic results and invariants.
+ *
+ * Projection: P and its derivative G = dP/dy R^-1 against finite differences in the three
+ * regions and on their boundaries, G symmetric PSD, and the envelope identity gamma = -dl/dvc.
+ * Solves: regularized single contacts and bilateral rows with closed-form impulses, the
+ * three-contact spinning table (stiction below mu m g R, sliding above), near-rigid stiffness,
+ * exact guesses, monotone costs, dense vs CHOLMOD and exact vs backtracking on a random pile,
+ * FCLIB global files, and "unsupported" for FCLIB local files.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../problems/fl_problem.h"
+#include "../solvers/fl_solver.h"
+#include "fl_test.h"
+
+/* internal entry point of solvers/sap.c (normal-first y, R = (R_n, R_t, R_t)) */
+int fl__sap_project(double mu, const double R[3], const double y[3], double gamma[3],
+                    double G[9]);
+
+#define TWO_PI_SQ (4.0 * M_PI * M_PI)
+
+
+//---- projection ----
+
+/* finite-difference derivative of P at y along coordinate j (central, or one-sided with
+ * side = +1/-1) */
+static void fd_col(double mu, const double R[3], const double y[3], int j, double h, int side,
+                   double out[3]) {
+  double yp[3], ym[3], gp[3], gm[3];
+  memcpy(yp, y, sizeof yp);
+  memcpy(ym, y, sizeof ym);
+  if (side == 0) {
+    yp[j] += h;
+    ym[j] -= h;
+  } else {
+    yp[j] += side * h;
+  }
+  fl__sap_project(mu, R, yp, gp, NULL);
+  fl__sap_project(mu, R, ym, gm, NULL);
+  double den = side == 0 ? 2 * h : side * h;
+  for (int i = 0; i < 3; i++) out[i] = (gp[i] - gm[i]) / den;
+}
+
+
+/* checks dP/dy = G R against central differences at y; returns 0 on success */
+static int check_fd(double mu, const double R[3], const double y[3], int mode_expected) {
+  double g[3], G[9];
+  int mode = fl__sap_project(mu, R, y, g, G);
+  ASSERT_EQ(mode, mode_expected);
+  for (int j = 0; j < 3; j++) {
+    double col[3];
+    fd_col(mu, R, y, j, 1e-6, 0, col);
+    for (int i = 0; i < 3; i++) ASSERT_NEAR(G[i * 3 + j] * R[j], col[i], 1e-7);
+  }
+  return 0;
+}
+
+
+FL_TEST(projection_fd_regions) {
+  const double mu = 0.6, R[3] = {0.02, 0.5, 0.5};
+  double muh = mu * R[1] / R[0];
+  // stiction: ||y_t|| < mu y_n
+  ASSERT_OK(check_fd(mu, R, (double[]){2.0, 0.3, -0.5}, 0));
+  // sliding: between the cone and its R-polar
+  ASSERT_OK(check_fd(mu, R, (double[]){1.0, 1.5, -0.8}, 1));
+  ASSERT_OK(check_fd(mu, R, (double[]){-0.01, 0.7, 0.2}, 1));
+  // no contact: y_n < -muh ||y_t||
+  ASSERT_OK(check_fd(mu, R, (double[]){-muh * 1.0 - 0.5, 0.6, 0.8}, 2));
+  // frictionless sliding: gamma = (y_n, 0, 0)
+  ASSERT_OK(check_fd(0.0, R, (double[]){0.7, 0.3, 0.1}, 1));
+  // sliding impulses lie on the cone and satisfy the optimality of the R-norm projection:
+  // (y - gamma) in the R-polar cone and orthogonal to gamma in the R inner product
+  double y[3] = {1.0, 1.5, -0.8}, g[3];
+  fl__sap_project(mu, R, y, g, NULL);
+  ASSERT_NEAR(hypot(g[1], g[2]), mu * g[0], 1e-14);
+  double ip = 0;
+  for (int i = 0; i < 3; i++) ip += R[i] * (y[i] - g[i]) * g[i];
+  ASSERT_NEAR(ip, 0.0, 1e-13);
+  return 0;
+}
+
+
+/* at a boundary point y_b: P is continuous and its one-sided derivative into each region
+ * equals G evaluated just inside that region (G itself is the derivative of the region the
+ * tie rule picks) */
+static int check_boundary(double mu, const double R[3], const double yb[3], const double dir[3],
+                          int mode_plus, int mode_minus) {
+  double g0[3], Gb[9];
+  fl__sap_project(mu, R, yb, g0, Gb);
+  for (int side = -1; side <= 1; side += 2) {
+    double h = 1e-7, y[3], g[3], G[9];
+    for (int i = 0; i < 3; i++) y[i] = yb[i] + side * 1e-9 * dir[i];
+    int mode = fl__sap_project(mu, R, y, g, G);
+    ASSERT_EQ(mode, side > 0 ? mode_plus : mode_minus);
+    // continuity
+    for (int i = 0; i < 3; i++) ASSERT_NEAR(g[i], g0[i], 1e-8);
+    // directional one-sided difference along +-dir vs G R dir
+    double yp[3], gp[3];
+    for (int i = 0; i < 3; i++) yp[i] = yb[i] + side * h * dir[i];
+    fl__sap_project(mu, R, yp, gp, NULL);
+    for (int i = 0; i < 3; i++) {
+      double pred = 0;
+      for (int j = 0; j < 3; j++) pred += G[i * 3 + j] * R[j] * dir[j];
+      ASSERT_NEAR((gp[i] - g0[i]) / (side * h), pred, 1e-6);
+    }
+  }
+  // the G returned on the boundary is one of the two one-sided derivatives
+  double yin[3], gin[3], Gin[9];
+  for (int i = 0; i < 3; i++) yin[i] = yb[i] - 1e-9 * dir[i];
+  fl__sap_project(mu, R, yin, gin, Gin);
+  double yout[3], Gout[9];
+  for (int i = 0; i < 3; i++) yout[i] = yb[i] + 1e-9 * dir[i];
+  fl__sap_project(mu, R, yout, gin, Gout);
+  double din = 0, dout = 0;
+  for (int q = 0; q < 9; q++) {
+    din = fmax(din, fabs(Gb[q] - Gin[q]));
+    dout = fmax(dout, fabs(Gb[q] - Gout[q]));
+  }
+  ASSERT(fmin(din, dout) <= 1e-6 * (1 + fabs(Gb[0])));
+  return 0;
+}
+
+
+FL_TEST(projection_fd_boundaries) {
+  const double mu = 0.6, R[3] = {0.02, 0.5, 0.5};
+  double muh = mu * R[1] / R[0];
+  double t[2] = {0.6, 0.8}; // unit tangent direction
+  // stiction/sliding boundary: ||y_t|| = mu y_n, crossing along +y_t (into sliding)
+  double yn = 2.0, yr = mu * yn;
+  double yb1[3] = {yn, yr * t[0], yr * t[1]};
+  ASSERT_OK(check_boundary(mu, R, yb1, (double[]){0.0, t[0], t[1]}, 1, 0));
+  // sliding/no-contact boundary: y_n = -muh ||y_t||, crossing along -y_n (into no contact)
+  double yr2 = 0.3;
+  double yb2[3] = {-muh * yr2, yr2 * t[0], yr2 * t[1]};
+  ASSERT_OK(check_boundary(mu, R, yb2, (double[]){-1.0, 0.0, 0.0}, 2, 1));
+  // the apex: y = 0 lies in every region's closure; P(0) = 0 and P is continuous there
+  double g[3];
+  fl__sap_project(mu, R, (double[]){0, 0, 0}, g, NULL);
+  // (within the soft norm: y_r = eps = 1e-7 N s makes gamma_n = muh eps/(1 + mu muh))
+  ASSERT_NEAR(g[0], muh * 1e-7 / (1 + mu * muh), 1e-20);
+  ASSERT_NEAR(hypot(g[1], g[2]), 0.0, 1e-20);
+  return 0;
+}
+
+
+FL_TEST(projection_G_symmetric_psd) {
+  srand(7);
+  const double mus[4] = {0.0, 0.2, 1.0, 3.0};
+  for (int trial = 0; trial < 4000; trial++) {
+    double mu = mus[trial % 4];
+    double R[3];
+    R[0] = pow(10.0, -4 + 4.0 * rand() / RAND_MAX);
+    R[1] = R[2] = pow(10.0, -4 + 4.0 * rand() / RAND_MAX);
+    double y[3], g[3], G[9];
+    for (int i = 0; i < 3; i++) y[i] = 4.0 * rand() / RAND_MAX - 2.0;
+    fl__sap_project(mu, R, y, g, G);
+    double gmax = 0;
+    for (int q = 0; q < 9; q++) gmax = fmax(gmax, fabs(G[q]));
+    // symmetry
+    ASSERT_NEAR(G[1], G[3], 1e-13 * gmax);
+    ASSERT_NEAR(G[2], G[6], 1e-13 * gmax);
+    ASSERT_NEAR(G[5], G[7], 1e-13 * gmax);
+    // PSD: all principal minors >= 0 (to round-off)
+    double tol = 1e-12 * gmax * gmax;
+    ASSERT(G[0] >= -1e-12 * gmax && G[4] >= -1e-12 * gmax && G[8] >= -1e-12 * gmax);
+    ASSERT(G[0] * G[4] - G[1] * G[3] >= -tol);
+    ASSERT(G[0] * G[8] - G[2] * G[6] >= -tol);
+    ASSERT(G[4] * G[8] - G[5] * G[7] >= -tol);
+    double det = G[0] * (G[4] * G[8] - G[5] * G[7]) - G[1] * (G[3] * G[8] - G[5] * G[6]) +
+                 G[2] * (G[3] * G[7] - G[4] * G[6]);
+    ASSERT(det >= -1e-10 * gmax * gmax * gmax);
+    // the impulse is in the cone
+    ASSERT(hypot(g[1], g[2]) <= mu * g[0] + 1e-12 * (1 + fabs(g[0])));
+  }
+  return 0;
+}
+
+
+/* the cost l(vc) = 1/2 gamma^T R gamma with y = R^-1 (vhat - vc) is the Moreau envelope:
+ * dl/dvc = -gamma in every region */
+FL_TEST(projection_cost_gradient) {
+  const double mu = 0.5, R[3] = {0.05, 0.3, 0.3}, vhat[3] = {0.2, 0, 0};
+  const double vcs[4][3] = {{0.1, 0.001, 0.002}, {0.0, 0.3, -0.2}, {0.5, 0.1, 0.1}, {-0.4, 1, 0}};
+  for (int t = 0; t < 4; t++) {
+    double g[3];
+    double y[3];
+    for (int i = 0; i < 3; i++) y[i] = (vhat[i] - vcs[t][i]) / R[i];
+    fl__sap_project(mu, R, y, g, NULL);
+    for (int j = 0; j < 3; j++) {
+      double lp, lm, h = 1e-6;
+      for (int sgn = -1; sgn <= 1; sgn += 2) {
+        double vc[3], yy[3], gg[3];
+        memcpy(vc, vcs[t], sizeof vc);
+        vc[j] += sgn * h;
+        for (int i = 0; i < 3; i++) yy[i] = (vhat[i] - vc[i]) / R[i];
+        fl__sap_project(mu, R, yy, gg, NULL);
+        double l = 0.5 * (R[0] * gg[0] * gg[0] + R[1] * (gg[1] * gg[1] + gg[2] * gg[2]));
+        if (sgn < 0) lm = l;
+        else lp = l;
+      }
+      ASSERT_NEAR((lp - lm) / (2 * h), -g[j], 1e-7);
+    }
+  }
+  return 0;
+}
+
+
+//---- small hand-made problems ----
+
+/* one rigid body of mass m and inertia diag(I) (6 dofs, world frame) with nc point contacts
+ * on the ground plane z = 0 at body-relative points pts (nc x 3), normal +z, tangents
+ * t1 = e_theta, t2 = -e_r around the z axis (e_x, e_y at the centre); applied force f and
+ * torque tq over dt from rest */
+static fl_problem *body_on_points(int nc, const double *pts, double m, const double I[3],
+                                  double mu, double k, double dt, const double f[3],
+                                  const double tq[3]) {
+  fl_problem *p;
+  if (fl_problem_alloc(FL_PROBLEM_GLOBAL, 6, nc, 0, 0, &p) < 0) return NULL;
+  p->dt = dt;
+  snprintf(p->name, sizeof p->name, "body_on_%d_points", nc);
+  double diag[6] = {m, m, m, I[0], I[1], I[2]};
+  fl_int ti[6], tj[6];
+  for (int i = 0; i < 6; i++) ti[i] = tj[i] = i;
+  if (fl_csr_from_triplets(6, 6, 6, ti, tj, diag, &p->A) < 0) return NULL;
+  for (int i = 0; i < 3; i++) {
+    p->vstar[i] = dt * f[i] / m;
+    p->vstar[3 + i] = dt * tq[i] / I[i];
+  }
+  fl_int *ri = calloc((size_t)nc * 18, sizeof(fl_int)), *ci = calloc((size_t)nc * 18, sizeof(fl_int));
+  double *vv = calloc((size_t)nc * 18, sizeof(double));
+  int nt = 0;
+  for (int c = 0; c < nc; c++) {
+    const double *q = pts + 3 * c;
+    double r = hypot(q[0], q[1]);
+    double er[3] = {r > 0 ? q[0] / r : 0, r > 0 ? q[1] / r : 1, 0};
+    double dirs[3][3] = {{0, 0, 1}, {-er[1], er[0], 0}, {-er[0], -er[1], 0}};
+    for (int row = 0; row < 3; row++) {
+      // u = d . (v + w x q) = d . v + (q x d) . w
+      double qxd[3];
+      fl_v3_cross(q, dirs[row], qxd);
+      for (int j = 0; j < 3; j++) {
+        ri[nt] = 3 * c + row, ci[nt] = j, vv[nt++] = dirs[row][j];
+        ri[nt] = 3 * c + row, ci[nt] = 3 + j, vv[nt++] = qxd[j];
+      }
+      memcpy(p->frame + 9 * c + 3 * row, dirs[row], sizeof dirs[row]);
+    }
+    p->mu[c] = mu;
+    p->stiffness[c] = k;
+    p->tau_d[c] = 0;
+    p->phi0[c] = 0;
+    memcpy(p->point + 3 * c, q, 3 * sizeof(double));
+  }
+  int rc = fl_csr_from_triplets(3 * nc, 6, nt, ri, ci, vv, &p->J);
+  free(ri);
+  free(ci);
+  free(vv);
+  if (rc < 0) return NULL;
+  if (fl_problem_find_cliques(p) < 0) return NULL;
+  return p;
+}
+
+
+static fl_solver *make_sap(void) {
+  fl_register_all();
+  fl_solver *s = NULL;
+  if (fl_solver_create("sap", &s) < 0) return NULL;
+  return s;
+}
+
+
+/* cost history non-increasing up to Drake's slop (1000 eps max(1, |l|)) */
+static int history_monotone(const fl_solver *s) {
+  int n;
+  const fl_iter_stat *h = fl_solver_history(s, &n);
+  for (int k = 1; k < n; k++) {
+    double slop = 1000 * 2.2e-16 * fmax(1.0, fabs(h[k - 1].objective));
+    if (!(h[k].objective <= h[k - 1].objective + slop)) {
+      fprintf(stderr, "cost rose at iteration %d: %.17g -> %.17g\n", k, h[k - 1].objective,
+              h[k].objective);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+
+/* a point mass on the ground, rigid: w = ||diag(1/m)||_F / 3 = 1/(sqrt(3) m),
+ * R_n = beta^2 w/(4 pi^2) and the settled impulse is gamma_n = m g dt/(1 + m R_n) */
+FL_TEST(point_mass_near_rigid_impulse) {
+  double m = 2.0, g = 9.81, dt = 0.01;
+  double pt[3] = {0, 0, 0}, I[3] = {1, 1, 1}, f[3] = {0, 0, -m * g}, tq[3] = {0, 0, 0};
+  fl_problem *p = body_on_points(1, pt, m, I, 0.5, INFINITY, dt, f, tq);
+  ASSERT(p);
+  const double betas[3] = {1.0, 0.1, 0.01};
+  for (int b = 0; b < 3; b++) {
+    fl_solver *s = make_sap();
+    ASSERT(s);
+    char buf[32];
+    snprintf(buf, sizeof buf, "%g", betas[b]);
+    ASSERT_OK(fl_solver_set_option(s, "beta", buf));
+    ASSERT_OK(fl_solver_setup(s, p));
+    double v[6], gam[3];
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+    ASSERT(res.reason > 0);
+    // the contact row sees w = ||J diag(A)^-1 J^T||_F/3 with J the 3 rows at the COM (I = 1)
+    double w = sqrt(3.0) / (3.0 * m);
+    double Rn = betas[b] * betas[b] / TWO_PI_SQ * w;
+    // to the solver's tolerance (rel_tol 1e-6 on the momentum balance)
+    ASSERT_NEAR(gam[0], m * g * dt / (1 + m * Rn), 1e-6 * m * g * dt);
+    ASSERT_NEAR(v[2], -Rn * gam[0], 1e-6 * m * g * dt / m);
+    ASSERT(history_monotone(s));
+    fl_solver_destroy(s);
+  }
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* three contacts at radius Rr under a torque M_z: stiction below mu m g Rr, sliding above */
+static int spin_case(double Mz, int expect_stick, int linear_cholmod) {
+  double m = 1.0, g = 9.81, dt = 0.01, Rr = 0.5, mu = 0.5, sigma = 1e-3;
+  double pts[9];
+  for (int c = 0; c < 3; c++) {
+    double th = 2 * M_PI * c / 3.0;
+    pts[3 * c] = Rr * cos(th), pts[3 * c + 1] = Rr * sin(th), pts[3 * c + 2] = 0;
+  }
+  double I[3] = {m * Rr * Rr / 4, m * Rr * Rr / 4, m * Rr * Rr / 2};
+  double f[3] = {0, 0, -m * g}, tq[3] = {0, 0, Mz};
+  fl_problem *p = body_on_points(3, pts, m, I, mu, INFINITY, dt, f, tq);
+  ASSERT(p);
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  if (linear_cholmod) ASSERT_OK(fl_solver_set_option(s, "linear", "cholmod"));
+  ASSERT_OK(fl_solver_setup(s, p));
+  double v[6], gam[9];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+  ASSERT(res.reason > 0);
+  ASSERT(res.iters <= 20);
+  ASSERT(history_monotone(s));
+  int n;
+  const fl_iter_stat *h = fl_solver_history(s, &n);
+  ASSERT_EQ(n, res.iters + 1);
+  double sumn = 0;
+  for (int c = 0; c < 3; c++) sumn += gam[3 * c];
+  for (int c = 0; c < 3; c++) {
+    double gn = gam[3 * c], gt1 = gam[3 * c + 1], gt2 = gam[3 * c + 2];
+    // symmetric load
+    ASSERT_NEAR(gn, sumn / 3, 1e-9 * sumn);
+    ASSERT(gn > 0);
+    // slip velocity at the contact: u_t = J_t v
+    double q[3] = {pts[3 * c], pts[3 * c + 1], 0};
+    double et[3] = {-q[1] / Rr, q[0] / Rr, 0};
+    double wxq[3];
+    fl_v3_cross(v + 3, q, wxq);
+    double ut = 0;
+    for (int j = 0; j < 3; j++) ut += et[j] * (v[j] + wxq[j]);
+    if (expect_stick) {
+      // each friction impulse balances a third of the torque impulse: dt M_z/(3 R)
+      ASSERT_NEAR(gt1, -dt * Mz / (3 * Rr), 2e-3 * dt * Mz / (3 * Rr));
+      ASSERT_NEAR(gt2, 0.0, 1e-9 * gn);
+      ASSERT(hypot(gt1, gt2) < mu * gn);
+      // regularized stiction slips slower than sigma mu dt g
+      ASSERT(fabs(ut) < sigma * mu * dt * g);
+      ASSERT(fabs(ut) > 0);
+    } else {
+      // sliding: on the cone to round-off, opposing the slip
+      ASSERT_NEAR(hypot(gt1, gt2), mu * gn, 1e-12 * gn);
+      ASSERT(gt1 < 0 && ut > 0);
+    }
+  }
+  ASSERT_EQ(h[n - 1].nstick, expect_stick ? 3 : 0);
+  ASSERT_EQ(h[n - 1].nslip, expect_stick ? 0 : 3);
+  // torque balance about z: I_zz (w_z - w_z*) = sum (q x t1)_z gamma_t1 = R sum gamma_t1
+  double sumt = gam[1] + gam[4] + gam[7];
+  ASSERT_NEAR(I[2] * (v[5] - p->vstar[5]), Rr * sumt, 1e-6 * dt * Mz);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+FL_TEST(spinning_table_sticks_below_mu_m_g_R) {
+  double lim = 0.5 * 1.0 * 9.81 * 0.5;
+  ASSERT_OK(spin_case(0.5 * lim, 1, 0));
+  ASSERT_OK(spin_case(0.9 * lim, 1, 1));
+  return 0;
+}
+
+
+FL_TEST(spinning_table_slides_above_mu_m_g_R) {
+  double lim = 0.5 * 1.0 * 9.81 * 0.5;
+  ASSERT_OK(spin_case(1.5 * lim, 0, 0));
+  ASSERT_OK(spin_case(4.0 * lim, 0, 1));
+  return 0;
+}
+
+
+/* k = 1e20 on every contact of a random pile: without the near-rigid term R_n = 1/(dt^2 k)
+ * makes the Newton system hopeless (condition ~1e16); beta = 1 regularizes it and converges */
+static fl_problem *random_pile(int nb, int nc, unsigned seed);
+
+FL_TEST(stiff_contact_needs_near_rigid_term) {
+  fl_problem *p = random_pile(20, 60, 5);
+  ASSERT(p);
+  for (int c = 0; c < p->nc; c++) p->stiffness[c] = 1e20, p->tau_d[c] = 0;
+  for (int b = 0; b < 2; b++) {
+    fl_solver *s = make_sap();
+    ASSERT(s);
+    ASSERT_OK(fl_solver_set_option(s, "beta", b == 0 ? "0" : "1"));
+    ASSERT_OK(fl_solver_setup(s, p));
+    double *v = malloc((size_t)p->nv * sizeof(double)), *gam = malloc((size_t)p->nc * 3 * sizeof(double));
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+    fprintf(stderr, "beta %d: reason %s after %d iterations, error %g\n", b,
+            fl_reason_name(res.reason), res.iters, res.error);
+    if (b == 0) ASSERT(res.reason < 0);
+    else {
+      ASSERT(res.reason > 0);
+      ASSERT(res.iters <= 30);
+      ASSERT(history_monotone(s));
+    }
+    free(v), free(gam);
+    fl_solver_destroy(s);
+  }
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* converged velocities handed back as the guess: zero iterations */
+FL_TEST(exact_guess_takes_zero_iterations) {
+  double m = 1.0, g = 9.81, dt = 0.01, Rr = 0.5;
+  double pts[9];
+  for (int c = 0; c < 3; c++) {
+    double th = 2 * M_PI * c / 3.0;
+    pts[3 * c] = Rr * cos(th), pts[3 * c + 1] = Rr * sin(th), pts[3 * c + 2] = 0;
+  }
+  double I[3] = {0.1, 0.1, 0.2}, f[3] = {0, 0, -m * g}, tq[3] = {0, 0, 1.0};
+  fl_problem *p = body_on_points(3, pts, m, I, 0.5, INFINITY, dt, f, tq);
+  ASSERT(p);
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  ASSERT_OK(fl_solver_setup(s, p));
+  double v[6], gam[9];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+  ASSERT(res.reason > 0 && res.iters > 0);
+  ASSERT_OK(fl_solver_set_option(s, "warm_start", "1"));
+  ASSERT_OK(fl_solver_setup(s, p));
+  double v2[6], gam2[9];
+  memcpy(v2, v, sizeof v);
+  ASSERT_OK(fl_solver_solve(s, p, v2, gam2, &res));
+  ASSERT_EQ(res.reason, FL_CONVERGED_EXACT);
+  ASSERT_EQ(res.iters, 0);
+  for (int i = 0; i < 6; i++) ASSERT_NEAR(v2[i], v[i], 0);
+  for (int i = 0; i < 9; i++) ASSERT_NEAR(gam2[i], gam[i], 1e-15);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* a point mass hanging from a hard bilateral row: R = beta_h^2 w/(4 pi^2), w = 1/m, so
+ * gamma = m g dt/(1 + beta_h^2/(4 pi^2)); with an upper bound below that, gamma = bound */
+FL_TEST(bilateral_row_near_rigid_and_bounds) {
+  double m = 3.0, g = 9.81, dt = 0.005;
+  for (int bounded = 0; bounded < 2; bounded++) {
+    fl_problem *p;
+    ASSERT_OK(fl_problem_alloc(FL_PROBLEM_GLOBAL, 3, 0, 1, 0, &p));
+    p->dt = dt;
+    fl_int ti[3] = {0, 1, 2};
+    double dm[3] = {m, m, m};
+    ASSERT_OK(fl_csr_from_triplets(3, 3, 3, ti, ti, dm, &p->A));
+    fl_int ri[1] = {0}, ci[1] = {2};
+    double jv[1] = {1.0};
+    ASSERT_OK(fl_csr_from_triplets(1, 3, 1, ri, ci, jv, &p->J));
+    p->vstar[2] = -g * dt;
+    p->g0[0] = 0;
+    p->compliance[0] = 0;
+    if (bounded) p->hi[0] = 0.5 * m * g * dt;
+    ASSERT_OK(fl_problem_find_cliques(p));
+    fl_solver *s = make_sap();
+    ASSERT(s);
+    ASSERT_OK(fl_solver_setup(s, p));
+    double v[3], gam[1];
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+    ASSERT(res.reason > 0);
+    if (bounded) {
+      ASSERT_NEAR(gam[0], 0.5 * m * g * dt, 1e-15);
+      ASSERT_NEAR(v[2], -g * dt + gam[0] / m, 1e-12);
+    } else {
+      double R = 0.01 / TWO_PI_SQ / m;
+      ASSERT_NEAR(gam[0], m * g * dt / (1 + m * R), 1e-10 * m * g * dt);
+    }
+    ASSERT(history_monotone(s));
+    fl_solver_destroy(s);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+
+//---- a random pile: many bodies, many contacts ----
+
+/* nb bodies of random mass and inertia (6 dofs each) with nc random contacts between random
+ * pairs or with the ground, random orthonormal frames, gaps and stiffness (some rigid) */
+static fl_problem *random_pile(int nb, int nc, unsigned seed) {
+  srand(seed);
+  fl_problem *p;
+  if (fl_problem_alloc(FL_PROBLEM_GLOBAL, 6 * nb, nc, 0, 0, &p) < 0) return NULL;
+  p->dt = 0.01;
+  snprintf(p->name, sizeof p->name, "random_pile_%d_%d", nb, nc);
+  int nv = 6 * nb;
+  fl_int *ti = malloc((size_t)nv * 3 * sizeof(fl_int)), *tj = malloc((size_t)nv * 3 * sizeof(fl_int));
+  double *tv = malloc((size_t)nv * 3 * sizeof(double));
+  int nt = 0;
+  for (int b = 0; b < nb; b++) {
+    double m = 0.5 + 2.0 * rand() / RAND_MAX;
+    for (int i = 0; i < 3; i++) ti[nt] = tj[nt] = 6 * b + i, tv[nt++] = m;
+    // a full SPD inertia block
+    double I0 = 0.05 + 0.1 * rand() / RAND_MAX;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        ti[nt] = 6 * b + 3 + i, tj[nt] = 6 * b + 3 + j;
+        tv[nt++] = i == j ? I0 * (1.5 + 0.3 * i) : 0.01 * I0;
+      }
+    p->vstar[6 * b + 2] = -9.81 * p->dt + 0.02 * ((double)rand() / RAND_MAX - 0.5);
+    p->vstar[6 * b] = 0.1 * ((double)rand() / RAND_MAX - 0.5);
+    p->vstar[6 * b + 5] = 1.0 * ((double)rand() / RAND_MAX - 0.5);
+  }
+  if (fl_csr_from_triplets(nv, nv, nt, ti, tj, tv, &p->A) < 0) return NULL;
+  free(ti), free(tj), free(tv);
+  ti = malloc((size_t)nc * 36 * sizeof(fl_int)), tj = malloc((size_t)nc * 36 * sizeof(fl_int));
+  tv = malloc((size_t)nc * 36 * sizeof(double));
+  nt = 0;
+  for (int c = 0; c < nc; c++) {
+    int a = rand() % nb, b = rand() % (nb + 1) - 1; // b = -1: ground
+    if (b == a) b = -1;
+    double n[3] = {0.3 * ((double)rand() / RAND_MAX - 0.5), 0.3 * ((double)rand() / RAND_MAX - 0.5), 1};
+    fl_v3_normalize(n);
+    double t1[3], t2[3];
+    fl_v3_tangents(n, t1, t2);
+    const double *dirs[3] = {n, t1, t2};
+    double qa[3], qb[3];
+    for (int i = 0; i < 3; i++) qa[i] = 0.2 * ((double)rand() / RAND_MAX - 0.5);
+    for (int i = 0; i < 3; i++) qb[i] = 0.2 * ((double)rand() / RAND_MAX - 0.5);
+    for (int row = 0; row < 3; row++) {
+      double qx[3];
+      // body a is above (u = v_a - v_b at the point, n from b to a)
+      fl_v3_cross(qa, dirs[row], qx);
+      for (int j = 0; j < 3; j++) {
+        ti[nt] = 3 * c + row, tj[nt] = 6 * a + j, tv[nt++] = dirs[row][j];
+        ti[nt] = 3 * c + row, tj[nt] = 6 * a + 3 + j, tv[nt++] = qx[j];
+      }
+      if (b >= 0) {
+        fl_v3_cross(qb, dirs[row], qx);
+        for (int j = 0; j < 3; j++) {
+          ti[nt] = 3 * c + row, tj[nt] = 6 * b + j, tv[nt++] = -dirs[row][j];
+          ti[nt] = 3 * c + row, tj[nt] = 6 * b + 3 + j, tv[nt++] = -qx[j];
+        }
+      }
+    }
+    p->mu[c] = 0.1 + 0.8 * rand() / RAND_MAX;
+    p->phi0[c] = -1e-3 * rand() / RAND_MAX + 2e-4;
+    p->stiffness[c] = (c % 3 == 0) ? INFINITY : 1e4 + 1e6 * rand() / RAND_MAX;
+    p->tau_d[c] = (c % 3 == 0) ? 0 : 0.01;
+  }
+  int rc = fl_csr_from_triplets(3 * nc, nv, nt, ti, tj, tv, &p->J);
+  free(ti), free(tj), free(tv);
+  if (rc < 0) return NULL;
+  if (fl_problem_find_cliques(p) < 0) return NULL;
+  return p;
+}
+
+
+static int solve_with(fl_problem *p, const char *const *opts, double *v, double *gam,
+                      fl_result *res, int *monotone) {
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  for (int k = 0; opts[k]; k += 2) ASSERT_OK(fl_solver_set_option(s, opts[k], opts[k + 1]));
+  ASSERT_OK(fl_solver_setup(s, p));
+  ASSERT_OK(fl_solver_solve(s, p, v, gam, res));
+  *monotone = history_monotone(s);
+  fl_solver_destroy(s);
+  return 0;
+}
+
+
+FL_TEST(pile_dense_cholmod_exact_backtracking_agree) {
+  fl_problem *p = random_pile(40, 120, 11);
+  ASSERT(p);
+  int nv = p->nv, nr = 3 * p->nc;
+  double *v[4], *g[4];
+  const char *const cfg[4][5] = {{"linear", "dense", NULL},
+                                 {"linear", "cholmod", NULL},
+                                 {"linear", "cholmod", "line_search", "backtracking", NULL},
+                                 {"linear", "dense", "line_search", "backtracking", NULL}};
+  for (int c = 0; c < 4; c++) {
+    v[c] = malloc((size_t)nv * sizeof(double));
+    g[c] = malloc((size_t)nr * sizeof(double));
+    fl_result res;
+    int mono;
+    ASSERT_OK(solve_with(p, cfg[c], v[c], g[c], &res, &mono));
+    fprintf(stderr, "config %d: %s in %d iterations\n", c, fl_reason_name(res.reason), res.iters);
+    ASSERT(res.reason > 0);
+    ASSERT(res.iters <= 40);
+    ASSERT(mono);
+  }
+  // one strictly convex problem, one minimizer
+  double vmax = 0;
+  for (int i = 0; i < nv; i++) vmax = fmax(vmax, fabs(v[0][i]));
+  for (int c = 1; c < 4; c++)
+    for (int i = 0; i < nv; i++) ASSERT_NEAR(v[c][i], v[0][i], 1e-5 * vmax);
+  for (int c = 0; c < 4; c++) free(v[c]), free(g[c]);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+//---- FCLIB ----
+
+FL_TEST(fclib_global_converges_local_unsupported) {
+  const char *files[] = {"Capsules-i97-269.hdf5", "Spheres-i099-356-679.hdf5",
+                         "Box_Stacks-i0035-31-0.hdf5", "LMGC_GFC3D-i00001-1-00000.hdf5", NULL};
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  int solved = 0;
+  for (int f = 0; files[f]; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fclib/%s", fl_test_shared_dir(), files[f]);
+    fl_problem *p = NULL;
+    if (fl_problem_load_fclib(path, &p) < 0) {
+      fprintf(stderr, "skipping %s: %s\n", files[f], fl_errmsg());
+      continue;
+    }
+    if (p->kind == FL_PROBLEM_GLOBAL) {
+      ASSERT_OK(fl_solver_setup(s, p));
+      double *v = calloc((size_t)p->nv + 1, sizeof(double));
+      double *gam = calloc((size_t)fl_problem_nrows(p) + 1, sizeof(double));
+      fl_result res;
+      ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+      fprintf(stderr, "%s: nv %d nc %d: %s in %d iterations\n", p->name, (int)p->nv, (int)p->nc,
+              fl_reason_name(res.reason), res.iters);
+      ASSERT(res.reason > 0);
+      ASSERT(history_monotone(s));
+      solved++;
+      free(v), free(gam);
+    }
+    fl_problem_free(p);
+  }
+  if (!solved) {
+    fl_solver_destroy(s);
+    SKIP("no FCLIB global file could be loaded from %s/fclib", fl_test_shared_dir());
+  }
+  // a local problem: no A and J
+  fl_problem *q;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 1, 0, 0, &q));
+  fl_int i3[3] = {0, 1, 2};
+  double one[3] = {1, 1, 1};
+  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, i3, i3, one, &q->W));
+  int rc = fl_solver_setup(s, q);
+  ASSERT_EQ(rc, FL_ERR_UNSUPPORTED);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "needs A and J");
+  fl_problem_free(q);
+  fl_solver_destroy(s);
+  return 0;
+}
