@@ -83,7 +83,11 @@ typedef struct fl_shape {
   /* extensions beyond the agreed interface (filled by every maker) */
   fl_int nedge;        /* unique edges of the polyhedron */
   fl_int *edge;        /* (nedge x 2) vertex pairs, edge[2e] < edge[2e+1] */
-  double *face_offset; /* (nface) plane offsets d: face f is {x : n_f . x = d_f} */
+  fl_int *edge_face;   /* (nedge x 2) faces beside edge e: edge_face[2e] runs it from edge[2e]
+                          to edge[2e+1] (counter-clockwise), edge_face[2e+1] the other way */
+  fl_int *face_edge;   /* (face_ptr[nface]) edge from face_vert[k] to the next vertex of its face */
+  double *face_offset; /* (nface) plane offsets d (m): face f lies in {x : n_f . x = d_f} and
+                          every vertex has n_f . x <= d_f */
   double radius;       /* bounding radius about the body origin (m); INFINITY for a plane */
 } fl_shape;
 

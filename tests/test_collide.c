@@ -1,0 +1,827 @@
+/* test_collide.c: shapes, mass properties, narrow phase and broad phase against closed forms
+ * and invariants. */
+#include <stdint.h>
+
+#include "../core/fl_core.h"
+#include "../problems/fl_geometry.h"
+#include "fl_test.h"
+
+static const double q_id[4] = {1, 0, 0, 0};
+
+
+static void qaxis(double ax, double ay, double az, double angle, double q[4]) {
+  double a[3] = {ax, ay, az};
+  fl_quat_from_axis_angle(a, angle, q);
+}
+
+
+/* index of the point of m (n points) nearest to x, and its distance */
+static int nearest(const fl_manifold_point *m, int n, const double x[3], double *dist) {
+  int best = -1;
+  double bd = INFINITY;
+  for (int i = 0; i < n; i++) {
+    double d = 0;
+    for (int k = 0; k < 3; k++) d += (m[i].p[k] - x[k]) * (m[i].p[k] - x[k]);
+    if (d < bd) bd = d, best = i;
+  }
+  *dist = sqrt(bd);
+  return best;
+}
+
+
+/* every point has normal n and signed distance phi */
+static int all_normal_phi(const fl_manifold_point *m, int n, const double nrm[3], double phi,
+                          double tol) {
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++)
+      if (!(fabs(m[i].n[k] - nrm[k]) <= tol)) return 0;
+    if (!(fabs(m[i].phi - phi) <= tol)) return 0;
+  }
+  return 1;
+}
+
+
+/* feature ids of a manifold are unique */
+static int unique_features(const fl_manifold_point *m, int n) {
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (m[i].feature == m[j].feature) return 0;
+  return 1;
+}
+
+
+/*---- polyhedron against plane ----*/
+
+FL_TEST(box_on_plane_four_corners) {
+  fl_shape plane, box;
+  ASSERT_OK(fl_shape_make_plane(&plane));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.3, 0.2, &box));
+  double p0[3] = {0, 0, 0}, pb[3] = {1.0, -2.0, 0.2 - 0.01};
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  int n = fl_collide(&plane, p0, q_id, &box, pb, q_id, 0.001, m);
+  ASSERT_EQ(n, 4);
+  double up[3] = {0, 0, 1};
+  ASSERT(all_normal_phi(m, n, up, -0.01, 1e-14));
+  ASSERT(unique_features(m, n));
+  // the corners, midway between the plane (z = 0) and the box's bottom (z = -0.01)
+  for (int sx = -1; sx <= 1; sx += 2)
+    for (int sy = -1; sy <= 1; sy += 2) {
+      double x[3] = {1.0 + 0.5 * sx, -2.0 + 0.3 * sy, -0.005}, d;
+      nearest(m, n, x, &d);
+      ASSERT_LE(d, 1e-14);
+    }
+  // swapped: the normal flips, phi and points stay
+  fl_manifold_point w[FL_MANIFOLD_MAX];
+  ASSERT_EQ(fl_collide(&box, pb, q_id, &plane, p0, q_id, 0.001, w), 4);
+  double down[3] = {0, 0, -1};
+  ASSERT(all_normal_phi(w, 4, down, -0.01, 1e-14));
+  // a tilted plane (30 degrees about x) through the origin and a box resting on it
+  double qp[4];
+  qaxis(1, 0, 0, M_PI / 6, qp);
+  double nrm[3] = {0, -sin(M_PI / 6), cos(M_PI / 6)};
+  double pc[3] = {0.2 + 0.1 * nrm[0], 0.2 * nrm[1] + 0.3 * cos(M_PI / 6),
+                  0.2 * nrm[2] + 0.3 * sin(M_PI / 6)};
+  // centre at height 0.2 - 0.02 above the plane along its normal
+  for (int k = 0; k < 3; k++) pc[k] = 0.18 * nrm[k];
+  n = fl_collide(&plane, p0, qp, &box, pc, qp, 0.0, m);
+  ASSERT_EQ(n, 4);
+  ASSERT(all_normal_phi(m, n, nrm, -0.02, 1e-13));
+  fl_shape_free(&box);
+  fl_shape_free(&plane);
+  return 0;
+}
+
+
+FL_TEST(corner_contact_tilted_box) {
+  // a unit cube stood on a corner: its body diagonal (1,1,1)/sqrt(3) turned to -z
+  fl_shape ground, cube, plane;
+  ASSERT_OK(fl_shape_make_box(5, 5, 0.5, &ground));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &cube));
+  ASSERT_OK(fl_shape_make_plane(&plane));
+  double v[3] = {1 / sqrt(3.0), 1 / sqrt(3.0), 1 / sqrt(3.0)}, down[3] = {0, 0, -1}, ax[3];
+  fl_v3_cross(v, down, ax);
+  double q[4];
+  fl_quat_from_axis_angle(ax, acos(fl_v3_dot(v, down)), q);
+  double pen = 0.004, pg[3] = {0, 0, -0.5}, pc[3] = {0.3, -0.2, 0.5 * sqrt(3.0) - pen};
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  int n = fl_collide(&ground, pg, q_id, &cube, pc, q, 0.001, m);
+  ASSERT_EQ(n, 1);
+  double up[3] = {0, 0, 1};
+  ASSERT(all_normal_phi(m, n, up, -pen, 1e-12));
+  ASSERT_NEAR(m[0].p[0], 0.3, 1e-12);
+  ASSERT_NEAR(m[0].p[1], -0.2, 1e-12);
+  ASSERT_NEAR(m[0].p[2], -pen / 2, 1e-12);
+  // the cube's lowest corner is its vertex 7 (+,+,+), the ground's top face is face 5 (+z)
+  ASSERT_EQ(m[0].feature, (int64_t)((uint64_t)FL_FEAT(FL_FEAT_FACE, 5) << 32 |
+                                    FL_FEAT(FL_FEAT_VERTEX, 7)));
+  // the same against a plane
+  double p0[3] = {0, 0, 0};
+  n = fl_collide(&plane, p0, q_id, &cube, pc, q, 0.001, m);
+  ASSERT_EQ(n, 1);
+  ASSERT(all_normal_phi(m, n, up, -pen, 1e-12));
+  fl_shape_free(&ground);
+  fl_shape_free(&cube);
+  fl_shape_free(&plane);
+  return 0;
+}
+
+
+/*---- box against box ----*/
+
+FL_TEST(box_box_face_rotated_octagon) {
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &a));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &b));
+  double pa[3] = {0, 0, 0}, pb[3] = {0, 0, 1 - 0.02}, q[4];
+  qaxis(0, 0, 1, M_PI / 4, q);
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  int n = fl_collide(&a, pa, q_id, &b, pb, q, 0.0, m);
+  // the two squares overlap in a regular octagon with corners (+-0.5, +-(sqrt(2)/2 - 0.5))
+  ASSERT_EQ(n, 8);
+  double up[3] = {0, 0, 1};
+  ASSERT(all_normal_phi(m, n, up, -0.02, 1e-13));
+  ASSERT(unique_features(m, n));
+  double c = sqrt(0.5) - 0.5;
+  double oct[8][2] = {{0.5, c}, {0.5, -c}, {-0.5, c}, {-0.5, -c},
+                      {c, 0.5}, {-c, 0.5}, {c, -0.5}, {-c, -0.5}};
+  for (int k = 0; k < 8; k++) {
+    double x[3] = {oct[k][0], oct[k][1], 0.49}, d;
+    nearest(m, n, x, &d);
+    ASSERT_LE(d, 1e-13);
+  }
+  // offset, not rotated: the overlap rectangle [-0.2, 0.5] x [-0.4, 0.5]
+  double po[3] = {0.3, 0.1, 1 - 0.03};
+  n = fl_collide(&a, pa, q_id, &b, po, q_id, 0.0, m);
+  ASSERT_EQ(n, 4);
+  ASSERT(all_normal_phi(m, n, up, -0.03, 1e-13));
+  double rect[4][2] = {{-0.2, -0.4}, {0.5, -0.4}, {0.5, 0.5}, {-0.2, 0.5}};
+  for (int k = 0; k < 4; k++) {
+    double x[3] = {rect[k][0], rect[k][1], 0.485}, d;
+    nearest(m, n, x, &d);
+    ASSERT_LE(d, 1e-13);
+  }
+  // a small box on a large one: the small box's bottom face, all four corners
+  fl_shape big;
+  ASSERT_OK(fl_shape_make_box(3, 3, 0.5, &big));
+  double ps[3] = {0.7, -0.4, 1 - 0.005};
+  n = fl_collide(&big, pa, q_id, &a, ps, q, 0.0, m);
+  ASSERT_EQ(n, 4);
+  ASSERT(all_normal_phi(m, n, up, -0.005, 1e-13));
+  for (int k = 0; k < 4; k++) {
+    double t = M_PI / 4 + k * M_PI / 2;
+    double x[3] = {0.7 + sqrt(0.5) * cos(t + M_PI / 4), -0.4 + sqrt(0.5) * sin(t + M_PI / 4),
+                   0.5 - 0.0025}, d;
+    nearest(m, n, x, &d);
+    ASSERT_LE(d, 1e-13);
+  }
+  fl_shape_free(&big);
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+FL_TEST(box_box_edge_edge_crossed) {
+  // a's top edge runs along x, b's bottom edge along y: one point, normal x cross y = z
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &a));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &b));
+  double qa[4], qb[4], h = 0.5 * sqrt(2.0);
+  qaxis(1, 0, 0, M_PI / 4, qa);
+  qaxis(0, 1, 0, M_PI / 4, qb);
+  double gaps[3] = {-0.01, 0.0, 0.003};
+  for (int g = 0; g < 3; g++) {
+    double pa[3] = {0.1, 0.2, 0}, pb[3] = {0.1, 0.2, 2 * h + gaps[g]};
+    fl_manifold_point m[FL_MANIFOLD_MAX];
+    int n = fl_collide(&a, pa, qa, &b, pb, qb, 0.005, m);
+    ASSERT_EQ(n, 1);
+    double up[3] = {0, 0, 1};
+    ASSERT(all_normal_phi(m, n, up, gaps[g], 1e-13));
+    ASSERT_NEAR(m[0].p[0], 0.1, 1e-13);
+    ASSERT_NEAR(m[0].p[1], 0.2, 1e-13);
+    ASSERT_NEAR(m[0].p[2], h + gaps[g] / 2, 1e-13);
+    ASSERT_EQ(m[0].feature >> 60, FL_FEAT_EDGE);
+    ASSERT_EQ((m[0].feature >> 28) & 0xF, FL_FEAT_EDGE);
+    // swapped
+    fl_manifold_point w[FL_MANIFOLD_MAX];
+    ASSERT_EQ(fl_collide(&b, pb, qb, &a, pa, qa, 0.005, w), 1);
+    ASSERT_NEAR(w[0].n[2], -1, 1e-13);
+    ASSERT_NEAR(w[0].phi, gaps[g], 1e-13);
+  }
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+FL_TEST(box_box_margin) {
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(0.5, 0.4, 0.3, &a));
+  ASSERT_OK(fl_shape_make_box(0.2, 0.2, 0.2, &b));
+  double pa[3] = {0, 0, 0}, pb[3] = {0.5 + 0.2 + 0.1, 0.05, 0};
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  // gap 0.1 beyond a margin of 0.05: nothing
+  ASSERT_EQ(fl_collide(&a, pa, q_id, &b, pb, q_id, 0.05, m), 0);
+  // gap 0.03 within the margin: the face's four points, phi = +0.03, normal +x
+  pb[0] = 0.5 + 0.2 + 0.03;
+  int n = fl_collide(&a, pa, q_id, &b, pb, q_id, 0.05, m);
+  ASSERT_EQ(n, 4);
+  double ex[3] = {1, 0, 0};
+  ASSERT(all_normal_phi(m, n, ex, 0.03, 1e-13));
+  for (int i = 0; i < n; i++) ASSERT_NEAR(m[i].p[0], 0.515, 1e-13);
+  // margin 0: only touching or overlapping counts
+  ASSERT_EQ(fl_collide(&a, pa, q_id, &b, pb, q_id, 0.0, m), 0);
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+/*---- spheres, capsules, cylinders against closed forms ----*/
+
+FL_TEST(sphere_closed_forms) {
+  fl_shape s1, s2, plane, box, cap, cyl, hull;
+  ASSERT_OK(fl_shape_make_sphere(0.3, &s1));
+  ASSERT_OK(fl_shape_make_sphere(0.2, &s2));
+  ASSERT_OK(fl_shape_make_plane(&plane));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.4, 0.3, &box));
+  ASSERT_OK(fl_shape_make_capsule(0.1, 0.5, &cap));
+  ASSERT_OK(fl_shape_make_cylinder(0.4, 0.6, 0, &cyl));
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  double o[3] = {0, 0, 0};
+  // sphere-sphere: phi = |c2 - c1| - r1 - r2 along the centre line
+  double c2[3] = {0.2, 0.3, 0.25};
+  double dist = sqrt(0.04 + 0.09 + 0.0625);
+  ASSERT_EQ(fl_collide(&s1, o, q_id, &s2, c2, q_id, 0.1, m), 1);
+  ASSERT_NEAR(m[0].phi, dist - 0.5, 1e-14);
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(m[0].n[k], c2[k] / dist, 1e-14);
+  for (int k = 0; k < 3; k++)
+    ASSERT_NEAR(m[0].p[k], c2[k] / dist * (0.3 + 0.5 * (dist - 0.5)), 1e-14);
+  // sphere-plane (plane tilted 20 degrees about y, sphere 0.25 above it along its normal)
+  double qp[4], nrm[3] = {sin(0.35), 0, cos(0.35)};
+  qaxis(0, 1, 0, 0.35, qp);
+  double cs[3] = {0.25 * nrm[0] + 0.1 * nrm[2], 0.7, 0.25 * nrm[2] - 0.1 * nrm[0]};
+  ASSERT_EQ(fl_collide(&plane, o, qp, &s1, cs, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.05, 1e-14);
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(m[0].n[k], nrm[k], 1e-14);
+  // sphere-box: face, edge and corner regions
+  double cf[3] = {0.5 + 0.25, 0.1, -0.2};
+  ASSERT_EQ(fl_collide(&s1, cf, q_id, &box, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.05, 1e-14);
+  ASSERT_NEAR(m[0].n[0], -1, 1e-14);
+  double ce[3] = {0.5 + 0.1, 0.4 + 0.2, 0.0};
+  ASSERT_EQ(fl_collide(&s1, ce, q_id, &box, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, sqrt(0.05) - 0.3, 1e-14);
+  ASSERT_NEAR(m[0].n[0], -0.1 / sqrt(0.05), 1e-14);
+  ASSERT_NEAR(m[0].n[1], -0.2 / sqrt(0.05), 1e-14);
+  double cc[3] = {-0.5 - 0.1, 0.4 + 0.1, -0.3 - 0.1};
+  ASSERT_EQ(fl_collide(&s1, cc, q_id, &box, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, 0.1 * sqrt(3.0) - 0.3, 1e-14);
+  // centre inside the box, nearest face +z at 0.05
+  double ci[3] = {0.1, 0.0, 0.25};
+  ASSERT_EQ(fl_collide(&s1, ci, q_id, &box, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.05 - 0.3, 1e-14);
+  ASSERT_NEAR(m[0].n[2], -1, 1e-14);
+  // the same through the convex hull of the box's corners (general polyhedron code)
+  ASSERT_OK(fl_shape_make_convex(box.vert, 8, &hull));
+  const double *cases[4] = {cf, ce, cc, ci};
+  for (int k = 0; k < 4; k++) {
+    fl_manifold_point u[FL_MANIFOLD_MAX];
+    ASSERT_EQ(fl_collide(&s1, cases[k], q_id, &box, o, q_id, 0.0, m), 1);
+    ASSERT_EQ(fl_collide(&s1, cases[k], q_id, &hull, o, q_id, 0.0, u), 1);
+    ASSERT_NEAR(u[0].phi, m[0].phi, 1e-14);
+    for (int j = 0; j < 3; j++) ASSERT_NEAR(u[0].n[j], m[0].n[j], 1e-14);
+    for (int j = 0; j < 3; j++) ASSERT_NEAR(u[0].p[j], m[0].p[j], 1e-14);
+  }
+  // sphere-capsule: capsule along x (rotated from z), sphere over its middle and past its end
+  double qc[4];
+  qaxis(0, 1, 0, M_PI / 2, qc);
+  double cm[3] = {0.2, 0, 0.35};
+  ASSERT_EQ(fl_collide(&s1, cm, q_id, &cap, o, qc, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, 0.35 - 0.4, 1e-14);
+  ASSERT_NEAR(m[0].n[2], -1, 1e-14);
+  double cx[3] = {0.5 + 0.3, 0.0, 0.2};
+  ASSERT_EQ(fl_collide(&s1, cx, q_id, &cap, o, qc, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, sqrt(0.09 + 0.04) - 0.4, 1e-14);
+  // sphere-cylinder (exact): over the cap, beside the side, off the rim
+  double cup[3] = {0.1, 0.2, 0.6 + 0.25};
+  ASSERT_EQ(fl_collide(&s1, cup, q_id, &cyl, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.05, 1e-14);
+  ASSERT_NEAR(m[0].n[2], -1, 1e-14);
+  double cside[3] = {0.0, -(0.4 + 0.2), 0.3};
+  ASSERT_EQ(fl_collide(&s1, cside, q_id, &cyl, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.1, 1e-14);
+  ASSERT_NEAR(m[0].n[1], 1, 1e-14);
+  double crim[3] = {(0.4 + 0.15) * cos(0.3), (0.4 + 0.15) * sin(0.3), -0.6 - 0.2};
+  ASSERT_EQ(fl_collide(&s1, crim, q_id, &cyl, o, q_id, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, 0.25 - 0.3, 1e-14);
+  fl_shape_free(&s1), fl_shape_free(&s2), fl_shape_free(&plane), fl_shape_free(&box);
+  fl_shape_free(&cap), fl_shape_free(&cyl), fl_shape_free(&hull);
+  return 0;
+}
+
+
+FL_TEST(capsule_capsule_parallel_and_crossed) {
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_capsule(0.1, 0.5, &a));
+  ASSERT_OK(fl_shape_make_capsule(0.15, 0.3, &b));
+  double qx[4], qy[4];
+  qaxis(0, 1, 0, M_PI / 2, qx); // axis along x
+  qaxis(1, 0, 0, M_PI / 2, qy); // axis along y
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  // parallel, both along x, b above a and shifted along x: overlap [0.1, 0.5] of a's axis
+  double pa[3] = {0, 0, 0}, pb[3] = {0.4, 0, 0.24};
+  int n = fl_collide(&a, pa, qx, &b, pb, qx, 0.0, m);
+  ASSERT_EQ(n, 2);
+  double up[3] = {0, 0, 1};
+  ASSERT(all_normal_phi(m, n, up, -0.01, 1e-14));
+  ASSERT(unique_features(m, n));
+  double xs[2] = {m[0].p[0], m[1].p[0]};
+  ASSERT_NEAR(fmin(xs[0], xs[1]), 0.1, 1e-14);
+  ASSERT_NEAR(fmax(xs[0], xs[1]), 0.5, 1e-14);
+  for (int i = 0; i < 2; i++) ASSERT_NEAR(m[i].p[2], 0.1 - 0.005, 1e-14);
+  // crossed: a along x, b along y above: one point, normal +z
+  double pc[3] = {0.2, -0.1, 0.24};
+  n = fl_collide(&a, pa, qx, &b, pc, qy, 0.0, m);
+  ASSERT_EQ(n, 1);
+  ASSERT(all_normal_phi(m, n, up, -0.01, 1e-14));
+  ASSERT_NEAR(m[0].p[0], 0.2, 1e-14);
+  ASSERT_NEAR(m[0].p[1], 0.0, 1e-14);
+  // end to end along x: the caps touch, phi = gap between the hemispheres
+  double pe[3] = {0.5 + 0.3 + 0.1 + 0.15 + 0.02, 0, 0};
+  n = fl_collide(&a, pa, qx, &b, pe, qx, 0.05, m);
+  ASSERT_EQ(n, 1);
+  ASSERT_NEAR(m[0].phi, 0.02, 1e-14);
+  ASSERT_NEAR(m[0].n[0], 1, 1e-14);
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+FL_TEST(capsule_and_cylinder_on_plane_and_box) {
+  fl_shape plane, cap, cyl, box;
+  ASSERT_OK(fl_shape_make_plane(&plane));
+  ASSERT_OK(fl_shape_make_capsule(0.1, 0.5, &cap));
+  ASSERT_OK(fl_shape_make_cylinder(0.2, 0.4, 0, &cyl));
+  ASSERT_OK(fl_shape_make_box(2, 2, 0.5, &box));
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  double o[3] = {0, 0, 0}, qx[4], up[3] = {0, 0, 1};
+  qaxis(0, 1, 0, M_PI / 2, qx);
+  // a capsule lying on a plane: both ends
+  double pc[3] = {0.3, 0.1, 0.1 - 0.002};
+  ASSERT_EQ(fl_collide(&plane, o, q_id, &cap, pc, qx, 0.0, m), 2);
+  ASSERT(all_normal_phi(m, 2, up, -0.002, 1e-14));
+  // ... and on a box's top face (z = 0.5)
+  double pcb[3] = {0.3, 0.1, 0.5 + 0.1 - 0.002};
+  ASSERT_EQ(fl_collide(&box, o, q_id, &cap, pcb, qx, 0.0, m), 2);
+  ASSERT(all_normal_phi(m, 2, up, -0.002, 1e-14));
+  ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 1.0, 1e-14);
+  // a capsule standing on a box's edge region, tilted: against the closed form of a sphere
+  // (the lower hemisphere centre sits beyond the +x face, level with the top)
+  double qt[4];
+  qaxis(0, 1, 0, 0.3, qt);
+  double pt[3] = {2 + 0.05 + 0.5 * sin(0.3), 0, 0.5 + 0.5 * cos(0.3)};
+  ASSERT_EQ(fl_collide(&box, o, q_id, &cap, pt, qt, 0.0, m), 1);
+  ASSERT_NEAR(m[0].phi, -0.05, 1e-12);
+  // an upright cylinder on a plane: 8 rim points on its bottom cap
+  double py[3] = {0, 0, 0.4 - 0.003};
+  int n = fl_collide(&plane, o, q_id, &cyl, py, q_id, 0.0, m);
+  ASSERT_EQ(n, 8);
+  ASSERT(all_normal_phi(m, n, up, -0.003, 1e-14));
+  for (int i = 0; i < n; i++)
+    ASSERT_NEAR(hypot(m[i].p[0], m[i].p[1]), 0.2, 1e-14);
+  // a lying cylinder: the two rim points at the bottom, exact (not the polygon's)
+  double pl[3] = {0.5, 0.5, 0.2 - 0.001};
+  n = fl_collide(&plane, o, q_id, &cyl, pl, qx, 0.0, m);
+  ASSERT_EQ(n, 2);
+  ASSERT(all_normal_phi(m, n, up, -0.001, 1e-14));
+  ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 0.8, 1e-14);
+  // a tilted cylinder: the deepest rim point, phi = z_c - h cos(t) - r sin(t)
+  double tq[4], t = 0.4;
+  qaxis(0, 1, 0, t, tq);
+  double pz[3] = {0, 0, 0.4 * cos(t) + 0.2 * sin(t) - 0.004};
+  n = fl_collide(&plane, o, q_id, &cyl, pz, tq, 0.0, m);
+  ASSERT_EQ(n, 1);
+  ASSERT_NEAR(m[0].phi, -0.004, 1e-14);
+  // an upright cylinder on a box: the polyhedral cap (24 sides) gives a full face contact
+  double pbx[3] = {0.3, 0.2, 0.5 + 0.4 - 0.003};
+  n = fl_collide(&box, o, q_id, &cyl, pbx, q_id, 0.0, m);
+  ASSERT_EQ(n, 8);
+  ASSERT(all_normal_phi(m, n, up, -0.003, 1e-13));
+  fl_shape_free(&plane), fl_shape_free(&cap), fl_shape_free(&cyl), fl_shape_free(&box);
+  return 0;
+}
+
+
+/*---- every pair: normals from a to b, swapping flips them ----*/
+
+FL_TEST(swap_flips_normal_all_pairs) {
+  fl_shape s[6];
+  double pts[8 * 3];
+  ASSERT_OK(fl_shape_make_plane(&s[0]));
+  ASSERT_OK(fl_shape_make_sphere(0.3, &s[1]));
+  ASSERT_OK(fl_shape_make_box(0.3, 0.25, 0.2, &s[2]));
+  ASSERT_OK(fl_shape_make_capsule(0.15, 0.25, &s[3]));
+  ASSERT_OK(fl_shape_make_cylinder(0.25, 0.2, 16, &s[4]));
+  // a wedge-like hexahedron
+  double w[8][3] = {{-0.3, -0.2, -0.2}, {0.3, -0.2, -0.2}, {-0.3, 0.2, -0.2}, {0.3, 0.2, -0.2},
+                    {-0.2, -0.1, 0.2},  {0.2, -0.1, 0.2},  {-0.2, 0.1, 0.2},  {0.2, 0.1, 0.2}};
+  memcpy(pts, w, sizeof(w));
+  ASSERT_OK(fl_shape_make_convex(pts, 8, &s[5]));
+  double qa[4], qb[4];
+  double axa[3] = {0.3, -0.5, 0.8}, axb[3] = {-0.7, 0.2, 0.4};
+  fl_quat_from_axis_angle(axa, 0.7, qa);
+  fl_quat_from_axis_angle(axb, 1.1, qb);
+  int npairs = 0;
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++) {
+      if (i == 0 && j == 0) {
+        fl_manifold_point m[FL_MANIFOLD_MAX];
+        double o[3] = {0, 0, 0};
+        ASSERT_EQ(fl_collide(&s[0], o, q_id, &s[0], o, q_id, 0, m), FL_ERR_UNSUPPORTED);
+        ASSERT(!fl_collide_supported(FL_SHAPE_PLANE, FL_SHAPE_PLANE));
+        continue;
+      }
+      ASSERT(fl_collide_supported(s[i].type, s[j].type));
+      // b sits above a and overlaps it a little; a plane is always a (or b) at the origin
+      double pa[3] = {0.05, -0.03, 0}, pb[3] = {-0.02, 0.04, 0.38};
+      const double *qai = i == 0 ? q_id : qa, *qbj = j == 0 ? q_id : qb;
+      if (j == 0) pb[2] = -0.25;
+      if (i == 0) pb[2] = 0.15;
+      fl_manifold_point m[FL_MANIFOLD_MAX], r[FL_MANIFOLD_MAX];
+      int n = fl_collide(&s[i], pa, qai, &s[j], pb, qbj, 0.01, m);
+      int nr = fl_collide(&s[j], pb, qbj, &s[i], pa, qai, 0.01, r);
+      if (n != 1 && n < 1) FL_FAIL_("pair %d-%d: %d points", i, j, n);
+      ASSERT_EQ(nr, n);
+      ASSERT(unique_features(m, n));
+      for (int k = 0; k < n; k++) {
+        // normals point from a to b: the centre of b lies on the +n side of a's centre
+        double d[3];
+        for (int c = 0; c < 3; c++) d[c] = pb[c] - pa[c];
+        if (!(fl_v3_dot(m[k].n, d) > 0)) FL_FAIL_("pair %d-%d point %d: normal towards a", i, j, k);
+        ASSERT_NEAR(fl_v3_norm(m[k].n), 1, 1e-12);
+        // the swapped manifold holds the same point with the normal flipped
+        int hit = 0;
+        for (int l = 0; l < nr && !hit; l++) {
+          double e = 0;
+          for (int c = 0; c < 3; c++)
+            e += fabs(r[l].p[c] - m[k].p[c]) + fabs(r[l].n[c] + m[k].n[c]);
+          int64_t sw = (int64_t)(((uint64_t)r[l].feature << 32) | ((uint64_t)r[l].feature >> 32));
+          hit = e < 1e-10 && fabs(r[l].phi - m[k].phi) < 1e-12 && sw == m[k].feature;
+        }
+        if (!hit) FL_FAIL_("pair %d-%d point %d: not found flipped in the swapped manifold", i, j, k);
+        if (!(m[k].phi < 0.01)) FL_FAIL_("pair %d-%d: phi %g", i, j, m[k].phi);
+      }
+      npairs++;
+    }
+  ASSERT_EQ(npairs, 35);
+  for (int i = 0; i < 6; i++) fl_shape_free(&s[i]);
+  return 0;
+}
+
+
+/*---- feature ids ----*/
+
+/* the sorted feature ids of a manifold */
+static int sorted_features(const fl_manifold_point *m, int n, int64_t *f) {
+  for (int i = 0; i < n; i++) f[i] = m[i].feature;
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && f[j] < f[j - 1]; j--) {
+      int64_t t = f[j];
+      f[j] = f[j - 1], f[j - 1] = t;
+    }
+  return n;
+}
+
+
+FL_TEST(feature_ids_stable_under_perturbation) {
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &a));
+  ASSERT_OK(fl_shape_make_box(0.4, 0.3, 0.2, &b));
+  struct { double ax[3], ang, pos[3]; } cfg[3] = {
+      {{0, 0, 1}, M_PI / 4, {0, 0, 0.5 + 0.2 - 0.01}},     // face: clipped polygon
+      {{0, 0, 1}, 0.3, {0.2, 0.1, 0.5 + 0.2 - 0.01}},      // face, offset and turned
+      {{1, 1, 0}, 0.9553166181245093, {0.1, 0, 1.0}},     // tilted onto an edge or corner
+  };
+  for (int c = 0; c < 3; c++) {
+    double q[4], pa[3] = {0, 0, 0};
+    fl_quat_from_axis_angle(cfg[c].ax, cfg[c].ang, q);
+    if (c == 2) {
+      // drop b until its lowest point is 0.01 into a's top face
+      fl_manifold_point t[FL_MANIFOLD_MAX];
+      double lo[3], hi[3];
+      fl_shape_aabb(&b, cfg[c].pos, q, 0, lo, hi);
+      cfg[c].pos[2] += 0.5 - lo[2] - 0.01;
+      ASSERT(fl_collide(&a, pa, q_id, &b, cfg[c].pos, q, 0, t) > 0);
+    }
+    fl_manifold_point m0[FL_MANIFOLD_MAX], m1[FL_MANIFOLD_MAX];
+    int n0 = fl_collide(&a, pa, q_id, &b, cfg[c].pos, q, 0.0, m0);
+    ASSERT(n0 > 0);
+    ASSERT(unique_features(m0, n0));
+    // a small perturbation of both poses
+    double dq[4], q1[4], qa1[4], p1[3], pa1[3] = {1e-5, -2e-5, 0};
+    double axp[3] = {0.3, 0.4, -0.2};
+    fl_quat_from_axis_angle(axp, 1e-4, dq);
+    fl_quat_mul(dq, q, q1);
+    fl_quat_from_axis_angle(axp, -5e-5, qa1);
+    for (int k = 0; k < 3; k++) p1[k] = cfg[c].pos[k] + (k == 2 ? -1e-5 : 3e-5);
+    int n1 = fl_collide(&a, pa1, qa1, &b, p1, q1, 0.0, m1);
+    ASSERT_EQ(n1, n0);
+    int64_t f0[FL_MANIFOLD_MAX], f1[FL_MANIFOLD_MAX];
+    sorted_features(m0, n0, f0);
+    sorted_features(m1, n1, f1);
+    for (int i = 0; i < n0; i++)
+      if (f0[i] != f1[i]) FL_FAIL_("configuration %d: feature %d changed", c, i);
+  }
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+/*---- mass properties ----*/
+
+static int inertia_near(const double I[9], const double J[9], double tol) {
+  for (int k = 0; k < 9; k++)
+    if (!(fabs(I[k] - J[k]) <= tol)) return 0;
+  return 1;
+}
+
+
+FL_TEST(mass_properties_closed_forms) {
+  double rho = 2700, m, c[3], I[9];
+  // box 0.6 x 0.4 x 0.2 m: m = rho V, I_xx = m (b^2 + c^2) / 12
+  fl_shape box, sph, cyl, cap, hull;
+  ASSERT_OK(fl_shape_make_box(0.3, 0.2, 0.1, &box));
+  ASSERT_OK(fl_shape_mass_properties(&box, rho, &m, c, I));
+  double mb = 2700 * 0.6 * 0.4 * 0.2;
+  double Ib[9] = {mb * (0.16 + 0.04) / 12, 0, 0, 0, mb * (0.36 + 0.04) / 12, 0,
+                  0, 0, mb * (0.36 + 0.16) / 12};
+  ASSERT_NEAR(m, mb, 1e-12 * mb);
+  ASSERT(inertia_near(I, Ib, 1e-12 * mb));
+  // the hull of its 8 corners through the divergence theorem
+  ASSERT_OK(fl_shape_make_convex(box.vert, 8, &hull));
+  ASSERT_EQ(hull.nvert, 8);
+  ASSERT_EQ(hull.nface, 6);
+  ASSERT_EQ(hull.nedge, 12);
+  ASSERT_OK(fl_shape_mass_properties(&hull, rho, &m, c, I));
+  ASSERT_NEAR(m, mb, 1e-12 * mb);
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(c[k], 0, 1e-15);
+  ASSERT(inertia_near(I, Ib, 1e-12 * Ib[0]));
+  // the same box shifted and turned: com follows, inertia rotates as R I R^T
+  double R[9], q[4], sh[3] = {1.5, -2.0, 0.7}, pts[24];
+  qaxis(0.2, 0.9, -0.4, 0.8, q);
+  fl_quat_to_mat(q, R);
+  for (int v = 0; v < 8; v++) {
+    fl_m3_mulv(R, box.vert + 3 * v, pts + 3 * v);
+    for (int k = 0; k < 3; k++) pts[3 * v + k] += sh[k];
+  }
+  fl_shape moved;
+  ASSERT_OK(fl_shape_make_convex(pts, 8, &moved));
+  ASSERT_OK(fl_shape_mass_properties(&moved, rho, &m, c, I));
+  ASSERT_NEAR(m, mb, 1e-12 * mb);
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(c[k], sh[k], 1e-13);
+  double RI[9], RIRt[9], Rt[9];
+  fl_m3_mul(R, Ib, RI);
+  fl_m3_transpose(R, Rt);
+  fl_m3_mul(RI, Rt, RIRt);
+  ASSERT(inertia_near(I, RIRt, 1e-12 * Ib[0] * 10));
+  double shift[3];
+  fl_shape_recenter(&moved, shift);
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(shift[k], sh[k], 1e-13);
+  ASSERT_OK(fl_shape_mass_properties(&moved, rho, &m, c, I));
+  for (int k = 0; k < 3; k++) ASSERT_NEAR(c[k], 0, 1e-13);
+  // sphere r = 0.25: m = 4/3 pi r^3 rho, I = 2/5 m r^2
+  ASSERT_OK(fl_shape_make_sphere(0.25, &sph));
+  ASSERT_OK(fl_shape_mass_properties(&sph, rho, &m, c, I));
+  double ms = 4.0 / 3.0 * M_PI * 0.015625 * rho;
+  ASSERT_NEAR(m, ms, 1e-12 * ms);
+  ASSERT_NEAR(I[0], 0.4 * ms * 0.0625, 1e-12 * ms);
+  ASSERT_NEAR(I[8], 0.4 * ms * 0.0625, 1e-12 * ms);
+  // cylinder r = 0.2, length 1: m = pi r^2 L rho, I_zz = m r^2 / 2, I_xx = m (3 r^2 + L^2)/12
+  ASSERT_OK(fl_shape_make_cylinder(0.2, 0.5, 0, &cyl));
+  ASSERT_OK(fl_shape_mass_properties(&cyl, rho, &m, c, I));
+  double mc = M_PI * 0.04 * rho;
+  ASSERT_NEAR(m, mc, 1e-12 * mc);
+  ASSERT_NEAR(I[8], mc * 0.02, 1e-12 * mc);
+  ASSERT_NEAR(I[0], mc * (0.12 + 1.0) / 12, 1e-12 * mc);
+  ASSERT_NEAR(I[4], I[0], 1e-15);
+  // its polyhedron (a regular 24-gon prism) through the hull: V = (m/2) r^2 sin(2 pi/m) L,
+  // I_zz = rho L m r^4 sin(2 pi/m) (2 + cos(2 pi/m)) / 12
+  fl_shape prism;
+  ASSERT_OK(fl_shape_make_convex(cyl.vert, cyl.nvert, &prism));
+  ASSERT_EQ(prism.nface, 26);
+  double mp, ang = 2 * M_PI / 24;
+  ASSERT_OK(fl_shape_mass_properties(&prism, rho, &mp, c, I));
+  double Vp = 12 * 0.04 * sin(ang) * 1.0;
+  ASSERT_NEAR(mp, rho * Vp, 1e-12 * rho * Vp);
+  double Izz = rho * 1.0 * 24 * 0.0016 * sin(ang) * (2 + cos(ang)) / 12;
+  ASSERT_NEAR(I[8], Izz, 1e-12 * Izz);
+  // capsule r = 0.1, half length 0.3: a cylinder of length 0.6 and a sphere of radius 0.1
+  // whose halves sit 0.3 from the centre (parallel axis through the hemispheres' centroids)
+  ASSERT_OK(fl_shape_make_capsule(0.1, 0.3, &cap));
+  ASSERT_OK(fl_shape_mass_properties(&cap, 1000, &m, c, I));
+  double mcy = 1000 * M_PI * 0.01 * 0.6, mh = 1000 * 2.0 / 3.0 * M_PI * 0.001;
+  double d = 0.3 + 3 * 0.1 / 8, Ih = 83.0 / 320.0 * mh * 0.01;
+  ASSERT_NEAR(m, mcy + 2 * mh, 1e-12 * m);
+  ASSERT_NEAR(I[0], mcy * (3 * 0.01 + 0.36) / 12 + 2 * (Ih + mh * d * d), 1e-12 * m);
+  ASSERT_NEAR(I[8], mcy * 0.01 / 2 + 2 * 0.4 * mh * 0.01, 1e-12 * m);
+  // a plane has none
+  fl_shape pl;
+  ASSERT_OK(fl_shape_make_plane(&pl));
+  ASSERT_EQ(fl_shape_mass_properties(&pl, rho, &m, c, I), FL_ERR_INVAL);
+  ASSERT_EQ(fl_shape_mass_properties(&box, -1, &m, c, I), FL_ERR_INVAL);
+  fl_shape_free(&box), fl_shape_free(&sph), fl_shape_free(&cyl), fl_shape_free(&cap);
+  fl_shape_free(&hull), fl_shape_free(&moved), fl_shape_free(&prism), fl_shape_free(&pl);
+  return 0;
+}
+
+
+/* signed volume of tetrahedron (a, b, c, d) */
+static double tet_volume(const double *a, const double *b, const double *c, const double *d) {
+  double u[3], v[3], w[3], x[3];
+  for (int k = 0; k < 3; k++) u[k] = b[k] - a[k], v[k] = c[k] - a[k], w[k] = d[k] - a[k];
+  fl_v3_cross(v, w, x);
+  return fl_v3_dot(u, x) / 6;
+}
+
+
+FL_TEST(arch_stones_hexahedra) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/reference/arch_25_stones_vertices.csv", fl_test_shared_dir());
+  FILE *f = fopen(path, "r");
+  if (!f) SKIP("%s not found", path);
+  double v[25][8][3];
+  int count = 0;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    int s, k;
+    double x, y, z;
+    if (sscanf(line, "%d,%d,%lf,%lf,%lf", &s, &k, &x, &y, &z) != 5) continue;
+    ASSERT(s >= 1 && s <= 25 && k >= 0 && k < 8);
+    v[s - 1][k][0] = x, v[s - 1][k][1] = y, v[s - 1][k][2] = z;
+    count++;
+  }
+  fclose(f);
+  ASSERT_EQ(count, 200);
+  // vertex k has bits (z, along the arch, across the arch): the hexahedron splits into the
+  // six tetrahedra around its diagonal 0-7 (exact for planar faces)
+  static const int tets[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7},
+                                 {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
+  double total = 0;
+  for (int s = 0; s < 25; s++) {
+    fl_shape h;
+    ASSERT_OK(fl_shape_make_convex(&v[s][0][0], 8, &h));
+    ASSERT_EQ(h.nvert, 8);
+    ASSERT_EQ(h.nface, 6);
+    ASSERT_EQ(h.nedge, 12);
+    for (int g = 0; g < 6; g++) ASSERT_EQ(h.face_ptr[g + 1] - h.face_ptr[g], 4);
+    double vol = 0;
+    for (int t = 0; t < 6; t++)
+      vol += fabs(tet_volume(v[s][tets[t][0]], v[s][tets[t][1]], v[s][tets[t][2]], v[s][tets[t][3]]));
+    double m, c[3], I[9];
+    ASSERT_OK(fl_shape_mass_properties(&h, 1.0, &m, c, I));
+    ASSERT_NEAR(m, vol, 1e-12 * vol);
+    ASSERT_NEAR(fl_shape_volume(&h), vol, 1e-12 * vol);
+    // the centroid lies midway in z (the stones are prisms along z)
+    ASSERT_NEAR(c[2], 0.5 * (v[s][0][2] + v[s][1][2]), 1e-12);
+    total += vol;
+    fl_shape_free(&h);
+  }
+  ASSERT(total > 0);
+  return 0;
+}
+
+
+/*---- convex hull invariants ----*/
+
+static unsigned long long rng_state = 88172645463325252ULL;
+static double urand(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+
+FL_TEST(convex_hull_random_points) {
+  for (int trial = 0; trial < 3; trial++) {
+    int n = 300;
+    double *p = malloc(sizeof(double) * 3 * (size_t)n);
+    for (int i = 0; i < n; i++) {
+      // in a ball for trial 0, on a sphere for trial 1, in a flat box for trial 2
+      double x[3];
+      do {
+        for (int k = 0; k < 3; k++) x[k] = 2 * urand() - 1;
+      } while (fl_v3_dot(x, x) > 1);
+      if (trial == 1) fl_v3_normalize(x);
+      if (trial == 2) x[2] *= 0.05;
+      for (int k = 0; k < 3; k++) p[3 * i + k] = 3 + x[k];
+    }
+    fl_shape h;
+    ASSERT_OK(fl_shape_make_convex(p, n, &h));
+    // every input point inside every face plane, every face planar and convex
+    for (int f = 0; f < h.nface; f++) {
+      const double *nf = h.face_normal + 3 * f;
+      ASSERT_NEAR(fl_v3_norm(nf), 1, 1e-12);
+      for (int i = 0; i < n; i++) ASSERT_LE(fl_v3_dot(nf, p + 3 * i) - h.face_offset[f], 1e-9);
+      for (int k = h.face_ptr[f]; k < h.face_ptr[f + 1]; k++)
+        ASSERT_LE(fabs(fl_v3_dot(nf, h.vert + 3 * h.face_vert[k]) - h.face_offset[f]), 1e-6);
+    }
+    // euler: V - E + F = 2, each edge beside two faces
+    ASSERT_EQ(h.nvert - h.nedge + h.nface, 2);
+    if (trial == 1) ASSERT_EQ(h.nvert, n); // every point of a sphere is a vertex
+    double m, c[3], I[9];
+    ASSERT_OK(fl_shape_mass_properties(&h, 1, &m, c, I));
+    if (trial == 1) ASSERT(m < 4.0 / 3.0 * M_PI && m > 0.9 * 4.0 / 3.0 * M_PI);
+    fl_shape_free(&h);
+    free(p);
+  }
+  // bad input: too few, coplanar, NaN
+  fl_shape h;
+  double sq[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
+  ASSERT_EQ(fl_shape_make_convex(sq, 3, &h), FL_ERR_INVAL);
+  ASSERT_EQ(fl_shape_make_convex(sq, 4, &h), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "coplanar");
+  sq[4] = NAN;
+  ASSERT_EQ(fl_shape_make_convex(sq, 4, &h), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "point 1");
+  ASSERT_EQ(fl_shape_make_box(1, -1, 1, &h), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "half extent y");
+  fl_shape_free(&h);
+  return 0;
+}
+
+
+/*---- bounding boxes and the broad phase ----*/
+
+FL_TEST(aabb_tight) {
+  fl_shape cyl, cap, box;
+  ASSERT_OK(fl_shape_make_cylinder(0.3, 0.5, 0, &cyl));
+  ASSERT_OK(fl_shape_make_capsule(0.3, 0.5, &cap));
+  ASSERT_OK(fl_shape_make_box(0.3, 0.2, 0.5, &box));
+  double q[4], p[3] = {1, 2, 3}, lo[3], hi[3];
+  qaxis(0, 1, 0, M_PI / 6, q);
+  // axis (sin 30, 0, cos 30): x extent 0.5 sin30 + 0.3 cos30, y 0.3, z 0.5 cos30 + 0.3 sin30
+  fl_shape_aabb(&cyl, p, q, 0.01, lo, hi);
+  ASSERT_NEAR(hi[0] - 1, 0.25 + 0.3 * cos(M_PI / 6) + 0.01, 1e-14);
+  ASSERT_NEAR(hi[1] - 2, 0.31, 1e-14);
+  ASSERT_NEAR(3 - lo[2], 0.5 * cos(M_PI / 6) + 0.15 + 0.01, 1e-14);
+  fl_shape_aabb(&cap, p, q, 0, lo, hi);
+  ASSERT_NEAR(hi[0] - 1, 0.25 + 0.3, 1e-14);
+  fl_shape_aabb(&box, p, q, 0, lo, hi);
+  ASSERT_NEAR(hi[0] - 1, 0.3 * cos(M_PI / 6) + 0.5 * sin(M_PI / 6), 1e-14);
+  fl_shape_free(&cyl), fl_shape_free(&cap), fl_shape_free(&box);
+  return 0;
+}
+
+
+FL_TEST(broadphase_equals_brute_force) {
+  int n = 2000;
+  double *lo = malloc(sizeof(double) * 3 * (size_t)(n + 1)),
+         *hi = malloc(sizeof(double) * 3 * (size_t)(n + 1));
+  unsigned char *skip = malloc((size_t)n + 1);
+  for (int i = 0; i < n; i++) {
+    for (int k = 0; k < 3; k++) {
+      double c = 10 * urand(), h = 0.05 + 0.3 * urand();
+      lo[3 * i + k] = c - h;
+      hi[3 * i + k] = c + h;
+    }
+    skip[i] = urand() < 0.2;
+  }
+  // one plane-like box unbounded in x and y, below z = 0.5
+  lo[3 * n] = lo[3 * n + 1] = lo[3 * n + 2] = -INFINITY;
+  hi[3 * n] = hi[3 * n + 1] = INFINITY;
+  hi[3 * n + 2] = 0.5;
+  skip[n] = 1;
+  for (int with_skip = 0; with_skip < 2; with_skip++) {
+    fl_int *pairs = NULL, np = 0;
+    ASSERT_OK(fl_broadphase(n + 1, lo, hi, with_skip ? skip : NULL, &pairs, &np));
+    // brute force in the same (i, j) order
+    fl_int k = 0;
+    for (int i = 0; i <= n; i++)
+      for (int j = i + 1; j <= n; j++) {
+        int ov = 1;
+        for (int c = 0; c < 3; c++) ov &= !(lo[3 * i + c] > hi[3 * j + c] || lo[3 * j + c] > hi[3 * i + c]);
+        if (with_skip && skip[i] && skip[j]) ov = 0;
+        if (!ov) continue;
+        if (k >= np) FL_FAIL_("brute force has more pairs than %d", (int)np);
+        if (pairs[2 * k] != i || pairs[2 * k + 1] != j)
+          FL_FAIL_("pair %d: (%d, %d) vs brute (%d, %d)", (int)k, (int)pairs[2 * k],
+                   (int)pairs[2 * k + 1], i, j);
+        k++;
+      }
+    ASSERT_EQ(k, np);
+    ASSERT(np > 1000); // the test means something
+    fl_free(pairs);
+  }
+  fl_int *pairs = NULL, np = 7;
+  lo[0] = NAN;
+  ASSERT_EQ(fl_broadphase(n, lo, hi, NULL, &pairs, &np), FL_ERR_INVAL);
+  ASSERT_EQ(np, 0);
+  ASSERT_OK(fl_broadphase(0, NULL, NULL, NULL, &pairs, &np));
+  ASSERT_EQ(np, 0);
+  free(lo), free(hi), free(skip);
+  return 0;
+}
