@@ -143,7 +143,7 @@ static fl_int uf_find(fl_int *parent, fl_int x) {
 /* one component's constraint signature, for sorting */
 typedef struct sig_rec {
   uint64_t hash;
-  fl_int root, len;
+  fl_int root, len, size; /* size: dofs in the component */
   const fl_int *s;
 } sig_rec;
 
@@ -159,11 +159,13 @@ static int sig_cmp(const void *a, const void *b) {
 }
 
 
-/* Joins the components of `parent` (union-find over dofs) that carry the same nonempty set of
- * constraints (contacts, then bilateral rows) touching them with nonzero entries of J. The 6
- * dofs of a rigid body with a diagonal mass matrix (FCLIB's spheres and box stacks) share that
- * set; two bodies rarely do, except a pair touching only each other, which then becomes one
- * clique (harmless for the operators; its contacts get clique_b = -1). `lab` is nv scratch. */
+/* Joins single-dof components of `parent` (union-find over dofs) into the component that
+ * carries the same nonempty set of constraints (contacts, then bilateral rows) touching it
+ * with nonzero entries of J. The 6 dofs of a rigid body with a diagonal mass matrix (FCLIB's
+ * spheres and box stacks) fall apart into single dofs with that same set. Components of two or
+ * more dofs (FEM bodies, full 6x6 blocks) are never joined with each other. Two diagonal
+ * bodies touching only each other become one clique (harmless for the operators; their
+ * contacts get clique_b = -1). `lab` is nv scratch. */
 static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
   fl_int nv = p->nv, ncon = p->nc + p->nh, nrow = fl_problem_nrows(p);
   const fl_csr *J = p->J;
@@ -174,17 +176,21 @@ static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
     fl_int r = uf_find(parent, d);
     if (lab[r] < 0) lab[r] = nroot++;
   }
+  fl_int *size = fl_calloc((size_t)nroot + 1, sizeof(fl_int));
   fl_int *ptr = fl_calloc((size_t)nroot + 1, sizeof(fl_int));
   fl_int *last = fl_malloc(((size_t)nroot + 1) * sizeof(fl_int));
   fl_int *sig = fl_malloc(((size_t)J->rowptr[nrow] + 1) * sizeof(fl_int));
   sig_rec *rec = fl_malloc(((size_t)nroot + 1) * sizeof(sig_rec));
-  if (!ptr || !last || !sig || !rec) {
+  if (!size || !ptr || !last || !sig || !rec) {
+    fl_free(size);
     fl_free(ptr);
     fl_free(last);
     fl_free(sig);
     fl_free(rec);
     return fl_seterr(FL_ERR_NOMEM, "%s: no memory to find cliques", p->name);
   }
+
+  for (fl_int d = 0; d < nv; d++) size[lab[uf_find(parent, d)]]++;
 
   // count, then fill, the constraints touching each component (ascending, no repeats)
   for (int pass = 0; pass < 2; pass++) {
@@ -218,21 +224,41 @@ static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
     fl_int r = uf_find(parent, d);
     if (r != d) continue;
     fl_int x = lab[r];
-    sig_rec t = {14695981039346656037ull, r, ptr[x + 1] - ptr[x], sig + ptr[x]};
+    sig_rec t = {14695981039346656037ull, r, ptr[x + 1] - ptr[x], size[x], sig + ptr[x]};
     if (t.len == 0) continue;
     for (fl_int k = 0; k < t.len; k++) t.hash = (t.hash ^ (uint64_t)(uint32_t)t.s[k]) * 1099511628211ull;
     rec[n++] = t;
   }
   qsort(rec, (size_t)n, sizeof(sig_rec), sig_cmp);
-  for (fl_int k = 1; k < n; k++) {
-    const sig_rec *a = &rec[k - 1], *b = &rec[k];
-    if (a->hash != b->hash || a->len != b->len ||
-        memcmp(a->s, b->s, (size_t)a->len * sizeof(fl_int)) != 0) {
-      continue;
+  for (fl_int k0 = 0, k1; k0 < n; k0 = k1) {
+    // a run [k0, k1) of equal signatures
+    for (k1 = k0 + 1; k1 < n; k1++) {
+      const sig_rec *a = &rec[k0], *b = &rec[k1];
+      if (a->hash != b->hash || a->len != b->len ||
+          memcmp(a->s, b->s, (size_t)a->len * sizeof(fl_int)) != 0) {
+        break;
+      }
     }
-    fl_int ra = uf_find(parent, a->root), rb = uf_find(parent, b->root);
-    if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+    // target: the one multi-dof component of the run if there is exactly one, else a single dof
+    fl_int target = -1, nbig = 0;
+    for (fl_int k = k0; k < k1; k++) {
+      if (rec[k].size > 1) {
+        nbig++;
+        target = rec[k].root;
+      }
+    }
+    if (nbig != 1) target = -1;
+    for (fl_int k = k0; k < k1; k++) {
+      if (rec[k].size > 1) continue;
+      if (target < 0) {
+        target = rec[k].root;
+        continue;
+      }
+      fl_int ra = uf_find(parent, target), rb = uf_find(parent, rec[k].root);
+      if (ra != rb) parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+    }
   }
+  fl_free(size);
   fl_free(ptr);
   fl_free(last);
   fl_free(sig);

@@ -1,0 +1,625 @@
+/* dynamics.c: shared operators on A and J (apply A, solve with A, J A^-1, Delassus W).
+ *
+ * A is block diagonal by clique, so everything works clique by clique:
+ *   - small cliques (<= 64 dofs): dense Cholesky of the block (row-major, lower triangle);
+ *   - larger cliques (FEM bodies): CHOLMOD supernodal Cholesky with an AMD ordering.
+ * Solves with one right-hand side reuse per-clique CHOLMOD workspaces (cholmod_solve2) made at
+ * creation, so fl_dynamics_solve_A allocates nothing and may sit inside solver loops.
+ *
+ * B = J A^-1 is stored by rows: row r of B = A^-1 J_r^T restricted to the cliques that row r
+ * of J touches (nonzero entries), i.e. every dof of those cliques. W = J A^-1 J^T follows from
+ * sparse dot products W_rs = J_r . B_s over the pairs of rows sharing a clique; each entry is
+ * averaged with its transpose so that W is symmetric to the last bit.
+ *
+ * Not thread-safe: solves share per-clique workspaces.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cholmod.h>
+
+#include "fl_problem.h"
+
+#define DENSE_MAX 64 /* largest clique factorized densely */
+#define BATCH 32     /* right-hand sides per CHOLMOD solve when forming J A^-1 */
+
+struct fl_dynamics {
+  const fl_problem *p;
+  fl_int ncl, nv, nrow;
+  fl_int *loc;       /* (nv) index of a dof within its clique */
+  fl_int *dense_off; /* (ncl) offset of the clique's dense factor in Ld, -1 for CHOLMOD */
+  double *Ld;        /* dense factors, n^2 per dense clique */
+  double *work;      /* (nv) gather/scatter buffer */
+  /* CHOLMOD cliques */
+  cholmod_common *cm;
+  cholmod_factor **L;  /* (ncl) NULL for dense cliques */
+  cholmod_dense **B1, **X1, **Y1, **E1; /* (ncl) one-column workspaces */
+  /* J A^-1 and the row/clique incidence */
+  fl_int *rc_ptr, *rc;  /* (nrow + 1), cliques touched by each row of J (ascending) */
+  fl_int *cr_ptr, *cr;  /* (ncl + 1), rows touching each clique (ascending) */
+  fl_csr *B;            /* J A^-1, lazily */
+};
+
+
+//---- creation ----
+
+void fl_dynamics_free(fl_dynamics *d) {
+  if (!d) return;
+  if (d->cm) {
+    for (fl_int c = 0; c < d->ncl; c++) {
+      if (d->L && d->L[c]) cholmod_free_factor(&d->L[c], d->cm);
+      if (d->B1 && d->B1[c]) cholmod_free_dense(&d->B1[c], d->cm);
+      if (d->X1 && d->X1[c]) cholmod_free_dense(&d->X1[c], d->cm);
+      if (d->Y1 && d->Y1[c]) cholmod_free_dense(&d->Y1[c], d->cm);
+      if (d->E1 && d->E1[c]) cholmod_free_dense(&d->E1[c], d->cm);
+    }
+    cholmod_finish(d->cm);
+    fl_free(d->cm);
+  }
+  fl_free(d->L);
+  fl_free(d->B1);
+  fl_free(d->X1);
+  fl_free(d->Y1);
+  fl_free(d->E1);
+  fl_free(d->loc);
+  fl_free(d->dense_off);
+  fl_free(d->Ld);
+  fl_free(d->work);
+  fl_free(d->rc_ptr);
+  fl_free(d->rc);
+  fl_free(d->cr_ptr);
+  fl_free(d->cr);
+  fl_csr_free(d->B);
+  fl_free(d);
+}
+
+
+/* CHOLMOD factorization of clique c (lower triangle, AMD, supernodal) plus its workspaces */
+static int factor_sparse(fl_dynamics *d, fl_int c) {
+  const fl_problem *p = d->p;
+  const fl_csr *A = p->A;
+  fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+  cholmod_common *cm = d->cm;
+
+  // lower triangle in CSC: column j of A = row j of its CSR, keep rows i >= j
+  size_t nnz = 0;
+  for (fl_int k = 0; k < n; k++) {
+    fl_int r = p->clique_dof[c0 + k];
+    for (fl_int e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) nnz += A->col[e] >= r;
+  }
+  cholmod_sparse *S = cholmod_allocate_sparse((size_t)n, (size_t)n, nnz, 1, 1, -1, CHOLMOD_REAL, cm);
+  if (!S) return fl_seterr(FL_ERR_NOMEM, "%s: CHOLMOD could not allocate clique %d", p->name, (int)c);
+  int *Sp = S->p, *Si = S->i;
+  double *Sx = S->x;
+  size_t w = 0;
+  for (fl_int k = 0; k < n; k++) {
+    fl_int r = p->clique_dof[c0 + k];
+    Sp[k] = (int)w;
+    for (fl_int e = A->rowptr[r]; e < A->rowptr[r + 1]; e++) {
+      if (A->col[e] < r) continue;
+      Si[w] = (int)d->loc[A->col[e]];
+      Sx[w++] = A->val[e];
+    }
+  }
+  Sp[n] = (int)w;
+
+  // analyze (AMD) and factorize
+  cholmod_factor *L = cholmod_analyze(S, cm);
+  if (!L) {
+    cholmod_free_sparse(&S, cm);
+    return fl_seterr(FL_ERR_LIBRARY, "%s: CHOLMOD analysis of clique %d failed (status %d)",
+                     p->name, (int)c, cm->status);
+  }
+  cholmod_factorize(S, L, cm);
+  cholmod_free_sparse(&S, cm);
+  d->L[c] = L;
+  if (cm->status == CHOLMOD_NOT_POSDEF || L->minor < L->n) {
+    return fl_seterr(FL_ERR_NOT_SPD, "%s: block of A for clique %d (%d dofs) is not SPD (pivot %d)",
+                     p->name, (int)c, (int)n, (int)L->minor);
+  }
+  if (cm->status < CHOLMOD_OK) {
+    return fl_seterr(FL_ERR_LIBRARY, "%s: CHOLMOD factorization of clique %d failed (status %d)",
+                     p->name, (int)c, cm->status);
+  }
+
+  // one-column workspaces, allocated by a first solve so that later solves allocate nothing
+  d->B1[c] = cholmod_zeros((size_t)n, 1, CHOLMOD_REAL, cm);
+  if (!d->B1[c] ||
+      !cholmod_solve2(CHOLMOD_A, L, d->B1[c], NULL, &d->X1[c], NULL, &d->Y1[c], &d->E1[c], cm)) {
+    return fl_seterr(FL_ERR_NOMEM, "%s: CHOLMOD workspace for clique %d", p->name, (int)c);
+  }
+  return FL_OK;
+}
+
+
+/* which cliques each row of J touches (nonzero entries), and the transpose */
+static int incidence(fl_dynamics *d) {
+  const fl_problem *p = d->p;
+  const fl_csr *J = p->J;
+  fl_int nrow = d->nrow, ncl = d->ncl;
+  d->rc_ptr = fl_calloc((size_t)nrow + 1, sizeof(fl_int));
+  d->cr_ptr = fl_calloc((size_t)ncl + 1, sizeof(fl_int));
+  fl_int *last = fl_malloc(((size_t)ncl + 1) * sizeof(fl_int));
+  if (!d->rc_ptr || !d->cr_ptr || !last) {
+    fl_free(last);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (fl_int c = 0; c < ncl; c++) last[c] = -1;
+    fl_int w = 0;
+    for (fl_int r = 0; r < nrow; r++) {
+      fl_int start = w;
+      for (fl_int k = J->rowptr[r]; k < J->rowptr[r + 1]; k++) {
+        if (J->val[k] == 0.0) continue;
+        fl_int c = p->dof_clique[J->col[k]];
+        if (last[c] == r) continue;
+        last[c] = r;
+        if (pass == 1) d->rc[w] = c;
+        w++;
+      }
+      if (pass == 1) {
+        // few cliques per row: insertion sort keeps them ascending
+        for (fl_int a = start + 1; a < w; a++) {
+          fl_int v = d->rc[a], b = a - 1;
+          while (b >= start && d->rc[b] > v) {
+            d->rc[b + 1] = d->rc[b];
+            b--;
+          }
+          d->rc[b + 1] = v;
+        }
+      }
+      d->rc_ptr[r + 1] = w;
+    }
+    if (pass == 0) {
+      d->rc = fl_malloc(((size_t)w + 1) * sizeof(fl_int));
+      d->cr = fl_malloc(((size_t)w + 1) * sizeof(fl_int));
+      if (!d->rc || !d->cr) {
+        fl_free(last);
+        return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+      }
+    }
+  }
+  fl_free(last);
+
+  // transpose: rows per clique, ascending because rows are visited in order
+  for (fl_int k = 0; k < d->rc_ptr[nrow]; k++) d->cr_ptr[d->rc[k] + 1]++;
+  for (fl_int c = 0; c < ncl; c++) d->cr_ptr[c + 1] += d->cr_ptr[c];
+  fl_int *next = fl_malloc(((size_t)ncl + 1) * sizeof(fl_int));
+  if (!next) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+  memcpy(next, d->cr_ptr, (size_t)ncl * sizeof(fl_int));
+  for (fl_int r = 0; r < nrow; r++) {
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) d->cr[next[d->rc[k]]++] = r;
+  }
+  fl_free(next);
+  return FL_OK;
+}
+
+
+int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
+  if (!out) return fl_seterr(FL_ERR_INVAL, "fl_dynamics_create: out is NULL");
+  *out = NULL;
+  if (!p) return fl_seterr(FL_ERR_INVAL, "fl_dynamics_create: problem is NULL");
+  if (p->kind != FL_PROBLEM_GLOBAL || !p->A || !p->J) {
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "%s: shared operators on A need a global problem (this one has only W, q)",
+                     p->name);
+  }
+  if (p->nv > 0 && p->ncl == 0) {
+    return fl_seterr(FL_ERR_STATE, "%s: no cliques; call fl_problem_find_cliques first", p->name);
+  }
+  fl_int nv = p->nv, ncl = p->ncl, nrow = fl_problem_nrows(p);
+  if (p->A->nrow != nv || p->A->ncol != nv || p->J->nrow != nrow || p->J->ncol != nv) {
+    return fl_seterr(FL_ERR_FORMAT, "%s: A is %d x %d and J %d x %d, expected %d x %d and %d x %d",
+                     p->name, (int)p->A->nrow, (int)p->A->ncol, (int)p->J->nrow,
+                     (int)p->J->ncol, (int)nv, (int)nv, (int)nrow, (int)nv);
+  }
+  fl_dynamics *d = fl_calloc(1, sizeof(*d));
+  if (!d) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the dynamics", p->name);
+  d->p = p;
+  d->nv = nv;
+  d->ncl = ncl;
+  d->nrow = nrow;
+  int rc = FL_OK;
+
+  // local indices and the size of the dense factors
+  d->loc = fl_malloc(((size_t)nv + 1) * sizeof(fl_int));
+  d->dense_off = fl_malloc(((size_t)ncl + 1) * sizeof(fl_int));
+  d->work = fl_malloc(((size_t)nv + 1) * sizeof(double));
+  d->L = fl_calloc((size_t)ncl + 1, sizeof(cholmod_factor *));
+  d->B1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
+  d->X1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
+  d->Y1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
+  d->E1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
+  if (!d->loc || !d->dense_off || !d->work || !d->L || !d->B1 || !d->X1 || !d->Y1 || !d->E1) {
+    fl_dynamics_free(d);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the dynamics", p->name);
+  }
+  size_t nd = 0;
+  int any_sparse = 0;
+  for (fl_int c = 0; c < ncl; c++) {
+    fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+    for (fl_int k = 0; k < n; k++) d->loc[p->clique_dof[c0 + k]] = k;
+    if (n <= DENSE_MAX) {
+      d->dense_off[c] = (fl_int)nd;
+      nd += (size_t)n * (size_t)n;
+    } else {
+      d->dense_off[c] = -1;
+      any_sparse = 1;
+    }
+  }
+
+  // A must not couple cliques (the solves would ignore such entries)
+  for (fl_int r = 0; r < nv && rc == FL_OK; r++) {
+    for (fl_int k = p->A->rowptr[r]; k < p->A->rowptr[r + 1]; k++) {
+      fl_int col = p->A->col[k];
+      if (p->A->val[k] != 0.0 && p->dof_clique[col] != p->dof_clique[r]) {
+        rc = fl_seterr(FL_ERR_FORMAT, "%s: A(%d, %d) couples cliques %d and %d", p->name, (int)r,
+                       (int)col, (int)p->dof_clique[r], (int)p->dof_clique[col]);
+        break;
+      }
+    }
+  }
+
+  // dense factors
+  d->Ld = fl_calloc(nd > 0 ? nd : 1, sizeof(double));
+  if (rc == FL_OK && !d->Ld) rc = fl_seterr(FL_ERR_NOMEM, "%s: no memory for dense factors", p->name);
+  for (fl_int c = 0; c < ncl && rc == FL_OK; c++) {
+    if (d->dense_off[c] < 0) continue;
+    fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+    double *Lc = d->Ld + d->dense_off[c];
+    for (fl_int k = 0; k < n; k++) {
+      fl_int r = p->clique_dof[c0 + k];
+      for (fl_int e = p->A->rowptr[r]; e < p->A->rowptr[r + 1]; e++) {
+        Lc[k * n + d->loc[p->A->col[e]]] = p->A->val[e];
+      }
+    }
+    if (fl_chol_factor(Lc, (int)n) < 0) {
+      rc = fl_seterr(FL_ERR_NOT_SPD, "%s: block of A for clique %d (%d dofs) is not SPD", p->name,
+                     (int)c, (int)n);
+    }
+  }
+
+  // CHOLMOD factors
+  if (rc == FL_OK && any_sparse) {
+    d->cm = fl_malloc(sizeof(cholmod_common));
+    if (!d->cm) {
+      rc = fl_seterr(FL_ERR_NOMEM, "%s: no memory for CHOLMOD", p->name);
+    } else {
+      cholmod_start(d->cm);
+      d->cm->print = 0; /* errors come back through cm->status */
+      d->cm->nmethods = 1;
+      d->cm->method[0].ordering = CHOLMOD_AMD;
+      d->cm->postorder = 1;
+      d->cm->supernodal = CHOLMOD_SUPERNODAL;
+      for (fl_int c = 0; c < ncl && rc == FL_OK; c++) {
+        if (d->dense_off[c] < 0) rc = factor_sparse(d, c);
+      }
+    }
+  }
+  if (rc == FL_OK) rc = incidence(d);
+  if (rc != FL_OK) {
+    fl_dynamics_free(d);
+    return rc;
+  }
+  *out = d;
+  return FL_OK;
+}
+
+
+//---- apply and solve ----
+
+void fl_dynamics_apply_A(const fl_dynamics *d, const double *x, double *y) {
+  fl_csr_gemv(d->p->A, 1.0, x, 0.0, y);
+}
+
+
+/* solves A_c x_c = y_c in place on the clique-local vector b (length n) */
+static void solve_clique(const fl_dynamics *d, fl_int c, double *b) {
+  const fl_problem *p = d->p;
+  fl_int n = p->clique_ptr[c + 1] - p->clique_ptr[c];
+  if (d->dense_off[c] >= 0) {
+    fl_chol_solve(d->Ld + d->dense_off[c], (int)n, b);
+    return;
+  }
+  double *bx = d->B1[c]->x;
+  memcpy(bx, b, (size_t)n * sizeof(double));
+  cholmod_solve2(CHOLMOD_A, d->L[c], d->B1[c], NULL, &d->X1[c], NULL, &d->Y1[c], &d->E1[c], d->cm);
+  memcpy(b, d->X1[c]->x, (size_t)n * sizeof(double));
+}
+
+
+void fl_dynamics_solve_A(const fl_dynamics *d, const double *y, double *x) {
+  const fl_problem *p = d->p;
+  // gather a clique, solve, scatter: cliques are disjoint, so x may alias y
+  for (fl_int c = 0; c < d->ncl; c++) {
+    fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+    const fl_int *dof = p->clique_dof + c0;
+    for (fl_int k = 0; k < n; k++) d->work[k] = y[dof[k]];
+    solve_clique(d, c, d->work);
+    for (fl_int k = 0; k < n; k++) x[dof[k]] = d->work[k];
+  }
+}
+
+
+//---- J A^-1 ----
+
+static int cmp_int(const void *a, const void *b) {
+  fl_int x = *(const fl_int *)a, y = *(const fl_int *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* position of column col in row r of m (binary search), -1 if absent */
+static fl_int find_pos(const fl_csr *m, fl_int r, fl_int col) {
+  fl_int lo = m->rowptr[r], hi = m->rowptr[r + 1] - 1;
+  while (lo <= hi) {
+    fl_int mid = lo + (hi - lo) / 2;
+    if (m->col[mid] == col) return mid;
+    if (m->col[mid] < col) {
+      lo = mid + 1;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return -1;
+}
+
+
+static int build_JAinv(fl_dynamics *d) {
+  const fl_problem *p = d->p;
+  const fl_csr *J = p->J;
+  fl_int nrow = d->nrow;
+
+  // pattern: every dof of every clique the row touches
+  long nnz = 0;
+  for (fl_int r = 0; r < nrow; r++) {
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k];
+      nnz += p->clique_ptr[c + 1] - p->clique_ptr[c];
+    }
+  }
+  if (nnz > INT32_MAX) {
+    return fl_seterr(FL_ERR_NOMEM, "%s: J A^-1 would have %ld entries (index type limit)", p->name,
+                     nnz);
+  }
+  fl_csr *B;
+  FL_TRY(fl_csr_alloc(nrow, d->nv, (fl_int)nnz, &B));
+  fl_int w = 0;
+  for (fl_int r = 0; r < nrow; r++) {
+    B->rowptr[r] = w;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k];
+      for (fl_int e = p->clique_ptr[c]; e < p->clique_ptr[c + 1]; e++) B->col[w++] = p->clique_dof[e];
+    }
+    if (d->rc_ptr[r + 1] - d->rc_ptr[r] > 1) {
+      qsort(B->col + B->rowptr[r], (size_t)(w - B->rowptr[r]), sizeof(fl_int), cmp_int);
+    }
+  }
+  B->rowptr[nrow] = w;
+
+  // values per clique: A_c^-1 J_r|c^T for batches of the rows touching c
+  fl_int maxn = 0;
+  for (fl_int c = 0; c < d->ncl; c++) {
+    fl_int n = p->clique_ptr[c + 1] - p->clique_ptr[c];
+    if (n > maxn) maxn = n;
+  }
+  double *rhs = fl_malloc(((size_t)maxn * BATCH + 1) * sizeof(double));
+  if (!rhs) {
+    fl_csr_free(B);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for J A^-1", p->name);
+  }
+  int rc = FL_OK;
+  for (fl_int c = 0; c < d->ncl && rc == FL_OK; c++) {
+    fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+    for (fl_int k0 = d->cr_ptr[c]; k0 < d->cr_ptr[c + 1] && rc == FL_OK; k0 += BATCH) {
+      fl_int nb = d->cr_ptr[c + 1] - k0 < BATCH ? d->cr_ptr[c + 1] - k0 : BATCH;
+      // right-hand sides: column j = row cr[k0 + j] of J restricted to the clique
+      memset(rhs, 0, (size_t)n * (size_t)nb * sizeof(double));
+      for (fl_int j = 0; j < nb; j++) {
+        fl_int r = d->cr[k0 + j];
+        for (fl_int e = J->rowptr[r]; e < J->rowptr[r + 1]; e++) {
+          if (p->dof_clique[J->col[e]] == c) rhs[(size_t)j * n + d->loc[J->col[e]]] += J->val[e];
+        }
+      }
+      // solve
+      if (d->dense_off[c] >= 0) {
+        for (fl_int j = 0; j < nb; j++) solve_clique(d, c, rhs + (size_t)j * n);
+      } else {
+        cholmod_dense *Bd = cholmod_allocate_dense((size_t)n, (size_t)nb, (size_t)n, CHOLMOD_REAL, d->cm);
+        cholmod_dense *X = NULL;
+        if (Bd) {
+          memcpy(Bd->x, rhs, (size_t)n * (size_t)nb * sizeof(double));
+          X = cholmod_solve(CHOLMOD_A, d->L[c], Bd, d->cm);
+        }
+        if (X) memcpy(rhs, X->x, (size_t)n * (size_t)nb * sizeof(double));
+        if (!Bd || !X) rc = fl_seterr(FL_ERR_LIBRARY, "%s: CHOLMOD solve for clique %d failed", p->name, (int)c);
+        cholmod_free_dense(&Bd, d->cm);
+        cholmod_free_dense(&X, d->cm);
+      }
+      // scatter into the rows of B
+      for (fl_int j = 0; j < nb && rc == FL_OK; j++) {
+        fl_int r = d->cr[k0 + j];
+        for (fl_int k = 0; k < n; k++) {
+          fl_int pos = find_pos(B, r, p->clique_dof[c0 + k]);
+          B->val[pos] = rhs[(size_t)j * n + k];
+        }
+      }
+    }
+  }
+  fl_free(rhs);
+  if (rc != FL_OK) {
+    fl_csr_free(B);
+    return rc;
+  }
+  d->B = B;
+  return FL_OK;
+}
+
+
+const fl_csr *fl_dynamics_JAinv(fl_dynamics *d) {
+  if (!d) return NULL;
+  if (!d->B && build_JAinv(d) < 0) return NULL;
+  return d->B;
+}
+
+
+//---- Delassus operator ----
+
+/* J_r . B_s over the columns they share */
+static double dot_rows(const fl_csr *J, fl_int r, const fl_csr *B, fl_int s) {
+  double sum = 0.0;
+  fl_int a = J->rowptr[r], ae = J->rowptr[r + 1], b = B->rowptr[s], be = B->rowptr[s + 1];
+  while (a < ae && b < be) {
+    if (J->col[a] == B->col[b]) {
+      sum += J->val[a++] * B->val[b++];
+    } else if (J->col[a] < B->col[b]) {
+      a++;
+    } else {
+      b++;
+    }
+  }
+  return sum;
+}
+
+
+/* symmetric W_rs = (J_r . B_s + J_s . B_r) / 2 */
+static double w_entry(const fl_dynamics *d, fl_int r, fl_int s) {
+  const fl_csr *J = d->p->J;
+  if (r == s) return dot_rows(J, r, d->B, r);
+  return 0.5 * (dot_rows(J, r, d->B, s) + dot_rows(J, s, d->B, r));
+}
+
+
+int fl_dynamics_delassus_blocks(fl_dynamics *d, double *Wc, double *Wh) {
+  if (!d) return fl_seterr(FL_ERR_INVAL, "fl_dynamics_delassus_blocks: dynamics is NULL");
+  if (!fl_dynamics_JAinv(d)) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+  const fl_problem *p = d->p;
+  if (Wc) {
+    for (fl_int i = 0; i < p->nc; i++) {
+      for (int a = 0; a < 3; a++) {
+        for (int b = a; b < 3; b++) {
+          double v = w_entry(d, 3 * i + a, 3 * i + b);
+          Wc[9 * i + 3 * a + b] = v;
+          Wc[9 * i + 3 * b + a] = v;
+        }
+      }
+    }
+  }
+  if (Wh) {
+    for (fl_int h = 0; h < p->nh; h++) Wh[h] = w_entry(d, 3 * p->nc + h, 3 * p->nc + h);
+  }
+  return FL_OK;
+}
+
+
+/* W over rows [0, m) (m = nrow or 3 nc) plus diag(Rdiag) if given; the diagonal is always
+ * stored. Rows interact when they share a clique. */
+static int build_W(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr **out) {
+  *out = NULL;
+  if (!fl_dynamics_JAinv(d)) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+  const fl_problem *p = d->p;
+  fl_int *mark = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
+  if (!mark) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for W", p->name);
+  for (fl_int s = 0; s < m; s++) mark[s] = -1;
+
+  // count the neighbours of each row (itself included), then fill and sort them
+  long nnz = 0;
+  for (fl_int r = 0; r < m; r++) {
+    mark[r] = r;
+    nnz++;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k];
+      for (fl_int e = d->cr_ptr[c]; e < d->cr_ptr[c + 1]; e++) {
+        fl_int s = d->cr[e];
+        if (s < m && mark[s] != r) {
+          mark[s] = r;
+          nnz++;
+        }
+      }
+    }
+  }
+  if (nnz > INT32_MAX) {
+    fl_free(mark);
+    return fl_seterr(FL_ERR_NOMEM, "%s: W would have %ld entries (index type limit)", p->name, nnz);
+  }
+  fl_csr *W;
+  int rc = fl_csr_alloc(m, m, (fl_int)nnz, &W);
+  if (rc < 0) {
+    fl_free(mark);
+    return rc;
+  }
+  for (fl_int s = 0; s < m; s++) mark[s] = -1;
+  fl_int w = 0;
+  for (fl_int r = 0; r < m; r++) {
+    W->rowptr[r] = w;
+    mark[r] = r;
+    W->col[w++] = r;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k];
+      for (fl_int e = d->cr_ptr[c]; e < d->cr_ptr[c + 1]; e++) {
+        fl_int s = d->cr[e];
+        if (s < m && mark[s] != r) {
+          mark[s] = r;
+          W->col[w++] = s;
+        }
+      }
+    }
+    qsort(W->col + W->rowptr[r], (size_t)(w - W->rowptr[r]), sizeof(fl_int), cmp_int);
+    for (fl_int e = W->rowptr[r]; e < w; e++) {
+      fl_int s = W->col[e];
+      W->val[e] = w_entry(d, r, s) + (Rdiag && s == r ? Rdiag[r] : 0.0);
+    }
+  }
+  W->rowptr[m] = w;
+  fl_free(mark);
+  *out = W;
+  return FL_OK;
+}
+
+
+int fl_dynamics_delassus(fl_dynamics *d, fl_csr **W) {
+  if (!d || !W) return fl_seterr(FL_ERR_INVAL, "fl_dynamics_delassus: NULL argument");
+  return build_W(d, d->nrow, NULL, W);
+}
+
+
+//---- local form ----
+
+int fl_problem_local_form(const fl_problem *p, fl_dynamics *d, fl_csr **W, double *q) {
+  if (!p || !W || !q) return fl_seterr(FL_ERR_INVAL, "fl_problem_local_form: NULL argument");
+  *W = NULL;
+  if (p->kind == FL_PROBLEM_LOCAL) {
+    FL_TRY(fl_csr_copy(p->W, W));
+    memcpy(q, p->q, (size_t)(3 * p->nc) * sizeof(double));
+    return FL_OK;
+  }
+  if (p->nh != 0) {
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "%s: the local form (W, q, mu) has no bilateral rows (this problem has %d)",
+                     p->name, (int)p->nh);
+  }
+  fl_dynamics *own = NULL;
+  if (!d) {
+    FL_TRY(fl_dynamics_create(p, &own));
+    d = own;
+  }
+  fl_int m = 3 * p->nc;
+  double *R = fl_calloc((size_t)m + 1, sizeof(double));
+  if (!R) {
+    fl_dynamics_free(own);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the local form", p->name);
+  }
+  // W = J A^-1 J^T + diag(R_n, 0, 0);  q = J v* + b - (vhat_n, 0, 0)
+  for (fl_int r = 0; r < m; r++) q[r] = p->b ? p->b[r] : 0.0;
+  fl_csr_gemv(p->J, 1.0, p->vstar, 1.0, q);
+  for (fl_int i = 0; i < p->nc; i++) {
+    double vhat;
+    fl_problem_normal_law(p, i, &R[3 * i], &vhat);
+    q[3 * i] -= vhat;
+  }
+  int rc = build_W(d, m, R, W);
+  fl_free(R);
+  fl_dynamics_free(own);
+  return rc;
+}
