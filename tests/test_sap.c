@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../problems/fl_problem.h"
+#include "../problems/fl_world.h"
 #include "../solvers/fl_solver.h"
 #include "fl_test.h"
 
@@ -189,7 +190,7 @@ FL_TEST(projection_cost_gradient) {
     for (int i = 0; i < 3; i++) y[i] = (vhat[i] - vcs[t][i]) / R[i];
     fl__sap_project(mu, R, y, g, NULL);
     for (int j = 0; j < 3; j++) {
-      double lp, lm, h = 1e-6;
+      double lp = 0, lm = 0, h = 1e-6;
       for (int sgn = -1; sgn <= 1; sgn += 2) {
         double vc[3], yy[3], gg[3];
         memcpy(vc, vcs[t], sizeof vc);
@@ -668,5 +669,170 @@ FL_TEST(fclib_global_converges_local_unsupported) {
   ASSERT_STR_CONTAINS(fl_errmsg(), "needs A and J");
   fl_problem_free(q);
   fl_solver_destroy(s);
+  return 0;
+}
+
+
+//---- scenes (problems/fl_world.h) ----
+
+typedef struct scene_run {
+  int steps, fails, nonmono, max_iters, sum_iters, max_nc;
+  double pen_max;  /* deepest penetration over the run (m), pen_max observable */
+  double pen_last; /* at the end */
+  double pen_mean; /* mean over the second half of the run (m) */
+  double est_last; /* max_i gamma_n,i/dt * beta^2 w_i dt^2/(4 pi^2) on the last step (m) */
+  double solve_s;
+} scene_run;
+
+
+/* Delassus estimate w_i = ||J_i diag(A)^-1 J_i^T||_F / 3 of contact i (independent of sap.c) */
+static double contact_w(const fl_problem *p, fl_int i) {
+  double W[9] = {0};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      const fl_csr *J = p->J;
+      fl_int ra = 3 * i + a, rb = 3 * i + b;
+      for (fl_int q = J->rowptr[ra]; q < J->rowptr[ra + 1]; q++) {
+        double jb = fl_csr_get(J, rb, J->col[q]);
+        W[3 * a + b] += J->val[q] * jb / fl_csr_get(p->A, J->col[q], J->col[q]);
+      }
+    }
+  double f = 0;
+  for (int q = 0; q < 9; q++) f += W[q] * W[q];
+  return sqrt(f) / 3.0;
+}
+
+
+/* runs `steps` steps of a scene with sap (options as key, value pairs) and collects stats */
+static int run_scene(const char *scene, int nset, const char *const *set,
+                     const char *const *opts, int steps, double beta, scene_run *out) {
+  memset(out, 0, sizeof *out);
+  fl_world *w = NULL;
+  int rc = fl_scene_create(scene, nset, set, &w);
+  if (rc < 0) {
+    fprintf(stderr, "scene %s: %s\n", scene, fl_errmsg());
+    return rc;
+  }
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  for (int k = 0; opts && opts[k]; k += 2) ASSERT_OK(fl_solver_set_option(s, opts[k], opts[k + 1]));
+  fl_int nobs = fl_world_nobs(w), ipen = -1;
+  for (fl_int i = 0; i < nobs; i++)
+    if (strcmp(fl_world_obs_name(w, i), "pen_max") == 0) ipen = i;
+  ASSERT(ipen >= 0);
+  double *obs = calloc((size_t)nobs, sizeof(double));
+  for (int k = 0; k < steps; k++) {
+    fl_step_info info;
+    ASSERT_OK(fl_world_step(w, s, &info));
+    out->steps++;
+    if (info.res.reason <= 0) {
+      out->fails++;
+      fprintf(stderr, "%s step %d: %s after %d iterations\n", scene, k,
+              fl_reason_name(info.res.reason), info.res.iters);
+    }
+    if (info.nc > 0 && !history_monotone(s)) out->nonmono++;
+    if (info.res.iters > out->max_iters) out->max_iters = info.res.iters;
+    out->sum_iters += info.res.iters;
+    if (info.nc > out->max_nc) out->max_nc = info.nc;
+    out->solve_s += info.solve_s;
+    ASSERT_OK(fl_world_observe(w, obs));
+    if (obs[ipen] > out->pen_max) out->pen_max = obs[ipen];
+    out->pen_last = obs[ipen];
+    if (2 * k >= steps) out->pen_mean += obs[ipen] / (steps - (steps + 1) / 2);
+  }
+  // the estimate on the last problem with the static load: a contact between clique c and
+  // the one below carries g * (mass of cliques >= c) / (active contacts under clique c);
+  // cliques are the dynamic bodies bottom to top in the stack scenes
+  const fl_problem *p = fl_world_problem(w);
+  const double *v, *gam;
+  fl_world_solution(w, &v, &gam);
+  if (p && gam && p->ncl > 0) {
+    double *above = calloc((size_t)p->ncl + 1, sizeof(double));
+    int *cnt = calloc((size_t)p->ncl + 1, sizeof(int));
+    for (fl_int b = 0; b < w->nbody; b++)
+      if (w->body[b].dof >= 0) above[w->body[b].dof / 6] = w->body[b].mass;
+    for (fl_int c = p->ncl - 2; c >= 0; c--) above[c] += above[c + 1];
+    double g = fl_v3_norm(w->gravity);
+    for (fl_int i = 0; i < p->nc; i++) {
+      fl_int up = p->clique_a[i] > p->clique_b[i] ? p->clique_a[i] : p->clique_b[i];
+      if (up >= 0 && gam[3 * i] > 0) cnt[up]++;
+    }
+    for (fl_int i = 0; i < p->nc; i++) {
+      fl_int up = p->clique_a[i] > p->clique_b[i] ? p->clique_a[i] : p->clique_b[i];
+      if (up < 0 || gam[3 * i] <= 0) continue;
+      double F = g * above[up] / cnt[up];
+      double est = F * beta * beta * contact_w(p, i) * p->dt * p->dt / TWO_PI_SQ;
+      if (est > out->est_last) out->est_last = est;
+    }
+    free(above);
+    free(cnt);
+  }
+  free(obs);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return 0;
+}
+
+
+static void print_run(const char *what, const scene_run *r) {
+  fprintf(stderr,
+          "%s: %d steps, %d failed, %d non-monotone, Newton iterations mean %.2f max %d, "
+          "max contacts %d, deepest penetration %.3e m (mean over the second half %.3e m, "
+          "last %.3e m, estimate %.3e m), solve %.3f ms/step\n",
+          what, r->steps, r->fails, r->nonmono, r->steps ? (double)r->sum_iters / r->steps : 0.0,
+          r->max_iters, r->max_nc, r->pen_max, r->pen_mean, r->pen_last, r->est_last,
+          r->steps ? 1e3 * r->solve_s / r->steps : 0.0);
+}
+
+
+/* every step converges with few Newton iterations and a monotone cost */
+FL_TEST(scenes_converge_few_newton_iterations) {
+  const char *scenes[3] = {"heavy_stack", "arch_parabolic", "arch_masonry"};
+  const int steps[3] = {60, 30, 20};
+  for (int k = 0; k < 3; k++) {
+    if (!fl_scene_find(scenes[k])) SKIP("scene %s not available", scenes[k]);
+    scene_run r;
+    ASSERT_OK(run_scene(scenes[k], 0, NULL, NULL, steps[k], 1.0, &r));
+    print_run(scenes[k], &r);
+    ASSERT_EQ(r.fails, 0);
+    ASSERT_EQ(r.nonmono, 0);
+    ASSERT(r.max_iters <= 25);
+  }
+  return 0;
+}
+
+
+/* a light box carrying heavy ones sinks by about F beta^2 w dt^2/(4 pi^2) per contact */
+FL_TEST(heavy_stack_sinking_matches_near_rigid_estimate) {
+  if (!fl_scene_find("heavy_stack")) SKIP("scene heavy_stack not available");
+  const char *betas[3] = {"1", "0.1", "0.01"};
+  const double bv[3] = {1, 0.1, 0.01};
+  const char *set[] = {"duration=10"};
+  for (int b = 0; b < 3; b++) {
+    const char *opts[] = {"beta", betas[b], NULL};
+    scene_run r;
+    ASSERT_OK(run_scene("heavy_stack", 1, set, opts, 1200, bv[b], &r));
+    char what[64];
+    snprintf(what, sizeof what, "heavy_stack beta %s", betas[b]);
+    print_run(what, &r);
+    ASSERT_EQ(r.fails, 0);
+    // the settled sinking (mean over the last 5 s: with beta = 1 the heavy boxes still swing
+    // on the light one, whose period is beta dt sqrt(M w) >> dt) within 20 % of the estimate
+    ASSERT(r.pen_mean <= 1.2 * r.est_last && r.pen_mean >= 0.8 * r.est_last);
+  }
+  return 0;
+}
+
+
+/* beta = 0.01 keeps the heavy stack's penetration below 1 mm over 10 s */
+FL_TEST(heavy_stack_beta_001_below_1mm_for_10s) {
+  if (!fl_scene_find("heavy_stack")) SKIP("scene heavy_stack not available");
+  const char *opts[] = {"beta", "0.01", NULL};
+  const char *set[] = {"duration=10"};
+  scene_run r;
+  ASSERT_OK(run_scene("heavy_stack", 1, set, opts, 1200, 0.01, &r));
+  print_run("heavy_stack beta 0.01, 10 s", &r);
+  ASSERT_EQ(r.fails, 0);
+  ASSERT(r.pen_max < 1e-3);
   return 0;
 }
