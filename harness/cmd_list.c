@@ -1,7 +1,10 @@
 /* cmd_list.c: `frictionlab list [solvers|problems|figures]`. */
+#define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fl_figure.h"
 #include "fl_harness.h"
 
 static const char *const sections[] = {"solvers", "problems", "figures", NULL};
@@ -28,6 +31,28 @@ static void print_caps(unsigned caps, FILE *f) {
 }
 
 
+// the solver's option help, without the "name: summary" line it may open with (printed above)
+static void help_body(const fl_solver_ops *ops, const char *name, FILE *f) {
+  char  *text = NULL;
+  size_t len  = 0;
+  FILE  *m    = open_memstream(&text, &len);
+  if (!m) {
+    fl_solver_ops_help(ops, f);
+    return;
+  }
+  fl_solver_ops_help(ops, m);
+  fclose(m);
+  const char *body = text ? text : "";
+  size_t      n    = strlen(name);
+  if (strncmp(body, name, n) == 0 && body[n] == ':') {
+    const char *nl = strchr(body, '\n');
+    body           = nl ? nl + 1 : body + strlen(body);
+  }
+  fputs(body, f);
+  free(text);
+}
+
+
 static void list_solvers(FILE *f) {
   fl_register_all();
   const char *const *names = fl_solver_list();
@@ -41,7 +66,7 @@ static void list_solvers(FILE *f) {
     fprintf(f, "\n%s: %s\n  capabilities: ", names[i], fl_solver_ops_summary(ops));
     print_caps(fl_solver_ops_caps(ops), f);
     fprintf(f, "\n  options (key, type, default, range, help):\n");
-    fl_solver_ops_help(ops, f);
+    help_body(ops, names[i], f);
   }
 }
 
@@ -66,7 +91,20 @@ static int list_problems(FILE *f) {
 
 
 static void list_figures(FILE *f) {
-  fprintf(f, "figures: no figures registered yet\n");
+  const fl_figure_recipe *const *figs = fl_figures();
+  int n = 0;
+  while (figs && figs[n]) n++;
+  if (n == 0) {
+    fprintf(f, "figures: no figures registered yet\n");
+    return;
+  }
+  fprintf(f, "figures (%d registered; regenerate with `frictionlab reproduce NAME|all`):\n", n);
+  for (int i = 0; i < n; i++) {
+    const char *why = fl_figure_missing(figs[i]);
+    fprintf(f, "  %-24s seed %-4s %s\n", figs[i]->name, figs[i]->seed ? figs[i]->seed : "-",
+            figs[i]->what ? figs[i]->what : "");
+    if (why) fprintf(f, "  %-24s unavailable: needs %s\n", "", why);
+  }
 }
 
 

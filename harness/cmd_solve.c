@@ -443,7 +443,8 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
     cJSON_AddStringToObject(n, "status", o->status);
     cJSON_AddStringToObject(n, "message", fl_errmsg());
     cJSON_AddItemToArray(notes, n);
-    fprintf(stderr, "%s / %s: %s: %s\n", label, sname, o->status, fl_errmsg());
+    // unsupported is an answer and goes to stdout; a failure goes to stderr
+    fprintf(broke ? stderr : stdout, "%s / %s: %s: %s\n", label, sname, o->status, fl_errmsg());
     write_step(steps, p, label, sname, o, NULL, NULL);
   } else {
     fl_metrics m;
