@@ -1,0 +1,285 @@
+/* observables.c: what a run records about the world, measured from the geometry and the state,
+ * never from the solver's output.
+ *
+ * Common: t, contacts (of the last prepared problem), pen_max (deepest overlap of any two
+ * bodies by the narrow phase at margin 0 on the current poses), drift_max (largest centre
+ * displacement of a dynamic body from its start), kinetic, potential (-m g.x), energy, linear
+ * momentum px..pz, angular momentum about the origin Lx..Lz, joint_err (largest position error
+ * of a joint row, m).
+ * Groups (fl_obs_kind): stack, arch, slope, chain; see fl_world.h and docs/scenes.md.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "world_impl.h"
+
+static const char *common_names[] = {"t",  "contacts", "pen_max", "drift_max", "kinetic",
+                                     "potential", "energy", "px", "py", "pz",
+                                     "Lx", "Ly", "Lz", "joint_err"};
+#define NCOMMON 14
+
+
+//---- names ----
+
+static fl_int group_count(const fl_obs_group *g) {
+  switch (g->kind) {
+  case FL_OBS_STACK: return (g->n - 1) + 3;
+  case FL_OBS_ARCH: return g->n + 3;
+  case FL_OBS_SLOPE: return 3;
+  case FL_OBS_CHAIN: return 2;
+  }
+  return 0;
+}
+
+
+static int build_names(fl_world *w) {
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  if (m->nobs > 0) return FL_OK;
+  fl_int n = NCOMMON;
+  for (fl_int g = 0; g < w->ngroup; g++) n += group_count(&w->group[g]);
+  fl_free(m->obs_name);
+  m->obs_name = fl_malloc((size_t)n * sizeof *m->obs_name);
+  if (!m->obs_name) return fl_seterr(FL_ERR_NOMEM, "observables: out of memory");
+  fl_int k = 0;
+  for (int i = 0; i < NCOMMON; i++) snprintf(m->obs_name[k++], 40, "%s", common_names[i]);
+  for (fl_int gi = 0; gi < w->ngroup; gi++) {
+    const fl_obs_group *g = &w->group[gi];
+    // a second group of the same kind gets its index in the prefix
+    int same = 0;
+    for (fl_int h = 0; h < gi; h++) same += w->group[h].kind == g->kind;
+    char pre[24];
+    const char *kn = g->kind == FL_OBS_STACK ? "stack"
+                   : g->kind == FL_OBS_ARCH  ? "arch"
+                   : g->kind == FL_OBS_SLOPE ? "slope"
+                                             : "chain";
+    if (same) snprintf(pre, sizeof pre, "%s%d", kn, same + 1);
+    else snprintf(pre, sizeof pre, "%s", kn);
+    switch (g->kind) {
+    case FL_OBS_STACK:
+      for (fl_int i = 1; i < g->n; i++) snprintf(m->obs_name[k++], 40, "%s_pen_%d", pre, (int)i);
+      snprintf(m->obs_name[k++], 40, "%s_tilt_max", pre);
+      snprintf(m->obs_name[k++], 40, "%s_lateral_drift", pre);
+      snprintf(m->obs_name[k++], 40, "%s_collapsed", pre);
+      break;
+    case FL_OBS_ARCH:
+      for (fl_int i = 0; i < g->n; i++) snprintf(m->obs_name[k++], 40, "%s_disp_%d", pre, (int)i + 1);
+      snprintf(m->obs_name[k++], 40, "%s_disp_max", pre);
+      snprintf(m->obs_name[k++], 40, "%s_disp_rel_max", pre);
+      snprintf(m->obs_name[k++], 40, "%s_stands", pre);
+      break;
+    case FL_OBS_SLOPE:
+      snprintf(m->obs_name[k++], 40, "%s_ux", pre);
+      snprintf(m->obs_name[k++], 40, "%s_ux_ref", pre);
+      snprintf(m->obs_name[k++], 40, "%s_rel_err", pre);
+      break;
+    case FL_OBS_CHAIN:
+      snprintf(m->obs_name[k++], 40, "%s_stretch", pre);
+      snprintf(m->obs_name[k++], 40, "%s_tip_z", pre);
+      break;
+    }
+  }
+  m->nobs = n;
+  return FL_OK;
+}
+
+
+fl_int fl_world_nobs(const fl_world *w) {
+  if (build_names((fl_world *)w) < 0) return 0;
+  return w->impl->nobs;
+}
+
+
+const char *fl_world_obs_name(const fl_world *w, fl_int i) {
+  if (build_names((fl_world *)w) < 0 || i < 0 || i >= w->impl->nobs) return NULL;
+  return w->impl->obs_name[i];
+}
+
+
+//---- geometry helpers ----
+
+/* Deepest overlap (>= 0, m) between bodies i and j at their current poses. */
+static int pair_penetration(const fl_world *w, fl_int i, fl_int j, double *pen) {
+  const fl_body *a = &w->body[i], *b = &w->body[j];
+  fl_manifold_point mp[FL_MANIFOLD_MAX];
+  int n = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, 0.0, mp);
+  *pen = 0;
+  if (n == FL_ERR_UNSUPPORTED) return FL_OK;
+  if (n < 0) return n;
+  for (int k = 0; k < n; k++) {
+    if (-mp[k].phi > *pen) *pen = -mp[k].phi;
+  }
+  return FL_OK;
+}
+
+
+int fl_world_penetration(fl_world *w, double *pen) {
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  FL_TRY(fl__collide_all(w, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
+  double p = 0;
+  for (fl_int c = 0; c < m->nobs_ct; c++) {
+    if (-m->obs_ct[c].phi > p) p = -m->obs_ct[c].phi;
+  }
+  *pen = p;
+  return FL_OK;
+}
+
+
+/* Rotation angle (rad) between two unit quaternions. */
+static double quat_angle(const double a[4], const double b[4]) {
+  double d = fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);
+  if (d > 1) d = 1;
+  return 2 * acos(d);
+}
+
+
+/* Largest displacement (m) of a point of body b from its start pose: over the vertices of a
+ * polyhedron, else the centre plus radius times the rotation angle (a bound). */
+static double body_displacement(const fl_body *b) {
+  double dx[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
+  if (b->shape.nvert > 0) {
+    double R[9], R0[9], best = 0;
+    fl_quat_to_mat(b->quat, R);
+    fl_quat_to_mat(b->quat0, R0);
+    for (fl_int v = 0; v < b->shape.nvert; v++) {
+      const double *x = b->shape.vert + 3 * v;
+      double y[3], y0[3], d[3];
+      fl_m3_mulv(R, x, y);
+      fl_m3_mulv(R0, x, y0);
+      for (int k = 0; k < 3; k++) d[k] = dx[k] + y[k] - y0[k];
+      double n = fl_v3_norm(d);
+      if (n > best) best = n;
+    }
+    return best;
+  }
+  double r = isfinite(b->shape.radius) ? b->shape.radius : 0;
+  return fl_v3_norm(dx) + r * quat_angle(b->quat, b->quat0);
+}
+
+
+//---- evaluation ----
+
+int fl_world_observe(fl_world *w, double *val) {
+  FL_TRY(build_names(w));
+  fl_world_impl *m = w->impl;
+  fl_int k = 0;
+  double ke, pe, P[3], L[3], pen = NAN;
+  if (w->observe_geometry) FL_TRY(fl_world_penetration(w, &pen));
+  fl_world_energy_momentum(w, &ke, &pe, P, L);
+  double drift = 0;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    const fl_body *b = &w->body[i];
+    if (b->kind != FL_BODY_DYNAMIC) continue;
+    double d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
+    double n = fl_v3_norm(d);
+    if (n > drift) drift = n;
+  }
+  double jerr = 0;
+  fl__jrow rows[8];
+  for (fl_int j = 0; j < w->njoint; j++) {
+    int nr = fl__joint_rows(w, &w->joint[j], w->dt, rows);
+    for (int r = 0; r < nr; r++) {
+      if (rows[r].positional && fabs(rows[r].g0) > jerr) jerr = fabs(rows[r].g0);
+    }
+  }
+  val[k++] = w->t;
+  val[k++] = m->prob ? m->prob->nc : 0;
+  val[k++] = pen;
+  val[k++] = drift;
+  val[k++] = ke;
+  val[k++] = pe;
+  val[k++] = ke + pe;
+  for (int i = 0; i < 3; i++) val[k++] = P[i];
+  for (int i = 0; i < 3; i++) val[k++] = L[i];
+  val[k++] = jerr;
+
+  // up is against gravity (z when there is none)
+  double up[3] = {-w->gravity[0], -w->gravity[1], -w->gravity[2]};
+  if (!(fl_v3_normalize(up) > 0)) {
+    up[0] = up[1] = 0;
+    up[2] = 1;
+  }
+  for (fl_int gi = 0; gi < w->ngroup; gi++) {
+    const fl_obs_group *g = &w->group[gi];
+    switch (g->kind) {
+    case FL_OBS_STACK: {
+      // per interface penetration from the poses; tilt from the start orientation;
+      // lateral drift across the up direction; collapsed when any of them is large
+      double tilt = 0, lat = 0;
+      int collapsed = 0;
+      for (fl_int i = 1; i < g->n; i++) {
+        double p = NAN;
+        if (w->observe_geometry) FL_TRY(pair_penetration(w, g->body[i - 1], g->body[i], &p));
+        val[k++] = p;
+        const fl_body *b = &w->body[g->body[i]];
+        double s = isfinite(b->size) ? b->size : 1;
+        if (p > 0.25 * s) collapsed = 1;
+      }
+      for (fl_int i = 0; i < g->n; i++) {
+        const fl_body *b = &w->body[g->body[i]];
+        if (b->kind != FL_BODY_DYNAMIC) continue;
+        double a = quat_angle(b->quat, b->quat0) * 180 / M_PI;
+        double d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
+        double du = fl_v3_dot(d, up);
+        for (int c = 0; c < 3; c++) d[c] -= du * up[c];
+        double l = fl_v3_norm(d);
+        if (a > tilt) tilt = a;
+        if (l > lat) lat = l;
+        if (a > 10 || l > 0.25 * b->size) collapsed = 1;
+      }
+      val[k++] = tilt;
+      val[k++] = lat;
+      val[k++] = collapsed;
+      break;
+    }
+    case FL_OBS_ARCH: {
+      double dmax = 0, rmax = 0;
+      for (fl_int i = 0; i < g->n; i++) {
+        const fl_body *b = &w->body[g->body[i]];
+        double d = body_displacement(b);
+        val[k++] = d;
+        if (d > dmax) dmax = d;
+        if (d / b->size > rmax) rmax = d / b->size;
+      }
+      val[k++] = dmax;
+      val[k++] = rmax;
+      val[k++] = rmax < 0.01;
+      break;
+    }
+    case FL_OBS_SLOPE: {
+      // displacement along the downhill direction against the closed form (docs/scenes.md)
+      const fl_body *b = &w->body[g->body[0]];
+      const double *dn = g->param;
+      double th = g->param[3], mu = g->param[4], gr = g->param[5], t = w->t;
+      double ux = (b->pos[0] - b->pos0[0]) * dn[0] + (b->pos[1] - b->pos0[1]) * dn[1] +
+                  (b->pos[2] - b->pos0[2]) * dn[2];
+      double a = (mu <= 2.0 / 7.0 * tan(th)) ? gr * (sin(th) - mu * cos(th))
+                                             : 5.0 / 7.0 * gr * sin(th);
+      double ref = 0.5 * a * t * t;
+      val[k++] = ux;
+      val[k++] = ref;
+      val[k++] = ref != 0 ? (ux - ref) / ref : NAN;
+      break;
+    }
+    case FL_OBS_CHAIN: {
+      double len = 0, len0 = 0;
+      for (fl_int i = 1; i < g->n; i++) {
+        const fl_body *a = &w->body[g->body[i - 1]], *b = &w->body[g->body[i]];
+        double d[3], d0[3];
+        for (int c = 0; c < 3; c++) {
+          d[c] = b->pos[c] - a->pos[c];
+          d0[c] = b->pos0[c] - a->pos0[c];
+        }
+        len += fl_v3_norm(d);
+        len0 += fl_v3_norm(d0);
+      }
+      val[k++] = len0 > 0 ? len / len0 - 1 : 0;
+      val[k++] = fl_v3_dot(w->body[g->body[g->n - 1]].pos, up);
+      break;
+    }
+    }
+  }
+  return FL_OK;
+}

@@ -1,0 +1,48 @@
+/* scenes_impl.h: what the scene files share (scenes.c, scenes_more.c, scenes_arch_data.c).
+ * Never included outside problems/ and tests/.
+ */
+#ifndef FL_SCENES_IMPL_H
+#define FL_SCENES_IMPL_H
+
+#include <stddef.h>
+
+#include "world_impl.h"
+
+/* Option-table rows of a scene's parameter struct: the member's name is the key. */
+#define FL__REAL(st, m, lo, hi, d, help) {#m, FL_OPT_REAL, offsetof(st, m), lo, hi, d, NULL, help}
+#define FL__INT(st, m, lo, hi, d, help) {#m, FL_OPT_INT, offsetof(st, m), lo, hi, d, NULL, help}
+#define FL__ENUM(st, m, choices, d, help) {#m, FL_OPT_ENUM, offsetof(st, m), 0, 0, d, choices, help}
+/* dt, duration, margin with the scene's defaults. */
+#define FL__COMMON(st, d_dt, d_dur, d_marg)                                                          \
+  {"dt", FL_OPT_REAL, offsetof(st, c.dt), 1e-7, 10, d_dt, NULL, "time step (s)"},                \
+  {"duration", FL_OPT_REAL, offsetof(st, c.duration), 0, 1e7, d_dur, NULL,                     \
+   "default run length (s); --steps overrides"},                                              \
+  {"margin", FL_OPT_REAL, offsetof(st, c.margin), 0, 1e3, d_marg, NULL,                        \
+   "speculative contact margin (m)"}
+
+/* A body description with identity orientation and zero velocity. */
+fl_body_desc fl__desc(const char *name, fl_body_kind kind, int mat);
+/* Adds a fixed ground plane z = z0 (normal +z); returns its index. */
+int fl__add_ground(fl_world *w, int mat, double z0);
+/* fl_world_add_body that frees the shape on failure. */
+int fl__add_shape(fl_world *w, const fl_body_desc *d, fl_shape *s);
+/* A dynamic box of half extents `half` (density > 0, or mass). */
+int fl__add_box(fl_world *w, const char *name, int mat, const double half[3], const double pos[3],
+                const double quat[4], double density, double mass);
+
+/* Masonry arch data (scenes_arch_data.c): 8 vertices per stone, y up, metres. */
+extern const int fl__arch25_nstones;
+extern const double fl__arch25_vert[];
+extern const int fl__arch101_nstones;
+extern const double fl__arch101_vert[];
+
+/* Scenes of scenes_more.c. */
+extern const fl_scene_desc fl__pendulum_mass_ratio_scene;
+extern const fl_scene_desc fl__pendulum_stiffness_ratio_scene;
+extern const fl_scene_desc fl__chain_scene;
+extern const fl_scene_desc fl__cylinder_stack_scene;
+extern const fl_scene_desc fl__capsule_lean_scene;
+extern const fl_scene_desc fl__table_pile_scene;
+extern const fl_scene_desc fl__granular_scene;
+
+#endif /* FL_SCENES_IMPL_H */

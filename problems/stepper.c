@@ -1,0 +1,463 @@
+/* stepper.c: collide, assemble fl_problem, solve, integrate.
+ *
+ * Per step:
+ *   collide   AABBs grown by the margin -> fl_broadphase -> fl_collide per pair (phi <= margin)
+ *   assemble  dofs (v, w) per dynamic body in the world frame; A = blockdiag(m I3, R I R^T);
+ *             v* = v0 + dt A^-1 (f_ext(t) - (0, w x I w)); contact rows (n, t1, t2) of the
+ *             velocity of b relative to a at the contact point, u_n > 0 separating; joint rows;
+ *             the velocity of prescribed bodies goes into b; previous impulses matched by
+ *             (body pair, feature id) into gamma_guess
+ *   solve     the named solver through solvers/fl_solver.h, guess v = v* + A^-1 J^T gamma_guess
+ *   integrate x += dt v, q <- normalize(q + dt/2 (0, w) q) (fl_quat_integrate)
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "world_impl.h"
+
+//---- scratch growth ----
+
+static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
+  if (need <= *cap) return FL_OK;
+  fl_int nc = *cap ? *cap : 16;
+  while (nc < need) nc *= 2;
+  void *p = fl_realloc(*arr, (size_t)nc * elem);
+  if (!p) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory (%d items)", (int)nc);
+  *arr = p;
+  *cap = nc;
+  return FL_OK;
+}
+
+
+//---- collision ----
+
+int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp, fl_int *capp,
+                    fl_int *npairs_out) {
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  fl_int n = w->nbody;
+  if (n > m->cap_aabb) {
+    fl_int cap = m->cap_aabb;
+    FL_TRY(grow((void **)&m->lo, &cap, n, 3 * sizeof(double)));
+    cap = m->cap_aabb;
+    FL_TRY(grow((void **)&m->hi, &cap, n, 3 * sizeof(double)));
+    cap = m->cap_aabb;
+    FL_TRY(grow((void **)&m->skip, &cap, n, 1));
+    m->cap_aabb = cap;
+  }
+  // boxes grown by the margin; pairs of non-dynamic bodies are skipped
+  for (fl_int i = 0; i < n; i++) {
+    const fl_body *b = &w->body[i];
+    fl_shape_aabb(&b->shape, b->pos, b->quat, margin, m->lo + 3 * i, m->hi + 3 * i);
+    m->skip[i] = b->kind != FL_BODY_DYNAMIC;
+  }
+  fl_int *pairs = NULL, np = 0;
+  FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
+  *nctp = 0;
+  fl_manifold_point mp[FL_MANIFOLD_MAX];
+  int rc = FL_OK;
+  for (fl_int k = 0; k < np; k++) {
+    fl_int i = pairs[2 * k], j = pairs[2 * k + 1];
+    const fl_body *a = &w->body[i], *b = &w->body[j];
+    if (a->kind != FL_BODY_DYNAMIC && b->kind != FL_BODY_DYNAMIC) continue;
+    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, margin, mp);
+    if (nm == FL_ERR_UNSUPPORTED) continue;
+    if (nm < 0) {
+      rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
+      break;
+    }
+    if (*nctp + nm > *capp) {
+      rc = grow((void **)ctp, capp, *nctp + nm, sizeof(fl__contact));
+      if (rc < 0) break;
+    }
+    for (int c = 0; c < nm; c++) {
+      fl__contact *ct = &(*ctp)[(*nctp)++];
+      ct->a = i;
+      ct->b = j;
+      memcpy(ct->p, mp[c].p, sizeof ct->p);
+      memcpy(ct->n, mp[c].n, sizeof ct->n);
+      ct->phi = mp[c].phi;
+      ct->feature = mp[c].feature;
+    }
+  }
+  fl_free(pairs);
+  if (npairs_out) *npairs_out = np;
+  return rc;
+}
+
+
+//---- warm start keys ----
+
+static int key_cmp(const void *pa, const void *pb) {
+  const fl__wskey *a = pa, *b = pb;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  if (a->b != b->b) return a->b < b->b ? -1 : 1;
+  if (a->feature != b->feature) return a->feature < b->feature ? -1 : 1;
+  return 0;
+}
+
+
+static const fl__wskey *key_find(const fl_world_impl *m, fl_int a, fl_int b, int64_t f) {
+  fl__wskey k = {a, b, f, 0};
+  return m->nws ? bsearch(&k, m->ws, (size_t)m->nws, sizeof k, key_cmp) : NULL;
+}
+
+
+//---- assembly ----
+
+/* Velocity of a non-dynamic body seen through row coefficients j (6). */
+static double body_rate(const fl_world *w, fl_int k, const double j[6]) {
+  if (k < 0) return 0;
+  const fl_body *b = &w->body[k];
+  if (b->kind != FL_BODY_PRESCRIBED) return 0;
+  return j[0] * b->vel[0] + j[1] * b->vel[1] + j[2] * b->vel[2] + j[3] * b->omega[0] +
+         j[4] * b->omega[1] + j[5] * b->omega[2];
+}
+
+
+/* Appends one row of J with coefficients ja on body a and jb on body b (dynamic ones only,
+ * lower dof first) and returns the constant term of the non-dynamic bodies. */
+static double put_row(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz, fl_int a,
+                      const double ja[6], fl_int b, const double jb[6]) {
+  fl_int da = (a >= 0) ? w->body[a].dof : -1, db = (b >= 0) ? w->body[b].dof : -1;
+  double bconst = 0;
+  if (da < 0) bconst += body_rate(w, a, ja);
+  if (db < 0) bconst += body_rate(w, b, jb);
+  fl_int d1 = da, d2 = db;
+  const double *j1 = ja, *j2 = jb;
+  if (d2 >= 0 && (d1 < 0 || d2 < d1)) {
+    d1 = db;
+    d2 = da;
+    j1 = jb;
+    j2 = ja;
+  }
+  if (d1 >= 0) {
+    for (int k = 0; k < 6; k++) {
+      J->col[*nnz] = d1 + k;
+      J->val[(*nnz)++] = j1[k];
+    }
+  }
+  if (d2 >= 0) {
+    for (int k = 0; k < 6; k++) {
+      J->col[*nnz] = d2 + k;
+      J->val[(*nnz)++] = j2[k];
+    }
+  }
+  J->rowptr[row + 1] = *nnz;
+  return bconst;
+}
+
+
+static int ndyn(const fl_world *w, fl_int a, fl_int b) {
+  return (a >= 0 && w->body[a].dof >= 0) + (b >= 0 && w->body[b].dof >= 0);
+}
+
+
+int fl_world_prepare(fl_world *w, fl_step_info *info) {
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  double t0 = fl_time_now();
+  fl_int npairs = 0;
+  FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
+  double t1 = fl_time_now();
+
+  //---- sizes ----
+  fl_int nv = 0, ncl = 0;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    if (w->body[i].dof >= 0) {
+      ncl++;
+      nv = w->body[i].dof + 6;
+    }
+  }
+  fl_int nc = m->nct, nh = 0;
+  for (fl_int j = 0; j < w->njoint; j++) nh += fl_joint_nrows(&w->joint[j]);
+  fl_problem_free(m->prob);
+  m->prob = NULL;
+  m->solved = 0;
+  fl_problem *p = NULL;
+  FL_TRY(fl_problem_alloc(FL_PROBLEM_GLOBAL, nv, nc, nh, ncl, &p));
+  m->prob = p;
+  p->dt = w->dt;
+  if (3 * nc + nh > 0) {
+    // owned and freed by the problem (fl_problem.h)
+    p->gamma_guess = fl_calloc((size_t)(3 * nc + nh), sizeof(double));
+    if (!p->gamma_guess) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+  }
+  snprintf(p->name, sizeof p->name, "%s step %d", w->name, (int)w->step);
+  if (ncl > 0 && (!p->clique_ptr || !p->clique_dof || !p->dof_clique))
+    return fl_seterr(FL_ERR_STATE, "stepper: fl_problem_alloc gave no clique arrays");
+
+  //---- A, v0, v*: one 6x6 clique per dynamic body ----
+  int rc = fl_csr_alloc(nv, nv, 12 * ncl, &p->A);
+  if (rc < 0) return rc;
+  fl_csr *A = p->A;
+  fl_int nnz = 0, cl = 0;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    const fl_body *b = &w->body[i];
+    if (b->dof < 0) continue;
+    fl_int d = b->dof;
+    double Iw[9], Iinv[9], Iwo[3], gyro[3], tq[3] = {0, 0, 0}, f[3];
+    fl__body_inertia_world(b, Iw);
+    for (int k = 0; k < 3; k++) {
+      A->col[nnz] = d + k;
+      A->val[nnz++] = b->mass;
+      A->rowptr[d + k + 1] = nnz;
+    }
+    for (int r = 0; r < 3; r++) {
+      for (int c = 0; c < 3; c++) {
+        A->col[nnz] = d + 3 + c;
+        A->val[nnz++] = Iw[3 * r + c];
+      }
+      A->rowptr[d + 3 + r + 1] = nnz;
+    }
+    p->clique_ptr[cl] = d;
+    for (int k = 0; k < 6; k++) {
+      p->clique_dof[d + k] = d + k;
+      p->dof_clique[d + k] = cl;
+    }
+    cl++;
+    // free motion with the explicit gyroscopic term
+    for (int k = 0; k < 3; k++) f[k] = b->mass * w->gravity[k];
+    for (fl_int k = 0; k < w->nforce; k++) {
+      const fl_force *F = &w->force[k];
+      if (F->body != i) continue;
+      double s = fl_force_scale(F, w->t);
+      for (int c = 0; c < 3; c++) {
+        f[c] += s * F->f[c];
+        tq[c] += s * F->tau[c];
+      }
+    }
+    fl_m3_mulv(Iw, b->omega, Iwo);
+    fl_v3_cross(b->omega, Iwo, gyro);
+    rc = fl_m3_inv(Iw, Iinv);
+    if (rc < 0) return fl_seterr(rc, "stepper: body %s has a singular inertia", b->name);
+    for (int k = 0; k < 3; k++) tq[k] -= gyro[k];
+    double dw[3];
+    fl_m3_mulv(Iinv, tq, dw);
+    for (int k = 0; k < 3; k++) {
+      p->v0[d + k] = b->vel[k];
+      p->v0[d + 3 + k] = b->omega[k];
+      p->vstar[d + k] = b->vel[k] + w->dt * f[k] / b->mass;
+      p->vstar[d + 3 + k] = b->omega[k] + w->dt * dw[k];
+    }
+  }
+  A->nnz = nnz;
+  if (ncl > 0) p->clique_ptr[ncl] = nv;
+
+  //---- J: 3 rows per contact, then the joints' rows ----
+  fl_int jnnz = 0;
+  for (fl_int c = 0; c < nc; c++) jnnz += 18 * ndyn(w, m->ct[c].a, m->ct[c].b);
+  for (fl_int j = 0; j < w->njoint; j++)
+    jnnz += 6 * fl_joint_nrows(&w->joint[j]) * ndyn(w, w->joint[j].body_a, w->joint[j].body_b);
+  rc = fl_csr_alloc(3 * nc + nh, nv, jnnz, &p->J);
+  if (rc < 0) return rc;
+  fl_csr *J = p->J;
+  J->rowptr[0] = 0;
+  nnz = 0;
+
+  // contact law table over material pairs (explicit pairs override the rules)
+  fl_int nm = w->nmat;
+  double law_small[3 * 64];
+  double *law = (nm * nm <= 64) ? law_small : fl_malloc((size_t)(3 * nm * nm) * sizeof(double));
+  if (!law) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+  for (fl_int a = 0; a < nm; a++) {
+    for (fl_int b = 0; b < nm; b++) {
+      double *L = law + 3 * (a * nm + b);
+      fl_material_combine(&w->mat[a], &w->mat[b], w->mu_rule, &L[0], &L[1], &L[2]);
+    }
+  }
+  for (fl_int k = 0; k < w->npair; k++) {
+    const fl_pair_material *pm = &w->pair[k];
+    double *L1 = law + 3 * (pm->mat_a * nm + pm->mat_b), *L2 = law + 3 * (pm->mat_b * nm + pm->mat_a);
+    L1[0] = L2[0] = pm->mu;
+    L1[1] = L2[1] = pm->stiffness;
+    L1[2] = L2[2] = pm->tau_d;
+  }
+
+  int matched = 0;
+  for (fl_int c = 0; c < nc; c++) {
+    const fl__contact *ct = &m->ct[c];
+    const fl_body *ba = &w->body[ct->a], *bb = &w->body[ct->b];
+    double fr[9], ra[3], rb[3];
+    memcpy(fr, ct->n, 3 * sizeof(double));
+    fl_v3_tangents(ct->n, fr + 3, fr + 6);
+    for (int k = 0; k < 3; k++) {
+      ra[k] = ct->p[k] - ba->pos[k];
+      rb[k] = ct->p[k] - bb->pos[k];
+    }
+    // row d: velocity of b minus velocity of a at the point, along d
+    for (int r = 0; r < 3; r++) {
+      const double *d = fr + 3 * r;
+      double ja[6], jb[6], ca[3], cb[3];
+      fl_v3_cross(ra, d, ca);
+      fl_v3_cross(rb, d, cb);
+      for (int k = 0; k < 3; k++) {
+        ja[k] = -d[k];
+        ja[3 + k] = -ca[k];
+        jb[k] = d[k];
+        jb[3 + k] = cb[k];
+      }
+      p->b[3 * c + r] = put_row(w, J, 3 * c + r, &nnz, ct->a, ja, ct->b, jb);
+    }
+    const double *L = law + 3 * (ba->material * nm + bb->material);
+    p->phi0[c] = ct->phi;
+    p->mu[c] = L[0];
+    p->stiffness[c] = L[1];
+    p->tau_d[c] = L[2];
+    p->clique_a[c] = ba->dof >= 0 ? ba->dof / 6 : -1;
+    p->clique_b[c] = bb->dof >= 0 ? bb->dof / 6 : -1;
+    memcpy(p->point + 3 * c, ct->p, 3 * sizeof(double));
+    memcpy(p->frame + 9 * c, fr, 9 * sizeof(double));
+    p->feature[c] = ct->feature;
+    // warm start from the impulse of the same features last step
+    const fl__wskey *hit = key_find(m, ct->a, ct->b, ct->feature);
+    if (hit && p->gamma_guess) {
+      memcpy(p->gamma_guess + 3 * c, m->ws_gamma + 3 * hit->idx, 3 * sizeof(double));
+      matched++;
+    }
+  }
+  if (law != law_small) fl_free(law);
+
+  fl_int row = 3 * nc, h = 0;
+  fl__jrow jr[8];
+  for (fl_int j = 0; j < w->njoint; j++) {
+    const fl_joint *jt = &w->joint[j];
+    int nr = fl__joint_rows(w, jt, w->dt, jr);
+    for (int r = 0; r < nr; r++, row++, h++) {
+      p->b[row] = put_row(w, J, row, &nnz, jt->body_a, jr[r].ja, jt->body_b, jr[r].jb) + jr[r].b;
+      p->g0[h] = jr[r].g0;
+      p->compliance[h] = jr[r].c;
+      p->lo[h] = jr[r].lo;
+      p->hi[h] = jr[r].hi;
+      if (p->gamma_guess && m->nws_h == nh) p->gamma_guess[row] = m->ws_gh[h];
+    }
+  }
+  J->nnz = nnz;
+  double t2 = fl_time_now();
+  if (info) {
+    info->nbody_pairs = npairs;
+    info->nc = nc;
+    info->nh = nh;
+    info->collide_s = t1 - t0;
+    info->assemble_s = t2 - t1;
+    info->warm_matched = matched;
+  }
+  return FL_OK;
+}
+
+
+fl_problem *fl_world_problem(fl_world *w) { return w->impl ? w->impl->prob : NULL; }
+
+
+void fl_world_solution(const fl_world *w, const double **v, const double **gamma) {
+  *v = w->impl ? w->impl->v : NULL;
+  *gamma = w->impl ? w->impl->gamma : NULL;
+}
+
+
+//---- solve and integrate ----
+
+int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
+  fl_world_impl *m = w->impl;
+  if (!m || !m->prob)
+    return fl_seterr(FL_ERR_STATE, "stepper: fl_world_finish without fl_world_prepare");
+  fl_problem *p = m->prob;
+  fl_int nv = p->nv, nr = fl_problem_nrows(p);
+  FL_TRY(grow((void **)&m->v, &m->cap_v, nv > 0 ? nv : 1, sizeof(double)));
+  FL_TRY(grow((void **)&m->gamma, &m->cap_g, nr > 0 ? nr : 1, sizeof(double)));
+  fl_result res;
+  memset(&res, 0, sizeof res);
+  res.reason = FL_CONVERGED_EXACT;
+  fl_metrics met;
+  met.natmap = met.natmap_raw = met.momentum = met.signorini = met.cone = met.dual = NAN;
+  met.dissipation = met.penetration = met.bilateral = met.norm_q = met.norm_u = NAN;
+  met.norm_gamma = NAN;
+  double t0 = fl_time_now();
+  if (nr == 0 || nv == 0) {
+    if (nv > 0) memcpy(m->v, p->vstar, (size_t)nv * sizeof(double));
+    if (nr > 0) memset(m->gamma, 0, (size_t)nr * sizeof(double));
+  } else {
+    if (!s) return fl_seterr(FL_ERR_INVAL, "stepper: no solver for a problem with %d rows", (int)nr);
+    // the guess: matched impulses and the velocities they give
+    if (p->gamma_guess) memcpy(m->gamma, p->gamma_guess, (size_t)nr * sizeof(double));
+    else memset(m->gamma, 0, (size_t)nr * sizeof(double));
+    memcpy(m->v, p->vstar, (size_t)nv * sizeof(double));
+    fl_csr_gemtv(p->J, 1.0, m->gamma, 0.0, m->v);
+    for (fl_int i = 0; i < w->nbody; i++) {
+      const fl_body *b = &w->body[i];
+      if (b->dof < 0) continue;
+      double *vb = m->v + b->dof, Iw[9], Iinv[9], dw[3];
+      fl__body_inertia_world(b, Iw);
+      FL_TRY(fl_m3_inv(Iw, Iinv));
+      fl_m3_mulv(Iinv, vb + 3, dw);
+      for (int k = 0; k < 3; k++) {
+        vb[k] = p->vstar[b->dof + k] + vb[k] / b->mass;
+        vb[3 + k] = p->vstar[b->dof + 3 + k] + dw[k];
+      }
+    }
+    int rc = fl_solver_setup(s, p);
+    if (rc < 0) return rc;
+    rc = fl_solver_solve(s, p, m->v, m->gamma, &res);
+    if (rc < 0) return rc;
+    if (w->compute_metrics) {
+      rc = fl_problem_metrics(p, m->v, m->gamma, FL_NORM_FCLIB, &met);
+      if (rc < 0) return rc;
+    }
+  }
+  m->solved = 1;
+  double t1 = fl_time_now();
+
+  //---- remember impulses for the next step's warm start ----
+  FL_TRY(grow((void **)&m->ws, &m->cap_ws, p->nc > 0 ? p->nc : 1, sizeof(fl__wskey)));
+  {
+    fl_int cap = m->cap_ws;
+    double *g = fl_realloc(m->ws_gamma, (size_t)(3 * cap) * sizeof(double));
+    if (!g) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+    m->ws_gamma = g;
+  }
+  for (fl_int c = 0; c < p->nc; c++) {
+    m->ws[c] = (fl__wskey){m->ct[c].a, m->ct[c].b, m->ct[c].feature, c};
+    memcpy(m->ws_gamma + 3 * c, m->gamma + 3 * c, 3 * sizeof(double));
+  }
+  m->nws = p->nc;
+  qsort(m->ws, (size_t)m->nws, sizeof(fl__wskey), key_cmp);
+  if (p->nh > 0) {
+    double *g = fl_realloc(m->ws_gh, (size_t)p->nh * sizeof(double));
+    if (!g) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+    m->ws_gh = g;
+    memcpy(m->ws_gh, m->gamma + 3 * p->nc, (size_t)p->nh * sizeof(double));
+  }
+  m->nws_h = p->nh;
+
+  //---- integrate: x += dt v, q <- q + dt/2 (0, w) q, renormalized ----
+  double dt = w->dt;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    fl_body *b = &w->body[i];
+    if (b->kind == FL_BODY_FIXED) continue;
+    if (b->dof >= 0) {
+      memcpy(b->vel, m->v + b->dof, 3 * sizeof(double));
+      memcpy(b->omega, m->v + b->dof + 3, 3 * sizeof(double));
+    }
+    for (int k = 0; k < 3; k++) b->pos[k] += dt * b->vel[k];
+    fl_quat_integrate(b->quat, b->omega, dt);
+  }
+  w->t += dt;
+  double t2 = fl_time_now();
+  if (info) {
+    info->step = w->step;
+    info->t = w->t;
+    info->solve_s = t1 - t0;
+    info->integrate_s = t2 - t1;
+    info->res = res;
+    info->met = met;
+  }
+  w->step++;
+  return FL_OK;
+}
+
+
+int fl_world_step(fl_world *w, fl_solver *s, fl_step_info *info) {
+  FL_TRY(fl_world_prepare(w, info));
+  return fl_world_finish(w, s, info);
+}
