@@ -29,6 +29,15 @@ typedef struct fl_subcommand {
 int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|figures] */
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
+int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
+
+/* Dolan-More performance profile. cost is (np x ns) row-major: the cost of solver s on problem
+ * p (time, iterations; INFINITY when s did not solve p; >= 0, no NaN). For each solver s and
+ * each tau[t] (>= 1), rho[s * ntau + t] = fraction of the np problems with
+ * cost[p][s] <= tau[t] * min_s' cost[p][s']. Problems no solver solved count in the
+ * denominator. Returns FL_OK or FL_ERR_INVAL (negative size, NaN or negative cost). */
+int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
+                    double *rho);
 
 
 /*---- the command line of this process ----*/

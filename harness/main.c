@@ -20,6 +20,7 @@ static const fl_subcommand cmds[] = {
   {"list", fl_cmd_list, "list solvers (with their options), problems, figures"},
   {"solve", fl_cmd_solve, "solve FCLIB files or built-in examples with solvers; write results"},
   {"reproduce", fl_cmd_reproduce, "regenerate a paper figure (data and pictures) by name"},
+  {"profile", fl_cmd_profile, "Dolan-More performance profiles of solvers over problems"},
   {NULL, NULL, NULL}
 };
 

@@ -1,0 +1,466 @@
+/* profile.c: Dolan-More performance profiles and `frictionlab profile`.
+ *
+ * For problems p and solvers s with cost c(p,s) (time or iterations to reach the tolerance,
+ * INFINITY when s never reached it), the ratio r(p,s) = c(p,s) / min_s c(p,s) and the profile
+ *
+ *     rho_s(tau) = |{p : r(p,s) <= tau}| / np
+ *
+ * is the fraction of problems that s solves within a factor tau of the best solver. The
+ * denominator counts every problem, also those no solver solved (Dolan and More 2002), so
+ * rho_s(inf) is the fraction s solves at all.
+ *
+ * `frictionlab profile` does not run solvers itself: it runs `frictionlab solve` on the given
+ * problems (or reads the results folder of an earlier solve with --from) and takes the costs
+ * from iters.csv: the first record whose common merit (the normalized natural-map residual,
+ * the same measure for every solver) is <= tol.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "fl_figure.h"
+
+int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
+                    double *rho) {
+  if (np < 0 || ns < 0 || ntau < 0) return fl_seterr(FL_ERR_INVAL, "profile: negative size");
+  for (int s = 0; s < ns; s++)
+    for (int t = 0; t < ntau; t++) rho[s * ntau + t] = 0;
+  if (np == 0) return FL_OK;
+  for (int p = 0; p < np; p++) {
+    // best cost on this problem
+    double best = INFINITY;
+    for (int s = 0; s < ns; s++) {
+      double c = cost[p * ns + s];
+      if (isnan(c) || c < 0) return fl_seterr(FL_ERR_INVAL, "profile: cost[%d][%d] = %g", p, s, c);
+      if (c < best) best = c;
+    }
+    if (isinf(best)) continue;
+    for (int s = 0; s < ns; s++) {
+      double c = cost[p * ns + s];
+      if (isinf(c)) continue;
+      // a zero best cost (e.g. solved at iteration 0) makes every solver with cost 0 ratio 1
+      double r = best > 0 ? c / best : (c == 0 ? 1 : INFINITY);
+      for (int t = 0; t < ntau; t++)
+        if (r <= tau[t] * (1 + 1e-12)) rho[s * ntau + t] += 1.0 / np;
+    }
+  }
+  return FL_OK;
+}
+
+
+//---- a small CSV reader (fields may be quoted, as fl_csv_str writes them) ----
+
+enum { MAXF = 64 };
+
+/* splits `line` in place into at most MAXF fields; returns their number */
+static int csv_split(char *line, char **f) {
+  int n = 0;
+  char *p = line;
+  while (n < MAXF) {
+    if (*p == '"') {
+      char *w = ++p;
+      f[n++] = w;
+      while (*p && !(*p == '"' && p[1] != '"')) {
+        if (*p == '"') p++;
+        *w++ = *p++;
+      }
+      if (*p == '"') p++;
+      *w = '\0';
+      if (*p == ',') p++;
+      else break;
+    } else {
+      f[n++] = p;
+      char *c = strpbrk(p, ",\r\n");
+      if (!c || *c != ',') {
+        if (c) *c = '\0';
+        break;
+      }
+      *c = '\0';
+      p = c + 1;
+    }
+  }
+  return n;
+}
+
+
+static int col_of(char **hdr, int n, const char *name) {
+  for (int k = 0; k < n; k++)
+    if (strcmp(hdr[k], name) == 0) return k;
+  return -1;
+}
+
+
+/* the distinct strings seen so far (problems or solvers), in order of appearance */
+typedef struct {
+  char **s;
+  int n, cap;
+} names;
+
+static int names_index(names *nm, const char *s) {
+  for (int k = 0; k < nm->n; k++)
+    if (strcmp(nm->s[k], s) == 0) return k;
+  if (nm->n == nm->cap) {
+    int cap = nm->cap ? 2 * nm->cap : 16;
+    char **t = fl_realloc(nm->s, (size_t)cap * sizeof *t);
+    if (!t) return -1;
+    nm->s = t;
+    nm->cap = cap;
+  }
+  size_t len = strlen(s) + 1;
+  nm->s[nm->n] = fl_malloc(len);
+  if (!nm->s[nm->n]) return -1;
+  memcpy(nm->s[nm->n], s, len);
+  return nm->n++;
+}
+
+
+static void names_free(names *nm) {
+  for (int k = 0; k < nm->n; k++) fl_free(nm->s[k]);
+  fl_free(nm->s);
+}
+
+
+/* reads iters.csv of a solve folder: cost by time (s) and by iterations to reach merit <= tol.
+ * Rows of steps.csv decide which pairs exist; pairs never below tol cost INFINITY. */
+static int read_costs(const char *dir, double tol, names *probs, names *solvers,
+                      double **ctime, double **citer) {
+  char path[4096], line[8192];
+  char *f[MAXF], *hdr[MAXF];
+  char hbuf[8192];
+  *ctime = *citer = NULL;
+  //---- pass 1: steps.csv names the problems and solvers ----
+  snprintf(path, sizeof path, "%s/steps.csv", dir);
+  FILE *in = fopen(path, "r");
+  if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  if (!fgets(hbuf, sizeof hbuf, in)) {
+    fclose(in);
+    return fl_seterr(FL_ERR_FORMAT, "%s: empty file, expected a header row", path);
+  }
+  int nh = csv_split(hbuf, hdr), cp = col_of(hdr, nh, "problem"), cs = col_of(hdr, nh, "solver");
+  if (cp < 0 || cs < 0) {
+    fclose(in);
+    return fl_seterr(FL_ERR_FORMAT, "%s: header lacks the columns problem and solver", path);
+  }
+  while (fgets(line, sizeof line, in)) {
+    int n = csv_split(line, f);
+    if (n <= cp || n <= cs) continue;
+    if (names_index(probs, f[cp]) < 0 || names_index(solvers, f[cs]) < 0) {
+      fclose(in);
+      return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+    }
+  }
+  fclose(in);
+  size_t np = (size_t)probs->n, ns = (size_t)solvers->n;
+  *ctime = fl_malloc((np * ns + 1) * sizeof(double));
+  *citer = fl_malloc((np * ns + 1) * sizeof(double));
+  if (!*ctime || !*citer) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+  for (size_t k = 0; k < np * ns; k++) (*ctime)[k] = (*citer)[k] = INFINITY;
+  //---- pass 2: first record under the tolerance ----
+  snprintf(path, sizeof path, "%s/iters.csv", dir);
+  in = fopen(path, "r");
+  if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  if (!fgets(hbuf, sizeof hbuf, in)) {
+    fclose(in);
+    return fl_seterr(FL_ERR_FORMAT, "%s: empty file, expected a header row", path);
+  }
+  nh = csv_split(hbuf, hdr);
+  cp = col_of(hdr, nh, "problem");
+  cs = col_of(hdr, nh, "solver");
+  int ci = col_of(hdr, nh, "iter"), ct = col_of(hdr, nh, "time"), cm = col_of(hdr, nh, "merit");
+  if (cp < 0 || cs < 0 || ci < 0 || ct < 0 || cm < 0) {
+    fclose(in);
+    return fl_seterr(FL_ERR_FORMAT,
+                     "%s: header lacks one of the columns problem, solver, iter, time, merit",
+                     path);
+  }
+  long row = 1;
+  while (fgets(line, sizeof line, in)) {
+    row++;
+    int n = csv_split(line, f);
+    if (n <= cm || n <= ct || n <= ci) continue;
+    int p = names_index(probs, f[cp]), s = names_index(solvers, f[cs]);
+    if (p < 0 || s < 0 || (size_t)p >= np || (size_t)s >= ns) continue;
+    double merit = strtod(f[cm], NULL), t = strtod(f[ct], NULL), it = strtod(f[ci], NULL);
+    size_t k = (size_t)p * ns + (size_t)s;
+    if (merit <= tol && isinf((*ctime)[k])) {
+      (*ctime)[k] = t;
+      (*citer)[k] = it;
+    }
+  }
+  fclose(in);
+  return FL_OK;
+}
+
+
+static void profile_usage(FILE *f) {
+  fprintf(f,
+    "usage: frictionlab profile [PROBLEM|FOLDER]... [--solver a,b] [--set key=value]...\n"
+    "                           [--tol T] [--out DIR] [--force]\n"
+    "       frictionlab profile --from SOLVE_RESULTS [--tol T] [--out DIR] [--force]\n"
+    "\n"
+    "Dolan-More performance profiles: the fraction of problems each solver solves within a\n"
+    "factor tau of the best, by time and by iterations, where 'solved' means the common merit\n"
+    "(normalized natural-map residual, the same for every solver) reached --tol (default 1e-6).\n"
+    "Problems are FCLIB files, folders of them, or built-in examples; they are solved with\n"
+    "`frictionlab solve` into DIR/solve/ (with the --solver and --set given), or taken from an\n"
+    "earlier solve's folder with --from. Writes costs.csv, profile_time.csv,\n"
+    "profile_iters.csv, pictures (gnuplot and matplotlib) and manifest.json to DIR\n"
+    "(default results/profiles/profile-<date>-<time>).\n");
+}
+
+
+/* expands a folder into its .hdf5 files (sorted), appending to argv-like list */
+static int expand_input(const char *arg, char ***list, int *n, int *cap) {
+  struct stat st;
+  if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
+    struct dirent **ent;
+    int m = scandir(arg, &ent, NULL, alphasort);
+    if (m < 0) return fl_seterr(FL_ERR_IO, "%s: cannot list folder: %s", arg, strerror(errno));
+    for (int k = 0; k < m; k++) {
+      size_t len = strlen(ent[k]->d_name);
+      if (len > 5 && strcmp(ent[k]->d_name + len - 5, ".hdf5") == 0) {
+        if (*n + 2 >= *cap) {
+          *cap = 2 * *cap + 16;
+          char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
+          if (!t) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+          *list = t;
+        }
+        size_t sz = strlen(arg) + len + 2;
+        (*list)[*n] = fl_malloc(sz);
+        if (!(*list)[*n]) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+        snprintf((*list)[(*n)++], sz, "%s/%s", arg, ent[k]->d_name);
+      }
+      free(ent[k]);
+    }
+    free(ent);
+    return FL_OK;
+  }
+  if (*n + 2 >= *cap) {
+    *cap = 2 * *cap + 16;
+    char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
+    if (!t) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+    *list = t;
+  }
+  size_t sz = strlen(arg) + 1;
+  (*list)[*n] = fl_malloc(sz);
+  if (!(*list)[*n]) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+  memcpy((*list)[(*n)++], arg, sz);
+  return FL_OK;
+}
+
+
+/* writes one profile (cost matrix) as CSV and a panel */
+static int write_profile(fl_fig_ctx *ctx, const char *file, const char *what, const names *pr,
+                         const names *so, const double *cost) {
+  int np = pr->n, ns = so->n;
+  // tau grid: every distinct ratio (the step corners) plus a log grid up to the largest
+  double rmax = 1;
+  for (int p = 0; p < np; p++) {
+    double best = INFINITY;
+    for (int s = 0; s < ns; s++) best = fmin(best, cost[p * ns + s]);
+    for (int s = 0; s < ns; s++) {
+      double c = cost[p * ns + s];
+      if (isfinite(c) && best > 0 && c / best > rmax) rmax = c / best;
+    }
+  }
+  rmax *= 2;
+  int ntau = 200;
+  double *tau = fl_malloc((size_t)ntau * sizeof *tau), *rho = fl_malloc((size_t)(ntau * ns + 1) * sizeof *rho);
+  if (!tau || !rho) {
+    fl_free(tau);
+    fl_free(rho);
+    return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
+  }
+  for (int t = 0; t < ntau; t++) tau[t] = pow(rmax, (double)t / (ntau - 1));
+  int rc = fl_perf_profile(np, ns, cost, ntau, tau, rho);
+  char header[4096] = "tau";
+  for (int s = 0; s < ns; s++) {
+    strncat(header, ",", sizeof header - strlen(header) - 1);
+    strncat(header, so->s[s], sizeof header - strlen(header) - 1);
+  }
+  FILE *f = rc < 0 ? NULL : fl_fig_csv(ctx, file, header);
+  if (!f) {
+    fl_free(tau);
+    fl_free(rho);
+    return rc < 0 ? rc : fl_errcode();
+  }
+  for (int t = 0; t < ntau; t++) {
+    fprintf(f, "%.10g", tau[t]);
+    for (int s = 0; s < ns; s++) fprintf(f, ",%.10g", rho[s * ntau + t]);
+    fprintf(f, "\n");
+  }
+  char title[160];
+  snprintf(title, sizeof title, "performance profile by %s (%d problems)", what, np);
+  char xl[96];
+  snprintf(xl, sizeof xl, "tau (ratio to the best %s)", what);
+  fl_fig_panel *pn = fl_fig_panel_add(ctx->fig, title, xl, "fraction of problems solved", 1, 0);
+  for (int s = 0; s < ns; s++) {
+    fl_fig_series_add(pn, file, "tau", so->s[s], so->s[s], 0);
+    fl_fig_say(ctx, "by %s: %-16s best on %.0f%%, solves %.0f%% at all", what, so->s[s],
+               100 * rho[s * ntau], 100 * rho[s * ntau + ntau - 1]);
+  }
+  fl_free(tau);
+  fl_free(rho);
+  return FL_OK;
+}
+
+
+int fl_cmd_profile(int argc, char **argv) {
+  const char *from = NULL, *out = NULL;
+  double tol = 1e-6;
+  int force = 0, status = 1, nsolve = 0, cap = 0;
+  char **solve_argv = NULL;
+  char outbuf[256], solvedir[4096];
+  names probs = {0}, solvers = {0};
+  double *ctime = NULL, *citer = NULL;
+  fl_results *res = NULL;
+
+  //---- arguments: ours, the rest goes to solve ----
+  for (int k = 0; k < argc; k++) {
+    const char *a = argv[k];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      profile_usage(stdout);
+      status = 0;
+      goto done;
+    } else if (!strcmp(a, "--tol") || !strcmp(a, "--out") || !strcmp(a, "--from") ||
+               !strcmp(a, "--solver") || !strcmp(a, "--set") || !strcmp(a, "--norm")) {
+      if (k + 1 >= argc) {
+        fprintf(stderr, "frictionlab profile: %s needs a value\n", a);
+        status = 2;
+        goto done;
+      }
+      const char *v = argv[++k];
+      if (!strcmp(a, "--tol")) {
+        char *end;
+        tol = strtod(v, &end);
+        if (*end || !(tol > 0)) {
+          fprintf(stderr, "frictionlab profile: --tol %s: expected a positive number\n", v);
+          status = 2;
+          goto done;
+        }
+      } else if (!strcmp(a, "--out")) {
+        out = v;
+      } else if (!strcmp(a, "--from")) {
+        from = v;
+      } else {
+        // pass --solver/--set/--norm through to solve
+        if (expand_input(a, &solve_argv, &nsolve, &cap) < 0 ||
+            expand_input(v, &solve_argv, &nsolve, &cap) < 0) {
+          fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+          goto done;
+        }
+      }
+    } else if (!strcmp(a, "--force")) {
+      force = 1;
+    } else if (a[0] == '-') {
+      fprintf(stderr, "frictionlab profile: unknown argument '%s'\n", a);
+      profile_usage(stderr);
+      status = 2;
+      goto done;
+    } else if (expand_input(a, &solve_argv, &nsolve, &cap) < 0) {
+      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+      goto done;
+    }
+  }
+  if (!out) {
+    time_t now = time(NULL);
+    struct tm tmv;
+    localtime_r(&now, &tmv);
+    strftime(outbuf, sizeof outbuf, "results/profiles/profile-%Y%m%d-%H%M%S", &tmv);
+    out = outbuf;
+  }
+  if (from && nsolve > 0) {
+    fprintf(stderr, "frictionlab profile: give problems or --from, not both\n");
+    status = 2;
+    goto done;
+  }
+
+  //---- the results folder, then solve into it (or read --from) ----
+  if (fl_results_begin(out, "profile", force, &res) < 0) {
+    fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+    goto done;
+  }
+  if (from) {
+    snprintf(solvedir, sizeof solvedir, "%s", from);
+  } else {
+    snprintf(solvedir, sizeof solvedir, "%s/solve", fl_results_staging(res));
+    // solve's own arguments: problems and pass-through options, then --out
+    if (expand_input("--out", &solve_argv, &nsolve, &cap) < 0 ||
+        expand_input(solvedir, &solve_argv, &nsolve, &cap) < 0) {
+      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+      goto done;
+    }
+    solve_argv[nsolve] = NULL;
+    int rc = fl_cmd_solve(nsolve, solve_argv);
+    if (rc != 0) {
+      fprintf(stderr, "frictionlab profile: the solve step failed (exit %d)\n", rc);
+      status = rc;
+      goto done;
+    }
+  }
+  if (read_costs(solvedir, tol, &probs, &solvers, &ctime, &citer) < 0) {
+    fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+    goto done;
+  }
+
+  //---- costs table, profiles, pictures ----
+  {
+    fl_fig fig;
+    memset(&fig, 0, sizeof fig);
+    snprintf(fig.title, sizeof fig.title, "Dolan-More performance profiles, merit <= %g", tol);
+    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt")};
+    FILE *fc = fl_fig_csv(&ctx, "costs.csv", "problem,solver,solved,time_s,iterations");
+    if (!fc || !ctx.summary) {
+      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+      goto done;
+    }
+    for (int p = 0; p < probs.n; p++) {
+      for (int s = 0; s < solvers.n; s++) {
+        double t = ctime[p * solvers.n + s], it = citer[p * solvers.n + s];
+        fl_csv_str(fc, probs.s[p]);
+        fputc(',', fc);
+        fl_csv_str(fc, solvers.s[s]);
+        fprintf(fc, ",%d,", isfinite(t));
+        fl_csv_num(fc, t);
+        fputc(',', fc);
+        fl_csv_num(fc, it);
+        fputc('\n', fc);
+      }
+    }
+    fl_fig_say(&ctx, "%d problems, %d solvers, tolerance %g on the common merit", probs.n,
+               solvers.n, tol);
+    if (write_profile(&ctx, "profile_time.csv", "time", &probs, &solvers, ctime) < 0 ||
+        write_profile(&ctx, "profile_iters.csv", "iterations", &probs, &solvers, citer) < 0 ||
+        fl_fig_render(&fig, fl_results_staging(res)) < 0) {
+      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+      goto done;
+    }
+    cJSON *man = fl_results_manifest(res);
+    cJSON_AddNumberToObject(man, "tol", tol);
+    cJSON_AddStringToObject(man, "solve_results", from ? from : "solve/");
+  }
+  if (fl_results_commit(res) < 0) {
+    res = NULL;
+    fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+    goto done;
+  }
+  res = NULL;
+  printf("profile written to %s (costs.csv, profile_time.csv, profile_iters.csv, figure.png)\n",
+         out);
+  status = 0;
+done:
+  fl_results_abort(res);
+  for (int k = 0; k < nsolve; k++) fl_free(solve_argv[k]);
+  fl_free(solve_argv);
+  names_free(&probs);
+  names_free(&solvers);
+  fl_free(ctime);
+  fl_free(citer);
+  return status;
+}
