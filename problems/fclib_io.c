@@ -666,12 +666,21 @@ static int load_global(const rd *r, fl_problem **out) {
     memcpy(p->mu, mu, (size_t)nc * sizeof(double));
   }
   if (nh > 0) memcpy(p->b + 3 * nc, bg, (size_t)nh * sizeof(double));
-  if ((rc = fl_problem_find_cliques(p)) < 0) goto fail;
+  file_stem(r->path, p->name, sizeof p->name);
+  if ((rc = fl_problem_find_cliques(p)) < 0) {
+    // keep the code (NOMEM, UNSUPPORTED for a contact on more than two cliques), add the file
+    if (rc != FL_ERR_NOMEM) rc = fl_seterr(rc, "%s: /fclib_global/H: %s", r->path, fl_errmsg());
+    goto fail;
+  }
 
   // v* = M^-1 f
   if ((rc = fl_dynamics_create(p, &dyn)) < 0) {
-    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_global/M: %s, expected a symmetric positive definite matrix",
-                   r->path, fl_errmsg());
+    if (rc == FL_ERR_NOT_SPD)
+      rc = fl_seterr(FL_ERR_FORMAT,
+                     "%s: /fclib_global/M: %s, expected a symmetric positive definite matrix",
+                     r->path, fl_errmsg());
+    else if (rc != FL_ERR_NOMEM)
+      rc = fl_seterr(rc, "%s: /fclib_global/M: %s", r->path, fl_errmsg());
     goto fail;
   }
   fl_dynamics_solve_A(dyn, f, p->vstar);

@@ -13,6 +13,12 @@
  * R_n = 1/(dt k (dt + tau_d)), vhat_n = -phi0/(dt + tau_d); rigid contact has R_n = 0.
  * Bilateral row h: J_h v + b_h + g0_h/dt + c_h gamma_h = 0, lo_h <= gamma_h <= hi_h.
  *
+ * Rigid bodies (problems/examples.c and scenes): a body's generalized velocities are
+ * (v_x, v_y, v_z, w_x, w_y, w_z) of its centre of mass in the world frame, and its block of A
+ * is the 6x6 world-frame mass matrix diag(m, m, m) (+) R I_body R^T; a contact row for the
+ * frame direction d at point p is [d^T, ((p - c) x d)^T] on body b's dofs and the negative of
+ * that on body a's, the normal pointing from a to b.
+ *
  * A problem loaded from an FCLIB *local* file has no A and J: kind == FL_PROBLEM_LOCAL, nv == 0,
  * and the contact problem is u = W gamma + q directly (W already includes any regularization).
  *
@@ -115,7 +121,10 @@ void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *v
 /*---- shared operators on A (global problems) ----*/
 
 /* Cached factorization of A per clique (dense Cholesky for cliques of <= 64 dofs, CHOLMOD
- * otherwise) and of J A^-1 by rows. Created from a problem that must outlive it. */
+ * supernodal with AMD otherwise) and of J A^-1 by rows. Created from a problem that must
+ * outlive it and whose cliques are set (ncl > 0 when nv > 0; loaders call
+ * fl_problem_find_cliques, else FL_ERR_STATE). Solves reuse workspaces made at creation and
+ * allocate nothing; not thread-safe (one fl_dynamics per thread). */
 typedef struct fl_dynamics fl_dynamics;
 
 /* Returns FL_ERR_UNSUPPORTED for local problems, FL_ERR_NOT_SPD if a block is not SPD. */
@@ -177,9 +186,10 @@ typedef struct fl_metrics {
   double norm_q, norm_u, norm_gamma; /* raw 2-norms used by the normalizations (fl_norm_kind) */
 } fl_metrics;
 
-/* Evaluates every metric of (v, gamma). For local problems v is ignored (may be NULL) and
- * u = W gamma + q. `d` may be NULL (the momentum residual then uses A directly). scratch-free:
- * allocates and frees its own temporaries. Returns FL_OK or FL_ERR_NOMEM. */
+/* Evaluates every metric of (v, gamma) (v: nv, gamma: 3nc+nh). For local problems v is ignored
+ * (may be NULL) and u = W gamma + q. Uses A and J directly (no factorization); allocates and
+ * frees its own temporaries, so call it outside timed loops. Returns FL_OK, FL_ERR_INVAL (NULL
+ * argument, or v NULL for a global problem) or FL_ERR_NOMEM. */
 int fl_problem_metrics(const fl_problem *p, const double *v, const double *gamma,
                        fl_norm_kind norm, fl_metrics *out);
 
@@ -207,12 +217,18 @@ int fl_example_solution(const char *name, double *v, double *gamma);
  * groups present, sizes consistent, indices in range, values finite, mu >= 0; the three sparse
  * layouts are accepted (CSC, CSR, triplet with i = row). A global problem becomes A = M,
  * J = H^T, b = w, v* = M^-1 f, v0 = 0, phi0 = 0, rigid contact, dt = 1; a local problem keeps
- * W, q, mu. The problem's name is the file stem. On error returns FL_ERR_IO or FL_ERR_FORMAT
- * with a message naming the file, the HDF5 path and what was expected; *out is NULL. */
+ * W, q, mu. The problem's name is the file stem. A mass matrix stored as one triangle is
+ * mirrored (both triangles with round-off differences are averaged); an optional G becomes nh
+ * hard, unbounded bilateral rows (rows G^T of J, b = FCLIB's b). On error returns FL_ERR_IO or
+ * FL_ERR_FORMAT (FL_ERR_UNSUPPORTED for rolling friction, spacedim != 3, mixed local problems
+ * with V, R) with a message naming the file, the HDF5 path and what was expected; *out is
+ * NULL. No HDF5 handle stays open and HDF5 prints nothing. */
 int fl_problem_load_fclib(const char *path, fl_problem **out);
 
 /* Reads the solution stored in an FCLIB file, if any: v (nv, may be NULL), r = gamma (3nc),
- * u (3nc, may be NULL). Returns FL_ERR_NOT_FOUND when the file holds no solution. */
+ * u (3nc, may be NULL). Returns FL_ERR_NOT_FOUND when the file holds no solution, or only
+ * libfclib's placeholder (r, and v if stored, all zero), and FL_ERR_FORMAT when the stored
+ * sizes differ from nv, nc. */
 int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
                            double *u);
 
@@ -220,7 +236,10 @@ int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, do
  * over contact rows, f = A v*, w = b - (vhat_n, 0, 0) so that the gaps are kept; local form
  * for local problems), and optionally a solution (v may be NULL for local problems). The file
  * is written to a temporary name and renamed, so no half-written file is left on error.
- * Bilateral rows are not representable in FCLIB: FL_ERR_UNSUPPORTED. */
+ * Matrices are written as compressed columns (nz = -1). Hard, unbounded bilateral rows are
+ * written as G with b = b_h + g0_h/dt (and the solution's l); compliant contact and
+ * compliant or bounded bilateral rows are not representable: FL_ERR_UNSUPPORTED. A global
+ * solution needs v (FL_ERR_INVAL otherwise). */
 int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title,
                           const double *v, const double *gamma);
 

@@ -741,6 +741,94 @@ FL_TEST(libfclib_merit_agrees) {
 #endif
 }
 
+/* libfclib's own reader and ours see the same numbers in every shared file (CSR, CSC and
+ * triplet layouts): W, q, mu; H = J^T, w = b, f = A v*, and M = A (mirrored where one
+ * triangle is stored, equal to round-off where both are). */
+FL_TEST(libfclib_parses_like_us) {
+#ifndef FL_HAVE_LIBFCLIB
+  SKIP("libfclib not found at configure time");
+#else
+  char dir[512], path[1024], line[1024];
+  if (!fclib_dir(dir, sizeof dir)) SKIP("no %s/fclib", fl_test_shared_dir());
+  snprintf(path, sizeof path, "%s/MANIFEST.txt", dir);
+  FILE *mf = fopen(path, "r");
+  ASSERT(mf != NULL);
+  int nfiles = 0;
+  while (fgets(line, sizeof line, mf)) {
+    char name[256], kind[64];
+    if (sscanf(line, "%255s %*d %*s %63s", name, kind) != 2 || !strstr(name, ".hdf5")) continue;
+    if (strcmp(kind, "LOCAL") != 0 && strcmp(kind, "GLOBAL") != 0) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    fl_problem *p;
+    ASSERT_OK(fl_problem_load_fclib(path, &p));
+    fl_csr *ref = NULL;
+    if (p->kind == FL_PROBLEM_LOCAL) {
+      struct fclib_local *L = fclib_read_local(path);
+      ASSERT(L != NULL);
+      const struct fclib_matrix *W = L->W;
+      ASSERT_EQ(W->m, 3 * p->nc);
+      // W entry by entry (no duplicates in these files)
+      fl_int cnt = 0;
+      int ncomp = W->nz == -1 ? W->n : W->nz == -2 ? W->m : 0;
+      for (int c = 0; c < ncomp; c++)
+        for (int k = W->p[c]; k < W->p[c + 1]; k++, cnt++) {
+          int i = W->nz == -1 ? W->i[k] : c, j = W->nz == -1 ? c : W->i[k];
+          ASSERT(fl_csr_get(p->W, i, j) == W->x[k]);
+        }
+      ASSERT(W->nz < 0);
+      ASSERT_EQ(p->W->rowptr[p->W->nrow], cnt);
+      ASSERT(memcmp(L->q, p->q, sizeof(double) * (size_t)(3 * p->nc)) == 0);
+      ASSERT(memcmp(L->mu, p->mu, sizeof(double) * (size_t)p->nc) == 0);
+      fclib_delete_local(L);
+      free(L);
+    } else {
+      struct fclib_global *G = fclib_read_global(path);
+      ASSERT(G != NULL);
+      const struct fclib_matrix *H = G->H, *M = G->M;
+      ASSERT(H->nz >= 0 && M->nz >= 0); // these files store triplets
+      ASSERT_EQ(H->m, p->nv);
+      ASSERT_EQ(H->n, 3 * p->nc);
+      // H triplets (i = row, p = column) sum to J^T
+      ASSERT_OK(fl_csr_from_triplets(H->n, H->m, H->nz, H->p, H->i, H->x, &ref));
+      ASSERT(csr_identical(ref, p->J));
+      fl_csr_free(ref);
+      // M: every stored entry and its mirror
+      double amax = 0;
+      int ndiag = 0, nlo = 0, nup = 0;
+      for (int k = 0; k < M->nz; k++) {
+        amax = fmax(amax, fabs(M->x[k]));
+        ndiag += M->i[k] == M->p[k];
+        nlo += M->i[k] > M->p[k];
+        nup += M->i[k] < M->p[k];
+      }
+      for (int k = 0; k < M->nz; k++) {
+        ASSERT_NEAR(fl_csr_get(p->A, M->i[k], M->p[k]), M->x[k], 1e-12 * amax);
+        ASSERT_NEAR(fl_csr_get(p->A, M->p[k], M->i[k]), M->x[k], 1e-12 * amax);
+      }
+      ASSERT_EQ(p->A->rowptr[p->nv], (nlo && nup) ? M->nz : ndiag + 2 * (nlo + nup));
+      ASSERT(memcmp(G->w, p->b, sizeof(double) * (size_t)(3 * p->nc)) == 0);
+      ASSERT(memcmp(G->mu, p->mu, sizeof(double) * (size_t)p->nc) == 0);
+      double *f = calloc((size_t)p->nv, sizeof(double)), fmx = 0, err = 0;
+      fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, f);
+      for (fl_int k = 0; k < p->nv; k++) {
+        fmx = fmax(fmx, fabs(G->f[k]));
+        err = fmax(err, fabs(f[k] - G->f[k]));
+      }
+      ASSERT_LE(err, 1e-9 * fmx);
+      free(f);
+      fclib_delete_global(G);
+      free(G);
+    }
+    fl_problem_free(p);
+    nfiles++;
+  }
+  fclose(mf);
+  ASSERT_EQ(nfiles, 18);
+  return 0;
+#endif
+}
+
+
 //---- solutions in the shared files ----
 
 /* The shared files hold libfclib's placeholder solutions (r = 0, v = 0): reported as not
@@ -1085,6 +1173,57 @@ FL_TEST(mass_matrix_triangles) {
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/p", 1, 8, P), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/x", 0, 8, X), 0);
   EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_global/M: M(0, 1) = 1 but M(1, 0) = 1.5");
+  tmp_clean();
+  return 0;
+}
+
+
+//---- allocation failures ----
+
+/* Every allocation of a load and of a save may fail: the call returns FL_ERR_NOMEM, leaves no
+ * output, no HDF5 handle and no file behind; with enough allocations it succeeds. */
+FL_TEST(alloc_failures) {
+  char path[512], out[512];
+  ASSERT(tmp_dir());
+  fl_problem *src;
+  ASSERT_OK(small_global(1, &src));
+  double v[6] = {0.1, 0.2, 0.3, -0.1, -0.2, -0.3}, g[7] = {1, 0.1, 0.2, 2, 0.3, 0.4, -1};
+  ASSERT_OK(fl_problem_save_fclib(src, tmp_path(path, sizeof path, "src.hdf5"), NULL, v, g));
+  tmp_path(out, sizeof out, "out.hdf5");
+  int nload = -1, nsave = -1;
+  for (long n = 0; n < 1000 && (nload < 0 || nsave < 0); n++) {
+    fl_problem *p = (fl_problem *)0x1;
+    if (nload < 0) {
+      fl_alloc_fail_after(n);
+      int rc = fl_problem_load_fclib(path, &p);
+      fl_alloc_fail_after(-1);
+      ASSERT_EQ(h5_open_objects(), 0);
+      if (rc == FL_OK) {
+        nload = (int)n;
+        ASSERT(csr_identical(p->J, src->J));
+        fl_problem_free(p);
+      } else {
+        if (rc != FL_ERR_NOMEM) FL_FAIL_("load with allocation %ld failing: %s", n, fl_errmsg());
+        ASSERT(p == NULL);
+      }
+    }
+    if (nsave < 0) {
+      fl_alloc_fail_after(n);
+      int rc = fl_problem_save_fclib(src, out, NULL, v, g);
+      fl_alloc_fail_after(-1);
+      ASSERT_EQ(h5_open_objects(), 0);
+      if (rc == FL_OK) {
+        nsave = (int)n;
+      } else {
+        if (rc != FL_ERR_NOMEM) FL_FAIL_("save with allocation %ld failing: %s", n, fl_errmsg());
+        ASSERT(!file_exists(out));
+        ASSERT_EQ(tmp_count(), 1);
+      }
+    }
+  }
+  ASSERT(nload > 5);
+  ASSERT(nsave > 1);
+  fl_problem_free(src);
   tmp_clean();
   return 0;
 }
