@@ -19,13 +19,6 @@
 static double dmax(double a, double b) { return a > b ? a : b; }
 
 
-static double norm2(const double *x, fl_int n) {
-  double s = 0.0;
-  for (fl_int k = 0; k < n; k++) s += x[k] * x[k];
-  return sqrt(s);
-}
-
-
 /* momentum residual ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D J^T gamma||) with
  * D = diag(A)^-1/2; w is scratch of 3 nv doubles. A zero denominator leaves the raw norm. */
 static double momentum(const fl_problem *p, const double *v, const double *gamma, double *w) {
