@@ -646,6 +646,54 @@ static void capsule_capsule(const fl_shape *a, const pose *A, const fl_shape *b,
 }
 
 
+/* exact closest points of a segment s0 + [0,1] u and a convex polyhedron that it does not
+ * intersect (body frame of the polyhedron): the closest pair joins an endpoint to the
+ * polyhedron or the segment to one of its edges. Returns the distance; cs, cp the points, t the
+ * segment parameter and fp the polyhedron's feature code. */
+static double seg_poly_distance(const double s0[3], const double u[3], const fl_shape *b,
+                                double cs[3], double cp[3], double *t, uint32_t *fp) {
+  double best = INFINITY;
+  for (int k = 0; k < 2; k++) {
+    double e[3], q[3], nb[3];
+    uint32_t f = 0;
+    axpy3((double)k, u, s0, e);
+    double d = poly_closest(b, e, q, nb, &f);
+    if (d < best) best = d, copy3(e, cs), copy3(q, cp), *t = k, *fp = f;
+  }
+  for (fl_int j = 0; j < b->nedge; j++) {
+    const double *v0 = b->vert + 3 * b->edge[2 * j], *v1 = b->vert + 3 * b->edge[2 * j + 1];
+    double ed[3], c1[3], c2[3], r[3], sp, tp;
+    sub3(v1, v0, ed);
+    seg_closest(s0, u, v0, ed, &sp, &tp, c1, c2);
+    sub3(c2, c1, r);
+    double d = norm3(r);
+    if (d < best) {
+      best = d, copy3(c1, cs), copy3(c2, cp), *t = sp;
+      *fp = tp <= 0 ? FL_FEAT(FL_FEAT_VERTEX, b->edge[2 * j])
+                    : tp >= 1 ? FL_FEAT(FL_FEAT_VERTEX, b->edge[2 * j + 1])
+                              : FL_FEAT(FL_FEAT_EDGE, j);
+    }
+  }
+  return best;
+}
+
+
+/* one point from the exact closest points of a capsule (segment s0 + [0,1] u, radius r, in
+ * b's frame) and a polyhedron b that the segment does not intersect */
+static void exact_separated(const double s0[3], const double u[3], double r, const fl_shape *b,
+                            const pose *Bp, double margin, cbuf *B) {
+  double cs[3], cp[3], t = 0, d[3], nl[3], n[3], pb[3];
+  uint32_t fp = 0;
+  double dist = seg_poly_distance(s0, u, b, cs, cp, &t, &fp);
+  if (dist - r > margin || !(dist > 0)) return;
+  sub3(cp, cs, d);
+  for (int i = 0; i < 3; i++) nl[i] = d[i] / dist;
+  mulv(Bp->R, nl, n);
+  to_world(Bp, cp, pb);
+  add_b(B, pb, n, dist - r, cap_feat(t), fp);
+}
+
+
 /* capsule a against polyhedron b by separating axes in b's frame: b's face normals and the
  * cross products of the segment with b's edges (complete for a segment against a polytope);
  * the radius is subtracted at the end */
@@ -688,7 +736,12 @@ static void capsule_poly(const fl_shape *a, const pose *A, const fl_shape *b, co
     double q0 = dot3(m, s0), q1 = dot3(m, s1);
     double sp = fmin(q0, q1) - pmax, sm = pmin - fmax(q0, q1);
     double s = fmax(sp, sm);
-    if (s > se) {
+    // only an edge that supports b along the axis builds a face of the minkowski difference
+    // (a parallel edge that does gives the same axis)
+    double e0 = dot3(m, v0), e1 = dot3(m, v1), stol = 1e-9 * (b->radius + norm3(u));
+    int supp = sp >= sm ? (e0 >= pmax - stol && e1 >= pmax - stol)
+                        : (e0 <= pmin + stol && e1 <= pmin + stol);
+    if (supp && s > se) {
       se = s, ebest = e;
       for (int i = 0; i < 3; i++) mbest[i] = sp >= sm ? m[i] : -m[i];
     }
@@ -696,6 +749,11 @@ static void capsule_poly(const fl_shape *a, const pose *A, const fl_shape *b, co
   if (se - r > margin) return;
 
   double nb[3], n[3], pb[3];
+  int separated = fmax(sf, se) > 0;
+  if (separated && ebest >= 0 && se > sf + tol) {
+    exact_separated(s0, u, r, b, Bp, margin, B);
+    return;
+  }
   if (ebest >= 0 && se > sf + tol) {
     // edge contact: closest points of the segment and the edge
     const double *v0 = b->vert + 3 * b->edge[2 * ebest], *v1 = b->vert + 3 * b->edge[2 * ebest + 1];
@@ -734,6 +792,11 @@ static void capsule_poly(const fl_shape *a, const pose *A, const fl_shape *b, co
   }
   mulv(Bp->R, nf, nb);
   n[0] = -nb[0], n[1] = -nb[1], n[2] = -nb[2];
+  if (t0 > t1 && separated) {
+    // the segment misses the face's prism: the exact closest points
+    exact_separated(s0, u, r, b, Bp, margin, B);
+    return;
+  }
   if (t0 > t1) {
     // the segment misses the face's prism: its deeper end
     double h0 = dot3(nf, s0), h1 = dot3(nf, s1);

@@ -825,3 +825,144 @@ FL_TEST(broadphase_equals_brute_force) {
   free(lo), free(hi), free(skip);
   return 0;
 }
+
+
+/*---- random poses: every point pair lies on the two surfaces ----*/
+
+/* max over faces of n.x - d for a world point x: 0 on the surface of a polyhedron */
+static double poly_sd(const fl_shape *s, const double pos[3], const double q[4], const double x[3]) {
+  double R[9], d[3], xl[3];
+  fl_quat_to_mat(q, R);
+  for (int k = 0; k < 3; k++) d[k] = x[k] - pos[k];
+  fl_m3_multv(R, d, xl);
+  double m = -INFINITY;
+  for (int f = 0; f < s->nface; f++)
+    m = fmax(m, fl_v3_dot(s->face_normal + 3 * f, xl) - s->face_offset[f]);
+  return m;
+}
+
+
+FL_TEST(random_polyhedra_points_on_surfaces) {
+  fl_shape s[4];
+  ASSERT_OK(fl_shape_make_box(0.5, 0.3, 0.2, &s[0]));
+  ASSERT_OK(fl_shape_make_box(0.2, 0.4, 0.3, &s[1]));
+  ASSERT_OK(fl_shape_make_cylinder(0.3, 0.25, 12, &s[2]));
+  double pts[40 * 3];
+  for (int i = 0; i < 40; i++) {
+    double x[3];
+    do {
+      for (int k = 0; k < 3; k++) x[k] = 2 * urand() - 1;
+    } while (fl_v3_dot(x, x) > 1);
+    fl_v3_normalize(x);
+    for (int k = 0; k < 3; k++) pts[3 * i + k] = 0.35 * x[k];
+  }
+  ASSERT_OK(fl_shape_make_convex(pts, 40, &s[3]));
+  int total = 0, deep = 0;
+  for (int trial = 0; trial < 2000; trial++) {
+    const fl_shape *a = &s[trial % 4], *b = &s[(trial / 4) % 4];
+    double qa[4], qb[4], ax[3], pa[3] = {0, 0, 0}, pb[3];
+    for (int k = 0; k < 3; k++) ax[k] = 2 * urand() - 1;
+    fl_quat_from_axis_angle(ax, 2 * M_PI * urand(), qa);
+    for (int k = 0; k < 3; k++) ax[k] = 2 * urand() - 1;
+    fl_quat_from_axis_angle(ax, 2 * M_PI * urand(), qb);
+    for (int k = 0; k < 3; k++) pb[k] = 0.7 * (2 * urand() - 1);
+    fl_manifold_point m[FL_MANIFOLD_MAX];
+    int n = fl_collide(a, pa, qa, b, pb, qb, 0.02, m);
+    ASSERT(n >= 0 && n <= FL_MANIFOLD_MAX);
+    // b's centre inside a: they overlap, so there must be a point with phi < 0
+    if (poly_sd(a, pa, qa, pb) < -0.01) {
+      ASSERT(n > 0);
+      double mphi = INFINITY;
+      for (int i = 0; i < n; i++) mphi = fmin(mphi, m[i].phi);
+      ASSERT(mphi < 0);
+      deep++;
+    }
+    ASSERT(unique_features(m, n));
+    for (int i = 0; i < n; i++) {
+      double xa[3], xb[3];
+      for (int k = 0; k < 3; k++) {
+        xa[k] = m[i].p[k] - 0.5 * m[i].phi * m[i].n[k];
+        xb[k] = m[i].p[k] + 0.5 * m[i].phi * m[i].n[k];
+      }
+      ASSERT_LE(m[i].phi, 0.02);
+      ASSERT_NEAR(fl_v3_norm(m[i].n), 1, 1e-12);
+      // one end on its surface, the other on (or, overlapping, inside) its own; a separated
+      // edge pair whose closest points are not on both edges leaves b's end in the gap
+      double sa = poly_sd(a, pa, qa, xa), sb = poly_sd(b, pb, qb, xb);
+      if (!(sa <= 1e-9) || !(sb <= 1e-9 || m[i].phi > 0))
+        FL_FAIL_("trial %d point %d: off the surfaces (%g, %g) types %d %d n %d feat %llx phi %g", trial, i, sa, sb, a->type, b->type, n, (unsigned long long)m[i].feature, m[i].phi);
+      if (!(fabs(sa) <= 1e-9 || fabs(sb) <= 1e-9))
+        FL_FAIL_("trial %d point %d: on neither surface (%g, %g)", trial, i, sa, sb);
+      total++;
+    }
+  }
+  ASSERT(total > 1000);
+  ASSERT(deep > 50);
+  for (int i = 0; i < 4; i++) fl_shape_free(&s[i]);
+  return 0;
+}
+
+
+/* signed distance of a world point to a sphere, capsule or (on its surface exact) polyhedron */
+static double shape_sd(const fl_shape *s, const double pos[3], const double q[4],
+                       const double x[3]) {
+  double R[9], d[3], xl[3];
+  fl_quat_to_mat(q, R);
+  for (int k = 0; k < 3; k++) d[k] = x[k] - pos[k];
+  fl_m3_multv(R, d, xl);
+  if (s->type == FL_SHAPE_SPHERE) return fl_v3_norm(xl) - s->size[0];
+  if (s->type == FL_SHAPE_CAPSULE) {
+    double z = fmin(fmax(xl[2], -s->size[1]), s->size[1]);
+    return sqrt(xl[0] * xl[0] + xl[1] * xl[1] + (xl[2] - z) * (xl[2] - z)) - s->size[0];
+  }
+  return poly_sd(s, pos, q, x);
+}
+
+
+FL_TEST(random_round_shapes_points_on_surfaces) {
+  fl_shape s[5];
+  ASSERT_OK(fl_shape_make_sphere(0.3, &s[0]));
+  ASSERT_OK(fl_shape_make_capsule(0.15, 0.3, &s[1]));
+  ASSERT_OK(fl_shape_make_box(0.4, 0.3, 0.2, &s[2]));
+  double w[8][3] = {{-0.3, -0.2, -0.2}, {0.3, -0.2, -0.2}, {-0.3, 0.2, -0.2}, {0.3, 0.2, -0.2},
+                    {-0.2, -0.1, 0.2},  {0.2, -0.1, 0.2},  {-0.2, 0.1, 0.2},  {0.2, 0.1, 0.2}};
+  ASSERT_OK(fl_shape_make_convex(&w[0][0], 8, &s[3]));
+  ASSERT_OK(fl_shape_make_sphere(0.1, &s[4]));
+  int total = 0;
+  for (int trial = 0; trial < 3000; trial++) {
+    const fl_shape *a = &s[trial % 5], *b = &s[(trial / 5) % 5];
+    if (a->nvert && b->nvert) continue; // polyhedron pairs: the test above
+    double qa[4], qb[4], ax[3], pa[3] = {0, 0, 0}, pb[3];
+    for (int k = 0; k < 3; k++) ax[k] = 2 * urand() - 1;
+    fl_quat_from_axis_angle(ax, 2 * M_PI * urand(), qa);
+    for (int k = 0; k < 3; k++) ax[k] = 2 * urand() - 1;
+    fl_quat_from_axis_angle(ax, 2 * M_PI * urand(), qb);
+    for (int k = 0; k < 3; k++) pb[k] = 0.7 * (2 * urand() - 1);
+    fl_manifold_point m[FL_MANIFOLD_MAX];
+    int n = fl_collide(a, pa, qa, b, pb, qb, 0.02, m);
+    ASSERT(n >= 0 && n <= 2);
+    // b's centre inside a: overlap
+    if (shape_sd(a, pa, qa, pb) < -0.01 && !(n > 0 && fmin(m[0].phi, m[n - 1].phi) < 0))
+      FL_FAIL_("trial %d: overlapping %d-%d, %d points, phi %g", trial, a->type, b->type, n,
+               n ? m[0].phi : 0.0);
+    for (int i = 0; i < n; i++) {
+      double xa[3], xb[3];
+      for (int k = 0; k < 3; k++) {
+        xa[k] = m[i].p[k] - 0.5 * m[i].phi * m[i].n[k];
+        xb[k] = m[i].p[k] + 0.5 * m[i].phi * m[i].n[k];
+      }
+      ASSERT_LE(m[i].phi, 0.02);
+      double sa = shape_sd(a, pa, qa, xa), sb = shape_sd(b, pb, qb, xb);
+      // one end on its surface; for edge-axis contacts whose closest points are not across
+      // from each other the other end may be off its surface by up to |phi|
+      double off = fabs(m[i].phi) + 1e-9;
+      if (!(fabs(sa) <= 1e-9 || fabs(sb) <= 1e-9) || !(sa <= off) || !(sb <= off))
+        FL_FAIL_("trial %d point %d: off the surfaces (%g, %g) types %d %d phi %g", trial, i, sa,
+                 sb, a->type, b->type, m[i].phi);
+      total++;
+    }
+  }
+  ASSERT(total > 500);
+  for (int i = 0; i < 5; i++) fl_shape_free(&s[i]);
+  return 0;
+}
