@@ -294,6 +294,7 @@ FL_TEST(own_residual_is_natmap) {
   // the own residual of the returned iterate equals the common natural-map residual
   // (norm none and fclib) on a problem without bilateral rows, at every budget
   fl_problem *p;
+  ASSERT_OK(fl_register_all());
   ASSERT_OK(box(2.0, 1.0, 0.5, INFINITY, 0.0, &p));
   const char *norms[2] = {"norm=none", "norm=fclib"};
   for (int sv = 0; sv < 2; sv++)
