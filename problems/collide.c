@@ -24,8 +24,8 @@
 
 #include "fl_geometry.h"
 
-#define CAND_MAX 600  /* >= 2 * FACE_MAX (shapes.c) + a few */
-#define CLIP_MAX 600
+#define CAND_MAX 2100 /* >= 2 * FACE_MAX (shapes.c) + a few */
+#define CLIP_MAX 2100
 
 /* ties within this fraction of the shapes' size go to the face (then to a's face) so the
  * manifold does not flicker between equivalent choices */
@@ -859,7 +859,8 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
     double c = dot3(inc->face_normal + 3 * k, nfi);
     if (c < gmin) gmin = c, g = k;
   }
-  cvert buf0[CLIP_MAX], buf1[CLIP_MAX];
+  // per-thread scratch (no allocation, no large stack frame)
+  static _Thread_local cvert buf0[CLIP_MAX], buf1[CLIP_MAX];
   cvert *in = buf0, *out = buf1;
   int nin = 0;
   fl_int g0 = inc->face_ptr[g], g1 = inc->face_ptr[g + 1];
@@ -1116,7 +1117,7 @@ int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const 
   pose A, Bp;
   make_pose(pa, qa, &A);
   make_pose(pb, qb, &Bp);
-  cbuf B;
+  static _Thread_local cbuf B;
   B.n = 0;
   int flip = rank_of(a->type) > rank_of(b->type);
   if (flip)

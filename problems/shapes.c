@@ -12,7 +12,7 @@
 #include "fl_geometry.h"
 
 /* the most vertices one face may have (clipping buffers in collide.c are sized from it) */
-#define FACE_MAX 256
+#define FACE_MAX 1024
 
 
 /*---- small vector helpers ----*/
