@@ -30,18 +30,6 @@ static const fl_figure_recipe pend_macklin20 = {
 static const fl_figure_recipe pend_macklin22 = {
   "macklin-fig22", "004", "convergence quartiles over many steps, identity vs effective-mass scaling",
   NULL, NULL, "the nsn solver and a long scene run"};
-static const fl_figure_recipe pend_macklin26 = {
-  "macklin-fig26", "004", "double pendulum, mass ratio 1e4: primal vs dual descent", NULL, NULL,
-  "the pendulum_mass_ratio scene"};
-static const fl_figure_recipe pend_macklin27 = {
-  "macklin-fig27", "004", "double pendulum, stiffness ratio 1e4: primal vs dual descent", NULL,
-  NULL, "the pendulum_stiffness_ratio scene"};
-static const fl_figure_recipe pend_macklin30 = {
-  "macklin-fig30", "004", "cylinder stack 4096:1: primal at 20 iterations vs dual at 500", NULL,
-  NULL, "the cylinder_stack scene"};
-static const fl_figure_recipe pend_macklin31 = {
-  "macklin-fig31", "004", "capsule lean, k_n = 1e8, k_f = 1e6: artificial slip of primal descent",
-  NULL, NULL, "the capsule_lean scene"};
 static const fl_figure_recipe pend_han4 = {
   "han-fig4", "000", "cylinder press force against displacement, four meshes, reference", NULL,
   NULL, "FEM bodies (Mooney-Rivlin tetrahedra), which FrictionLab does not have yet"};
@@ -63,7 +51,7 @@ static const fl_figure_recipe pend_zong3 = {
 
 static const fl_figure_recipe *const registry[] = {
   &pend_macklin15, &pend_macklin18, &pend_macklin19, &pend_macklin20, &pend_macklin22,
-  &pend_macklin26, &pend_macklin27, &fl_fig_macklin28, &pend_macklin30, &pend_macklin31,
+  &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
   &pend_han4,      &pend_han5,      &pend_hantab1,    &pend_master5,      &pend_master6,
   &pend_zong3,     NULL};
 

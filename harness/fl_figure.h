@@ -90,8 +90,39 @@ void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(pri
  * Debian's /usr/bin/python3 or $FL_PYTHON). Errors name the tool and its exit status. */
 int fl_fig_render(const fl_fig *f, const char *dir);
 
+/*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/
+
+#define FL_FIG_SIM_MAXOBS 128
+
+/* What a simulation gave: totals and, per observable, the last value and the largest |value|. */
+typedef struct fl_fig_sim {
+  int steps, nfail;  /* steps run; steps whose solver ended with a negative reason */
+  long iters;        /* iterations summed over steps */
+  double solve_s;    /* solver wall time summed over steps (s) */
+  int nobs;
+  char name[FL_FIG_SIM_MAXOBS][40];
+  double last[FL_FIG_SIM_MAXOBS], maxabs[FL_FIG_SIM_MAXOBS];
+} fl_fig_sim;
+
+/* Simulates canonical scene `scene` (overrides "key=value,key=value" or NULL) for `duration`
+ * seconds (0 = the scene's own) with solver `solver` (options likewise), writing CSV `csv` in
+ * the figure folder: t, iterations, reason, solve_s, merit (common natural map of the contacts),
+ * bilateral (largest joint-row residual), then every
+ * observable of the scene, one row per step. A diverged step is recorded, not an error.
+ * Returns FL_OK or the error of a scene, solver or option. */
+int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
+                    const char *solver, const char *solver_set, double duration,
+                    fl_fig_sim *out);
+/* An observable of a finished simulation: its last value, or (max != 0) its largest |value|;
+ * NAN when the scene has no such observable. */
+double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max);
+
 /* Recipes (one file each, harness/fig_*.c). */
+extern const fl_figure_recipe fl_fig_macklin26;
+extern const fl_figure_recipe fl_fig_macklin27;
 extern const fl_figure_recipe fl_fig_macklin28;
+extern const fl_figure_recipe fl_fig_macklin30;
+extern const fl_figure_recipe fl_fig_macklin31;
 
 
 #endif /* FL_FIGURE_H */

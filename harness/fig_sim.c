@@ -1,0 +1,96 @@
+/* fig_sim.c: run a canonical scene with one solver for a figure recipe, recording per step the
+ * solver's iterations, reason, time, the common merit and every observable of the scene. */
+#include <math.h>
+#include <string.h>
+
+#include "../problems/fl_world.h"
+#include "fl_figure.h"
+
+/* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
+static int split_list(const char *list, char *buf, size_t n, const char **out, int max) {
+  int k = 0;
+  if (!list || !*list) return 0;
+  snprintf(buf, n, "%s", list);
+  for (char *tok = strtok(buf, ","); tok && k < max; tok = strtok(NULL, ",")) out[k++] = tok;
+  return k;
+}
+
+
+int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
+                    const char *solver, const char *solver_set, double duration,
+                    fl_fig_sim *out) {
+  char sbuf[1024], obuf[1024];
+  const char *sset[32], *oset[32];
+  int ns = split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
+  int no = split_list(solver_set, obuf, sizeof obuf, oset, 32);
+  memset(out, 0, sizeof *out);
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  double *val = NULL;
+  int rc = fl_scene_create(scene, ns, sset, &w);
+  if (rc < 0) return rc;
+  rc = fl_solver_create(solver, &s);
+  for (int k = 0; rc >= 0 && k < no; k++) {
+    char *eq = strchr(oset[k], '=');
+    if (!eq) {
+      rc = fl_seterr(FL_ERR_INVAL, "figure: solver setting '%s' lacks '='", oset[k]);
+      break;
+    }
+    *eq = '\0';
+    rc = fl_solver_set_option(s, oset[k], eq + 1);
+  }
+  fl_int nobs = fl_world_nobs(w);
+  if (rc >= 0 && nobs > FL_FIG_SIM_MAXOBS)
+    rc = fl_seterr(FL_ERR_INVAL, "figure: scene %s has %d observables (max %d)", scene, (int)nobs,
+                   FL_FIG_SIM_MAXOBS);
+  if (rc >= 0) {
+    val = fl_malloc((size_t)(nobs + 1) * sizeof *val);
+    if (!val) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  }
+  FILE *f = NULL;
+  if (rc >= 0) {
+    char header[4096] = "t,iterations,reason,solve_s,merit,bilateral";
+    for (fl_int i = 0; i < nobs; i++) {
+      const char *nm = fl_world_obs_name(w, i);
+      snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
+      out->maxabs[out->nobs] = 0;
+      out->nobs++;
+      if (strcmp(nm, "t") == 0) continue;
+      strncat(header, ",", sizeof header - strlen(header) - 1);
+      strncat(header, nm, sizeof header - strlen(header) - 1);
+    }
+    f = fl_fig_csv(ctx, csv, header);
+    if (!f) rc = fl_errcode();
+  }
+  int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
+  for (int k = 0; rc >= 0 && k < steps; k++) {
+    fl_step_info info;
+    rc = fl_world_step(w, s, &info);
+    if (rc < 0) break;
+    rc = fl_world_observe(w, val);
+    if (rc < 0) break;
+    out->steps++;
+    if (info.res.reason < 0) out->nfail++;
+    out->iters += info.res.iters;
+    out->solve_s += info.solve_s;
+    fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g", info.t, info.res.iters, info.res.reason,
+            info.solve_s, info.met.natmap, info.met.bilateral);
+    for (fl_int i = 0; i < nobs; i++) {
+      if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
+      out->last[i] = val[i];
+      if (fabs(val[i]) > out->maxabs[i]) out->maxabs[i] = fabs(val[i]);
+    }
+    fputc('\n', f);
+  }
+  fl_free(val);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc < 0 ? rc : FL_OK;
+}
+
+
+double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max) {
+  for (int i = 0; i < s->nobs; i++)
+    if (strcmp(s->name[i], name) == 0) return max ? s->maxabs[i] : s->last[i];
+  return NAN;
+}
