@@ -117,6 +117,7 @@ extern const fl_solver_ops fl_jacobi_ops;
 extern const fl_solver_ops fl_primal_descent_ops;
 extern const fl_solver_ops fl_dual_descent_ops;
 extern const fl_solver_ops fl_sap_ops;
+extern const fl_solver_ops fl_nsn_ops;
 
 /* Primal descent's objective g(v) and gradient d (nv) at v, with gamma(v) (3nc+nh), for a
  * solver created as "primal-descent" and set up on p (tests check d against finite

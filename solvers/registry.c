@@ -12,6 +12,7 @@ int fl_register_all(void) {
     &fl_primal_descent_ops,
     &fl_dual_descent_ops,
     &fl_sap_ops,
+    &fl_nsn_ops,
   };
   // idempotent: a name already present is skipped
   for (size_t k = 0; k < sizeof builtin / sizeof builtin[0]; k++)

@@ -1,0 +1,841 @@
+/* nsn.c: non-smooth Newton with complementarity preconditioning (Macklin et al. 2019; thesis
+ * chapter 4 and appendix A; SOLVERS.md section 3), and the registry of its inner linear
+ * solvers (fl_lin.h).
+ *
+ * Unknowns and units. fl_problem's unknowns are impulses gamma (N s); the thesis' multipliers
+ * are forces lambda = gamma / dt. We iterate on (v, gamma) and keep the thesis' r factors in
+ * force units, so an NCP argument r lambda is written rho gamma with rho = r / dt:
+ *
+ *   precond      r (normal)              r (friction)        rho_n = r_n/dt    rho_f = r_f/dt
+ *   identity     1                       1                   1/dt              1/dt
+ *   timestep     dt^2                    dt                  dt                1
+ *   effmass      dt s (W_nn + R_n)       dt W_tt             s (W_nn + R_n)    W_tt
+ *
+ * with W = J A^-1 J^T, W_tt the mean of the two tangential diagonal entries, s = dt + tau_d
+ * and R_n the compliance of the common model (fl_problem_normal_law). For rigid contact
+ * (R_n = tau_d = 0) the effective-mass row is the thesis' r = dt^2 [J M^-1 J^T]_ii. The
+ * time-step strategy uses dt^2 for normal and dt for friction rows, the same split of one dt
+ * as the effective-mass strategy (a velocity-force relation has one dt fewer).
+ *
+ * Residuals at an iterate (v, gamma), u = J v + b:
+ *   momentum  g = A (v - v*) - J^T gamma
+ *   normal    phi_n = NCP(C_n, rho_n gamma_n),  C_n = s (u_n - vhat_n + R_n gamma_n)  (m)
+ *             i.e. C_n = phi0 + (dt + tau_d) u_n + gamma_n / (k dt): the next-step gap with
+ *             the compliant law folded in; rigid contact is k = INFINITY.
+ *   friction  phi_f = u_t + W_f gamma_t (m/s) for active contacts (mu gamma_n > 0), where the
+ *             friction compliance W_f >= 0 comes from the slack fixed point (thesis eq. 72,
+ *             paper appendix A) and is held constant during the step, which keeps the Newton
+ *             matrix symmetric; inactive contacts get gamma_t -> 0.
+ *   bilateral phi_h = J_h v + b_h + g0_h/dt + c_h gamma_h; a row whose impulse would leave
+ *             [lo, hi] is held at the bound (min-map on the box).
+ *
+ * Newton step (compliance form, thesis eq. 80, H = A): eliminating dv = A^-1 (J^T dgamma - g)
+ * and dividing each normal row by a s (a = dNCP/dC) gives the symmetric system
+ *
+ *   [W + C] dgamma = J A^-1 g - phi~,     C_n = R_n + b rho_n / (a s),  C_f = W_f,  C_h = c_h,
+ *   phi~_n = phi_n / (a s),  phi~_f = phi_f,  phi~_h = phi_h,   J A^-1 g = (u - b) - J v* - W gamma,
+ *
+ * (b = dNCP/d(rho gamma)). Row scaling leaves the Newton step unchanged, so this is the exact
+ * semismooth Newton step apart from the friction fixed point. Rows whose increment is known
+ * (normal rows with a <= 1e-10, where the limit is dgamma_n = -phi_n/(b rho_n); inactive
+ * friction rows, dgamma_t = -gamma_t; bilateral rows at a bound) are taken out: their rows and
+ * columns of W are zeroed and their known increments z moved to the right-hand side, which
+ * keeps the matrix symmetric positive semidefinite. The matrix W is constant during a solve
+ * (A and J are), so it is formed once in setup and only the diagonal and masks change.
+ *
+ * Update: gamma += alpha dgamma, v += alpha (v* + A^-1 J^T (gamma + dgamma) - v), with alpha
+ * = 0.75 (damped, default) or a backtracking search on the 2-norm of the residual vector
+ * (phi_n/s, phi_f, phi_h, A^-1 g). Start: v = 0, gamma = 0 (thesis), or v = v* (start=free), or the
+ * incoming guess with warm_start. The momentum residual of the iterate decays as
+ * (1 - alpha)^k from a zero start; with project_v (default) the v handed out and recorded is
+ * v* + A^-1 J^T gamma, which satisfies momentum exactly (one product with (J A^-1)^T per
+ * iteration, needed for the update anyway).
+ *
+ * Errors recorded per Newton iteration, independent of the chosen r so that strategies can
+ * be compared: err_normal = max_i |min(C_n, s (W_nn + R_n) gamma_n)| (m), err_friction =
+ * max_i ||rho gamma_t - P_disk(mu rho gamma_n)(rho gamma_t - u_t)|| with rho = W_tt (m/s),
+ * bilateral max |phi_h|; the own residual `error` is max(err_normal_i / s_i, err_friction,
+ * err_bilateral, err_momentum) in m/s, err_momentum = ||A^-1 g||_inf = ||v - v* - A^-1 J^T
+ * gamma||_inf (the zero start satisfies every complementarity condition but not momentum). step_norm = alpha ||dgamma||_inf (N s); objective = merit (2-norm).
+ *
+ * Local problems (FCLIB local: u = W gamma + q, no A): the same iteration on gamma alone, with
+ * the file's W as the matrix and J A^-1 g = 0.
+ */
+#include <float.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "fl_lin.h"
+#include "fl_solver_impl.h"
+
+#define NSN_ALPHA_MIN 1e-10 /* normal rows with dNCP/dC below this are decoupled */
+#define NSN_FB_DEN_FLOOR 0.1 /* FB friction fixed point: target |gamma_t| >= 0.1 mu gamma_n */
+
+//---- NCP functions (appendix A) ----
+
+double fl__nsn_ncp(int kind, double a, double b, double *da, double *db) {
+  if (kind == 1) {
+    // min-map: active (a) branch when a <= b
+    if (a <= b) {
+      *da = 1;
+      *db = 0;
+      return a;
+    }
+    *da = 0;
+    *db = 1;
+    return b;
+  }
+  // Fischer-Burmeister a + b - sqrt(a^2 + b^2); at (0, 0) the convention da = 0, db = 1
+  double n = hypot(a, b);
+  if (n == 0) {
+    *da = 0;
+    *db = 1;
+    return 0;
+  }
+  *da = 1 - a / n;
+  *db = 1 - b / n;
+  // both positive: a + b - n cancels, use 2ab / (a + b + n)
+  if (a > 0 && b > 0) return 2 * a * b / (a + b + n);
+  return a + b - n;
+}
+
+
+double fl__nsn_friction_compliance(int kind, double ut, double gt, double gn, double mu,
+                                   double rho) {
+  double cap = mu * gn; /* cone radius (N s) */
+  double m = cap - gt;  /* margin to the cone */
+  if (kind == 1) {
+    // min-map: stick when |u_t| <= rho m, else W = (|u_t| - rho m) / (mu gamma_n)
+    if (ut <= rho * m) return 0;
+    return (ut - rho * m) / cap;
+  }
+  // FB: |u_t|^{n+1} = |u_t| - psi = sqrt(ut^2 + rho^2 m^2) - rho m and
+  //     |gamma_t|^{n+1} = |gamma_t| + psi/rho = mu gn - rho m^2 / (ut + n), W = ratio
+  double rm = rho * m, n = hypot(ut, rm);
+  double num = rm > 0 ? (n + rm > 0 ? ut * ut / (n + rm) : 0) : n - rm;
+  double den = (ut + n > 0) ? cap - rho * m * m / (ut + n) : cap;
+  if (num <= 0) return 0;
+  // far outside the cone the FB target |gamma_t| may be <= 0: floor it (our safeguard)
+  if (den < NSN_FB_DEN_FLOOR * cap) den = NSN_FB_DEN_FLOOR * cap;
+  return num / den;
+}
+
+
+//---- inner linear solver registry ----
+
+const fl_lin_ops *fl_lin_ops_get(int type) {
+  switch (type) {
+    case FL_LIN_JACOBI: return &fl_lin_jacobi_ops;
+    case FL_LIN_GS: return &fl_lin_gs_ops;
+    case FL_LIN_PCG: return &fl_lin_pcg_ops;
+    case FL_LIN_PCR: return &fl_lin_pcr_ops;
+    case FL_LIN_DIRECT: return &fl_lin_direct_ops;
+#ifdef FL_HAVE_PETSC
+    case FL_LIN_PETSC: return &fl_lin_petsc_ops;
+#endif
+    default: return NULL;
+  }
+}
+
+
+void fl_lin_free(fl_lin *l) {
+  if (!l) return;
+  if (l->ops && l->ops->destroy) l->ops->destroy(l);
+  fl_free(l->w);
+  fl_free(l->hist);
+  fl_free(l);
+}
+
+
+int fl_lin_create(const fl_lin_opts *o, const fl_csr *K, fl_lin **out) {
+  *out = NULL;
+  const fl_lin_ops *ops = fl_lin_ops_get(o->type);
+  if (!ops)
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "nsn: lin=%s is not available in this build (PETSc not found at "
+                     "configure time); available: jacobi, gs, pcg, pcr, direct",
+                     o->type == FL_LIN_PETSC ? "petsc" : "?");
+  fl_lin *l = fl_calloc(1, sizeof(*l));
+  if (!l) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (inner solver)");
+  l->ops = ops;
+  l->opts = *o;
+  l->n = K->nrow;
+  l->hist_cap = (o->max_iter > 0 ? o->max_iter : 1) + 2;
+  size_t n = (size_t)(l->n > 0 ? l->n : 1);
+  l->w = fl_calloc(8 * n, sizeof(double));
+  l->hist = fl_calloc(2 * (size_t)l->hist_cap, sizeof(double));
+  if (!l->w || !l->hist) {
+    fl_lin_free(l);
+    return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (inner solver)");
+  }
+  l->hist_nat = l->hist + l->hist_cap;
+  int rc = ops->setup(l, K);
+  if (rc < 0) {
+    fl_lin_free(l);
+    return rc;
+  }
+  *out = l;
+  return FL_OK;
+}
+
+
+int fl_lin_solve(fl_lin *l, const fl_csr *K, const double *b, double *x, fl_lin_stat *st) {
+  l->hist_len = 0;
+  memset(&l->stat, 0, sizeof(l->stat));
+  l->stat.res_nat = NAN;
+  l->stat.res0 = sqrt(fl__lin_dot(l->n, b, b));
+  int rc = l->ops->solve(l, K, b, x);
+  if (rc < 0) return rc;
+  // the true final residual, whatever the method tracked
+  l->stat.res = fl__lin_residual(K, b, x, l->w);
+  if (l->hist_len > 0) l->stat.res_nat = l->hist_nat[l->hist_len - 1];
+  if (!isfinite(l->stat.res)) l->stat.reason = FL_LIN_NAN;
+  if (st) *st = l->stat;
+  return FL_OK;
+}
+
+
+const double *fl_lin_history(const fl_lin *l, int *n, const double **nat) {
+  if (!l) {
+    *n = 0;
+    if (nat) *nat = NULL;
+    return NULL;
+  }
+  *n = l->hist_len;
+  if (nat) *nat = l->hist_nat;
+  return l->hist;
+}
+
+
+int fl__lin_record(fl_lin *l, double res, double res_nat) {
+  if (l->hist_len < l->hist_cap) {
+    l->hist[l->hist_len] = res;
+    l->hist_nat[l->hist_len] = res_nat;
+    l->hist_len++;
+  }
+  double tol = l->opts.rel_tol * l->stat.res0;
+  if (l->opts.abs_tol > tol) tol = l->opts.abs_tol;
+  return res <= tol;
+}
+
+
+double fl__lin_dot(fl_int n, const double *a, const double *b) {
+  double s = 0;
+  for (fl_int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+
+double fl__lin_residual(const fl_csr *K, const double *b, const double *x, double *r) {
+  double s = 0;
+  for (fl_int i = 0; i < K->nrow; i++) {
+    double t = b[i];
+    for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++) t -= K->val[k] * x[K->col[k]];
+    r[i] = t;
+    s += t * t;
+  }
+  return sqrt(s);
+}
+
+
+void fl__lin_inv_diag(const fl_csr *K, double *dinv) {
+  for (fl_int i = 0; i < K->nrow; i++) {
+    double d = 0;
+    for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++)
+      if (K->col[k] == i) d = K->val[k];
+    dinv[i] = d > 0 ? 1.0 / d : 1.0;
+  }
+}
+
+
+//---- options ----
+
+enum { NCP_FB = 0, NCP_MIN = 1 };
+enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
+enum { LS_NONE = 0, LS_BACKTRACK = 1 };
+enum { START_ZERO = 0, START_FREE = 1 };
+
+typedef struct nsn_opts {
+  int ncp;
+  int precond;
+  double alpha;
+  int line_search;
+  int start;
+  int project_v;
+  int lin;
+  int lin_max_iter;
+  double lin_rel_tol;
+  double lin_abs_tol;
+  double lin_omega;
+  double lin_reg;
+  char lin_petsc_options[FL_OPT_STRLEN];
+  int lin_petsc_comm;
+} nsn_opts;
+
+#define OO(f) offsetof(nsn_opts, f)
+static const fl_option_desc nsn_options[] = {
+  {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_FB, "fb|min",
+   "NCP function of the normal and friction conditions: Fischer-Burmeister or min-map"},
+  {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
+   "complementarity preconditioning r: 1, dt^2 (friction dt), or dt^2 W_ii (friction dt W_ii)"},
+  {"alpha", FL_OPT_REAL, OO(alpha), 1e-6, 1, 0.75, NULL,
+   "damped Newton step fraction (line_search=none)"},
+  {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_NONE, "none|backtrack",
+   "none: fixed alpha; backtrack: halve from 1 until the residual 2-norm decreases"},
+  {"start", FL_OPT_ENUM, OO(start), 0, 0, START_ZERO, "zero|free",
+   "starting iterate without warm_start: v = 0, gamma = 0 (thesis) or v = v*, gamma = 0"},
+  {"project_v", FL_OPT_BOOL, OO(project_v), 0, 1, 1, NULL,
+   "hand out v = v* + A^-1 J^T gamma (momentum exact) instead of the Newton iterate v"},
+  {"lin", FL_OPT_ENUM, OO(lin), 0, 0, FL_LIN_PCR, FL_LIN_CHOICES,
+   "inner linear solver of the Newton system"},
+  {"lin.max_iter", FL_OPT_INT, OO(lin_max_iter), 1, 1e8, 40, NULL,
+   "inner iterations per Newton iteration (iterative solvers)"},
+  {"lin.rel_tol", FL_OPT_REAL, OO(lin_rel_tol), 0, 1, 1e-10, NULL,
+   "inner stop when ||b - K x|| <= rel_tol ||b||"},
+  {"lin.abs_tol", FL_OPT_REAL, OO(lin_abs_tol), 0, INFINITY, 0, NULL,
+   "inner stop when ||b - K x|| <= abs_tol"},
+  {"lin.omega", FL_OPT_REAL, OO(lin_omega), 0, 2, 0, NULL,
+   "jacobi/gs relaxation weight; 0 = automatic (jacobi 1/Gershgorin bound, gs 1)"},
+  {"lin.reg", FL_OPT_REAL, OO(lin_reg), 0, 1, 1e-12, NULL,
+   "direct: first diagonal shift (relative to max K_ii) when K is not positive definite"},
+  {"lin.petsc_options", FL_OPT_STRING, OO(lin_petsc_options), 0, 0, 0,
+   "-ksp_type cr -pc_type jacobi", "lin=petsc: PETSc options choosing the KSP and PC"},
+  {"lin.petsc_comm", FL_OPT_ENUM, OO(lin_petsc_comm), 0, 0, 0, "self|world",
+   "lin=petsc: self, or distribute K over PETSC_COMM_WORLD (all ranks solve together)"},
+  {NULL, 0, 0, 0, 0, 0, NULL, NULL}
+};
+
+//---- state ----
+
+typedef struct nsn_data {
+  fl_int n, nc, nh, nv;
+  int global;
+  fl_dynamics *dyn;    /* global problems */
+  const fl_csr *B;     /* J A^-1, owned by dyn */
+  fl_csr *Wown;        /* J A^-1 J^T (global) */
+  const fl_csr *W;     /* the Delassus matrix in use */
+  fl_csr *K;           /* Newton matrix: pattern(W) + diagonal */
+  fl_int *wmap;        /* (nnz W) position of each W entry in K */
+  fl_int *kdiag;       /* (n) position of K_ii */
+  fl_lin *lin;
+  int built;           /* K and rhs hold a Newton system */
+
+  void *buf;           /* one allocation for the arrays below */
+  double *R, *vhat, *s, *rho_n, *rho_f, *rho_em, *wtt, *Wf; /* (nc) */
+  double *rho_b;       /* (nh) */
+  double *wdiag;       /* (n) */
+  double *Cd, *phis, *z, *u, *Jvs, *rhs, *y, *dg, *tmp, *g0; /* (n) */
+  unsigned char *fixed; /* (n) */
+  double *vit, *vtr, *bg, *bdg, *bgt; /* (nv) */
+
+  /* evaluation of the current iterate */
+  double err_n, err_f, err_b, err_m, error, merit;
+  int nactive, nstick, nslip;
+} nsn_data;
+
+
+static void nsn_destroy(fl_solver *s) {
+  nsn_data *d = s->data;
+  if (!d) return;
+  fl_lin_free(d->lin);
+  fl_csr_free(d->K);
+  fl_csr_free(d->Wown);
+  fl_dynamics_free(d->dyn);
+  fl_free(d->buf);
+  memset(d, 0, sizeof(*d));
+}
+
+
+/* K's pattern: W's with every diagonal entry present; wmap/kdiag locate entries */
+static int build_pattern(nsn_data *d) {
+  const fl_csr *W = d->W;
+  fl_int n = d->n, nnz = W->nnz;
+  for (fl_int i = 0; i < n; i++) {
+    int has = 0;
+    for (fl_int k = W->rowptr[i]; k < W->rowptr[i + 1]; k++) has |= (W->col[k] == i);
+    if (!has) nnz++;
+  }
+  FL_TRY(fl_csr_alloc(n, n, nnz, &d->K));
+  d->wmap = fl_malloc((size_t)(W->nnz > 0 ? W->nnz : 1) * sizeof(fl_int));
+  d->kdiag = fl_malloc((size_t)(n > 0 ? n : 1) * sizeof(fl_int));
+  if (!d->wmap || !d->kdiag) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory");
+  fl_int q = 0;
+  d->K->rowptr[0] = 0;
+  for (fl_int i = 0; i < n; i++) {
+    int done = 0;
+    for (fl_int k = W->rowptr[i]; k < W->rowptr[i + 1]; k++) {
+      fl_int j = W->col[k];
+      if (!done && j > i) {
+        d->kdiag[i] = q;
+        d->K->col[q++] = i;
+        done = 1;
+      }
+      if (j == i) {
+        d->kdiag[i] = q;
+        done = 1;
+      }
+      d->wmap[k] = q;
+      d->K->col[q++] = j;
+    }
+    if (!done) {
+      d->kdiag[i] = q;
+      d->K->col[q++] = i;
+    }
+    d->K->rowptr[i + 1] = q;
+  }
+  for (fl_int k = 0; k < q; k++) d->K->val[k] = 0;
+  return FL_OK;
+}
+
+
+static int nsn_setup(fl_solver *s, const fl_problem *p) {
+  nsn_data *d = s->data;
+  const nsn_opts *o = s->opts;
+  d->nc = p->nc;
+  d->nh = p->nh;
+  d->nv = p->nv;
+  d->n = fl_problem_nrows(p);
+  d->global = p->kind == FL_PROBLEM_GLOBAL;
+
+  // the Delassus matrix W (constant during a solve)
+  if (d->global) {
+    FL_TRY(fl_dynamics_create(p, &d->dyn));
+    d->B = fl_dynamics_JAinv(d->dyn);
+    if (!d->B) return fl_seterr(FL_ERR_NOMEM, "nsn: J A^-1 of %s could not be formed", p->name);
+    FL_TRY(fl_dynamics_delassus(d->dyn, &d->Wown));
+    d->W = d->Wown;
+  } else {
+    if (p->nh > 0 || !p->W || !p->q)
+      return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: local problem %s needs W and q and no "
+                       "bilateral rows", p->name);
+    d->W = p->W;
+  }
+  if (d->W->nrow != d->n || d->W->ncol != d->n)
+    return fl_seterr(FL_ERR_FORMAT, "nsn: %s: W is %dx%d, expected %dx%d", p->name,
+                     (int)d->W->nrow, (int)d->W->ncol, (int)d->n, (int)d->n);
+  FL_TRY(build_pattern(d));
+
+  // flat arrays in one allocation
+  size_t nc = (size_t)d->nc, nh = (size_t)d->nh, n = (size_t)d->n, nv = (size_t)d->nv;
+  size_t nd = 8 * nc + nh + 11 * n + 5 * nv + 1;
+  d->buf = fl_calloc(nd * sizeof(double) + n + 1, 1);
+  if (!d->buf) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (%s)", p->name);
+  double *w = d->buf;
+  d->R = w, w += nc;
+  d->vhat = w, w += nc;
+  d->s = w, w += nc;
+  d->rho_n = w, w += nc;
+  d->rho_f = w, w += nc;
+  d->rho_em = w, w += nc;
+  d->wtt = w, w += nc;
+  d->Wf = w, w += nc;
+  d->rho_b = w, w += nh;
+  d->wdiag = w, w += n;
+  d->Cd = w, w += n;
+  d->phis = w, w += n;
+  d->z = w, w += n;
+  d->u = w, w += n;
+  d->Jvs = w, w += n;
+  d->rhs = w, w += n;
+  d->y = w, w += n;
+  d->dg = w, w += n;
+  d->tmp = w, w += n;
+  d->g0 = w, w += n;
+  d->vit = w, w += nv;
+  d->vtr = w, w += nv;
+  d->bg = w, w += nv;
+  d->bdg = w, w += nv;
+  d->bgt = w, w += nv;
+  d->fixed = (unsigned char *)(w + 1);
+
+  // per-row constants: diagonal of W, normal law, r factors
+  for (fl_int i = 0; i < d->n; i++) d->wdiag[i] = fl_csr_get(d->W, i, i);
+  double dt = p->dt;
+  for (fl_int i = 0; i < d->nc; i++) {
+    fl_problem_normal_law(p, i, &d->R[i], &d->vhat[i]);
+    double td = (d->global && p->tau_d) ? p->tau_d[i] : 0;
+    d->s[i] = dt + td;
+    double wnn = d->wdiag[3 * i] > 0 ? d->wdiag[3 * i] : 0;
+    double wtt = 0.5 * (d->wdiag[3 * i + 1] + d->wdiag[3 * i + 2]);
+    d->wtt[i] = wtt > DBL_MIN ? wtt : 1.0 / dt;
+    d->rho_em[i] = d->s[i] * (wnn + d->R[i]);
+    if (!(d->rho_em[i] > DBL_MIN)) d->rho_em[i] = d->s[i] / dt;
+    switch (o->precond) {
+      case PRE_IDENTITY:
+        d->rho_n[i] = 1.0 / dt;
+        d->rho_f[i] = 1.0 / dt;
+        break;
+      case PRE_TIMESTEP:
+        d->rho_n[i] = dt;
+        d->rho_f[i] = 1.0;
+        break;
+      default:
+        d->rho_n[i] = d->rho_em[i];
+        d->rho_f[i] = d->wtt[i];
+        break;
+    }
+  }
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * d->nc + h;
+    double c = p->compliance ? p->compliance[h] : 0;
+    d->rho_b[h] = d->wdiag[r] + c > DBL_MIN ? d->wdiag[r] + c : 1.0;
+  }
+  if (d->global) fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->Jvs);
+
+  // the inner solver on K's pattern
+  fl_lin_opts lo;
+  memset(&lo, 0, sizeof(lo));
+  lo.type = o->lin;
+  lo.max_iter = o->lin_max_iter;
+  lo.rel_tol = o->lin_rel_tol;
+  lo.abs_tol = o->lin_abs_tol;
+  lo.omega = o->lin_omega;
+  lo.reg = o->lin_reg;
+  memcpy(lo.petsc_options, o->lin_petsc_options, sizeof(lo.petsc_options));
+  lo.petsc_world = o->lin_petsc_comm;
+  FL_TRY(fl_lin_create(&lo, d->K, &d->lin));
+  d->built = 0;
+  return FL_OK;
+}
+
+
+//---- evaluation of an iterate ----
+
+/* u at (v, gamma); then every row's NCP value, derivative data for the Newton matrix (Cd,
+ * phis, fixed, z), the friction fixed point W_f, and the recorded errors */
+static void nsn_eval(nsn_data *d, const fl_problem *p, int ncp, const double *v,
+                     const double *gamma, const double *bg) {
+  fl_int nc = d->nc;
+  if (d->global) {
+    fl_csr_gemv(p->J, 1.0, v, 0.0, d->u);
+    if (p->b)
+      for (fl_int r = 0; r < d->n; r++) d->u[r] += p->b[r];
+  } else {
+    fl_csr_gemv(d->W, 1.0, gamma, 0.0, d->u);
+    for (fl_int r = 0; r < d->n; r++) d->u[r] += p->q[r];
+  }
+
+  double err_n = 0, err_f = 0, err_b = 0, err = 0, m2 = 0;
+  int nact = 0, nstick = 0, nslip = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    fl_int r = 3 * i;
+    double gn = gamma[r], si = d->s[i];
+
+    // normal row: phi_n = NCP(C_n, rho_n gamma_n)
+    double C = si * (d->u[r] - d->vhat[i] + d->R[i] * gn);
+    double a, b;
+    double phi = fl__nsn_ncp(ncp, C, d->rho_n[i] * gn, &a, &b);
+    if (a <= NSN_ALPHA_MIN) {
+      double den = b * d->rho_n[i] + a * si * d->R[i];
+      d->fixed[r] = 1;
+      d->z[r] = den > 0 ? -phi / den : -gn;
+      d->Cd[r] = 0;
+      d->phis[r] = 0;
+    } else {
+      d->fixed[r] = 0;
+      d->z[r] = 0;
+      d->Cd[r] = d->R[i] + b * d->rho_n[i] / (a * si);
+      d->phis[r] = phi / (a * si);
+    }
+    m2 += (phi / si) * (phi / si);
+    double en = fabs(fmin(C, d->rho_em[i] * gn));
+    if (en > err_n) err_n = en;
+    if (en / si > err) err = en / si;
+
+    // friction rows: active when mu gamma_n > 0
+    double ut1 = d->u[r + 1], ut2 = d->u[r + 2], gt1 = gamma[r + 1], gt2 = gamma[r + 2];
+    double ut = hypot(ut1, ut2), gt = hypot(gt1, gt2), mu = p->mu[i];
+    if (mu * gn > 0) {
+      double Wf = fl__nsn_friction_compliance(ncp, ut, gt, gn, mu, d->rho_f[i]);
+      d->Wf[i] = Wf;
+      for (int k = 1; k <= 2; k++) {
+        d->fixed[r + k] = 0;
+        d->z[r + k] = 0;
+        d->Cd[r + k] = Wf;
+        d->phis[r + k] = d->u[r + k] + Wf * gamma[r + k];
+        m2 += d->phis[r + k] * d->phis[r + k];
+      }
+      if (Wf > 0 && gt >= (1 - 1e-3) * mu * gn)
+        nslip++;
+      else
+        nstick++;
+    } else {
+      d->Wf[i] = 0;
+      for (int k = 1; k <= 2; k++) {
+        d->fixed[r + k] = 1;
+        d->z[r + k] = -gamma[r + k];
+        d->Cd[r + k] = 0;
+        d->phis[r + k] = 0;
+        double e = d->wtt[i] * gamma[r + k];
+        m2 += e * e;
+      }
+    }
+    if (gn > 0) nact++;
+
+    // r-independent friction error: natural map of the disk given gamma_n, scaled by W_tt
+    double rf = d->wtt[i], cap = mu * (gn > 0 ? gn : 0) * rf;
+    double x1 = rf * gt1 - ut1, x2 = rf * gt2 - ut2, xn = hypot(x1, x2);
+    if (xn > cap) {
+      double sc = xn > 0 ? cap / xn : 0;
+      x1 *= sc;
+      x2 *= sc;
+    }
+    double ef = hypot(rf * gt1 - x1, rf * gt2 - x2);
+    if (ef > err_f) err_f = ef;
+    if (ef > err) err = ef;
+  }
+
+  // bilateral rows: equality, or held at a bound (min-map on the box)
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * nc + h;
+    double c = p->compliance ? p->compliance[h] : 0;
+    double res = d->u[r] + (p->g0 ? p->g0[h] : 0) / p->dt + c * gamma[r];
+    double lo = p->lo ? p->lo[h] : -INFINITY, hi = p->hi ? p->hi[h] : INFINITY;
+    double t = gamma[r] - res / d->rho_b[h], eff;
+    if (t < lo) {
+      d->fixed[r] = 1;
+      d->z[r] = lo - gamma[r];
+      eff = (gamma[r] - lo) * d->rho_b[h];
+    } else if (t > hi) {
+      d->fixed[r] = 1;
+      d->z[r] = hi - gamma[r];
+      eff = (gamma[r] - hi) * d->rho_b[h];
+    } else {
+      d->fixed[r] = 0;
+      d->z[r] = 0;
+      d->Cd[r] = c;
+      d->phis[r] = res;
+      eff = res;
+    }
+    m2 += eff * eff;
+    if (fabs(eff) > err_b) err_b = fabs(eff);
+    if (fabs(eff) > err) err = fabs(eff);
+  }
+
+  // momentum: the Newton iterate v against v* + A^-1 J^T gamma (= A^-1 g, m/s)
+  if (d->global) {
+    double em = 0;
+    for (fl_int j = 0; j < d->nv; j++) {
+      double e = v[j] - p->vstar[j] - bg[j];
+      m2 += e * e;
+      if (fabs(e) > em) em = fabs(e);
+    }
+    d->err_m = em;
+    if (em > err) err = em;
+  }
+
+  d->err_n = err_n;
+  d->err_f = err_f;
+  d->err_b = err_b;
+  d->error = err;
+  d->merit = sqrt(m2);
+  d->nactive = nact;
+  d->nstick = nstick;
+  d->nslip = nslip;
+}
+
+
+//---- Newton system ----
+
+/* K = P W P + diag, rhs = J A^-1 g - phi~ - W z (free rows), 0 (fixed rows) */
+static void nsn_build(nsn_data *d, const fl_problem *p, const double *gamma) {
+  const fl_csr *W = d->W;
+  fl_csr *K = d->K;
+  fl_int n = d->n;
+
+  // matrix values with the known rows and columns taken out
+  for (fl_int i = 0; i < n; i++) {
+    for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++) K->val[k] = 0;
+    if (d->fixed[i]) {
+      K->val[d->kdiag[i]] = d->wdiag[i] > 0 ? d->wdiag[i] : 1;
+      continue;
+    }
+    for (fl_int k = W->rowptr[i]; k < W->rowptr[i + 1]; k++)
+      if (!d->fixed[W->col[k]]) K->val[d->wmap[k]] = W->val[k];
+    K->val[d->kdiag[i]] += d->Cd[i];
+  }
+
+  // right-hand side: J A^-1 g = (u - b) - J v* - W gamma (global), 0 (local)
+  fl_csr_gemv(W, 1.0, d->z, 0.0, d->tmp);
+  if (d->global) {
+    fl_csr_gemv(W, 1.0, gamma, 0.0, d->g0);
+    for (fl_int i = 0; i < n; i++)
+      d->g0[i] = d->u[i] - (p->b ? p->b[i] : 0) - d->Jvs[i] - d->g0[i];
+  } else {
+    for (fl_int i = 0; i < n; i++) d->g0[i] = 0;
+  }
+  for (fl_int i = 0; i < n; i++)
+    d->rhs[i] = d->fixed[i] ? 0 : d->g0[i] - d->phis[i] - d->tmp[i];
+  d->built = 1;
+}
+
+
+/* the trial iterate gamma + a dg, v from the update rule, into (gt, vt); vout gets the
+ * handed-out velocity */
+static void nsn_step(nsn_data *d, const fl_problem *p, double a, const double *gamma,
+                     double *gt, double *vt, double *bgt) {
+  for (fl_int i = 0; i < d->n; i++) gt[i] = gamma[i] + a * d->dg[i];
+  if (!d->global) return;
+  // v_it <- (1 - a) v_it + a (v* + A^-1 J^T (gamma + dg)); bg = A^-1 J^T gamma
+  for (fl_int j = 0; j < d->nv; j++) {
+    vt[j] = (1 - a) * d->vit[j] + a * (p->vstar[j] + d->bg[j] + d->bdg[j]);
+    bgt[j] = d->bg[j] + a * d->bdg[j];
+  }
+}
+
+
+static void fill_stat(const nsn_data *d, fl_iter_stat *st) {
+  st->error = d->error;
+  st->objective = d->merit;
+  st->err_normal = d->err_n;
+  st->err_friction = d->err_f;
+  st->nactive = d->nactive;
+  st->nstick = d->nstick;
+  st->nslip = d->nslip;
+}
+
+
+static void hand_out_v(nsn_data *d, const fl_problem *p, int project, double *v) {
+  if (!d->global || !v) return;
+  for (fl_int j = 0; j < d->nv; j++) v[j] = project ? p->vstar[j] + d->bg[j] : d->vit[j];
+}
+
+
+static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
+  nsn_data *d = s->data;
+  const nsn_opts *o = s->opts;
+  fl_int n = d->n;
+
+  // starting iterate: zero (thesis), free motion, or the incoming guess
+  if (d->global) {
+    if (s->common.warm_start)
+      memcpy(d->vit, v, (size_t)d->nv * sizeof(double));
+    else if (o->start == START_FREE)
+      memcpy(d->vit, p->vstar, (size_t)d->nv * sizeof(double));
+    else
+      memset(d->vit, 0, (size_t)d->nv * sizeof(double));
+    fl_csr_gemtv(d->B, 1.0, gamma, 0.0, d->bg);
+  }
+  d->built = 0;
+  s->cur_v = v;
+  s->cur_gamma = gamma;
+
+  nsn_eval(d, p, o->ncp, d->vit, gamma, d->bg);
+  hand_out_v(d, p, o->project_v, v);
+  fl_iter_stat st;
+  fl_iter_stat_init(&st, 0);
+  fill_stat(d, &st);
+  if (fl_solver_record(s, &st) != 0) return FL_OK;
+
+  double *gtr = d->tmp; /* trial gamma reuses tmp after the build */
+  for (int k = 1;; k++) {
+    // Newton system at the current iterate and its inner solve
+    nsn_build(d, p, gamma);
+    fl_lin_stat ls;
+    FL_TRY(fl_lin_solve(d->lin, d->K, d->rhs, d->y, &ls));
+    double dgmax = 0;
+    for (fl_int i = 0; i < n; i++) {
+      d->dg[i] = d->fixed[i] ? d->z[i] : d->y[i];
+      if (fabs(d->dg[i]) > dgmax || isnan(d->dg[i])) dgmax = fabs(d->dg[i]);
+    }
+    if (d->global) fl_csr_gemtv(d->B, 1.0, d->dg, 0.0, d->bdg);
+
+    // step: damped, or backtracking on the residual 2-norm
+    double a = o->alpha;
+    int neval = 1;
+    if (o->line_search == LS_BACKTRACK) {
+      double m0 = d->merit;
+      a = 1;
+      for (int t = 0;; t++) {
+        nsn_step(d, p, a, gamma, gtr, d->vtr, d->bgt);
+        nsn_eval(d, p, o->ncp, d->vtr, gtr, d->bgt);
+        if (d->merit <= (1 - 1e-4 * a) * m0 || t >= 10 || !isfinite(d->merit)) break;
+        a *= 0.5;
+        neval++;
+      }
+      memcpy(gamma, gtr, (size_t)n * sizeof(double));
+      if (d->global) {
+        memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
+        memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+      }
+    } else {
+      nsn_step(d, p, a, gamma, gtr, d->vtr, d->bgt);
+      memcpy(gamma, gtr, (size_t)n * sizeof(double));
+      if (d->global) {
+        memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
+        memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+      }
+      nsn_eval(d, p, o->ncp, d->vit, gamma, d->bg);
+    }
+    hand_out_v(d, p, o->project_v, v);
+
+    fl_iter_stat_init(&st, k);
+    fill_stat(d, &st);
+    st.step = a;
+    st.step_norm = a * dgmax;
+    st.inner_iters = ls.iters;
+    st.inner_residual = ls.res;
+    st.neval = neval;
+    if (ls.reason == FL_LIN_NAN) st.error = NAN;
+    if (fl_solver_record(s, &st) != 0) break;
+  }
+  return FL_OK;
+}
+
+
+static void nsn_view(const fl_solver *s, FILE *f) {
+  const nsn_data *d = s->data;
+  const fl_lin_ops *ops = fl_lin_ops_get(((const nsn_opts *)s->opts)->lin);
+  fprintf(f, "nsn: inner solver %s", ops ? ops->name : "(unavailable)");
+  if (d && d->K)
+    fprintf(f, ", Newton matrix %d rows, %d nonzeros%s\n", (int)d->n, (int)d->K->nnz,
+            d->global ? "" : " (local W)");
+  else
+    fprintf(f, ", not set up\n");
+}
+
+
+//---- accessors (fl_lin.h) ----
+
+extern const fl_solver_ops fl_nsn_ops;
+
+const double *fl_nsn_inner_history(const fl_solver *s, int *n, const double **nat) {
+  *n = 0;
+  if (nat) *nat = NULL;
+  if (!s || s->ops != &fl_nsn_ops || !s->data) return NULL;
+  const nsn_data *d = s->data;
+  return fl_lin_history(d->lin, n, nat);
+}
+
+
+int fl_nsn_newton_system(const fl_solver *s, const fl_csr **K, const double **rhs) {
+  if (!s || s->ops != &fl_nsn_ops || !s->data)
+    return fl_seterr(FL_ERR_INVAL, "fl_nsn_newton_system: not an nsn solver");
+  const nsn_data *d = s->data;
+  if (!d->built) return fl_seterr(FL_ERR_STATE, "fl_nsn_newton_system: no system built yet");
+  *K = d->K;
+  *rhs = d->rhs;
+  return FL_OK;
+}
+
+
+const fl_solver_ops fl_nsn_ops = {
+  FL_SOLVER_ABI,
+  "nsn",
+  "non-smooth Newton (FB/min-map NCP, complementarity preconditioning, inner jacobi|gs|pcg|"
+  "pcr|direct|petsc)",
+  sizeof(nsn_opts),
+  nsn_options,
+  sizeof(nsn_data),
+  FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART
+#ifdef FL_HAVE_PETSC
+      | FL_CAP_MPI
+#endif
+  ,
+  nsn_setup,
+  nsn_solve,
+  nsn_view,
+  nsn_destroy,
+  "max_iter=8",
+};

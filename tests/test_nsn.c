@@ -1,0 +1,502 @@
+/* test_nsn.c: the non-smooth Newton solver (solvers/nsn.c).
+ *
+ * NCP functions and derivatives against finite differences, the friction fixed point at its
+ * solutions, one-contact stick / slide / compliant / bilateral problems against their closed
+ * forms to 1e-10 (hand-built with fl_problem_alloc), local (W, q) problems against global
+ * ones, and PCR's natural residual monotone on a Newton system captured from a 5-box stack
+ * with mass ratio 4096:1.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "solvers/fl_lin.h"
+#include "solvers/fl_solver.h"
+#include "tests/fl_test.h"
+
+//---- problem builders ----
+
+/* One particle of mass m on the ground plane z = 0 (normal +z, tangents x, y), velocity v0,
+ * gravity -9.81 along z over dt; phi0 the gap, k and tau_d the contact law. With nh = 1 a
+ * bilateral row J_h = (1, 0, 0), g0 and compliance c is added after the contact rows. */
+static fl_problem *particle(double m, double mu, const double v0[3], double dt, double phi0,
+                            double k, double tau_d, int nh, double g0, double c) {
+  fl_problem *p = NULL;
+  if (fl_problem_alloc(FL_PROBLEM_GLOBAL, 3, 1, nh, 0, &p) != FL_OK) return NULL;
+  p->dt = dt;
+  snprintf(p->name, sizeof p->name, "particle");
+  fl_int ai[3] = {0, 1, 2}, aj[3] = {0, 1, 2};
+  double av[3] = {m, m, m};
+  fl_csr_from_triplets(3, 3, 3, ai, aj, av, &p->A);
+  // rows n = z, t1 = x, t2 = y, then the bilateral row along x
+  fl_int ji[4] = {0, 1, 2, 3}, jj[4] = {2, 0, 1, 0};
+  double jv[4] = {1, 1, 1, 1};
+  fl_csr_from_triplets(3 + nh, 3, 3 + nh, ji, jj, jv, &p->J);
+  for (int j = 0; j < 3; j++) {
+    p->v0[j] = v0[j];
+    p->vstar[j] = v0[j] + (j == 2 ? -9.81 * dt : 0);
+  }
+  p->phi0[0] = phi0;
+  p->mu[0] = mu;
+  p->stiffness[0] = k;
+  p->tau_d[0] = tau_d;
+  if (nh) {
+    p->g0[0] = g0;
+    p->compliance[0] = c;
+  }
+  if (fl_problem_find_cliques(p) != FL_OK) {
+    fl_problem_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+
+/* N cubes of edge h stacked on the ground, masses m[k] from the bottom up, four corner
+ * contacts under each cube (normal +z from the lower body to the upper), at rest, touching
+ * (phi0 = 0); dofs per body (v, omega) with A = diag(m, m, m, I, I, I), I = m h^2 / 6. */
+static fl_problem *stack(int N, const double *m, double h, double mu, double dt) {
+  int nc = 4 * N, nv = 6 * N;
+  fl_problem *p = NULL;
+  if (fl_problem_alloc(FL_PROBLEM_GLOBAL, nv, nc, 0, 0, &p) != FL_OK) return NULL;
+  p->dt = dt;
+  snprintf(p->name, sizeof p->name, "stack%d", N);
+  fl_int ai[6 * 16], aj[6 * 16];
+  double av[6 * 16];
+  for (int b = 0; b < N; b++)
+    for (int q = 0; q < 6; q++) {
+      ai[6 * b + q] = aj[6 * b + q] = 6 * b + q;
+      av[6 * b + q] = q < 3 ? m[b] : m[b] * h * h / 6;
+    }
+  fl_csr_from_triplets(nv, nv, nv, ai, aj, av, &p->A);
+  // J: per contact row and body, 3 linear and 3 angular entries
+  int cap = 3 * nc * 12, nt = 0;
+  fl_int *ti = malloc(sizeof(fl_int) * (size_t)cap), *tj = malloc(sizeof(fl_int) * (size_t)cap);
+  double *tv = malloc(sizeof(double) * (size_t)cap);
+  const double dirs[3][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
+  for (int b = 0; b < N; b++) {
+    double zc = h / 2 + b * h;
+    for (int c = 0; c < 4; c++) {
+      int i = 4 * b + c;
+      double px = (c & 1 ? 0.5 : -0.5) * h, py = (c & 2 ? 0.5 : -0.5) * h, pz = b * h;
+      for (int rr = 0; rr < 3; rr++) {
+        const double *d = dirs[rr];
+        for (int side = 0; side < 2; side++) {
+          int body = side == 0 ? b : b - 1;
+          if (body < 0) continue;
+          double sg = side == 0 ? 1 : -1, bz = h / 2 + body * h;
+          double r[3] = {px, py, pz - (side == 0 ? zc : bz)}, rxd[3];
+          rxd[0] = r[1] * d[2] - r[2] * d[1];
+          rxd[1] = r[2] * d[0] - r[0] * d[2];
+          rxd[2] = r[0] * d[1] - r[1] * d[0];
+          for (int q = 0; q < 3; q++) {
+            ti[nt] = 3 * i + rr, tj[nt] = 6 * body + q, tv[nt++] = sg * d[q];
+            ti[nt] = 3 * i + rr, tj[nt] = 6 * body + 3 + q, tv[nt++] = sg * rxd[q];
+          }
+        }
+      }
+      p->mu[i] = mu;
+    }
+  }
+  fl_csr_from_triplets(3 * nc, nv, nt, ti, tj, tv, &p->J);
+  free(ti);
+  free(tj);
+  free(tv);
+  for (int b = 0; b < N; b++) p->vstar[6 * b + 2] = -9.81 * dt;
+  if (fl_problem_find_cliques(p) != FL_OK) {
+    fl_problem_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+
+/* solves p with nsn and the given "key=value" options (NULL-terminated) */
+static int run_nsn(const fl_problem *p, const char *const *opts, double *v, double *g,
+                   fl_result *res, fl_solver **keep) {
+  fl_solver *s = NULL;
+  int rc = fl_register_all();
+  if (rc == FL_OK) rc = fl_solver_create("nsn", &s);
+  for (int k = 0; rc == FL_OK && opts && opts[k]; k++) {
+    char key[128];
+    const char *eq = strchr(opts[k], '=');
+    snprintf(key, sizeof key, "%.*s", (int)(eq - opts[k]), opts[k]);
+    rc = fl_solver_set_option(s, key, eq + 1);
+  }
+  if (rc == FL_OK) rc = fl_solver_setup(s, p);
+  if (rc == FL_OK) rc = fl_solver_solve(s, p, v, g, res);
+  if (keep && rc == FL_OK)
+    *keep = s;
+  else
+    fl_solver_destroy(s);
+  return rc;
+}
+
+//---- NCP functions ----
+
+FL_TEST(ncp_fb_derivatives_fd) {
+  const double pts[][2] = {{1, 2}, {-1, 0.5}, {0.3, -2}, {-0.7, -0.2}, {2, 0}, {0, 3},
+                           {-2, 0}, {0, -1}, {1e-3, 5}, {4, 1e-4}};
+  for (size_t k = 0; k < sizeof pts / sizeof pts[0]; k++) {
+    double a = pts[k][0], b = pts[k][1], da, db, t1, t2, h = 1e-6;
+    double f = fl__nsn_ncp(0, a, b, &da, &db);
+    ASSERT_NEAR(f, a + b - sqrt(a * a + b * b), 1e-14);
+    double fa = (fl__nsn_ncp(0, a + h, b, &t1, &t2) - fl__nsn_ncp(0, a - h, b, &t1, &t2)) / (2 * h);
+    double fb = (fl__nsn_ncp(0, a, b + h, &t1, &t2) - fl__nsn_ncp(0, a, b - h, &t1, &t2)) / (2 * h);
+    ASSERT_NEAR(da, fa, 1e-7);
+    ASSERT_NEAR(db, fb, 1e-7);
+  }
+  // with the r factor: d/dlambda FB(C, r lambda) = r beta (appendix A, eq. 161)
+  double C = -0.02, r = 3.7e-3, lam = 4.1, da, db, t1, t2, h = 1e-5;
+  fl__nsn_ncp(0, C, r * lam, &da, &db);
+  double fl = (fl__nsn_ncp(0, C, r * (lam + h), &t1, &t2) -
+               fl__nsn_ncp(0, C, r * (lam - h), &t1, &t2)) / (2 * h);
+  ASSERT_NEAR(r * db, fl, 1e-10);
+  ASSERT_NEAR(db, 1 - r * lam / sqrt(C * C + r * r * lam * lam), 1e-14);
+  // the (0, 0) convention: alpha = 0, beta = 1
+  double f0 = fl__nsn_ncp(0, 0, 0, &da, &db);
+  ASSERT_NEAR(f0, 0, 0);
+  ASSERT_NEAR(da, 0, 0);
+  ASSERT_NEAR(db, 1, 0);
+  // roots are exactly the complementary pairs
+  ASSERT_NEAR(fl__nsn_ncp(0, 0, 2.5, &da, &db), 0, 1e-15);
+  ASSERT_NEAR(fl__nsn_ncp(0, 1.5, 0, &da, &db), 0, 1e-15);
+  ASSERT(fabs(fl__nsn_ncp(0, 1e-3, 1e-3, &da, &db)) > 1e-4);
+  ASSERT(fabs(fl__nsn_ncp(0, -1e-3, 2, &da, &db)) > 1e-4);
+  return 0;
+}
+
+
+FL_TEST(ncp_min_derivatives_fd) {
+  const double pts[][2] = {{1, 2}, {-1, 0.5}, {0.3, -2}, {-0.7, -0.2}, {2, 0}, {0, 3}};
+  for (size_t k = 0; k < sizeof pts / sizeof pts[0]; k++) {
+    double a = pts[k][0], b = pts[k][1], da, db, t1, t2, h = 1e-6;
+    double f = fl__nsn_ncp(1, a, b, &da, &db);
+    ASSERT_NEAR(f, fmin(a, b), 0);
+    double fa = (fl__nsn_ncp(1, a + h, b, &t1, &t2) - fl__nsn_ncp(1, a - h, b, &t1, &t2)) / (2 * h);
+    double fb = (fl__nsn_ncp(1, a, b + h, &t1, &t2) - fl__nsn_ncp(1, a, b - h, &t1, &t2)) / (2 * h);
+    ASSERT_NEAR(da, fa, 1e-9);
+    ASSERT_NEAR(db, fb, 1e-9);
+  }
+  // with r (eq. 162-164): derivative in lambda is r on the lambda branch, 0 on the C branch
+  double r = 0.25, da, db, t1, t2, h = 1e-6;
+  fl__nsn_ncp(1, 1.0, r * 2.0, &da, &db); /* C > r lambda: lambda branch */
+  double fl = (fl__nsn_ncp(1, 1.0, r * (2 + h), &t1, &t2) - fl__nsn_ncp(1, 1.0, r * (2 - h), &t1, &t2)) / (2 * h);
+  ASSERT_NEAR(r * db, fl, 1e-9);
+  ASSERT_NEAR(r * db, r, 0);
+  fl__nsn_ncp(1, 0.1, r * 2.0, &da, &db); /* C <= r lambda: C branch */
+  ASSERT_NEAR(da, 1, 0);
+  ASSERT_NEAR(db, 0, 0);
+  // at the kink (a = b, including (0, 0)) the active branch is taken
+  fl__nsn_ncp(1, 0, 0, &da, &db);
+  ASSERT_NEAR(da, 1, 0);
+  ASSERT_NEAR(db, 0, 0);
+  return 0;
+}
+
+
+FL_TEST(friction_fixed_point) {
+  for (int kind = 0; kind < 2; kind++) {
+    double mu = 0.6, gn = 3.0, rho = 0.7;
+    // stick solution: u_t = 0 strictly inside the cone -> W = 0
+    ASSERT_NEAR(fl__nsn_friction_compliance(kind, 0, 1.0, gn, mu, rho), 0, 1e-15);
+    // slide solution: |gamma_t| = mu gamma_n, |u_t| > 0 -> W = |u_t| / |gamma_t|
+    ASSERT_NEAR(fl__nsn_friction_compliance(kind, 0.4, mu * gn, gn, mu, rho), 0.4 / (mu * gn), 1e-14);
+    // both zero (the non-smooth point): stick
+    ASSERT_NEAR(fl__nsn_friction_compliance(kind, 0, 0, gn, mu, rho), 0, 0);
+  }
+  // FB in its stable form equals the paper's definition W = (ut - psi) / (gt + psi / rho)
+  const double cs[][3] = {{0.3, 0.5, 2.0}, {1.2, 1.9, 2.0}, {0.05, 0.2, 1.0}, {2.0, 0.1, 1.0}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    double ut = cs[k][0], gt = cs[k][1], gn = cs[k][2], mu = 1.0, rho = 0.8, da, db;
+    double psi = fl__nsn_ncp(0, ut, rho * (mu * gn - gt), &da, &db);
+    double ref = (ut - psi) / (gt + psi / rho);
+    ASSERT_NEAR(fl__nsn_friction_compliance(0, ut, gt, gn, mu, rho), ref, 1e-12 * (1 + ref));
+  }
+  return 0;
+}
+
+//---- one contact against closed forms ----
+
+static int check_particle(const fl_problem *p, const char *const *opts, const double vex[3],
+                          const double *gex, int nrow, double tol) {
+  double v[3], g[4];
+  fl_result res;
+  ASSERT_OK(run_nsn(p, opts, v, g, &res, NULL));
+  ASSERT(res.reason > 0);
+  for (int j = 0; j < 3; j++) ASSERT_NEAR(v[j], vex[j], tol);
+  for (int r = 0; r < nrow; r++) ASSERT_NEAR(g[r], gex[r], tol);
+  return 0;
+}
+
+
+FL_TEST(one_contact_stick) {
+  double m = 2.0, mu = 0.5, dt = 0.01, v0[3] = {0.03, -0.02, -0.1};
+  fl_problem *p = particle(m, mu, v0, dt, 0, INFINITY, 0, 0, 0, 0);
+  ASSERT(p);
+  // rigid, touching: u_n = 0 so gamma_n = -m v*_n; stick since m |v*_t| < mu gamma_n
+  double gn = -m * p->vstar[2];
+  ASSERT(m * hypot(v0[0], v0[1]) < mu * gn);
+  double vex[3] = {0, 0, 0}, gex[3] = {gn, -m * v0[0], -m * v0[1]};
+  const char *fb[] = {"max_iter=100", "abs_tol=1e-13", NULL};
+  const char *mn[] = {"ncp=min", "max_iter=100", "abs_tol=1e-13", NULL};
+  const char *dr[] = {"lin=direct", "alpha=1", "max_iter=50", "abs_tol=1e-13", NULL};
+  const char *ts[] = {"precond=timestep", "max_iter=200", "abs_tol=1e-13", NULL};
+  int rc = check_particle(p, fb, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, mn, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, dr, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, ts, vex, gex, 3, 1e-10);
+  fl_problem_free(p);
+  return rc;
+}
+
+
+FL_TEST(one_contact_slide) {
+  double m = 1.5, mu = 0.3, dt = 0.01, v0[3] = {1.2, -0.9, -0.05};
+  fl_problem *p = particle(m, mu, v0, dt, 0, INFINITY, 0, 0, 0, 0);
+  ASSERT(p);
+  // sliding: gamma_t = -mu gamma_n v*_t/|v*_t|, v_t = v*_t + gamma_t / m (still sliding)
+  double gn = -m * p->vstar[2], vt = hypot(v0[0], v0[1]);
+  ASSERT(m * vt > mu * gn);
+  double gex[3] = {gn, -mu * gn * v0[0] / vt, -mu * gn * v0[1] / vt};
+  double vex[3] = {v0[0] + gex[1] / m, v0[1] + gex[2] / m, 0};
+  const char *fb[] = {"max_iter=100", "abs_tol=1e-13", NULL};
+  const char *mn[] = {"ncp=min", "max_iter=100", "abs_tol=1e-13", NULL};
+  const char *ls[] = {"line_search=backtrack", "lin=gs", "lin.max_iter=200", "max_iter=100",
+                      "abs_tol=1e-13", NULL};
+  const char *id[] = {"precond=timestep", "start=free", "max_iter=300", "abs_tol=1e-13", NULL};
+  int rc = check_particle(p, fb, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, mn, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, ls, vex, gex, 3, 1e-10);
+  if (!rc) rc = check_particle(p, id, vex, gex, 3, 1e-10);
+  fl_problem_free(p);
+  return rc;
+}
+
+
+FL_TEST(one_contact_compliant_and_gap) {
+  // compliant: gamma_n = (vhat - v*_n)_+ / (R + 1/m), R = 1/(dt k (dt + tau_d)),
+  // vhat = -phi0/(dt + tau_d); frictionless so v_t = v*_t
+  double m = 0.7, dt = 0.005, k = 2e4, td = 0.01, phi0 = -1e-3, v0[3] = {0.2, 0, -0.3};
+  fl_problem *p = particle(m, 0.0, v0, dt, phi0, k, td, 0, 0, 0);
+  ASSERT(p);
+  double R = 1 / (dt * k * (dt + td)), vhat = -phi0 / (dt + td);
+  double gn = (vhat - p->vstar[2]) / (R + 1 / m);
+  ASSERT(gn > 0);
+  double gex[3] = {gn, 0, 0}, vex[3] = {v0[0], 0, p->vstar[2] + gn / m};
+  const char *o[] = {"max_iter=100", "abs_tol=1e-13", NULL};
+  int rc = check_particle(p, o, vex, gex, 3, 1e-10);
+  fl_problem_free(p);
+  if (rc) return rc;
+  // rigid with a positive gap the particle does not reach: no impulse, free motion
+  double v1[3] = {0, 0, -0.1};
+  p = particle(m, 0.5, v1, dt, 0.01, INFINITY, 0, 0, 0, 0);
+  ASSERT(p);
+  double g0ex[3] = {0, 0, 0}, v0ex[3] = {0, 0, p->vstar[2]};
+  rc = check_particle(p, o, v0ex, g0ex, 3, 1e-10);
+  fl_problem_free(p);
+  if (rc) return rc;
+  // rigid with a gap closed within the step: u_n = -phi0/dt
+  double v2[3] = {0, 0, -2.0};
+  p = particle(m, 0.5, v2, dt, 0.004, INFINITY, 0, 0, 0, 0);
+  ASSERT(p);
+  double un = -0.004 / dt, g2 = m * (un - p->vstar[2]);
+  double g2ex[3] = {g2, 0, 0}, v2ex[3] = {0, 0, un};
+  rc = check_particle(p, o, v2ex, g2ex, 3, 1e-10);
+  fl_problem_free(p);
+  return rc;
+}
+
+
+FL_TEST(bilateral_row) {
+  // particle resting (stick) plus a compliant bilateral row along x:
+  // x-velocity is set by the row, J_h v + g0/dt + c gamma_h = 0 with v_x = v*_x + (g_h + g_t1)/m;
+  // frictionless contact so the tangential impulse is 0 and gamma_h = -(v*_x + g0/dt)/(1/m + c)
+  double m = 3.0, dt = 0.01, g0 = 2e-3, c = 1e-2, v0[3] = {0.5, 0.1, 0};
+  fl_problem *p = particle(m, 0.0, v0, dt, 0, INFINITY, 0, 1, g0, c);
+  ASSERT(p);
+  double gh = -(v0[0] + g0 / dt) / (1 / m + c), gn = -m * p->vstar[2];
+  double gex[4] = {gn, 0, 0, gh}, vex[3] = {v0[0] + gh / m, v0[1], 0};
+  const char *o[] = {"max_iter=100", "abs_tol=1e-13", NULL};
+  int rc = check_particle(p, o, vex, gex, 4, 1e-10);
+  if (rc) {
+    fl_problem_free(p);
+    return rc;
+  }
+  // the impulse gh is negative: a lower bound lo = gh/2 holds it there
+  p->lo[0] = 0.5 * gh;
+  double gex2[4] = {gn, 0, 0, 0.5 * gh}, vex2[3] = {v0[0] + 0.5 * gh / m, v0[1], 0};
+  rc = check_particle(p, o, vex2, gex2, 4, 1e-10);
+  fl_problem_free(p);
+  return rc;
+}
+
+
+FL_TEST(local_problem_matches_global) {
+  // the local form of the slide problem (u = W gamma + q) gives the same impulses
+  double m = 1.5, mu = 0.3, dt = 1.0, v0[3] = {0.3, -0.2, 0.0};
+  fl_problem *g = particle(m, mu, v0, dt, 0, INFINITY, 0, 0, 0, 0);
+  ASSERT(g);
+  fl_problem *l = NULL;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 1, 0, 0, &l));
+  fl_dynamics *dyn = NULL;
+  ASSERT_OK(fl_dynamics_create(g, &dyn));
+  ASSERT_OK(fl_problem_local_form(g, dyn, &l->W, l->q));
+  fl_dynamics_free(dyn);
+  l->mu[0] = mu;
+  l->dt = 1.0;
+  double vg[3], gg[3], gl[3];
+  fl_result res;
+  const char *o[] = {"max_iter=100", "abs_tol=1e-13", NULL};
+  ASSERT_OK(run_nsn(g, o, vg, gg, &res, NULL));
+  ASSERT(res.reason > 0);
+  ASSERT_OK(run_nsn(l, o, NULL, gl, &res, NULL));
+  ASSERT(res.reason > 0);
+  for (int r = 0; r < 3; r++) ASSERT_NEAR(gl[r], gg[r], 1e-10);
+  fl_problem_free(g);
+  fl_problem_free(l);
+  return 0;
+}
+
+//---- the stack: records, captured Newton system, inner solvers ----
+
+typedef struct capture {
+  int at;
+  fl_csr *K;
+  double *rhs;
+} capture;
+
+
+static int capture_mon(const fl_solver *s, const fl_iter_stat *st, void *ctx) {
+  capture *c = ctx;
+  if (st->iter != c->at) return 0;
+  const fl_csr *K;
+  const double *rhs;
+  if (fl_nsn_newton_system(s, &K, &rhs) != FL_OK) return 0;
+  if (fl_csr_copy(K, &c->K) != FL_OK) return FL_ERR_NOMEM;
+  c->rhs = malloc(sizeof(double) * (size_t)K->nrow);
+  memcpy(c->rhs, rhs, sizeof(double) * (size_t)K->nrow);
+  return 0;
+}
+
+
+FL_TEST(stack_records_and_pcr_monotone) {
+  // 4096:1 stack, slightly overlapping (phi0 = -0.1 mm, as after a real step): at the
+  // solution every interface separates at u_n = -phi0/dt, so body b rises at (b+1) 1.2 cm/s
+  const double m[5] = {8, 64, 512, 4096, 32768};
+  double dt = 1.0 / 120, phi0 = -1e-4;
+  fl_problem *p = stack(5, m, 0.5, 0.5, dt);
+  ASSERT(p);
+  for (int i = 0; i < 20; i++) p->phi0[i] = phi0;
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_register_all());
+  ASSERT_OK(fl_solver_create("nsn", &s));
+  capture cap = {3, NULL, NULL};
+  ASSERT_OK(fl_solver_monitor_add(s, capture_mon, &cap, NULL));
+  ASSERT_OK(fl_solver_setup(s, p));
+  double v[30], g[60];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
+  // defaults: 8 Newton iterations of at most 40 PCR iterations, every record filled
+  int nh;
+  const fl_iter_stat *h = fl_solver_history(s, &nh);
+  ASSERT_EQ(nh, res.iters + 1);
+  ASSERT_EQ(res.iters, 8);
+  for (int k = 1; k < nh; k++) {
+    ASSERT(h[k].inner_iters >= 1 && h[k].inner_iters <= 40);
+    ASSERT(isfinite(h[k].err_normal) && isfinite(h[k].err_friction));
+    ASSERT(isfinite(h[k].step_norm) && isfinite(h[k].inner_residual));
+  }
+  ASSERT(h[8].error < 1e-2 * h[0].error);
+  printf("stack 4096:1, nsn defaults: reason %s after %d iterations\n", fl_reason_name(res.reason),
+         res.iters);
+  for (int k = 0; k < nh; k++)
+    printf("  it %d  error %.3e m/s  err_n %.3e m  err_f %.3e m/s  step %.3e  inner %d  res %.3e\n",
+           h[k].iter, h[k].error, h[k].err_normal, h[k].err_friction, h[k].step_norm,
+           h[k].inner_iters, h[k].inner_residual);
+  // run to convergence: the closed form
+  fl_solver *s2 = NULL;
+  const char *o[] = {"max_iter=60", "abs_tol=1e-12", NULL};
+  ASSERT_OK(run_nsn(p, o, v, g, &res, &s2));
+  ASSERT(res.reason > 0);
+  for (int b = 0; b < 5; b++) {
+    ASSERT_NEAR(v[6 * b + 2], -(b + 1) * phi0 / dt, 1e-9);
+    for (int q = 0; q < 6; q++)
+      if (q != 2) ASSERT_NEAR(v[6 * b + q], 0, 1e-9);
+  }
+  fl_solver_destroy(s2);
+  ASSERT(cap.K);
+
+  // PCR on the captured system: the natural residual never increases
+  fl_lin_opts lo;
+  memset(&lo, 0, sizeof lo);
+  lo.type = FL_LIN_PCR;
+  lo.max_iter = 200;
+  lo.rel_tol = 1e-13;
+  fl_lin *l = NULL;
+  ASSERT_OK(fl_lin_create(&lo, cap.K, &l));
+  double *x = calloc((size_t)cap.K->nrow, sizeof(double));
+  fl_lin_stat ls;
+  ASSERT_OK(fl_lin_solve(l, cap.K, cap.rhs, x, &ls));
+  int n;
+  const double *nat, *r2 = fl_lin_history(l, &n, &nat);
+  int mono2 = 1;
+  for (int k = 1; k < n; k++) {
+    ASSERT_LE(nat[k], nat[k - 1] * (1 + 1e-10) + 1e-13 * nat[0]); /* rounding slack only */
+    if (r2[k] > r2[k - 1]) mono2 = 0;
+  }
+  printf("  captured system %d rows: pcr %d iterations, natural residual %.3e -> %.3e "
+         "(monotone), 2-norm %s\n", (int)cap.K->nrow, ls.iters, nat[0], nat[n - 1],
+         mono2 ? "monotone too" : "not monotone");
+  ASSERT(n > 5);
+  ASSERT(ls.res < 1e-6 * ls.res0);
+  fl_lin_free(l);
+  free(x);
+  fl_csr_free(cap.K);
+  free(cap.rhs);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+FL_TEST(inner_history_accessor) {
+  double v0[3] = {1.2, -0.9, -0.05};
+  fl_problem *p = particle(1.5, 0.3, v0, 0.01, 0, INFINITY, 0, 0, 0, 0);
+  ASSERT(p);
+  fl_solver *s = NULL;
+  double v[3], g[3];
+  fl_result res;
+  const char *o[] = {"lin=jacobi", "lin.max_iter=7", "lin.rel_tol=0", NULL};
+  ASSERT_OK(run_nsn(p, o, v, g, &res, &s));
+  int n;
+  const double *nat, *hres = fl_nsn_inner_history(s, &n, &nat);
+  ASSERT(hres);
+  ASSERT_EQ(n, 8); /* ||b|| and 7 iterations */
+  for (int k = 0; k < n; k++) ASSERT(isfinite(hres[k]));
+  fl_solver_destroy(s);
+  // not an nsn solver: nothing
+  ASSERT_OK(fl_solver_create("pgs", &s));
+  ASSERT(fl_nsn_inner_history(s, &n, NULL) == NULL);
+  ASSERT_EQ(n, 0);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+FL_TEST(bad_options_named) {
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_register_all());
+  ASSERT_OK(fl_solver_create("nsn", &s));
+  ASSERT(fl_solver_set_option(s, "lin", "cholesky") < 0);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "lin");
+  ASSERT(fl_solver_set_option(s, "nsn.alpha", "1.5") == FL_ERR_OPTION_RANGE);
+  ASSERT(fl_solver_set_option(s, "precond", "mass") < 0);
+  ASSERT_OK(fl_solver_set_option(s, "nsn.lin", "direct"));
+  ASSERT_OK(fl_solver_set_option(s, "nsn.lin.max_iter", "20"));
+  char buf[64];
+  ASSERT_OK(fl_solver_get_option(s, "max_iter", buf, sizeof buf));
+  ASSERT(strcmp(buf, "8") == 0); /* nsn's own default */
+  fl_solver_destroy(s);
+  return 0;
+}
