@@ -15,6 +15,7 @@
  * expected. HDF5's automatic error printing is switched off around every call and restored.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -931,7 +932,7 @@ static void global_w(const fl_problem *p, double *w) {
 /* Checks that a problem fits the FCLIB form before a file is created. */
 static int save_check(const fl_problem *p, const char *path, const double *v, const double *gamma) {
   if (p->kind == FL_PROBLEM_LOCAL) {
-    if (!p->W || !p->q || !p->mu || p->W->nrow != 3 * p->nc || p->W->ncol != 3 * p->nc)
+    if (!p->W || (p->nc > 0 && (!p->q || !p->mu)) || p->W->nrow != 3 * p->nc || p->W->ncol != 3 * p->nc)
       return fl_seterr(FL_ERR_INVAL, "%s: local problem '%s' lacks W (3 nc x 3 nc), q or mu", path,
                        p->name);
     if (p->nh > 0)
@@ -942,7 +943,8 @@ static int save_check(const fl_problem *p, const char *path, const double *v, co
     return FL_OK;
   }
   fl_int nr = fl_problem_nrows(p);
-  if (!p->A || !p->J || !p->b || !p->vstar || !p->mu || p->A->nrow != p->nv ||
+  if (!p->A || !p->J || (nr > 0 && !p->b) || (p->nv > 0 && !p->vstar) ||
+      (p->nc > 0 && !p->mu) || p->A->nrow != p->nv ||
       p->A->ncol != p->nv || p->J->nrow != nr || p->J->ncol != p->nv)
     return fl_seterr(FL_ERR_INVAL,
                      "%s: global problem '%s' lacks A (nv x nv), J ((3 nc + nh) x nv), b, v* or mu",
@@ -1048,10 +1050,16 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
 
   // a temporary file beside the target, renamed at the end
   size_t n = strlen(path);
-  char *tmp = (char *)fl_malloc(n + 16);
+  char *tmp = (char *)fl_malloc(n + 40);
   if (!tmp) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
-  snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
+  // exclusive creation with mode 0666 (the umask applies, unlike mkstemp's 0600)
+  static unsigned counter;
+  int fd = -1;
+  for (int tries = 0; tries < 100 && fd < 0; tries++) {
+    snprintf(tmp, n + 40, "%s.tmp%ld.%u", path, (long)getpid(), counter++);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     int rc = fl_seterr(FL_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
                        strerror(errno));
@@ -1059,9 +1067,6 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
     return rc;
   }
   close(fd);
-  mode_t mask = umask(0);
-  umask(mask);
-  chmod(tmp, 0666 & ~mask);
 
   h5q q;
   h5_quiet(&q);
