@@ -76,7 +76,8 @@ static char *fmtstr(const char *fmt, ...) {
 }
 
 
-// removes a file or a folder tree (symbolic links are removed, never followed)
+// removes a file or a folder tree (symbolic links are removed, never followed); allocates
+// nothing, so that cleaning up after an allocation failure cannot fail the same way
 static int rmtree(const char *path) {
   struct stat st;
   if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
@@ -87,9 +88,10 @@ static int rmtree(const char *path) {
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char *sub = fmtstr("%s/%s", path, e->d_name);
-    if (!sub || rmtree(sub) != 0) rc = -1;
-    fl_free(sub);
+    char sub[4096];
+    if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub || rmtree(sub) != 0) {
+      rc = -1;
+    }
   }
   closedir(d);
   if (rmdir(path) != 0) rc = -1;
