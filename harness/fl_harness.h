@@ -30,6 +30,9 @@ int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
+int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
+int fl_cmd_run(int argc, char **argv);     /* frictionlab run PROBLEM|FILE.json --solver a,b --steps N */
+int fl_cmd_export(int argc, char **argv);  /* frictionlab export PROBLEM --steps A:B --out DIR */
 
 /* Dolan-More performance profile. cost is (np x ns) row-major: the cost of solver s on problem
  * p (time, iterations; INFINITY when s did not solve p; >= 0, no NaN). For each solver s and

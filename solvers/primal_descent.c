@@ -60,6 +60,7 @@ typedef struct {
   double *lam;   /* (m) scalar Hessian of each row */
   double *kn;    /* (nc) normal stiffness used per contact */
   double *jtg;   /* (nv) J^T gamma */
+  double *avs;   /* (nv) A v*, constant over the solve */
 } pd_data;
 
 
@@ -67,7 +68,7 @@ static int pd_setup(fl_solver *s, const fl_problem *p) {
   pd_data *w = s->data;
   const pd_opts *o = s->opts;
   fl_int nv = p->nv, m = fl_problem_nrows(p);
-  size_t bytes = (size_t)(6 * nv + 2 * m + p->nc + 64) * sizeof(double) + 256;
+  size_t bytes = (size_t)(7 * nv + 2 * m + p->nc + 64) * sizeof(double) + 256;
   FL_TRY(fl_solver_arena_reserve(s, bytes));
   fl_arena *a = &s->arena;
   w->adiag = FL_ALLOC(a, nv, double);
@@ -76,11 +77,12 @@ static int pd_setup(fl_solver *s, const fl_problem *p) {
   w->d = FL_ALLOC(a, nv, double);
   w->prec = FL_ALLOC(a, nv, double);
   w->jtg = FL_ALLOC(a, nv, double);
+  w->avs = FL_ALLOC(a, nv, double);
   w->u = FL_ALLOC(a, m, double);
   w->lam = FL_ALLOC(a, m, double);
   w->kn = FL_ALLOC(a, p->nc, double);
-  if (!w->adiag || !w->dv || !w->Adv || !w->d || !w->prec || !w->jtg || !w->u || !w->lam ||
-      !w->kn)
+  if (!w->adiag || !w->dv || !w->Adv || !w->d || !w->prec || !w->jtg || !w->avs || !w->u ||
+      !w->lam || !w->kn)
     return FL_ERR_NOMEM;
   for (fl_int i = 0; i < nv; i++) {
     w->adiag[i] = fl_csr_get(p->A, i, i);
@@ -89,6 +91,7 @@ static int pd_setup(fl_solver *s, const fl_problem *p) {
                        p->name, (int)i, (int)i, w->adiag[i]);
   }
   for (fl_int i = 0; i < p->nc; i++) w->kn[i] = isinf(p->stiffness[i]) ? o->k_n : p->stiffness[i];
+  fl_csr_gemv(p->A, 1, p->vstar, 0, w->avs);
   return FL_OK;
 }
 
@@ -163,11 +166,9 @@ static double pd_eval(const fl_problem *p, const pd_opts *o, pd_data *w, const d
     nd += w->d[i] * w->d[i] * di;
     njg += w->jtg[i] * w->jtg[i] * di;
   }
-  // ||D A v|| needs A v: A v = A (v - v*) + A v*, computed row by row without extra storage
+  // ||D A v|| with A v = A (v - v*) + A v*
   for (fl_int i = 0; i < nv; i++) {
-    double av = w->Adv[i];
-    for (fl_int k = p->A->rowptr[i]; k < p->A->rowptr[i + 1]; k++)
-      av += p->A->val[k] * p->vstar[p->A->col[k]];
+    double av = w->Adv[i] + w->avs[i];
     nav += av * av / w->adiag[i];
   }
   *objective = 0.5 * kin + energy;
