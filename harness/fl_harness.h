@@ -31,6 +31,7 @@ int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver 
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
+int fl_cmd_check(int argc, char **argv);     /* frictionlab check [--update] */
 int fl_cmd_run(int argc, char **argv);     /* frictionlab run PROBLEM|FILE.json --solver a,b --steps N */
 int fl_cmd_export(int argc, char **argv);  /* frictionlab export PROBLEM --steps A:B --out DIR */
 

@@ -21,6 +21,7 @@ static const fl_subcommand cmds[] = {
   {"solve", fl_cmd_solve, "solve FCLIB files or built-in examples with solvers; write results"},
   {"reproduce", fl_cmd_reproduce, "regenerate a paper figure (data and pictures) by name"},
   {"profile", fl_cmd_profile, "Dolan-More performance profiles of solvers over problems"},
+  {"check", fl_cmd_check, "compare accuracy with the committed baselines (--update rewrites)"},
   {"bench", fl_cmd_bench, "time solvers and scene stages against each other (min, median)"},
   {"run", fl_cmd_run, "simulate a scene or scene file with solvers; write steps, iterations, observables"},
   {"export", fl_cmd_export, "write steps of a scene as FCLIB files, or a scene as a scene file"},

@@ -1,0 +1,530 @@
+/* cmd_run.c: `frictionlab run PROBLEM|FILE.json --solver a,b --steps N --set key=value
+ * --out DIR`.
+ *
+ * Outline: parse the arguments; sort each --set into scene parameters and solver options;
+ * build the scene once and every solver once to check them (bad input leaves no folder);
+ * create the results folder; for each solver rebuild the scene and step it N times
+ * (collide, assemble, solve, integrate), writing per step and solver one row of steps.csv
+ * (contacts, iterations, reason, times, final errors, observables), the solver's iteration
+ * records to iters.csv and the observables to observables.csv; commit the folder; print a
+ * summary per solver.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "../problems/fl_world.h"
+#include "fl_harness.h"
+
+#define EXIT_USAGE 2
+#define MAX_SOLVERS 32
+#define MAX_SETS 128
+
+typedef struct run_args {
+  const char *input;              /* scene name or .json file */
+  const char *solvers[MAX_SOLVERS];
+  int nsolvers;
+  char solver_buf[1024];
+  const char *scene_sets[MAX_SETS]; /* "key=value" for the scene */
+  int nscene;
+  const char *solver_sets[MAX_SETS]; /* "[solver.]key=value" for solvers */
+  int nsolver_sets;
+  long steps;                     /* -1: duration/dt */
+  int every;                      /* observables every k steps */
+  const char *out;
+  int force;
+} run_args;
+
+
+static void usage(FILE *f) {
+  fprintf(f,
+    "usage: frictionlab run PROBLEM|FILE.json [--solver a,b] [--steps N] [--set key=value]...\n"
+    "                       [--out DIR] [--every K] [--force]\n"
+    "\n"
+    "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
+    "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
+    "results folder: manifest.json, steps.csv (one row per step and solver: contacts,\n"
+    "iterations, reason, times, final errors, observables), iters.csv (one row per solver\n"
+    "iteration), observables.csv (one row per K steps and solver).\n"
+    "\n"
+    "  --solver a,b     solvers by registered name (default pgs)\n"
+    "  --steps N        steps to take (default: the scene's duration / dt)\n"
+    "  --set key=value  a scene parameter (mu=0.2, scene.dt=0.01, heavy_stack.n=3), or a\n"
+    "                   solver option for every solver (max_iter=20, warm_start=1) or for one\n"
+    "                   (pgs.omega=1.2). Scene files take scene.dt, scene.duration,\n"
+    "                   scene.margin. Repeatable.\n"
+    "  --out DIR        results folder (default results/runs/run-<problem>-<date>-<time>)\n"
+    "  --every K        observables.csv every K steps (default 1)\n"
+    "  --force          replace an existing --out folder\n"
+    "\n"
+    "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
+    "--set error_every=K says otherwise.\n");
+}
+
+
+static int is_json(const char *s) {
+  size_t n = strlen(s);
+  return n > 5 && strcmp(s + n - 5, ".json") == 0;
+}
+
+
+// scene parameters a scene file accepts through --set
+static const char *const json_keys[] = {"dt", "duration", "margin", NULL};
+
+
+/* 1 when `key` (before '=') names a scene parameter; strips "scene." or "<scene>." */
+static int scene_key(const run_args *a, const char *kv, const char **stripped) {
+  const char *eq = strchr(kv, '=');
+  size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+  char key[128];
+  if (kl >= sizeof key) return 0;
+  memcpy(key, kv, kl);
+  key[kl] = 0;
+  const char *k = key;
+  int prefixed = 0;
+  size_t nl = strlen(a->input);
+  if (strncmp(k, "scene.", 6) == 0) {
+    k += 6;
+    prefixed = 1;
+  } else if (strncmp(k, a->input, nl) == 0 && k[nl] == '.') {
+    k += nl + 1;
+    prefixed = 1;
+  }
+  *stripped = kv + (k - key);
+  if (prefixed) return 1;
+  if (is_json(a->input)) {
+    for (int i = 0; json_keys[i]; i++) {
+      if (strcmp(k, json_keys[i]) == 0) return 0; // solver options win without a prefix
+    }
+    return 0;
+  }
+  const fl_scene_desc *d = fl_scene_find(a->input);
+  return d && fl_options_find(d->params, k) != NULL;
+}
+
+
+static int parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
+  a->steps = -1;
+  a->every = 1;
+  const char *raw_sets[MAX_SETS];
+  int nraw = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      usage(stdout);
+      return 1;
+    }
+    if (strcmp(arg, "--force") == 0) {
+      a->force = 1;
+      continue;
+    }
+    if (arg[0] != '-') {
+      if (a->input) {
+        fprintf(stderr, "frictionlab run: a second problem '%s' (expected one PROBLEM or "
+                        "FILE.json; run again for another)\n", arg);
+        return EXIT_USAGE;
+      }
+      a->input = arg;
+      continue;
+    }
+    static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every", NULL};
+    const char *name = NULL, *value = NULL;
+    for (int k = 0; valued[k]; k++) {
+      size_t n = strlen(valued[k]);
+      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == 0 || arg[n] == '=')) {
+        name = valued[k];
+        value = arg[n] == '=' ? arg + n + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        break;
+      }
+    }
+    if (!name) {
+      fprintf(stderr, "frictionlab run: unknown argument '%s'; expected --solver, --steps, "
+                      "--set, --out, --every, --force, --help, or a problem\n", arg);
+      return EXIT_USAGE;
+    }
+    if (!value || !*value) {
+      fprintf(stderr, "frictionlab run: %s needs a value\n", name);
+      return EXIT_USAGE;
+    }
+    if (strcmp(name, "--solver") == 0) {
+      size_t used = strlen(a->solver_buf);
+      if (used + strlen(value) + 2 > sizeof a->solver_buf) {
+        fprintf(stderr, "frictionlab run: --solver: list too long\n");
+        return EXIT_USAGE;
+      }
+      if (used) strcat(a->solver_buf, ",");
+      strcat(a->solver_buf, value);
+    } else if (strcmp(name, "--steps") == 0) {
+      char *end;
+      long n = strtol(value, &end, 10);
+      if (*end || n < 0) {
+        fprintf(stderr, "frictionlab run: --steps '%s': expected an integer >= 0\n", value);
+        return EXIT_USAGE;
+      }
+      a->steps = n;
+    } else if (strcmp(name, "--every") == 0) {
+      char *end;
+      long n = strtol(value, &end, 10);
+      if (*end || n < 1 || n > 1000000000L) {
+        fprintf(stderr, "frictionlab run: --every '%s': expected an integer >= 1\n", value);
+        return EXIT_USAGE;
+      }
+      a->every = (int)n;
+    } else if (strcmp(name, "--set") == 0) {
+      if (!strchr(value, '=') || value[0] == '=') {
+        fprintf(stderr, "frictionlab run: --set '%s': expected key=value\n", value);
+        return EXIT_USAGE;
+      }
+      if (nraw == MAX_SETS) {
+        fprintf(stderr, "frictionlab run: more than %d --set\n", MAX_SETS);
+        return EXIT_USAGE;
+      }
+      raw_sets[nraw++] = value;
+    } else {
+      a->out = value;
+    }
+  }
+  if (!a->input) {
+    fprintf(stderr, "frictionlab run: no problem given (expected a scene name or FILE.json; "
+                    "see `frictionlab list problems`)\n");
+    return EXIT_USAGE;
+  }
+  // solvers: default pgs; every name must be registered
+  if (!a->solver_buf[0]) strcpy(a->solver_buf, "pgs");
+  for (char *tok = a->solver_buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = 0;
+    if (!*tok || !fl_solver_find(tok)) {
+      fprintf(stderr, "frictionlab run: --solver: unknown solver '%s'; registered: ", tok);
+      const char *const *names = fl_solver_list();
+      for (int i = 0; names && names[i]; i++) fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+      fprintf(stderr, "\n");
+      return EXIT_USAGE;
+    }
+    for (int i = 0; i < a->nsolvers; i++) {
+      if (strcmp(a->solvers[i], tok) == 0) {
+        fprintf(stderr, "frictionlab run: --solver: '%s' is given twice\n", tok);
+        return EXIT_USAGE;
+      }
+    }
+    if (a->nsolvers == MAX_SOLVERS) return EXIT_USAGE;
+    a->solvers[a->nsolvers++] = tok;
+  }
+  // sort the settings: scene parameters, then solver options
+  for (int i = 0; i < nraw; i++) {
+    const char *st;
+    if (scene_key(a, raw_sets[i], &st)) a->scene_sets[a->nscene++] = st;
+    else a->solver_sets[a->nsolver_sets++] = raw_sets[i];
+  }
+  return 0;
+}
+
+
+/* Builds the world: a canonical scene or a scene file with scene.* overrides. */
+static int make_world(const run_args *a, fl_world **out) {
+  *out = NULL;
+  if (!is_json(a->input)) return fl_scene_create(a->input, a->nscene, a->scene_sets, out);
+  fl_world *w = NULL;
+  FL_TRY(fl_world_load_json(a->input, &w));
+  for (int i = 0; i < a->nscene; i++) {
+    const char *kv = a->scene_sets[i], *eq = strchr(kv, '=');
+    char *end;
+    double v = strtod(eq + 1, &end);
+    size_t kl = (size_t)(eq - kv);
+    int ok = *end == 0 && isfinite(v) && v >= 0;
+    if (kl == 2 && strncmp(kv, "dt", 2) == 0 && ok && v > 0) w->dt = v;
+    else if (kl == 8 && strncmp(kv, "duration", 8) == 0 && ok) w->duration = v;
+    else if (kl == 6 && strncmp(kv, "margin", 6) == 0 && ok) w->margin = v;
+    else {
+      fl_world_free(w);
+      return fl_seterr(FL_ERR_UNKNOWN_OPTION,
+                       "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
+                       "number", a->input, kv);
+    }
+  }
+  *out = w;
+  return FL_OK;
+}
+
+
+/* Creates solver `name` with run's defaults and the applicable settings. */
+static int make_solver(const run_args *a, const char *name, fl_solver **out) {
+  *out = NULL;
+  fl_solver *s = NULL;
+  FL_TRY(fl_solver_create(name, &s));
+  int rc = fl_solver_set_option(s, "error_every", "0");
+  size_t nl = strlen(name);
+  for (int k = 0; rc >= 0 && k < a->nsolver_sets; k++) {
+    const char *kv = a->solver_sets[k], *eq = strchr(kv, '=');
+    char key[128];
+    size_t kl = (size_t)(eq - kv);
+    if (kl >= sizeof key) kl = sizeof key - 1;
+    memcpy(key, kv, kl);
+    key[kl] = 0;
+    // "other.key" for another selected solver is not ours
+    char *dot = strchr(key, '.');
+    if (dot) {
+      *dot = 0;
+      int other = 0;
+      for (int i = 0; i < a->nsolvers; i++) other |= strcmp(a->solvers[i], key) == 0;
+      *dot = '.';
+      if (other && !(strncmp(key, name, nl) == 0 && key[nl] == '.')) continue;
+    }
+    rc = fl_solver_set_option(s, key, eq + 1);
+    if (rc < 0) fl_seterr(rc, "--set '%s': %s", kv, fl_errmsg());
+  }
+  if (rc < 0) {
+    fl_solver_destroy(s);
+    return rc;
+  }
+  *out = s;
+  return FL_OK;
+}
+
+
+static void default_out(const char *input, char *buf, size_t n) {
+  char stamp[32], stem[64];
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  const char *base = strrchr(input, '/');
+  snprintf(stem, sizeof stem, "%s", base ? base + 1 : input);
+  char *dot = strrchr(stem, '.');
+  if (dot && is_json(input)) *dot = 0;
+  snprintf(buf, n, "results/runs/run-%s-%s", stem, stamp);
+  struct stat st;
+  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++)
+    snprintf(buf, n, "results/runs/run-%s-%s-%d", stem, stamp, k);
+}
+
+
+//---- one solver's simulation ----
+
+typedef struct run_summary {
+  long steps;
+  long iters;
+  int failed;         /* steps whose reason was < 0 */
+  double solve_s, collide_s, assemble_s, wall_s;
+  double pen_max;     /* largest pen_max over the run */
+  char error[256];    /* error that stopped the run, "" if none */
+} run_summary;
+
+
+static int simulate(const run_args *a, const char *sname, long nsteps, FILE *steps, FILE *iters,
+                    FILE *obs, fl_progress *bar, long bar0, run_summary *sum, cJSON *final) {
+  memset(sum, 0, sizeof *sum);
+  sum->pen_max = 0;
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  double *val = NULL;
+  int rc = make_world(a, &w);
+  if (rc >= 0) rc = make_solver(a, sname, &s);
+  fl_int nobs = rc >= 0 ? fl_world_nobs(w) : 0;
+  if (rc >= 0) {
+    val = fl_malloc((size_t)(nobs > 0 ? nobs : 1) * sizeof(double));
+    if (!val) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+  }
+  double t0 = fl_time_now();
+  for (long k = 0; rc >= 0 && k < nsteps; k++) {
+    fl_step_info info;
+    rc = fl_world_step(w, s, &info);
+    if (rc < 0) break;
+    rc = fl_world_observe(w, val);
+    if (rc < 0) break;
+    sum->steps++;
+    sum->iters += info.res.iters;
+    sum->failed += info.res.reason < 0;
+    sum->solve_s += info.solve_s;
+    sum->collide_s += info.collide_s;
+    sum->assemble_s += info.assemble_s;
+    if (val[2] > sum->pen_max) sum->pen_max = val[2];
+    // steps.csv
+    fprintf(steps, "%ld,", k);
+    fl_csv_str(steps, sname);
+    fprintf(steps, ",%ld,%ld,%ld,%d,%d,%s,", (long)info.nbody_pairs, (long)info.nc,
+            (long)info.nh, info.res.iters, info.res.reason, fl_reason_name(info.res.reason));
+    fl_csv_num(steps, info.solve_s);
+    fputc(',', steps);
+    fl_csv_num(steps, info.collide_s);
+    fputc(',', steps);
+    fl_csv_num(steps, info.assemble_s);
+    fprintf(steps, ",%d,", info.warm_matched);
+    fl_csv_num(steps, info.res.error);
+    fputc(',', steps);
+    fl_csv_metrics_row(steps, &info.met);
+    for (fl_int i = 0; i < nobs; i++) {
+      fputc(',', steps);
+      fl_csv_num(steps, val[i]);
+    }
+    fputc('\n', steps);
+    // iters.csv: the solver's records of this step
+    int nh = 0;
+    const fl_iter_stat *h = (info.nc + info.nh > 0) ? fl_solver_history(s, &nh) : NULL;
+    for (int i = 0; h && i < nh; i++) {
+      fprintf(iters, "%ld,", k);
+      fl_csv_str(iters, sname);
+      fputc(',', iters);
+      fl_csv_iter_row(iters, &h[i]);
+      fputc('\n', iters);
+    }
+    // observables.csv every `every` steps and at the last
+    if (k % a->every == 0 || k == nsteps - 1) {
+      fprintf(obs, "%ld,", k);
+      fl_csv_str(obs, sname);
+      for (fl_int i = 0; i < nobs; i++) {
+        fputc(',', obs);
+        fl_csv_num(obs, val[i]);
+      }
+      fputc('\n', obs);
+    }
+    fl_progress_update(bar, bar0 + k + 1);
+  }
+  sum->wall_s = fl_time_now() - t0;
+  if (rc < 0) {
+    snprintf(sum->error, sizeof sum->error, "%s: %s", fl_errname(rc), fl_errmsg());
+  } else if (final && sum->steps > 0) {
+    for (fl_int i = 0; i < nobs; i++) {
+      cJSON_AddNumberToObject(final, fl_world_obs_name(w, i), isfinite(val[i]) ? val[i] : 0);
+    }
+  }
+  fl_free(val);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+//---- the command ----
+
+int fl_cmd_run(int argc, char **argv) {
+  fl_register_all();
+  run_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc != 0) return rc == 1 ? 0 : rc;
+
+  // check the scene and every solver before anything is written
+  fl_world *w = NULL;
+  if (make_world(&a, &w) < 0) {
+    fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+    int code = fl_errcode();
+    return (code == FL_ERR_UNKNOWN_PROBLEM || code == FL_ERR_UNKNOWN_OPTION ||
+            code == FL_ERR_OPTION_TYPE || code == FL_ERR_OPTION_RANGE)
+               ? EXIT_USAGE
+               : 1;
+  }
+  long nsteps = a.steps >= 0 ? a.steps : lround(w->duration / w->dt);
+  double dt = w->dt;
+  char wname[64];
+  snprintf(wname, sizeof wname, "%s", w->name);
+  fl_int nobs = fl_world_nobs(w);
+  // observable names for the CSV headers
+  char *obs_header = fl_malloc((size_t)nobs * 41 + 1);
+  if (!obs_header) {
+    fl_world_free(w);
+    return 1;
+  }
+  obs_header[0] = 0;
+  for (fl_int i = 0; i < nobs; i++) {
+    strcat(obs_header, ",");
+    strcat(obs_header, fl_world_obs_name(w, i));
+  }
+  fl_world_free(w);
+  for (int j = 0; j < a.nsolvers; j++) {
+    fl_solver *s;
+    if (make_solver(&a, a.solvers[j], &s) < 0) {
+      fprintf(stderr, "frictionlab run: solver '%s': %s\n", a.solvers[j], fl_errmsg());
+      fl_free(obs_header);
+      return EXIT_USAGE;
+    }
+    fl_solver_destroy(s);
+  }
+
+  char outbuf[512];
+  if (!a.out) {
+    default_out(a.input, outbuf, sizeof outbuf);
+    a.out = outbuf;
+  }
+  fl_results *res = NULL;
+  if (fl_results_begin(a.out, "run", a.force, &res) < 0) {
+    fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+    fl_free(obs_header);
+    return 1;
+  }
+  FILE *steps = fl_results_file(res, "steps.csv");
+  FILE *iters = fl_results_file(res, "iters.csv");
+  FILE *obs = fl_results_file(res, "observables.csv");
+  if (!steps || !iters || !obs) {
+    fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+    fl_results_abort(res);
+    fl_free(obs_header);
+    return 1;
+  }
+  fprintf(steps, "step,solver,pairs,contacts,bilateral_rows,iters,reason,reason_name,solve_s,"
+                 "collide_s,assemble_s,warm_matched,error,%s%s\n", fl_csv_metrics_header,
+          obs_header);
+  fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
+  fprintf(obs, "step,solver%s\n", obs_header);
+  fl_free(obs_header);
+
+  cJSON *man = fl_results_manifest(res);
+  cJSON_AddStringToObject(man, "problem", a.input);
+  cJSON_AddStringToObject(man, "scene", wname);
+  cJSON_AddNumberToObject(man, "dt", dt);
+  cJSON_AddNumberToObject(man, "steps", (double)nsteps);
+  cJSON *sp = cJSON_AddArrayToObject(man, "scene_settings");
+  for (int i = 0; i < a.nscene; i++) cJSON_AddItemToArray(sp, cJSON_CreateString(a.scene_sets[i]));
+  cJSON *runs = cJSON_AddObjectToObject(man, "runs");
+  for (int j = 0; j < a.nsolvers; j++) {
+    fl_solver *s;
+    if (make_solver(&a, a.solvers[j], &s) == 0) {
+      fl_results_add_solver(res, s);
+      fl_solver_destroy(s);
+    }
+  }
+
+  fl_progress bar;
+  fl_progress_begin(&bar, "run", nsteps * a.nsolvers);
+  run_summary sums[MAX_SOLVERS];
+  int failed = 0;
+  for (int j = 0; j < a.nsolvers; j++) {
+    cJSON *r = cJSON_AddObjectToObject(runs, a.solvers[j]);
+    cJSON *final = cJSON_CreateObject();
+    simulate(&a, a.solvers[j], nsteps, steps, iters, obs, &bar, (long)j * nsteps, &sums[j], final);
+    cJSON_AddNumberToObject(r, "steps", (double)sums[j].steps);
+    cJSON_AddNumberToObject(r, "iterations", (double)sums[j].iters);
+    cJSON_AddNumberToObject(r, "steps_not_converged", sums[j].failed);
+    cJSON_AddNumberToObject(r, "solve_s", sums[j].solve_s);
+    cJSON_AddNumberToObject(r, "collide_s", sums[j].collide_s);
+    cJSON_AddNumberToObject(r, "assemble_s", sums[j].assemble_s);
+    cJSON_AddNumberToObject(r, "wall_s", sums[j].wall_s);
+    cJSON_AddNumberToObject(r, "pen_max", sums[j].pen_max);
+    cJSON_AddItemToObject(r, "final_observables", final);
+    if (sums[j].error[0]) {
+      cJSON_AddStringToObject(r, "error", sums[j].error);
+      failed = 1;
+    }
+  }
+  fl_progress_end(&bar);
+  if (fl_results_commit(res) < 0) {
+    fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+    return 1;
+  }
+  printf("%s: %ld steps of %g s -> %s\n", a.input, nsteps, dt, a.out);
+  printf("%-16s %8s %10s %12s %10s %10s  %s\n", "solver", "steps", "iters/step", "pen_max (m)",
+         "solve (s)", "wall (s)", "status");
+  for (int j = 0; j < a.nsolvers; j++) {
+    const run_summary *s = &sums[j];
+    printf("%-16s %8ld %10.1f %12.3g %10.3g %10.3g  %s\n", a.solvers[j], s->steps,
+           s->steps ? (double)s->iters / s->steps : 0.0, s->pen_max, s->solve_s, s->wall_s,
+           s->error[0] ? s->error : (s->failed ? "some steps not converged" : "ok"));
+  }
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,808 @@
+/* scene_json.c: scene files (JSON, parsed with cJSON); the format is docs/scene-format.md.
+ *
+ * Loading validates everything and names the file, the JSON path and what was expected:
+ * unknown keys, wrong types, sizes, ranges, unknown names. Saving writes a world's current
+ * state as the initial state of a scene file that loads back to the same world (shapes in body
+ * frames, explicit masses and inertias, joint rest rotations, 17 significant digits).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "world_impl.h"
+
+//---- error context ----
+
+typedef struct jctx {
+  const char *file;
+  fl_world *w;
+} jctx;
+
+__attribute__((format(printf, 3, 4))) static int jerr(const jctx *c, const char *path,
+                                                      const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return fl_seterr(FL_ERR_FORMAT, "%s: %s: %s", c->file, path[0] ? path : "(top level)", msg);
+}
+
+
+/* path + "." + key, or path + "[i]" */
+static void sub(char *out, size_t n, const char *path, const char *key) {
+  if (path[0]) snprintf(out, n, "%s.%s", path, key);
+  else snprintf(out, n, "%s", key);
+}
+
+
+static void idx(char *out, size_t n, const char *path, int i) { snprintf(out, n, "%s[%d]", path, i); }
+
+
+/* Rejects keys outside `allowed` (typos would otherwise be silently ignored). */
+static int check_keys(const jctx *c, const cJSON *obj, const char *path,
+                      const char *const *allowed) {
+  if (!cJSON_IsObject(obj)) return jerr(c, path, "expected an object");
+  for (const cJSON *it = obj->child; it; it = it->next) {
+    int ok = 0;
+    for (int k = 0; allowed[k]; k++) ok |= strcmp(it->string, allowed[k]) == 0;
+    if (!ok) {
+      char list[512] = "";
+      for (int k = 0; allowed[k]; k++) {
+        strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, allowed[k], sizeof list - strlen(list) - 1);
+      }
+      char p[256];
+      sub(p, sizeof p, path, it->string);
+      return jerr(c, p, "unknown key; expected one of: %s", list);
+    }
+  }
+  return FL_OK;
+}
+
+
+/* A number (or "inf"/"-inf" when inf_ok) in [lo, hi]; missing: *out = dflt unless required. */
+static int get_num(const jctx *c, const cJSON *obj, const char *key, const char *path,
+                   int required, double dflt, double lo, double hi, int inf_ok, double *out) {
+  char p[256];
+  sub(p, sizeof p, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required) return jerr(c, p, "missing; expected a number in [%g, %g]", lo, hi);
+    *out = dflt;
+    return FL_OK;
+  }
+  double x;
+  if (cJSON_IsNumber(v)) {
+    x = v->valuedouble;
+  } else if (inf_ok && cJSON_IsString(v) && strcmp(v->valuestring, "inf") == 0) {
+    x = INFINITY;
+  } else {
+    return jerr(c, p, "expected a number%s in [%g, %g]", inf_ok ? " (or \"inf\")" : "", lo, hi);
+  }
+  if (!(x >= lo && x <= hi) || (isinf(x) && !inf_ok))
+    return jerr(c, p, "%g is out of range; expected a number in [%g, %g]", x, lo, hi);
+  *out = x;
+  return FL_OK;
+}
+
+
+/* An array of exactly n finite numbers; missing: dflt (or zeros) unless required. */
+static int get_vec(const jctx *c, const cJSON *obj, const char *key, const char *path, int n,
+                   int required, const double *dflt, int positive, double *out) {
+  char p[256];
+  sub(p, sizeof p, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required)
+      return jerr(c, p, "missing; expected an array of %d %snumbers", n, positive ? "positive " : "");
+    for (int i = 0; i < n; i++) out[i] = dflt ? dflt[i] : 0;
+    return FL_OK;
+  }
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != n)
+    return jerr(c, p, "expected an array of %d %snumbers", n, positive ? "positive " : "");
+  int i = 0;
+  for (const cJSON *e = v->child; e; e = e->next, i++) {
+    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || (positive && !(e->valuedouble > 0))) {
+      char q[256];
+      idx(q, sizeof q, p, i);
+      return jerr(c, q, "expected a finite %snumber (an array of %d)", positive ? "positive " : "", n);
+    }
+    out[i] = e->valuedouble;
+  }
+  return FL_OK;
+}
+
+
+static int get_str(const jctx *c, const cJSON *obj, const char *key, const char *path,
+                   const char *dflt, const char **out) {
+  char p[256];
+  sub(p, sizeof p, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (!dflt) return jerr(c, p, "missing; expected a string");
+    *out = dflt;
+    return FL_OK;
+  }
+  if (!cJSON_IsString(v)) return jerr(c, p, "expected a string");
+  *out = v->valuestring;
+  return FL_OK;
+}
+
+
+/* One of "a|b|c" -> its index. */
+static int get_enum(const jctx *c, const cJSON *obj, const char *key, const char *path,
+                    const char *choices, int dflt, int *out) {
+  const char *s;
+  char p[256];
+  sub(p, sizeof p, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (dflt < 0) return jerr(c, p, "missing; expected one of %s", choices);
+    *out = dflt;
+    return FL_OK;
+  }
+  if (!cJSON_IsString(v)) return jerr(c, p, "expected a string, one of %s", choices);
+  s = v->valuestring;
+  int k = 0;
+  for (const char *t = choices; *t; k++) {
+    const char *bar = strchr(t, '|');
+    size_t len = bar ? (size_t)(bar - t) : strlen(t);
+    if (strlen(s) == len && strncmp(s, t, len) == 0) {
+      *out = k;
+      return FL_OK;
+    }
+    if (!bar) break;
+    t = bar + 1;
+  }
+  return jerr(c, p, "'%s' is not one of %s", s, choices);
+}
+
+
+/* A body by name or index; null (when allow_world) is -1, the world. */
+static int get_body_ref(const jctx *c, const cJSON *obj, const char *key, const char *path,
+                        int allow_world, int *out) {
+  char p[256];
+  sub(p, sizeof p, path, key);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v || cJSON_IsNull(v)) {
+    if (allow_world) {
+      *out = -1;
+      return FL_OK;
+    }
+    return jerr(c, p, "missing; expected a body name or index");
+  }
+  if (cJSON_IsString(v)) {
+    int b = fl_world_find_body(c->w, v->valuestring);
+    if (b < 0) return jerr(c, p, "no body named '%s'", v->valuestring);
+    *out = b;
+    return FL_OK;
+  }
+  if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= 0 &&
+      v->valuedouble < c->w->nbody) {
+    *out = (int)v->valuedouble;
+    return FL_OK;
+  }
+  return jerr(c, p, "expected a body name or an index in [0, %d)%s", (int)c->w->nbody,
+              allow_world ? " (or null for the world)" : "");
+}
+
+
+//---- sections ----
+
+static int parse_material(const jctx *c, const cJSON *m, const char *path) {
+  static const char *const keys[] = {"name", "mu", "stiffness", "tau_d", NULL};
+  FL_TRY(check_keys(c, m, path, keys));
+  const char *name;
+  double mu, k, tau;
+  FL_TRY(get_str(c, m, "name", path, NULL, &name));
+  FL_TRY(get_num(c, m, "mu", path, 1, 0, 0, 1e6, 0, &mu));
+  FL_TRY(get_num(c, m, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &k));
+  FL_TRY(get_num(c, m, "tau_d", path, 0, 0, 0, 1e6, 0, &tau));
+  if (strlen(name) >= 32 || !name[0]) return jerr(c, path, "name must have 1 to 31 characters");
+  int existing = fl_world_find_material(c->w, name);
+  if (existing == 0) {
+    // "default" redefines the built-in material
+    c->w->mat[0].mu = mu;
+    c->w->mat[0].stiffness = k;
+    c->w->mat[0].tau_d = tau;
+    return FL_OK;
+  }
+  if (existing > 0) return jerr(c, path, "material '%s' is defined twice", name);
+  int rc = fl_world_add_material(c->w, name, mu, k, tau);
+  return rc < 0 ? jerr(c, path, "%s", fl_errmsg()) : FL_OK;
+}
+
+
+static int material_ref(const jctx *c, const cJSON *obj, const char *key, const char *path,
+                        int *out) {
+  const char *name;
+  FL_TRY(get_str(c, obj, key, path, "default", &name));
+  *out = fl_world_find_material(c->w, name);
+  if (*out < 0) {
+    char p[256];
+    sub(p, sizeof p, path, key);
+    return jerr(c, p, "no material named '%s' (define it in \"materials\")", name);
+  }
+  return FL_OK;
+}
+
+
+static int parse_shape(const jctx *c, const cJSON *s, const char *path, fl_shape *out) {
+  static const char *const keys[] = {"type", "size", "segments", "vertices", NULL};
+  FL_TRY(check_keys(c, s, path, keys));
+  int type;
+  FL_TRY(get_enum(c, s, "type", path, "plane|sphere|box|capsule|cylinder|convex", -1, &type));
+  double sz[3];
+  int rc = FL_OK;
+  char p[256];
+  sub(p, sizeof p, path, "size");
+  switch (type) {
+  case 0: rc = fl_shape_make_plane(out); break;
+  case 1:
+    FL_TRY(get_vec(c, s, "size", path, 1, 1, NULL, 1, sz));
+    rc = fl_shape_make_sphere(sz[0], out);
+    break;
+  case 2:
+    FL_TRY(get_vec(c, s, "size", path, 3, 1, NULL, 1, sz));
+    rc = fl_shape_make_box(sz[0], sz[1], sz[2], out);
+    break;
+  case 3:
+    FL_TRY(get_vec(c, s, "size", path, 2, 1, NULL, 1, sz));
+    rc = fl_shape_make_capsule(sz[0], sz[1], out);
+    break;
+  case 4: {
+    double seg;
+    FL_TRY(get_vec(c, s, "size", path, 2, 1, NULL, 1, sz));
+    FL_TRY(get_num(c, s, "segments", path, 0, FL_CYL_SEGMENTS_DEFAULT, 3, 1024, 0, &seg));
+    rc = fl_shape_make_cylinder(sz[0], sz[1], (fl_int)seg, out);
+    break;
+  }
+  default: {
+    sub(p, sizeof p, path, "vertices");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, "vertices");
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+    if (n < 4) return jerr(c, p, "expected an array of at least 4 points [x, y, z]");
+    double *pts = fl_malloc((size_t)n * 3 * sizeof(double));
+    if (!pts) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", c->file);
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+      int ok = cJSON_IsArray(e) && cJSON_GetArraySize(e) == 3;
+      int k = 0;
+      for (const cJSON *x = ok ? e->child : NULL; x; x = x->next, k++) {
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) ok = 0;
+        else pts[3 * i + k] = x->valuedouble;
+      }
+      if (!ok) {
+        fl_free(pts);
+        char q[256];
+        idx(q, sizeof q, p, i);
+        return jerr(c, q, "expected a point [x, y, z] of 3 finite numbers");
+      }
+    }
+    rc = fl_shape_make_convex(pts, n, out);
+    fl_free(pts);
+    break;
+  }
+  }
+  if (rc < 0) return jerr(c, p, "%s", fl_errmsg());
+  return FL_OK;
+}
+
+
+static int parse_body(const jctx *c, const cJSON *b, const char *path) {
+  static const char *const keys[] = {"name", "kind", "material", "shape", "density", "mass",
+                                     "inertia", "position", "orientation", "velocity",
+                                     "angular_velocity", NULL};
+  FL_TRY(check_keys(c, b, path, keys));
+  const char *name = NULL;
+  if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
+    FL_TRY(get_str(c, b, "name", path, NULL, &name));
+    if (!name[0] || strlen(name) >= 32) return jerr(c, path, "name must have 1 to 31 characters");
+    if (fl_world_find_body(c->w, name) >= 0)
+      return jerr(c, path, "a second body named '%s' (names must be unique)", name);
+  }
+  fl_body_desc d;
+  memset(&d, 0, sizeof d);
+  d.name = name;
+  int kind;
+  FL_TRY(get_enum(c, b, "kind", path, "dynamic|fixed|prescribed", 0, &kind));
+  d.kind = (fl_body_kind)kind;
+  FL_TRY(material_ref(c, b, "material", path, &d.material));
+  static const double qid[4] = {1, 0, 0, 0};
+  FL_TRY(get_vec(c, b, "position", path, 3, 0, NULL, 0, d.pos));
+  FL_TRY(get_vec(c, b, "orientation", path, 4, 0, qid, 0, d.quat));
+  double qn = sqrt(d.quat[0] * d.quat[0] + d.quat[1] * d.quat[1] + d.quat[2] * d.quat[2] +
+                   d.quat[3] * d.quat[3]);
+  if (!(qn > 1e-12)) {
+    char p[256];
+    sub(p, sizeof p, path, "orientation");
+    return jerr(c, p, "expected a nonzero quaternion [w, x, y, z]");
+  }
+  FL_TRY(get_vec(c, b, "velocity", path, 3, 0, NULL, 0, d.vel));
+  FL_TRY(get_vec(c, b, "angular_velocity", path, 3, 0, NULL, 0, d.omega));
+  const cJSON *has_d = cJSON_GetObjectItemCaseSensitive(b, "density");
+  const cJSON *has_m = cJSON_GetObjectItemCaseSensitive(b, "mass");
+  const cJSON *has_i = cJSON_GetObjectItemCaseSensitive(b, "inertia");
+  double inertia[9];
+  if (kind == FL_BODY_DYNAMIC) {
+    if ((has_d != NULL) == (has_m != NULL))
+      return jerr(c, path, "a dynamic body needs exactly one of \"density\" (kg/m^3) or \"mass\" (kg)");
+    if (has_d) FL_TRY(get_num(c, b, "density", path, 1, 0, 1e-300, 1e300, 0, &d.density));
+    if (has_m) FL_TRY(get_num(c, b, "mass", path, 1, 0, 1e-300, 1e300, 0, &d.mass));
+    if (has_i) {
+      if (!has_m) return jerr(c, path, "\"inertia\" goes with \"mass\", not \"density\"");
+      char p[256];
+      sub(p, sizeof p, path, "inertia");
+      int n = cJSON_IsArray(has_i) ? cJSON_GetArraySize(has_i) : 0;
+      if (n == 3) {
+        double diag[3];
+        FL_TRY(get_vec(c, b, "inertia", path, 3, 1, NULL, 1, diag));
+        memset(inertia, 0, sizeof inertia);
+        inertia[0] = diag[0];
+        inertia[4] = diag[1];
+        inertia[8] = diag[2];
+      } else if (n == 9) {
+        FL_TRY(get_vec(c, b, "inertia", path, 9, 1, NULL, 0, inertia));
+      } else {
+        return jerr(c, p, "expected 3 principal moments or 9 entries (kg m^2, body frame)");
+      }
+      d.inertia = inertia;
+    }
+  } else if (has_d || has_m || has_i) {
+    return jerr(c, path, "fixed and prescribed bodies take no density, mass or inertia");
+  }
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(b, "shape");
+  char p[256];
+  sub(p, sizeof p, path, "shape");
+  if (!sh) return jerr(c, p, "missing; expected an object with \"type\"");
+  fl_shape s;
+  memset(&s, 0, sizeof s);
+  FL_TRY(parse_shape(c, sh, p, &s));
+  int rc = fl_world_add_body(c->w, &d, &s);
+  if (rc < 0) {
+    fl_shape_free(&s);
+    return jerr(c, path, "%s", fl_errmsg());
+  }
+  return FL_OK;
+}
+
+
+static int parse_joint(const jctx *c, const cJSON *j, const char *path) {
+  static const char *const keys[] = {"type", "body_a", "body_b", "anchor_a", "anchor_b", "axis",
+                                     "rest_length", "stiffness", "damping", "drive",
+                                     "rest_rotation", "axis_b", NULL};
+  FL_TRY(check_keys(c, j, path, keys));
+  fl_joint jt;
+  memset(&jt, 0, sizeof jt);
+  int type;
+  FL_TRY(get_enum(c, j, "type", path, FL_JOINT_TYPE_CHOICES, -1, &type));
+  jt.type = (fl_joint_type)type;
+  FL_TRY(get_body_ref(c, j, "body_a", path, 1, &jt.body_a));
+  FL_TRY(get_body_ref(c, j, "body_b", path, 0, &jt.body_b));
+  FL_TRY(get_vec(c, j, "anchor_a", path, 3, 0, NULL, 0, jt.anchor_a));
+  FL_TRY(get_vec(c, j, "anchor_b", path, 3, 0, NULL, 0, jt.anchor_b));
+  static const double ez[3] = {0, 0, 1};
+  FL_TRY(get_vec(c, j, "axis", path, 3, 0, ez, 0, jt.axis));
+  FL_TRY(get_num(c, j, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &jt.stiffness));
+  FL_TRY(get_num(c, j, "damping", path, 0, 0, 0, 1e300, 0, &jt.damping));
+  if (type == FL_JOINT_DISTANCE) {
+    const cJSON *rl = cJSON_GetObjectItemCaseSensitive(j, "rest_length");
+    if (rl) {
+      FL_TRY(get_num(c, j, "rest_length", path, 1, 0, 0, 1e300, 0, &jt.rest_length));
+    } else {
+      // default: the current distance of the anchors
+      double pa[3], pb[3];
+      const double *an[2] = {jt.anchor_a, jt.anchor_b};
+      int bd[2] = {jt.body_a, jt.body_b};
+      double *pt[2] = {pa, pb};
+      for (int k = 0; k < 2; k++) {
+        if (bd[k] < 0) {
+          memcpy(pt[k], an[k], 3 * sizeof(double));
+        } else {
+          const fl_body *bb = &c->w->body[bd[k]];
+          fl_quat_rotate(bb->quat, an[k], pt[k]);
+          for (int i = 0; i < 3; i++) pt[k][i] += bb->pos[i];
+        }
+      }
+      double dd[3] = {pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]};
+      jt.rest_length = fl_v3_norm(dd);
+    }
+  }
+  const cJSON *dr = cJSON_GetObjectItemCaseSensitive(j, "drive");
+  if (dr) {
+    char p[256];
+    sub(p, sizeof p, path, "drive");
+    static const char *const dkeys[] = {"velocity", "max_force", NULL};
+    FL_TRY(check_keys(c, dr, p, dkeys));
+    if (type != FL_JOINT_PRISMATIC && type != FL_JOINT_REVOLUTE)
+      return jerr(c, p, "only prismatic and revolute joints take a drive");
+    jt.driven = 1;
+    FL_TRY(get_num(c, dr, "velocity", p, 1, 0, -1e300, 1e300, 0, &jt.drive_velocity));
+    FL_TRY(get_num(c, dr, "max_force", p, 0, INFINITY, 1e-300, INFINITY, 1, &jt.drive_max_force));
+  }
+  int k = fl_world_add_joint(c->w, &jt);
+  if (k < 0) return jerr(c, path, "%s", fl_errmsg());
+  // a saved rest rotation and axis (a file written mid-run) override the ones from the poses
+  fl_joint *J = &c->w->joint[k];
+  if (cJSON_GetObjectItemCaseSensitive(j, "rest_rotation"))
+    FL_TRY(get_vec(c, j, "rest_rotation", path, 4, 1, NULL, 0, J->qrel));
+  if (cJSON_GetObjectItemCaseSensitive(j, "axis_b"))
+    FL_TRY(get_vec(c, j, "axis_b", path, 3, 1, NULL, 0, J->axis_b));
+  return FL_OK;
+}
+
+
+static int parse_force(const jctx *c, const cJSON *f, const char *path) {
+  static const char *const keys[] = {"body", "force", "torque", "ramp", NULL};
+  FL_TRY(check_keys(c, f, path, keys));
+  fl_force F;
+  memset(&F, 0, sizeof F);
+  FL_TRY(get_body_ref(c, f, "body", path, 0, &F.body));
+  FL_TRY(get_vec(c, f, "force", path, 3, 0, NULL, 0, F.f));
+  FL_TRY(get_vec(c, f, "torque", path, 3, 0, NULL, 0, F.tau));
+  double r[2] = {0, 0};
+  FL_TRY(get_vec(c, f, "ramp", path, 2, 0, NULL, 0, r));
+  F.t0 = r[0];
+  F.t1 = r[1];
+  if (fl_world_add_force(c->w, &F) < 0) return jerr(c, path, "%s", fl_errmsg());
+  return FL_OK;
+}
+
+
+static int parse_group(const jctx *c, const cJSON *g, const char *path) {
+  static const char *const keys[] = {"kind", "bodies", "param", NULL};
+  FL_TRY(check_keys(c, g, path, keys));
+  int kind;
+  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain", -1, &kind));
+  char p[256];
+  sub(p, sizeof p, path, "bodies");
+  const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
+  int n = cJSON_IsArray(bl) ? cJSON_GetArraySize(bl) : 0;
+  if (n < 1) return jerr(c, p, "expected a non-empty array of body names or indices");
+  fl_int *ids = fl_malloc((size_t)n * sizeof(fl_int));
+  if (!ids) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", c->file);
+  int i = 0, rc = FL_OK;
+  for (const cJSON *e = bl->child; e && rc >= 0; e = e->next, i++) {
+    cJSON *tmp = cJSON_CreateObject();
+    cJSON_AddItemReferenceToObject(tmp, "b", (cJSON *)e);
+    char q[256];
+    idx(q, sizeof q, p, i);
+    int b;
+    rc = get_body_ref(c, tmp, "b", "", 0, &b);
+    cJSON_Delete(tmp);
+    if (rc < 0) rc = jerr(c, q, "expected a body name or an index in [0, %d)", (int)c->w->nbody);
+    else ids[i] = b;
+  }
+  double par[8] = {0};
+  int np = 0;
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(g, "param");
+  if (rc >= 0 && pl) {
+    np = cJSON_IsArray(pl) ? cJSON_GetArraySize(pl) : -1;
+    char q[256];
+    sub(q, sizeof q, path, "param");
+    if (np < 0 || np > 8) rc = jerr(c, q, "expected an array of at most 8 numbers");
+    else rc = get_vec(c, g, "param", path, np, 1, NULL, 0, par);
+  }
+  if (rc >= 0 && fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np) < 0)
+    rc = jerr(c, path, "%s", fl_errmsg());
+  fl_free(ids);
+  return rc;
+}
+
+
+/* Runs `fn` on every element of the array `key` (optional). */
+static int each(const jctx *c, const cJSON *root, const char *key,
+                int (*fn)(const jctx *, const cJSON *, const char *)) {
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (!a) return FL_OK;
+  if (!cJSON_IsArray(a)) return jerr(c, key, "expected an array");
+  int i = 0;
+  for (const cJSON *e = a->child; e; e = e->next, i++) {
+    char p[256];
+    idx(p, sizeof p, key, i);
+    FL_TRY(fn(c, e, p));
+  }
+  return FL_OK;
+}
+
+
+static int parse_pair(const jctx *c, const cJSON *e, const char *path) {
+  static const char *const keys[] = {"materials", "mu", "stiffness", "tau_d", NULL};
+  FL_TRY(check_keys(c, e, path, keys));
+  char p[256];
+  sub(p, sizeof p, path, "materials");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "materials");
+  if (!cJSON_IsArray(m) || cJSON_GetArraySize(m) != 2 || !cJSON_IsString(m->child) ||
+      !cJSON_IsString(m->child->next))
+    return jerr(c, p, "expected two material names");
+  int ma = fl_world_find_material(c->w, m->child->valuestring);
+  int mb = fl_world_find_material(c->w, m->child->next->valuestring);
+  if (ma < 0 || mb < 0)
+    return jerr(c, p, "no material named '%s'", ma < 0 ? m->child->valuestring
+                                                       : m->child->next->valuestring);
+  double mu, k, tau;
+  FL_TRY(get_num(c, e, "mu", path, 1, 0, 0, 1e6, 0, &mu));
+  FL_TRY(get_num(c, e, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &k));
+  FL_TRY(get_num(c, e, "tau_d", path, 0, 0, 0, 1e6, 0, &tau));
+  if (fl_world_set_pair(c->w, ma, mb, mu, k, tau) < 0) return jerr(c, path, "%s", fl_errmsg());
+  return FL_OK;
+}
+
+
+//---- load ----
+
+int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
+  *out = NULL;
+  const char *endp = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &endp, 1);
+  if (!root) {
+    // line and column of the parse error
+    int line = 1, col = 1;
+    for (const char *t = text; endp && t < endp; t++) {
+      if (*t == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    return fl_seterr(FL_ERR_FORMAT, "%s: line %d, column %d: not valid JSON", where, line, col);
+  }
+  fl_world *w = NULL;
+  int rc = fl_world_create(&w);
+  jctx c = {where, w};
+  static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
+                                     "margin", "friction_rule", "materials", "pairs", "bodies",
+                                     "joints", "forces", "observe", NULL};
+  if (rc >= 0) rc = check_keys(&c, root, "", keys);
+  if (rc >= 0) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (fmt && (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "frictionlab-scene") != 0))
+      rc = jerr(&c, "format", "expected \"frictionlab-scene\"");
+  }
+  double ver = 1;
+  if (rc >= 0) rc = get_num(&c, root, "version", "", 0, 1, 1, 1, 0, &ver);
+  const char *name = "scene";
+  if (rc >= 0) rc = get_str(&c, root, "name", "", "scene", &name);
+  if (rc >= 0) snprintf(w->name, sizeof w->name, "%s", name);
+  static const double g0[3] = {0, 0, -9.81};
+  if (rc >= 0) rc = get_vec(&c, root, "gravity", "", 3, 0, g0, 0, w->gravity);
+  if (rc >= 0) rc = get_num(&c, root, "dt", "", 1, 0, 1e-12, 10, 0, &w->dt);
+  if (rc >= 0) rc = get_num(&c, root, "duration", "", 0, 1, 0, 1e9, 0, &w->duration);
+  if (rc >= 0) rc = get_num(&c, root, "margin", "", 0, 1e-3, 0, 1e6, 0, &w->margin);
+  int rule = 0;
+  if (rc >= 0) rc = get_enum(&c, root, "friction_rule", "", FL_MU_RULE_CHOICES, 0, &rule);
+  w->mu_rule = (fl_mu_rule)rule;
+  if (rc >= 0) rc = each(&c, root, "materials", parse_material);
+  if (rc >= 0) rc = each(&c, root, "pairs", parse_pair);
+  if (rc >= 0) rc = each(&c, root, "bodies", parse_body);
+  if (rc >= 0 && w->nbody == 0) rc = jerr(&c, "bodies", "missing or empty; expected at least one body");
+  if (rc >= 0) rc = each(&c, root, "joints", parse_joint);
+  if (rc >= 0) rc = each(&c, root, "forces", parse_force);
+  if (rc >= 0) rc = each(&c, root, "observe", parse_group);
+  cJSON_Delete(root);
+  if (rc < 0) {
+    fl_world_free(w);
+    return rc;
+  }
+  fl_world_reset_start(w);
+  *out = w;
+  return FL_OK;
+}
+
+
+int fl_world_load_json(const char *path, fl_world **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = fl_malloc(cap);
+  int rc = buf ? FL_OK : fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+  while (rc >= 0) {
+    if (n + 1 >= cap) {
+      char *nb = fl_realloc(buf, cap *= 2);
+      if (!nb) {
+        rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+        break;
+      }
+      buf = nb;
+    }
+    size_t got = fread(buf + n, 1, cap - n - 1, f);
+    n += got;
+    if (got == 0) {
+      if (ferror(f)) rc = fl_seterr(FL_ERR_IO, "%s: read error", path);
+      break;
+    }
+  }
+  fclose(f);
+  if (rc >= 0) {
+    buf[n] = 0;
+    rc = fl_world_parse_json(buf, path, out);
+  }
+  fl_free(buf);
+  return rc;
+}
+
+
+//---- save ----
+
+static cJSON *vec(const double *x, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+  return a;
+}
+
+
+static void add_law(cJSON *o, double mu, double k, double tau) {
+  cJSON_AddNumberToObject(o, "mu", mu);
+  if (isinf(k)) cJSON_AddStringToObject(o, "stiffness", "inf");
+  else cJSON_AddNumberToObject(o, "stiffness", k);
+  cJSON_AddNumberToObject(o, "tau_d", tau);
+}
+
+
+static cJSON *world_json(const fl_world *w) {
+  static const char *const rules[] = {"harmonic", "min", "geometric", "max", "mean"};
+  static const char *const kinds[] = {"dynamic", "fixed", "prescribed"};
+  static const char *const types[] = {"plane", "sphere", "box", "capsule", "cylinder", "convex"};
+  static const char *const jtypes[] = {"weld", "ball", "distance", "prismatic", "revolute"};
+  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain"};
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddStringToObject(r, "format", "frictionlab-scene");
+  cJSON_AddNumberToObject(r, "version", 1);
+  cJSON_AddStringToObject(r, "name", w->name);
+  cJSON_AddItemToObject(r, "gravity", vec(w->gravity, 3));
+  cJSON_AddNumberToObject(r, "dt", w->dt);
+  cJSON_AddNumberToObject(r, "duration", w->duration);
+  cJSON_AddNumberToObject(r, "margin", w->margin);
+  cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
+  cJSON *mats = cJSON_AddArrayToObject(r, "materials");
+  for (fl_int i = 0; i < w->nmat; i++) {
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "name", w->mat[i].name);
+    add_law(m, w->mat[i].mu, w->mat[i].stiffness, w->mat[i].tau_d);
+    cJSON_AddItemToArray(mats, m);
+  }
+  if (w->npair) {
+    cJSON *pairs = cJSON_AddArrayToObject(r, "pairs");
+    for (fl_int i = 0; i < w->npair; i++) {
+      cJSON *m = cJSON_CreateObject();
+      const char *nm[2] = {w->mat[w->pair[i].mat_a].name, w->mat[w->pair[i].mat_b].name};
+      cJSON_AddItemToObject(m, "materials", cJSON_CreateStringArray(nm, 2));
+      add_law(m, w->pair[i].mu, w->pair[i].stiffness, w->pair[i].tau_d);
+      cJSON_AddItemToArray(pairs, m);
+    }
+  }
+  cJSON *bodies = cJSON_AddArrayToObject(r, "bodies");
+  for (fl_int i = 0; i < w->nbody; i++) {
+    const fl_body *b = &w->body[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", b->name);
+    cJSON_AddStringToObject(o, "kind", kinds[b->kind]);
+    cJSON_AddStringToObject(o, "material", w->mat[b->material].name);
+    cJSON *s = cJSON_AddObjectToObject(o, "shape");
+    cJSON_AddStringToObject(s, "type", types[b->shape.type]);
+    switch (b->shape.type) {
+    case FL_SHAPE_SPHERE: cJSON_AddItemToObject(s, "size", vec(b->shape.size, 1)); break;
+    case FL_SHAPE_BOX: cJSON_AddItemToObject(s, "size", vec(b->shape.size, 3)); break;
+    case FL_SHAPE_CAPSULE: cJSON_AddItemToObject(s, "size", vec(b->shape.size, 2)); break;
+    case FL_SHAPE_CYLINDER:
+      cJSON_AddItemToObject(s, "size", vec(b->shape.size, 2));
+      cJSON_AddNumberToObject(s, "segments", b->shape.cyl_segments);
+      break;
+    case FL_SHAPE_CONVEX: {
+      cJSON *v = cJSON_AddArrayToObject(s, "vertices");
+      for (fl_int k = 0; k < b->shape.nvert; k++) cJSON_AddItemToArray(v, vec(b->shape.vert + 3 * k, 3));
+      break;
+    }
+    default: break;
+    }
+    if (b->kind == FL_BODY_DYNAMIC) {
+      cJSON_AddNumberToObject(o, "mass", b->mass);
+      cJSON_AddItemToObject(o, "inertia", vec(b->inertia, 9));
+    }
+    cJSON_AddItemToObject(o, "position", vec(b->pos, 3));
+    cJSON_AddItemToObject(o, "orientation", vec(b->quat, 4));
+    if (b->kind != FL_BODY_FIXED) {
+      cJSON_AddItemToObject(o, "velocity", vec(b->vel, 3));
+      cJSON_AddItemToObject(o, "angular_velocity", vec(b->omega, 3));
+    }
+    cJSON_AddItemToArray(bodies, o);
+  }
+  if (w->njoint) {
+    cJSON *js = cJSON_AddArrayToObject(r, "joints");
+    for (fl_int i = 0; i < w->njoint; i++) {
+      const fl_joint *j = &w->joint[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "type", jtypes[j->type]);
+      if (j->body_a < 0) cJSON_AddNullToObject(o, "body_a");
+      else cJSON_AddStringToObject(o, "body_a", w->body[j->body_a].name);
+      cJSON_AddStringToObject(o, "body_b", w->body[j->body_b].name);
+      cJSON_AddItemToObject(o, "anchor_a", vec(j->anchor_a, 3));
+      cJSON_AddItemToObject(o, "anchor_b", vec(j->anchor_b, 3));
+      cJSON_AddItemToObject(o, "axis", vec(j->axis, 3));
+      if (j->type == FL_JOINT_DISTANCE) {
+        cJSON_AddNumberToObject(o, "rest_length", j->rest_length);
+        if (isinf(j->stiffness)) cJSON_AddStringToObject(o, "stiffness", "inf");
+        else cJSON_AddNumberToObject(o, "stiffness", j->stiffness);
+        cJSON_AddNumberToObject(o, "damping", j->damping);
+      }
+      if (j->driven) {
+        cJSON *d = cJSON_AddObjectToObject(o, "drive");
+        cJSON_AddNumberToObject(d, "velocity", j->drive_velocity);
+        if (isinf(j->drive_max_force)) cJSON_AddStringToObject(d, "max_force", "inf");
+        else cJSON_AddNumberToObject(d, "max_force", j->drive_max_force);
+      }
+      cJSON_AddItemToObject(o, "rest_rotation", vec(j->qrel, 4));
+      cJSON_AddItemToObject(o, "axis_b", vec(j->axis_b, 3));
+      cJSON_AddItemToArray(js, o);
+    }
+  }
+  if (w->nforce) {
+    cJSON *fs = cJSON_AddArrayToObject(r, "forces");
+    for (fl_int i = 0; i < w->nforce; i++) {
+      const fl_force *f = &w->force[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "body", w->body[f->body].name);
+      cJSON_AddItemToObject(o, "force", vec(f->f, 3));
+      cJSON_AddItemToObject(o, "torque", vec(f->tau, 3));
+      double rr[2] = {f->t0, f->t1};
+      cJSON_AddItemToObject(o, "ramp", vec(rr, 2));
+      cJSON_AddItemToArray(fs, o);
+    }
+  }
+  if (w->ngroup) {
+    cJSON *gs = cJSON_AddArrayToObject(r, "observe");
+    for (fl_int i = 0; i < w->ngroup; i++) {
+      const fl_obs_group *g = &w->group[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "kind", gkinds[g->kind]);
+      cJSON *bl = cJSON_AddArrayToObject(o, "bodies");
+      for (fl_int k = 0; k < g->n; k++)
+        cJSON_AddItemToArray(bl, cJSON_CreateString(w->body[g->body[k]].name));
+      if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
+      cJSON_AddItemToArray(gs, o);
+    }
+  }
+  return r;
+}
+
+
+int fl_world_save_json(const fl_world *w, const char *path) {
+  // names must be unique for references by name
+  for (fl_int i = 0; i < w->nbody; i++) {
+    for (fl_int k = 0; k < i; k++) {
+      if (strcmp(w->body[i].name, w->body[k].name) == 0)
+        return fl_seterr(FL_ERR_INVAL, "%s: bodies %d and %d share the name '%s'", path, (int)k,
+                         (int)i, w->body[i].name);
+    }
+  }
+  cJSON *r = world_json(w);
+  char *text = r ? cJSON_Print(r) : NULL;
+  cJSON_Delete(r);
+  if (!text) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+  FILE *f = fopen(tmp, "wb");
+  int rc = FL_OK;
+  if (!f) {
+    rc = fl_seterr(FL_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+  } else {
+    size_t n = strlen(text);
+    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
+    if (fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
+    if (rc >= 0 && rename(tmp, path) != 0)
+      rc = fl_seterr(FL_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (rc < 0) remove(tmp);
+  }
+  free(text);
+  return rc;
+}
