@@ -214,6 +214,25 @@ int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
                      p->name, (int)p->A->nrow, (int)p->A->ncol, (int)p->J->nrow,
                      (int)p->J->ncol, (int)nv, (int)nv, (int)nrow, (int)nv);
   }
+  // indices in range (fl_problem_validate checks more; this keeps bad data from crashing)
+  for (fl_int k = 0; k < p->A->rowptr[nv]; k++) {
+    if (p->A->col[k] < 0 || p->A->col[k] >= nv) {
+      return fl_seterr(FL_ERR_FORMAT, "%s: A has a column index %d outside [0, %d)", p->name,
+                       (int)p->A->col[k], (int)nv);
+    }
+  }
+  for (fl_int k = 0; k < p->J->rowptr[nrow]; k++) {
+    if (p->J->col[k] < 0 || p->J->col[k] >= nv) {
+      return fl_seterr(FL_ERR_FORMAT, "%s: J has a column index %d outside [0, %d)", p->name,
+                       (int)p->J->col[k], (int)nv);
+    }
+  }
+  for (fl_int d = 0; d < nv; d++) {
+    if (p->dof_clique[d] < 0 || p->dof_clique[d] >= ncl) {
+      return fl_seterr(FL_ERR_FORMAT, "%s: dof %d has clique %d outside [0, %d)", p->name, (int)d,
+                       (int)p->dof_clique[d], (int)ncl);
+    }
+  }
   fl_dynamics *d = fl_calloc(1, sizeof(*d));
   if (!d) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the dynamics", p->name);
   d->p = p;
