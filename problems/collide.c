@@ -905,6 +905,28 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
   double nw[3], n[3];
   mulv(Pref->R, nf, nw);
   for (int i = 0; i < 3; i++) n[i] = ref_is_b ? -nw[i] : nw[i];
+  if (nin == 0) {
+    // the incident face misses the reference face (rare): the incident shape's deepest vertex
+    fl_int vd = 0;
+    double hd = INFINITY;
+    for (fl_int v = 0; v < inc->nvert; v++) {
+      double xl[3];
+      mulv(R, inc->vert + 3 * v, xl);
+      double h = dot3(nf, xl) + dot3(nf, t) - df;
+      if (h < hd) hd = h, vd = v;
+    }
+    if (hd > margin) return;
+    double xl[3], xr[3], pr[3];
+    mulv(R, inc->vert + 3 * vd, xl);
+    for (int i = 0; i < 3; i++) xr[i] = xl[i] + t[i] - hd * nf[i];
+    to_world(Pref, xr, pr);
+    uint32_t fr = FL_FEAT(FL_FEAT_FACE, f), fi = FL_FEAT(FL_FEAT_VERTEX, vd);
+    if (ref_is_b)
+      add_b(B, pr, n, hd, fi, fr);
+    else
+      add_a(B, pr, n, hd, fr, fi);
+    return;
+  }
   for (int i = 0; i < nin; i++) {
     double h = dot3(nf, in[i].x) - df;
     if (h > margin) continue;

@@ -784,7 +784,10 @@ FL_TEST(broadphase_equals_brute_force) {
   unsigned char *skip = malloc((size_t)n + 1);
   for (int i = 0; i < n; i++) {
     for (int k = 0; k < 3; k++) {
+      // every 30th box is large (wide in the grid); a few are points
       double c = 10 * urand(), h = 0.05 + 0.3 * urand();
+      if (i % 30 == 0) h = 0.5 + 2 * urand();
+      if (i % 97 == 0) h = 0;
       lo[3 * i + k] = c - h;
       hi[3 * i + k] = c + h;
     }
@@ -815,6 +818,17 @@ FL_TEST(broadphase_equals_brute_force) {
     ASSERT_EQ(k, np);
     ASSERT(np > 1000); // the test means something
     fl_free(pairs);
+  }
+  // all boxes at one place (a pile): every pair
+  for (int i = 0; i < 300; i++)
+    for (int k = 0; k < 3; k++) lo[3 * i + k] = 1, hi[3 * i + k] = 1.5 + 0.001 * (i % 7);
+  {
+    fl_int *pp = NULL, nn = 0;
+    ASSERT_OK(fl_broadphase(300, lo, hi, NULL, &pp, &nn));
+    ASSERT_EQ(nn, 300 * 299 / 2);
+    for (fl_int k = 1; k < nn; k++)
+      ASSERT(pp[2 * k - 2] < pp[2 * k] || (pp[2 * k - 2] == pp[2 * k] && pp[2 * k - 1] < pp[2 * k + 1]));
+    fl_free(pp);
   }
   fl_int *pairs = NULL, np = 7;
   lo[0] = NAN;
