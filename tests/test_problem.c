@@ -520,6 +520,12 @@ FL_TEST(not_spd) {
   ASSERT_EQ(fl_dynamics_create(p, &d), FL_ERR_NOT_SPD);
   ASSERT_STR_CONTAINS(fl_errmsg(), "not SPD");
   fl_problem_free(p);
+  // unvalidated data with an index out of range is refused, not followed
+  ASSERT_OK(fl_problem_create_example("two_box_stack", &p));
+  p->J->col[3] = 12;
+  ASSERT_EQ(fl_dynamics_create(p, &d), FL_ERR_FORMAT);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "J has a column index 12");
+  fl_problem_free(p);
   return 0;
 }
 
