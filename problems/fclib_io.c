@@ -34,18 +34,17 @@
 /* saved automatic error printer, restored by h5_loud */
 typedef struct h5q {
   H5E_auto2_t fn;
-  void *data;
+  void       *data;
 } h5q;
-
 
 static void h5_quiet(h5q *q) {
   H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-
-static void h5_loud(const h5q *q) { H5Eset_auto2(H5E_DEFAULT, q->fn, q->data); }
-
+static void h5_loud(const h5q *q) {
+  H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
+}
 
 /* keeps the first (most specific) description of the error stack */
 static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *ctx) {
@@ -53,7 +52,6 @@ static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *ctx) {
   if (buf[0] == 0 && e && e->desc && e->desc[0]) snprintf(buf, 160, "%s", e->desc);
   return 0;
 }
-
 
 /* the innermost HDF5 error message, then the stack is cleared */
 static const char *h5_msg(char buf[160]) {
@@ -69,14 +67,13 @@ static const char *h5_msg(char buf[160]) {
 /* problem name: file name without directories and without the last extension */
 static void file_stem(const char *path, char *out, size_t n) {
   const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  const char *dot = strrchr(base, '.');
-  size_t len = (dot && dot != base) ? (size_t)(dot - base) : strlen(base);
+  base             = base ? base + 1 : path;
+  const char *dot  = strrchr(base, '.');
+  size_t      len  = (dot && dot != base) ? (size_t)(dot - base) : strlen(base);
   if (len >= n) len = n - 1;
   memcpy(out, base, len);
   out[len] = 0;
 }
-
 
 static int all_finite(const double *x, fl_int n, fl_int *bad) {
   for (fl_int k = 0; k < n; k++) {
@@ -92,22 +89,21 @@ static int all_finite(const double *x, fl_int n, fl_int *bad) {
 
 typedef struct rd {
   const char *path; /* file name for messages */
-  hid_t f;          /* open file */
+  hid_t       f;    /* open file */
 } rd;
-
 
 /* 1 if every component of the absolute path hp exists as a link, else 0 */
 static int rd_has(const rd *r, const char *hp) {
-  char buf[HP_MAX];
+  char   buf[HP_MAX];
   size_t n = strlen(hp);
   if (n == 0 || n >= sizeof buf) return 0;
   memcpy(buf, hp, n + 1);
   for (size_t k = 1; k <= n; k++) {
     if (buf[k] != '/' && buf[k] != 0) continue;
-    char c = buf[k];
-    buf[k] = 0;
+    char c   = buf[k];
+    buf[k]   = 0;
     htri_t e = H5Lexists(r->f, buf, H5P_DEFAULT);
-    buf[k] = c;
+    buf[k]   = c;
     if (e <= 0) {
       H5Eclear2(H5E_DEFAULT);
       return 0;
@@ -116,23 +112,22 @@ static int rd_has(const rd *r, const char *hp) {
   return 1;
 }
 
-
 /* Reads the whole dataset hp into a new array: long long when is_int, else double. The
  * dataset must be a vector (rank 0, 1, or 2 with a unit dimension) of integer (is_int) or
  * numeric class. *len gets its number of entries. */
 static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void **out) {
   char hm[160];
-  *out = NULL;
-  *len = 0;
+  *out             = NULL;
+  *len             = 0;
   const char *want = is_int ? "a vector of integers" : "a vector of real numbers";
   if (!rd_has(r, hp))
     return fl_seterr(FL_ERR_FORMAT, "%s: %s: missing dataset, expected %s", r->path, hp, want);
   hid_t ds = H5Dopen2(r->f, hp, H5P_DEFAULT);
   if (ds < 0)
-    return fl_seterr(FL_ERR_FORMAT, "%s: %s: not a readable dataset (%s), expected %s", r->path,
-                     hp, h5_msg(hm), want);
+    return fl_seterr(FL_ERR_FORMAT, "%s: %s: not a readable dataset (%s), expected %s", r->path, hp,
+                     h5_msg(hm), want);
   hid_t ty = H5Dget_type(ds), sp = H5Dget_space(ds);
-  int rc = FL_OK;
+  int   rc  = FL_OK;
   void *buf = NULL;
   if (ty < 0 || sp < 0) {
     rc = fl_seterr(FL_ERR_IO, "%s: %s: cannot read type or shape (%s)", r->path, hp, h5_msg(hm));
@@ -142,12 +137,14 @@ static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void *
   H5T_class_t cls = H5Tget_class(ty);
   if (cls != H5T_INTEGER && (is_int || cls != H5T_FLOAT)) {
     rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %s data, expected %s", r->path, hp,
-                   cls == H5T_FLOAT ? "floating-point" : cls == H5T_STRING ? "string" : "non-numeric",
+                   cls == H5T_FLOAT    ? "floating-point"
+                   : cls == H5T_STRING ? "string"
+                                       : "non-numeric",
                    want);
     goto done;
   }
   // shape: a vector
-  int rank = H5Sget_simple_extent_ndims(sp);
+  int     rank = H5Sget_simple_extent_ndims(sp);
   hsize_t dims[H5S_MAX_RANK];
   if (rank < 0 || rank > 2 || H5Sget_simple_extent_type(sp) == H5S_NULL) {
     rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: dataspace of rank %d, expected %s", r->path, hp, rank,
@@ -161,7 +158,8 @@ static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void *
     goto done;
   }
   hsize_t n = 1;
-  for (int k = 0; k < rank; k++) n *= dims[k];
+  for (int k = 0; k < rank; k++)
+    n *= dims[k];
   if (n > (hsize_t)INT32_MAX) {
     rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected at most 2^31-1", r->path, hp,
                    (unsigned long long)n);
@@ -169,7 +167,7 @@ static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void *
   }
   // read, converting to the native type
   size_t es = is_int ? sizeof(long long) : sizeof(double);
-  buf = fl_malloc((n ? (size_t)n : 1) * es);
+  buf       = fl_malloc((n ? (size_t)n : 1) * es);
   if (!buf) {
     rc = fl_seterr(FL_ERR_NOMEM, "%s: %s: out of memory for %llu entries", r->path, hp,
                    (unsigned long long)n);
@@ -177,8 +175,9 @@ static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void *
   }
   if (n > 0 && H5Dread(ds, is_int ? H5T_NATIVE_LLONG : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
                        H5P_DEFAULT, buf) < 0) {
-    rc = fl_seterr(FL_ERR_IO, "%s: %s: reading %llu entries failed (%s), expected a readable dataset",
-                   r->path, hp, (unsigned long long)n, h5_msg(hm));
+    rc = fl_seterr(FL_ERR_IO,
+                   "%s: %s: reading %llu entries failed (%s), expected a readable dataset", r->path,
+                   hp, (unsigned long long)n, h5_msg(hm));
     fl_free(buf);
     buf = NULL;
     goto done;
@@ -192,10 +191,9 @@ done:
   return rc;
 }
 
-
 /* one integer stored as a one-element dataset */
 static int rd_int1(const rd *r, const char *hp, long long *v) {
-  hsize_t n;
+  hsize_t    n;
   long long *b;
   FL_TRY(rd_data(r, hp, 1, &n, (void **)&b));
   if (n != 1) {
@@ -207,7 +205,6 @@ static int rd_int1(const rd *r, const char *hp, long long *v) {
   fl_free(b);
   return FL_OK;
 }
-
 
 /* Reads a real vector of exactly n finite entries into a new array. `what` says where n
  * comes from ("3 nc", "ndof"). */
@@ -223,8 +220,8 @@ static int rd_vec(const rd *r, const char *hp, fl_int n, const char *what, doubl
   }
   fl_int bad;
   if (!all_finite(b, n, &bad)) {
-    int rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: entry %d is %g, expected finite values", r->path,
-                       hp, (int)bad, b[bad]);
+    int rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: entry %d is %g, expected finite values", r->path, hp,
+                       (int)bad, b[bad]);
     fl_free(b);
     return rc;
   }
@@ -232,14 +229,12 @@ static int rd_vec(const rd *r, const char *hp, fl_int n, const char *what, doubl
   return FL_OK;
 }
 
-
 /* a sparse matrix as triplets (row, column, value) */
 typedef struct trip {
-  fl_int m, n, nt;
+  fl_int  m, n, nt;
   fl_int *ti, *tj;
   double *tx;
 } trip;
-
 
 static void trip_free(trip *t) {
   fl_free(t->ti);
@@ -248,28 +243,27 @@ static void trip_free(trip *t) {
   memset(t, 0, sizeof *t);
 }
 
-
 /* Checks that idx[0..cnt) lie in [0, lim); `what` names the index kind. */
 static int check_index(const rd *r, const char *hp, const long long *idx, long long cnt,
                        long long lim, const char *what) {
   for (long long k = 0; k < cnt; k++) {
     if (idx[k] < 0 || idx[k] >= lim)
-      return fl_seterr(FL_ERR_FORMAT, "%s: %s: entry %lld is %lld, expected a %s index in [0, %lld)",
-                       r->path, hp, k, idx[k], what, lim);
+      return fl_seterr(FL_ERR_FORMAT,
+                       "%s: %s: entry %lld is %lld, expected a %s index in [0, %lld)", r->path, hp,
+                       k, idx[k], what, lim);
   }
   return FL_OK;
 }
 
-
 /* Reads and checks the FCLIB sparse matrix in group grp (any of the three layouts) into
  * triplets. */
 static int rd_matrix(const rd *r, const char *grp, trip *t) {
-  char hp[HP_MAX], hi[HP_MAX], hx[HP_MAX];
-  long long m, n, nz, nzmax;
+  char       hp[HP_MAX], hi[HP_MAX], hx[HP_MAX];
+  long long  m, n, nz, nzmax;
   long long *P = NULL, *I = NULL;
-  double *X = NULL;
-  hsize_t np = 0, ni = 0, nx = 0;
-  int rc = FL_OK;
+  double    *X  = NULL;
+  hsize_t    np = 0, ni = 0, nx = 0;
+  int        rc = FL_OK;
   memset(t, 0, sizeof *t);
   if (!rd_has(r, grp))
     return fl_seterr(FL_ERR_FORMAT, "%s: %s: missing group, expected an FCLIB sparse matrix",
@@ -277,7 +271,7 @@ static int rd_matrix(const rd *r, const char *grp, trip *t) {
 
   //---- sizes ----
   static const char *const names[4] = {"m", "n", "nz", "nzmax"};
-  long long *vals[4] = {&m, &n, &nz, &nzmax};
+  long long               *vals[4]  = {&m, &n, &nz, &nzmax};
   for (int k = 0; k < 4; k++) {
     snprintf(hp, sizeof hp, "%s/%s", grp, names[k]);
     FL_TRY(rd_int1(r, hp, vals[k]));
@@ -312,7 +306,7 @@ static int rd_matrix(const rd *r, const char *grp, trip *t) {
       goto done;
     }
     const char *hs[3] = {hp, hi, hx};
-    hsize_t ls[3] = {np, ni, nx};
+    hsize_t     ls[3] = {np, ni, nx};
     for (int k = 0; k < 3; k++) {
       if (ls[k] < (hsize_t)nz) {
         rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected at least nz = %lld triplets",
@@ -324,7 +318,7 @@ static int rd_matrix(const rd *r, const char *grp, trip *t) {
     if ((rc = check_index(r, hp, P, nz, n, "column")) < 0) goto done;
   } else {
     // compressed columns (-1) or rows (-2): p has (n+1) or (m+1) monotone pointers from 0
-    int csc = nz == -1;
+    int       csc  = nz == -1;
     long long nptr = (csc ? n : m) + 1;
     if (np != (hsize_t)nptr) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected %s + 1 = %lld %s pointers",
@@ -364,13 +358,13 @@ static int rd_matrix(const rd *r, const char *grp, trip *t) {
   }
 
   //---- triplets ----
-  t->m = (fl_int)m;
-  t->n = (fl_int)n;
-  t->nt = (fl_int)nnz;
+  t->m       = (fl_int)m;
+  t->n       = (fl_int)n;
+  t->nt      = (fl_int)nnz;
   size_t cnt = nnz ? (size_t)nnz : 1;
-  t->ti = (fl_int *)fl_malloc(cnt * sizeof(fl_int));
-  t->tj = (fl_int *)fl_malloc(cnt * sizeof(fl_int));
-  t->tx = (double *)fl_malloc(cnt * sizeof(double));
+  t->ti      = (fl_int *)fl_malloc(cnt * sizeof(fl_int));
+  t->tj      = (fl_int *)fl_malloc(cnt * sizeof(fl_int));
+  t->tx      = (double *)fl_malloc(cnt * sizeof(double));
   if (!t->ti || !t->tj || !t->tx) {
     trip_free(t);
     rc = fl_seterr(FL_ERR_NOMEM, "%s: %s: out of memory for %lld entries", r->path, grp, nnz);
@@ -398,27 +392,26 @@ done:
   return rc;
 }
 
-
 /* spacedim must be 3 */
 static int rd_spacedim(const rd *r, const char *grp) {
-  char hp[HP_MAX];
+  char      hp[HP_MAX];
   long long d;
   snprintf(hp, sizeof hp, "%s/spacedim", grp);
   FL_TRY(rd_int1(r, hp, &d));
   if (d != 3)
-    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: %s: spatial dimension %lld is unsupported, expected 3",
-                     r->path, hp, d);
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "%s: %s: spatial dimension %lld is unsupported, expected 3", r->path, hp, d);
   return FL_OK;
 }
-
 
 /* mu: nc finite entries >= 0 */
 static int rd_mu(const rd *r, const char *hp, fl_int nc, double **mu) {
   FL_TRY(rd_vec(r, hp, nc, "nc", mu));
   for (fl_int c = 0; c < nc; c++) {
     if ((*mu)[c] < 0) {
-      int rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: entry %d is %g, expected a friction coefficient >= 0",
-                         r->path, hp, (int)c, (*mu)[c]);
+      int rc =
+          fl_seterr(FL_ERR_FORMAT, "%s: %s: entry %d is %g, expected a friction coefficient >= 0",
+                    r->path, hp, (int)c, (*mu)[c]);
       fl_free(*mu);
       *mu = NULL;
       return rc;
@@ -427,22 +420,23 @@ static int rd_mu(const rd *r, const char *hp, fl_int nc, double **mu) {
   return FL_OK;
 }
 
-
 /* Checks the basic file properties and opens it read-only (HDF5 printing already off). */
 static int rd_open(rd *r, const char *path) {
-  char hm[160];
+  char        hm[160];
   struct stat st;
   r->path = path;
-  r->f = -1;
+  r->f    = -1;
   if (stat(path, &st) != 0)
     return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode))
     return fl_seterr(FL_ERR_IO, "%s: is a directory, expected an FCLIB .hdf5 file", path);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  fclose(fp);
   if (st.st_size == 0)
     return fl_seterr(FL_ERR_FORMAT, "%s: empty file (0 bytes), expected an FCLIB HDF5 file", path);
   htri_t is = H5Fis_hdf5(path);
-  if (is < 0)
-    return fl_seterr(FL_ERR_IO, "%s: cannot read (%s)", path, h5_msg(hm));
+  if (is < 0) return fl_seterr(FL_ERR_IO, "%s: cannot read (%s)", path, h5_msg(hm));
   if (is == 0)
     return fl_seterr(FL_ERR_FORMAT,
                      "%s: not an HDF5 file (no HDF5 signature in its %lld bytes), expected an "
@@ -457,7 +451,6 @@ static int rd_open(rd *r, const char *path) {
   return FL_OK;
 }
 
-
 static void rd_close(rd *r) {
   if (r->f >= 0) H5Fclose(r->f);
   r->f = -1;
@@ -467,11 +460,11 @@ static void rd_close(rd *r) {
 
 static int load_local(const rd *r, fl_problem **out) {
   const char *G = "/fclib_local";
-  trip W = {0};
-  double *q = NULL, *mu = NULL;
-  fl_csr *Wc = NULL;
-  fl_problem *p = NULL;
-  int rc;
+  trip        W = {0};
+  double     *q = NULL, *mu = NULL;
+  fl_csr     *Wc = NULL;
+  fl_problem *p  = NULL;
+  int         rc;
   if ((rc = rd_spacedim(r, G)) < 0) return rc;
   if (rd_has(r, "/fclib_local/V") || rd_has(r, "/fclib_local/R"))
     return fl_seterr(FL_ERR_UNSUPPORTED,
@@ -480,8 +473,9 @@ static int load_local(const rd *r, fl_problem **out) {
                      r->path);
   if ((rc = rd_matrix(r, "/fclib_local/W", &W)) < 0) goto fail;
   if (W.m != W.n || W.m % 3 != 0) {
-    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_local/W: %d x %d, expected a square 3 nc x 3 nc matrix",
-                   r->path, (int)W.m, (int)W.n);
+    rc = fl_seterr(FL_ERR_FORMAT,
+                   "%s: /fclib_local/W: %d x %d, expected a square 3 nc x 3 nc matrix", r->path,
+                   (int)W.m, (int)W.n);
     goto fail;
   }
   fl_int nc = W.m / 3;
@@ -490,14 +484,14 @@ static int load_local(const rd *r, fl_problem **out) {
   if ((rc = fl_csr_from_triplets(W.m, W.n, W.nt, W.ti, W.tj, W.tx, &Wc)) < 0) goto fail;
   if ((rc = fl_problem_alloc(FL_PROBLEM_LOCAL, 0, nc, 0, 0, &p)) < 0) goto fail;
   p->W = Wc;
-  Wc = NULL;
+  Wc   = NULL;
   if (nc > 0) {
     memcpy(p->q, q, (size_t)(3 * nc) * sizeof(double));
     memcpy(p->mu, mu, (size_t)nc * sizeof(double));
   }
   *out = p;
-  p = NULL;
-  rc = FL_OK;
+  p    = NULL;
+  rc   = FL_OK;
 fail:
   fl_problem_free(p);
   fl_csr_free(Wc);
@@ -523,11 +517,11 @@ static int mass_matrix(const rd *r, const trip *M, fl_csr **A) {
   *A = NULL;
   // one triangle: mirror it
   if (nlo == 0 || nup == 0) {
-    fl_int nt = M->nt + nlo + nup, k2 = M->nt;
+    fl_int  nt = M->nt + nlo + nup, k2 = M->nt;
     fl_int *ti = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
     fl_int *tj = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
     double *tx = (double *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(double));
-    int rc = FL_OK;
+    int     rc = FL_OK;
     if (!ti || !tj || !tx) {
       rc = fl_seterr(FL_ERR_NOMEM, "%s: /fclib_global/M: out of memory", r->path);
     } else {
@@ -536,8 +530,8 @@ static int mass_matrix(const rd *r, const trip *M, fl_csr **A) {
       memcpy(tx, M->tx, (size_t)M->nt * sizeof(double));
       for (fl_int k = 0; k < M->nt; k++) {
         if (M->ti[k] == M->tj[k]) continue;
-        ti[k2] = M->tj[k];
-        tj[k2] = M->ti[k];
+        ti[k2]   = M->tj[k];
+        tj[k2]   = M->ti[k];
         tx[k2++] = M->tx[k];
       }
       rc = fl_csr_from_triplets(M->m, M->n, nt, ti, tj, tx, A);
@@ -549,7 +543,7 @@ static int mass_matrix(const rd *r, const trip *M, fl_csr **A) {
   }
   // both triangles: same pattern, values equal to round-off; average the pairs
   fl_csr *a = NULL, *at = NULL;
-  int rc = fl_csr_from_triplets(M->m, M->n, M->nt, M->ti, M->tj, M->tx, &a);
+  int     rc = fl_csr_from_triplets(M->m, M->n, M->nt, M->ti, M->tj, M->tx, &a);
   if (rc >= 0) rc = fl_csr_transpose(a, &at);
   if (rc < 0) goto done;
   for (fl_int i = 0; i < a->nrow; i++) {
@@ -582,47 +576,49 @@ static int mass_matrix(const rd *r, const trip *M, fl_csr **A) {
     }
   }
   *A = a;
-  a = NULL;
+  a  = NULL;
 done:
   fl_csr_free(a);
   fl_csr_free(at);
   return rc;
 }
 
-
 static int load_global(const rd *r, fl_problem **out) {
-  trip M = {0}, H = {0}, Gm = {0};
-  double *f = NULL, *w = NULL, *mu = NULL, *bg = NULL;
-  fl_int *ti = NULL, *tj = NULL;
-  double *tx = NULL;
-  fl_csr *A = NULL, *J = NULL;
-  fl_problem *p = NULL;
+  trip         M = {0}, H = {0}, Gm = {0};
+  double      *f = NULL, *w = NULL, *mu = NULL, *bg = NULL;
+  fl_int      *ti = NULL, *tj = NULL;
+  double      *tx = NULL;
+  fl_csr      *A = NULL, *J = NULL;
+  fl_problem  *p   = NULL;
   fl_dynamics *dyn = NULL;
-  int rc, hasG = rd_has(r, "/fclib_global/G");
+  int          rc, hasG = rd_has(r, "/fclib_global/G");
   if ((rc = rd_spacedim(r, "/fclib_global")) < 0) return rc;
 
   //---- matrices and sizes ----
   if ((rc = rd_matrix(r, "/fclib_global/M", &M)) < 0) goto fail;
   if (M.m != M.n) {
-    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_global/M: %d x %d, expected a square ndof x ndof matrix",
-                   r->path, (int)M.m, (int)M.n);
+    rc = fl_seterr(FL_ERR_FORMAT,
+                   "%s: /fclib_global/M: %d x %d, expected a square ndof x ndof matrix", r->path,
+                   (int)M.m, (int)M.n);
     goto fail;
   }
   fl_int nv = M.m;
   if ((rc = rd_matrix(r, "/fclib_global/H", &H)) < 0) goto fail;
   if (H.m != nv || H.n % 3 != 0) {
-    rc = fl_seterr(FL_ERR_FORMAT,
-                   "%s: /fclib_global/H: %d x %d, expected ndof x 3 nc with ndof = %d (the size of M)",
-                   r->path, (int)H.m, (int)H.n, (int)nv);
+    rc = fl_seterr(
+        FL_ERR_FORMAT,
+        "%s: /fclib_global/H: %d x %d, expected ndof x 3 nc with ndof = %d (the size of M)",
+        r->path, (int)H.m, (int)H.n, (int)nv);
     goto fail;
   }
   fl_int nc = H.n / 3, nh = 0;
   if (hasG) {
     if ((rc = rd_matrix(r, "/fclib_global/G", &Gm)) < 0) goto fail;
     if (Gm.m != nv) {
-      rc = fl_seterr(FL_ERR_FORMAT,
-                     "%s: /fclib_global/G: %d x %d, expected ndof x nh with ndof = %d (the size of M)",
-                     r->path, (int)Gm.m, (int)Gm.n, (int)nv);
+      rc = fl_seterr(
+          FL_ERR_FORMAT,
+          "%s: /fclib_global/G: %d x %d, expected ndof x nh with ndof = %d (the size of M)",
+          r->path, (int)Gm.m, (int)Gm.n, (int)nv);
       goto fail;
     }
     nh = Gm.n;
@@ -638,9 +634,9 @@ static int load_global(const rd *r, fl_problem **out) {
   //---- A = M (symmetric), J = [H^T; G^T] ----
   if ((rc = mass_matrix(r, &M, &A)) < 0) goto fail;
   fl_int nt = H.nt + Gm.nt;
-  ti = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
-  tj = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
-  tx = (double *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(double));
+  ti        = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
+  tj        = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
+  tx        = (double *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(double));
   if (!ti || !tj || !tx) {
     rc = fl_seterr(FL_ERR_NOMEM, "%s: /fclib_global/H: out of memory", r->path);
     goto fail;
@@ -687,13 +683,15 @@ static int load_global(const rd *r, fl_problem **out) {
   fl_dynamics_solve_A(dyn, f, p->vstar);
   fl_int bad;
   if (!all_finite(p->vstar, nv, &bad)) {
-    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_global/M: v* = M^-1 f has entry %d = %g, expected a "
-                   "nonsingular M", r->path, (int)bad, p->vstar[bad]);
+    rc = fl_seterr(FL_ERR_FORMAT,
+                   "%s: /fclib_global/M: v* = M^-1 f has entry %d = %g, expected a "
+                   "nonsingular M",
+                   r->path, (int)bad, p->vstar[bad]);
     goto fail;
   }
   *out = p;
-  p = NULL;
-  rc = FL_OK;
+  p    = NULL;
+  rc   = FL_OK;
 fail:
   fl_dynamics_free(dyn);
   fl_problem_free(p);
@@ -712,16 +710,15 @@ fail:
   return rc;
 }
 
-
 int fl_problem_load_fclib(const char *path, fl_problem **out) {
   if (!out) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: out is NULL");
   *out = NULL;
   if (!path || !path[0]) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: empty file name");
   h5q q;
   h5_quiet(&q);
-  rd r;
-  fl_problem *p = NULL;
-  int rc = rd_open(&r, path);
+  rd          r;
+  fl_problem *p  = NULL;
+  int         rc = rd_open(&r, path);
   if (rc >= 0) {
     // pick the problem group
     if (rd_has(&r, "/fclib_global")) {
@@ -732,11 +729,12 @@ int fl_problem_load_fclib(const char *path, fl_problem **out) {
       rc = fl_seterr(FL_ERR_UNSUPPORTED,
                      "%s: %s: rolling-friction problems are unsupported, expected /fclib_global "
                      "or /fclib_local",
-                     path, rd_has(&r, "/fclib_global_rolling") ? "/fclib_global_rolling"
-                                                               : "/fclib_local_rolling");
+                     path,
+                     rd_has(&r, "/fclib_global_rolling") ? "/fclib_global_rolling"
+                                                         : "/fclib_local_rolling");
     } else {
-      rc = fl_seterr(FL_ERR_FORMAT, "%s: /: no FCLIB problem group, expected /fclib_global or /fclib_local",
-                     path);
+      rc = fl_seterr(FL_ERR_FORMAT,
+                     "%s: /: no FCLIB problem group, expected /fclib_global or /fclib_local", path);
     }
   }
   rd_close(&r);
@@ -748,16 +746,15 @@ int fl_problem_load_fclib(const char *path, fl_problem **out) {
   return FL_OK;
 }
 
-
 int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
                            double *u) {
   if (!path || nv < 0 || nc < 0)
     return fl_seterr(FL_ERR_INVAL, "fl_fclib_read_solution: bad arguments");
   h5q q;
   h5_quiet(&q);
-  rd r;
+  rd      r;
   double *rr = NULL, *vv = NULL, *uu = NULL;
-  int rc = rd_open(&r, path);
+  int     rc = rd_open(&r, path);
   if (rc < 0) goto done;
   if (!rd_has(&r, "/solution")) {
     rc = fl_seterr(FL_ERR_NOT_FOUND, "%s: /solution: no solution stored", path);
@@ -765,8 +762,7 @@ int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, do
   }
   // r always (to tell a placeholder), v and u when asked for
   if ((rc = rd_vec(&r, "/solution/r", 3 * nc, "3 nc", &rr)) < 0) goto done;
-  if (nv > 0 && rd_has(&r, "/solution/v") &&
-      (rc = rd_vec(&r, "/solution/v", nv, "ndof", &vv)) < 0)
+  if (nv > 0 && rd_has(&r, "/solution/v") && (rc = rd_vec(&r, "/solution/v", nv, "ndof", &vv)) < 0)
     goto done;
   if (v && nv > 0 && !vv) {
     rc = fl_seterr(FL_ERR_NOT_FOUND, "%s: /solution/v: missing, expected %d velocities", path,
@@ -777,8 +773,10 @@ int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, do
 
   // libfclib writers often store r = 0, v = 0 as a placeholder
   int zero = 1;
-  for (fl_int k = 0; k < 3 * nc && zero; k++) zero = rr[k] == 0;
-  for (fl_int k = 0; vv && k < nv && zero; k++) zero = vv[k] == 0;
+  for (fl_int k = 0; k < 3 * nc && zero; k++)
+    zero = rr[k] == 0;
+  for (fl_int k = 0; vv && k < nv && zero; k++)
+    zero = vv[k] == 0;
   if (zero && nc > 0) {
     rc = fl_seterr(FL_ERR_NOT_FOUND,
                    "%s: /solution/r: all zero%s, a placeholder rather than a solution", path,
@@ -803,20 +801,19 @@ done:
 
 typedef struct wr {
   const char *path; /* final file name, for messages */
-  hid_t f;
+  hid_t       f;
 } wr;
-
 
 /* Writes a one-dimensional dataset hp of n entries: fl_int (is_int) or double. */
 static int wr_data(const wr *w, const char *hp, int is_int, hsize_t n, const void *buf) {
-  char hm[160];
+  char                hm[160];
   static const fl_int zero_i = 0;
   static const double zero_d = 0;
-  hid_t sp = H5Screate_simple(1, &n, NULL), ds = -1;
-  int rc = FL_OK;
+  hid_t               sp = H5Screate_simple(1, &n, NULL), ds = -1;
+  int                 rc = FL_OK;
   if (sp >= 0)
-    ds = H5Dcreate2(w->f, hp, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
-                    H5P_DEFAULT, H5P_DEFAULT);
+    ds = H5Dcreate2(w->f, hp, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                    H5P_DEFAULT);
   if (!buf) buf = is_int ? (const void *)&zero_i : (const void *)&zero_d; // n == 0
   if (sp < 0 || ds < 0 ||
       H5Dwrite(ds, is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
@@ -828,15 +825,15 @@ static int wr_data(const wr *w, const char *hp, int is_int, hsize_t n, const voi
   return rc;
 }
 
-
-static int wr_int1(const wr *w, const char *hp, fl_int v) { return wr_data(w, hp, 1, 1, &v); }
-
+static int wr_int1(const wr *w, const char *hp, fl_int v) {
+  return wr_data(w, hp, 1, 1, &v);
+}
 
 /* a scalar fixed-length, null-terminated string dataset (as H5LTmake_dataset_string) */
 static int wr_string(const wr *w, const char *hp, const char *s) {
-  char hm[160];
+  char  hm[160];
   hid_t ty = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), ds = -1;
-  int rc = FL_OK;
+  int   rc = FL_OK;
   if (ty >= 0 && sp >= 0 && H5Tset_size(ty, strlen(s) + 1) >= 0 &&
       H5Tset_strpad(ty, H5T_STR_NULLTERM) >= 0)
     ds = H5Dcreate2(w->f, hp, ty, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -848,28 +845,28 @@ static int wr_string(const wr *w, const char *hp, const char *s) {
   return rc;
 }
 
-
 static int wr_group(const wr *w, const char *hp) {
-  char hm[160];
+  char  hm[160];
   hid_t g = H5Gcreate2(w->f, hp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  if (g < 0) return fl_seterr(FL_ERR_IO, "%s: %s: creating the group failed (%s)", w->path, hp, h5_msg(hm));
+  if (g < 0)
+    return fl_seterr(FL_ERR_IO, "%s: %s: creating the group failed (%s)", w->path, hp, h5_msg(hm));
   H5Gclose(g);
   return FL_OK;
 }
-
 
 /* Writes an m x n matrix in compressed columns (nz = -1) from column pointers colptr[0..n]
  * (rebased to start at 0), row indices and values indexed by colptr. */
 static int wr_csc(const wr *w, const char *grp, fl_int m, fl_int n, const fl_int *colptr,
                   const fl_int *row, const double *val) {
-  char hp[HP_MAX];
-  fl_int base = colptr[0], nnz = colptr[n] - base;
+  char    hp[HP_MAX];
+  fl_int  base = colptr[0], nnz = colptr[n] - base;
   fl_int *ptr = (fl_int *)fl_malloc((size_t)(n + 1) * sizeof(fl_int));
   if (!ptr) return fl_seterr(FL_ERR_NOMEM, "%s: %s: out of memory", w->path, grp);
-  for (fl_int k = 0; k <= n; k++) ptr[k] = colptr[k] - base;
-  int rc = wr_group(w, grp);
+  for (fl_int k = 0; k <= n; k++)
+    ptr[k] = colptr[k] - base;
+  int         rc       = wr_group(w, grp);
   const char *names[4] = {"nzmax", "m", "n", "nz"};
-  fl_int vals[4] = {nnz, m, n, -1};
+  fl_int      vals[4]  = {nnz, m, n, -1};
   for (int k = 0; k < 4 && rc >= 0; k++) {
     snprintf(hp, sizeof hp, "%s/%s", grp, names[k]);
     rc = wr_int1(w, hp, vals[k]);
@@ -890,7 +887,6 @@ static int wr_csc(const wr *w, const char *grp, fl_int m, fl_int n, const fl_int
   return rc;
 }
 
-
 /* a CSR matrix written as compressed columns: the CSR of its transpose */
 static int wr_csr_as_csc(const wr *w, const char *grp, const fl_csr *a) {
   fl_csr *at = NULL;
@@ -900,39 +896,42 @@ static int wr_csr_as_csc(const wr *w, const char *grp, const fl_csr *a) {
   return rc;
 }
 
-
 static int wr_info(const wr *w, const char *grp, const fl_problem *p, const char *title) {
   char hp[HP_MAX], desc[256];
   snprintf(hp, sizeof hp, "%s/info", grp);
   FL_TRY(wr_group(w, hp));
   snprintf(hp, sizeof hp, "%s/info/title", grp);
-  FL_TRY(wr_string(w, hp, title && title[0] ? title : p->name[0] ? p->name : "FrictionLab problem"));
-  snprintf(desc, sizeof desc,
-           "written by FrictionLab %s: %s problem, %d contacts, %d dofs, %d bilateral rows, dt = %g s",
-           fl_version(), p->kind == FL_PROBLEM_LOCAL ? "local" : "global", (int)p->nc, (int)p->nv,
-           (int)p->nh, p->dt);
+  FL_TRY(wr_string(w, hp,
+                   title && title[0] ? title
+                   : p->name[0]      ? p->name
+                                     : "FrictionLab problem"));
+  snprintf(
+      desc, sizeof desc,
+      "written by FrictionLab %s: %s problem, %d contacts, %d dofs, %d bilateral rows, dt = %g s",
+      fl_version(), p->kind == FL_PROBLEM_LOCAL ? "local" : "global", (int)p->nc, (int)p->nv,
+      (int)p->nh, p->dt);
   snprintf(hp, sizeof hp, "%s/info/description", grp);
   FL_TRY(wr_string(w, hp, desc));
   snprintf(hp, sizeof hp, "%s/info/math_info", grp);
   return wr_string(w, hp, "");
 }
 
-
 /* FCLIB's w: b minus the normal target velocity vhat_n, so that the gaps are kept */
 static void global_w(const fl_problem *p, double *w) {
   for (fl_int i = 0; i < p->nc; i++) {
     double Rn, vhat;
     fl_problem_normal_law(p, i, &Rn, &vhat);
-    for (int k = 0; k < 3; k++) w[3 * i + k] = p->b[3 * i + k];
+    for (int k = 0; k < 3; k++)
+      w[3 * i + k] = p->b[3 * i + k];
     if (vhat != 0) w[3 * i] -= vhat; // keeps b bit-for-bit when there is no gap
   }
 }
 
-
 /* Checks that a problem fits the FCLIB form before a file is created. */
 static int save_check(const fl_problem *p, const char *path, const double *v, const double *gamma) {
   if (p->kind == FL_PROBLEM_LOCAL) {
-    if (!p->W || (p->nc > 0 && (!p->q || !p->mu)) || p->W->nrow != 3 * p->nc || p->W->ncol != 3 * p->nc)
+    if (!p->W || (p->nc > 0 && (!p->q || !p->mu)) || p->W->nrow != 3 * p->nc ||
+        p->W->ncol != 3 * p->nc)
       return fl_seterr(FL_ERR_INVAL, "%s: local problem '%s' lacks W (3 nc x 3 nc), q or mu", path,
                        p->name);
     if (p->nh > 0)
@@ -943,24 +942,25 @@ static int save_check(const fl_problem *p, const char *path, const double *v, co
     return FL_OK;
   }
   fl_int nr = fl_problem_nrows(p);
-  if (!p->A || !p->J || (nr > 0 && !p->b) || (p->nv > 0 && !p->vstar) ||
-      (p->nc > 0 && !p->mu) || p->A->nrow != p->nv ||
-      p->A->ncol != p->nv || p->J->nrow != nr || p->J->ncol != p->nv)
+  if (!p->A || !p->J || (nr > 0 && !p->b) || (p->nv > 0 && !p->vstar) || (p->nc > 0 && !p->mu) ||
+      p->A->nrow != p->nv || p->A->ncol != p->nv || p->J->nrow != nr || p->J->ncol != p->nv)
     return fl_seterr(FL_ERR_INVAL,
                      "%s: global problem '%s' lacks A (nv x nv), J ((3 nc + nh) x nv), b, v* or mu",
                      path, p->name);
   if (gamma && !v)
-    return fl_seterr(FL_ERR_INVAL,
-                     "%s: a solution of global problem '%s' needs the velocities v as well as gamma",
-                     path, p->name);
+    return fl_seterr(
+        FL_ERR_INVAL,
+        "%s: a solution of global problem '%s' needs the velocities v as well as gamma", path,
+        p->name);
   for (fl_int i = 0; i < p->nc; i++) {
     double Rn, vhat;
     fl_problem_normal_law(p, i, &Rn, &vhat);
     if (Rn != 0)
-      return fl_seterr(FL_ERR_UNSUPPORTED,
-                       "%s: contact %d of '%s' is compliant (stiffness %g N/m); FCLIB's global form "
-                       "has no compliance, expected rigid contact",
-                       path, (int)i, p->name, p->stiffness[i]);
+      return fl_seterr(
+          FL_ERR_UNSUPPORTED,
+          "%s: contact %d of '%s' is compliant (stiffness %g N/m); FCLIB's global form "
+          "has no compliance, expected rigid contact",
+          path, (int)i, p->name, p->stiffness[i]);
   }
   // bilateral rows become G^T v + b = 0: hard and unbounded only
   for (fl_int h = 0; h < p->nh; h++) {
@@ -972,7 +972,6 @@ static int save_check(const fl_problem *p, const char *path, const double *v, co
   }
   return FL_OK;
 }
-
 
 static int save_local(const wr *w, const fl_problem *p, const char *title, const double *gamma) {
   fl_int m = 3 * p->nc;
@@ -997,12 +996,11 @@ static int save_local(const wr *w, const fl_problem *p, const char *title, const
   return rc;
 }
 
-
 static int save_global(const wr *w, const fl_problem *p, const char *title, const double *v,
                        const double *gamma) {
-  fl_int nc3 = 3 * p->nc, nr = fl_problem_nrows(p), nv = p->nv;
+  fl_int        nc3 = 3 * p->nc, nr = fl_problem_nrows(p), nv = p->nv;
   const fl_csr *J = p->J;
-  int rc;
+  int           rc;
   FL_TRY(wr_group(w, "/fclib_global"));
   FL_TRY(wr_int1(w, "/fclib_global/spacedim", 3));
   FL_TRY(wr_csr_as_csc(w, "/fclib_global/M", p->A));
@@ -1017,7 +1015,7 @@ static int save_global(const wr *w, const fl_problem *p, const char *title, cons
   fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, f);
   global_w(p, wv);
   for (fl_int h = 0; h < p->nh; h++) {
-    double g = p->b[nc3 + h];
+    double g    = p->b[nc3 + h];
     wv[nc3 + h] = p->g0[h] != 0 ? g + p->g0[h] / p->dt : g;
   }
   rc = wr_group(w, "/fclib_global/vectors");
@@ -1030,7 +1028,8 @@ static int save_global(const wr *w, const fl_problem *p, const char *title, cons
   // solution: v, u = H^T v + w, r = contact impulses, l = bilateral impulses
   if (rc >= 0 && gamma) {
     fl_csr_gemv(J, 1.0, v, 0.0, u);
-    for (fl_int k = 0; k < nc3; k++) u[k] += wv[k];
+    for (fl_int k = 0; k < nc3; k++)
+      u[k] += wv[k];
     rc = wr_group(w, "/solution");
     if (rc >= 0) rc = wr_data(w, "/solution/v", 0, (hsize_t)nv, v);
     if (rc >= 0) rc = wr_data(w, "/solution/u", 0, (hsize_t)nc3, u);
@@ -1041,20 +1040,19 @@ static int save_global(const wr *w, const fl_problem *p, const char *title, cons
   return rc;
 }
 
-
-int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title,
-                          const double *v, const double *gamma) {
+int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title, const double *v,
+                          const double *gamma) {
   if (!p || !path || !path[0])
     return fl_seterr(FL_ERR_INVAL, "fl_problem_save_fclib: NULL problem or empty file name");
   FL_TRY(save_check(p, path, v, gamma));
 
   // a temporary file beside the target, renamed at the end
-  size_t n = strlen(path);
-  char *tmp = (char *)fl_malloc(n + 40);
+  size_t n   = strlen(path);
+  char  *tmp = (char *)fl_malloc(n + 40);
   if (!tmp) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
   // exclusive creation with mode 0666 (the umask applies, unlike mkstemp's 0600)
   static unsigned counter;
-  int fd = -1;
+  int             fd = -1;
   for (int tries = 0; tries < 100 && fd < 0; tries++) {
     snprintf(tmp, n + 40, "%s.tmp%ld.%u", path, (long)getpid(), counter++);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
@@ -1071,8 +1069,8 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
   h5q q;
   h5_quiet(&q);
   char hm[160];
-  wr w = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)};
-  int rc = FL_OK;
+  wr   w  = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)};
+  int  rc = FL_OK;
   if (w.f < 0) {
     rc = fl_seterr(FL_ERR_IO, "%s: creating the HDF5 file failed (%s)", path, h5_msg(hm));
   } else {

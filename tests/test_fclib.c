@@ -25,8 +25,9 @@
 //---- helpers ----
 
 /* open HDF5 objects of every file (must be 0 between calls) */
-static long h5_open_objects(void) { return (long)H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); }
-
+static long h5_open_objects(void) {
+  return (long)H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+}
 
 static char tmpdir_[256];
 
@@ -37,21 +38,19 @@ static const char *tmp_dir(void) {
   return tmpdir_;
 }
 
-
-static int rm_cb(const char *p, const struct stat *s, int flag, struct FTW *f) { return remove(p); }
-
+static int rm_cb(const char *p, const struct stat *s, int flag, struct FTW *f) {
+  return remove(p);
+}
 
 static void tmp_clean(void) {
   if (tmpdir_[0]) nftw(tmpdir_, rm_cb, 8, FTW_DEPTH | FTW_PHYS);
   tmpdir_[0] = 0;
 }
 
-
 static const char *tmp_path(char *buf, size_t n, const char *name) {
   snprintf(buf, n, "%s/%s", tmpdir_, name);
   return buf;
 }
-
 
 /* the shared fclib folder, or NULL when it does not exist */
 static const char *fclib_dir(char *buf, size_t n) {
@@ -60,12 +59,11 @@ static const char *fclib_dir(char *buf, size_t n) {
   return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? buf : NULL;
 }
 
-
 static int copy_file(const char *from, const char *to, long limit) {
-  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-  int ok = a && b;
-  char buf[8192];
-  long done = 0;
+  FILE  *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  int    ok = a && b;
+  char   buf[8192];
+  long   done = 0;
   size_t n;
   while (ok && (limit < 0 || done < limit) && (n = fread(buf, 1, sizeof buf, a)) > 0) {
     if (limit >= 0 && done + (long)n > limit) n = (size_t)(limit - done);
@@ -77,26 +75,23 @@ static int copy_file(const char *from, const char *to, long limit) {
   return ok ? 0 : -1;
 }
 
-
 static int file_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
 }
-
 
 /* number of entries in the temporary directory */
 static int tmp_count(void) {
   char cmd[300];
   snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", tmpdir_);
   FILE *f = popen(cmd, "r");
-  int n = -1;
+  int   n = -1;
   if (f) {
     if (fscanf(f, "%d", &n) != 1) n = -1;
     pclose(f);
   }
   return n;
 }
-
 
 static int csr_identical(const fl_csr *a, const fl_csr *b) {
   if (a->nrow != b->nrow || a->ncol != b->ncol || a->nnz != b->nnz) return 0;
@@ -105,7 +100,6 @@ static int csr_identical(const fl_csr *a, const fl_csr *b) {
   if (memcmp(a->col, b->col, (size_t)nnz * sizeof(fl_int))) return 0;
   return memcmp(a->val, b->val, (size_t)nnz * sizeof(double)) == 0;
 }
-
 
 static uint64_t rng_ = 88172645463325252ull;
 
@@ -116,7 +110,6 @@ static double urand(void) { /* xorshift64 in [-1, 1) */
   return (double)(rng_ >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-
 /* Replaces (or, with n < 0, deletes) dataset hp of an existing file. */
 static int h5_replace(const char *file, const char *hp, int is_int, long n, const void *buf) {
   hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
@@ -125,9 +118,9 @@ static int h5_replace(const char *file, const char *hp, int is_int, long n, cons
   if (H5Lexists(f, hp, H5P_DEFAULT) > 0 && H5Ldelete(f, hp, H5P_DEFAULT) < 0) rc = -1;
   if (rc == 0 && n >= 0) {
     hsize_t dim = (hsize_t)n;
-    hid_t sp = H5Screate_simple(1, &dim, NULL);
-    hid_t ds = H5Dcreate2(f, hp, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
-                          H5P_DEFAULT, H5P_DEFAULT);
+    hid_t   sp  = H5Screate_simple(1, &dim, NULL);
+    hid_t   ds  = H5Dcreate2(f, hp, is_int ? H5T_STD_I32LE : H5T_IEEE_F64LE, sp, H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT);
     if (ds < 0 || H5Dwrite(ds, is_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
                            H5P_DEFAULT, buf) < 0)
       rc = -1;
@@ -138,16 +131,15 @@ static int h5_replace(const char *file, const char *hp, int is_int, long n, cons
   return rc;
 }
 
-
 /* Reads a whole double or int dataset of a file into buf (at most n entries); -1 on error. */
 static long h5_read(const char *file, const char *hp, int is_int, void *buf, long n) {
   hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) return -1;
-  hid_t ds = H5Dopen2(f, hp, H5P_DEFAULT);
-  long len = -1;
+  hid_t ds  = H5Dopen2(f, hp, H5P_DEFAULT);
+  long  len = -1;
   if (ds >= 0) {
     hid_t sp = H5Dget_space(ds);
-    len = (long)H5Sget_simple_extent_npoints(sp);
+    len      = (long)H5Sget_simple_extent_npoints(sp);
     if (len > n || H5Dread(ds, is_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
                            H5P_DEFAULT, buf) < 0)
       len = -1;
@@ -158,7 +150,6 @@ static long h5_read(const char *file, const char *hp, int is_int, void *buf, lon
   return len;
 }
 
-
 /* A small local problem: nc = 2, W = 2 I + 0.5 (off-diagonal couplings), q, mu. */
 static int small_local(fl_problem **out) {
   fl_problem *p;
@@ -167,7 +158,7 @@ static int small_local(fl_problem **out) {
   double tx[10];
   for (int k = 0; k < 6; k++) {
     ti[k] = tj[k] = k;
-    tx[k] = 2.0 + 0.25 * k;
+    tx[k]         = 2.0 + 0.25 * k;
   }
   ti[6] = 0, tj[6] = 3, tx[6] = 0.5;
   ti[7] = 3, tj[7] = 0, tx[7] = 0.5;
@@ -187,7 +178,6 @@ static int small_local(fl_problem **out) {
   return FL_OK;
 }
 
-
 /* A small global problem: two free 3-dof particles (masses 1 and 2), one contact between
  * particle 0 and the ground, one between the particles, and nh bilateral rows. */
 static int small_global(fl_int nh, fl_problem **out) {
@@ -197,7 +187,7 @@ static int small_global(fl_int nh, fl_problem **out) {
   double tx[16];
   for (int k = 0; k < 6; k++) {
     ti[nt] = tj[nt] = k;
-    tx[nt++] = k < 3 ? 1.0 : 2.0;
+    tx[nt++]        = k < 3 ? 1.0 : 2.0;
   }
   // particle 1's inertia couples its dofs (tridiagonal), particle 0's is diagonal
   for (int k = 3; k < 5; k++) {
@@ -206,7 +196,7 @@ static int small_global(fl_int nh, fl_problem **out) {
   }
   int rc = fl_csr_from_triplets(6, 6, nt, ti, tj, tx, &p->A);
   // contact 0: normal z of particle 0; contact 1: relative velocity of 1 w.r.t. 0 along x
-  nt = 0;
+  nt                 = 0;
   const int jc[6][2] = {{0, 2}, {1, 0}, {2, 1}, {3, 0}, {4, 1}, {5, 2}};
   for (int r = 0; r < 3; r++) {
     ti[nt] = r, tj[nt] = jc[r][1], tx[nt++] = 1.0;
@@ -225,7 +215,8 @@ static int small_global(fl_int nh, fl_problem **out) {
   }
   const double vs[6] = {0.1, 0, -1.0, -0.2, 0.3, -1.0};
   memcpy(p->vstar, vs, sizeof vs);
-  for (int k = 0; k < 6 + nh; k++) p->b[k] = 0.01 * k;
+  for (int k = 0; k < 6 + nh; k++)
+    p->b[k] = 0.01 * k;
   p->mu[0] = 0.4;
   p->mu[1] = 0.7;
   if (nh) p->g0[0] = 0.02;
@@ -239,19 +230,18 @@ static int small_global(fl_int nh, fl_problem **out) {
   return FL_OK;
 }
 
-
 /* loads `file`, expecting error `code` and a message containing the file and `where` */
-#define EXPECT_LOAD_ERROR(file, code, where)                                                  \
-  do {                                                                                        \
-    fl_problem *bad_ = (fl_problem *)0x1;                                                     \
-    int rc_ = fl_problem_load_fclib((file), &bad_);                                           \
-    if (rc_ != (code))                                                                        \
-      FL_FAIL_("load of %s returned %s (%s), expected %s", (file), fl_errname(rc_),           \
-               fl_errmsg(), fl_errname(code));                                                \
-    ASSERT(bad_ == NULL);                                                                     \
-    ASSERT_STR_CONTAINS(fl_errmsg(), (file));                                                 \
-    ASSERT_STR_CONTAINS(fl_errmsg(), (where));                                                \
-    ASSERT_EQ(h5_open_objects(), 0);                                                          \
+#define EXPECT_LOAD_ERROR(file, code, where)                                                       \
+  do {                                                                                             \
+    fl_problem *bad_ = (fl_problem *)0x1;                                                          \
+    int         rc_  = fl_problem_load_fclib((file), &bad_);                                       \
+    if (rc_ != (code))                                                                             \
+      FL_FAIL_("load of %s returned %s (%s), expected %s", (file), fl_errname(rc_), fl_errmsg(),   \
+               fl_errname(code));                                                                  \
+    ASSERT(bad_ == NULL);                                                                          \
+    ASSERT_STR_CONTAINS(fl_errmsg(), (file));                                                      \
+    ASSERT_STR_CONTAINS(fl_errmsg(), (where));                                                     \
+    ASSERT_EQ(h5_open_objects(), 0);                                                               \
   } while (0)
 
 //---- the shared files ----
@@ -264,7 +254,7 @@ FL_TEST(load_shared_files) {
   if (!fclib_dir(dir, sizeof dir)) SKIP("no %s/fclib", fl_test_shared_dir());
   static const struct {
     const char *name;
-    int nc;
+    int         nc;
   } converted[] = {{"BoxesStack1-i100000-32.hdf5", 52}, {"Capsules-i101-404.hdf5", 225},
                    {"FrictionContact3D_1c.hdf5", 1},    {"KaplasTower-i1061-4.hdf5", 570},
                    {"OneObject-i100000-499.hdf5", 24},  {"Rover4396.hdf5", 2}};
@@ -279,7 +269,7 @@ FL_TEST(load_shared_files) {
       continue;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     const char *s;
-    int nc = -1, ndof = -1;
+    int         nc = -1, ndof = -1;
     if ((s = strstr(line, "nc="))) nc = atoi(s + 3);
     if ((s = strstr(line, "ndof="))) ndof = atoi(s + 5);
     for (size_t k = 0; k < sizeof converted / sizeof converted[0]; k++)
@@ -319,18 +309,26 @@ FL_TEST(load_shared_files) {
       ASSERT(p->ncl >= 1 && p->ncl <= ndof);
       nglobal++;
     }
-    for (fl_int i = 0; i < p->nc; i++) ASSERT(p->mu[i] >= 0 && isfinite(p->mu[i]));
+    for (fl_int i = 0; i < p->nc; i++)
+      ASSERT(p->mu[i] >= 0 && isfinite(p->mu[i]));
     ASSERT_OK(fl_problem_validate(p, path));
     fl_problem_free(p);
   }
   fclose(mf);
-  // 4 original local + 6 converted, 8 global, 1 rolling
+  // 4 original local + 6 converted, 8 global, 1 rolling; and no .hdf5 file left out
   ASSERT_EQ(nlocal, 10);
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "ls '%s'/*.hdf5 '%s'/converted_from_siconos_dat/*.hdf5 | wc -l", dir,
+           dir);
+  FILE *ls     = popen(cmd, "r");
+  int   nfiles = -1;
+  ASSERT(ls && fscanf(ls, "%d", &nfiles) == 1);
+  pclose(ls);
+  ASSERT_EQ(nfiles, nlocal + nglobal + nrolling);
   ASSERT_EQ(nglobal, 8);
   ASSERT_EQ(nrolling, 1);
   return 0;
 }
-
 
 /* A global file means A = M (both triangles, symmetric), J = H^T, b = w, A v* = f, v0 = 0,
  * rigid contact without gaps. CubeH8 stores only M's upper triangle; LMGC_GFC3D-i00001
@@ -344,7 +342,7 @@ FL_TEST(global_meaning) {
     snprintf(path, sizeof path, "%s/%s", dir, files[k]);
     fl_problem *p;
     ASSERT_OK(fl_problem_load_fclib(path, &p));
-    fl_int nv = p->nv, nc3 = 3 * p->nc;
+    fl_int  nv = p->nv, nc3 = 3 * p->nc;
     double *f = malloc(sizeof(double) * (size_t)nv), *Av = malloc(sizeof(double) * (size_t)nv);
     double *w = malloc(sizeof(double) * (size_t)nc3);
     ASSERT_EQ(h5_read(path, "/fclib_global/vectors/f", 0, f, nv), nv);
@@ -359,10 +357,11 @@ FL_TEST(global_meaning) {
     double err = 0, fn = 0;
     for (fl_int i = 0; i < nv; i++) {
       err = fmax(err, fabs(Av[i] - f[i]));
-      fn = fmax(fn, fabs(f[i]));
+      fn  = fmax(fn, fabs(f[i]));
     }
     ASSERT_LE(err, 1e-9 * fn);
-    for (fl_int i = 0; i < nv; i++) ASSERT(p->v0[i] == 0);
+    for (fl_int i = 0; i < nv; i++)
+      ASSERT(p->v0[i] == 0);
     for (fl_int i = 0; i < p->nc; i++) {
       ASSERT(p->phi0[i] == 0);
       ASSERT(isinf(p->stiffness[i]));
@@ -375,7 +374,7 @@ FL_TEST(global_meaning) {
   }
   // H's triplets (i = row = dof, p = column = contact row) are J's transposed entries
   snprintf(path, sizeof path, "%s/%s", dir, files[2]);
-  int I[485], P[485];
+  int    I[485], P[485];
   double X[485];
   ASSERT_EQ(h5_read(path, "/fclib_global/H/i", 1, I, 485), 485);
   ASSERT_EQ(h5_read(path, "/fclib_global/H/p", 1, P, 485), 485);
@@ -383,7 +382,8 @@ FL_TEST(global_meaning) {
   fl_problem *p;
   ASSERT_OK(fl_problem_load_fclib(path, &p));
   double sum = 0;
-  for (int k = 0; k < 485; k++) sum += fabs(X[k]);
+  for (int k = 0; k < 485; k++)
+    sum += fabs(X[k]);
   ASSERT(sum > 0);
   for (int k = 0; k < 485; k++) {
     // no duplicates in this file, so every triplet is one entry of J
@@ -404,17 +404,18 @@ FL_TEST(roundtrip_local) {
   snprintf(path, sizeof path, "%s/local_problem_test.hdf5", dir);
   fl_problem *a, *b;
   ASSERT_OK(fl_problem_load_fclib(path, &a));
-  fl_int m = 3 * a->nc;
+  fl_int  m = 3 * a->nc;
   double *g = malloc(sizeof(double) * (size_t)m), *g2 = malloc(sizeof(double) * (size_t)m);
   double *u2 = malloc(sizeof(double) * (size_t)m);
-  for (fl_int k = 0; k < m; k++) g[k] = urand();
+  for (fl_int k = 0; k < m; k++)
+    g[k] = urand();
   tmp_path(out, sizeof out, "local.hdf5");
   ASSERT_OK(fl_problem_save_fclib(a, out, "round trip", NULL, g));
   ASSERT_EQ(h5_open_objects(), 0);
   ASSERT_EQ(tmp_count(), 1); // no temporary left beside it
   // the usual permissions (the umask applies), and saving over an existing file replaces it
   struct stat st;
-  mode_t mask = umask(0);
+  mode_t      mask = umask(0);
   umask(mask);
   ASSERT(stat(out, &st) == 0);
   ASSERT_EQ(st.st_mode & 0777, 0666 & ~mask);
@@ -431,7 +432,8 @@ FL_TEST(roundtrip_local) {
   ASSERT_OK(fl_fclib_read_solution(out, 0, a->nc, NULL, g2, u2));
   ASSERT(memcmp(g, g2, sizeof(double) * (size_t)m) == 0);
   fl_problem_velocity(a, NULL, g, g2);
-  for (fl_int k = 0; k < m; k++) ASSERT_NEAR(u2[k], g2[k], 1e-12 * (1 + fabs(g2[k])));
+  for (fl_int k = 0; k < m; k++)
+    ASSERT_NEAR(u2[k], g2[k], 1e-12 * (1 + fabs(g2[k])));
   // the written layout is compressed columns
   int nz = 0;
   ASSERT_EQ(h5_read(out, "/fclib_local/W/nz", 1, &nz, 1), 1);
@@ -455,7 +457,6 @@ FL_TEST(roundtrip_local) {
   return 0;
 }
 
-
 /* global file (triplets) -> our file -> the same A, J, b, mu bit for bit, v* to round-off
  * (it goes through f = A v* and a solve), solution v and r bit for bit */
 FL_TEST(roundtrip_global) {
@@ -465,12 +466,14 @@ FL_TEST(roundtrip_global) {
   snprintf(path, sizeof path, "%s/LMGC_GFC3D-i00501-4-00000.hdf5", dir);
   fl_problem *a, *b;
   ASSERT_OK(fl_problem_load_fclib(path, &a));
-  fl_int nv = a->nv, m = 3 * a->nc;
+  fl_int  nv = a->nv, m = 3 * a->nc;
   double *v = malloc(sizeof(double) * (size_t)nv), *v2 = malloc(sizeof(double) * (size_t)nv);
   double *g = malloc(sizeof(double) * (size_t)m), *g2 = malloc(sizeof(double) * (size_t)m);
   double *u2 = malloc(sizeof(double) * (size_t)m), *u = malloc(sizeof(double) * (size_t)m);
-  for (fl_int k = 0; k < nv; k++) v[k] = urand();
-  for (fl_int k = 0; k < m; k++) g[k] = urand();
+  for (fl_int k = 0; k < nv; k++)
+    v[k] = urand();
+  for (fl_int k = 0; k < m; k++)
+    g[k] = urand();
   tmp_path(out, sizeof out, "global.hdf5");
   ASSERT_OK(fl_problem_save_fclib(a, out, NULL, v, g));
   ASSERT_EQ(h5_open_objects(), 0);
@@ -484,16 +487,19 @@ FL_TEST(roundtrip_global) {
   ASSERT(memcmp(a->mu, b->mu, sizeof(double) * (size_t)a->nc) == 0);
   ASSERT_EQ(b->ncl, a->ncl);
   double vmax = 0;
-  for (fl_int k = 0; k < nv; k++) vmax = fmax(vmax, fabs(a->vstar[k]));
-  for (fl_int k = 0; k < nv; k++) ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-9 * vmax);
+  for (fl_int k = 0; k < nv; k++)
+    vmax = fmax(vmax, fabs(a->vstar[k]));
+  for (fl_int k = 0; k < nv; k++)
+    ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-9 * vmax);
   ASSERT_OK(fl_fclib_read_solution(out, nv, a->nc, v2, g2, u2));
   ASSERT(memcmp(v, v2, sizeof(double) * (size_t)nv) == 0);
   ASSERT(memcmp(g, g2, sizeof(double) * (size_t)m) == 0);
   fl_problem_velocity(a, v, g, u); // u = J v + b
-  for (fl_int k = 0; k < m; k++) ASSERT_NEAR(u2[k], u[k], 1e-12 * (1 + fabs(u[k])));
+  for (fl_int k = 0; k < m; k++)
+    ASSERT_NEAR(u2[k], u[k], 1e-12 * (1 + fabs(u[k])));
   // the title defaults to the problem's name
-  char title[64] = {0};
-  hid_t f = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+  char  title[64] = {0};
+  hid_t f         = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
   hid_t ds = H5Dopen2(f, "/fclib_global/info/title", H5P_DEFAULT), ty = H5Dget_type(ds);
   ASSERT(H5Tget_size(ty) < sizeof title);
   ASSERT(H5Dread(ds, ty, H5S_ALL, H5S_ALL, H5P_DEFAULT, title) >= 0);
@@ -513,7 +519,6 @@ FL_TEST(roundtrip_global) {
   return 0;
 }
 
-
 /* A problem with gaps and bilateral rows: w = b - vhat_n keeps the gaps; hard unbounded
  * bilateral rows become G (b_G = b + g0/dt); compliant contact is refused and leaves no
  * file behind. */
@@ -522,7 +527,7 @@ FL_TEST(roundtrip_gaps_bilateral) {
   ASSERT(tmp_dir());
   fl_problem *a, *b;
   ASSERT_OK(small_global(1, &a));
-  a->dt = 0.01;
+  a->dt      = 0.01;
   a->phi0[0] = -0.003; // overlapping: vhat_n = 0.3
   tmp_path(out, sizeof out, "gaps.hdf5");
   ASSERT_OK(fl_problem_save_fclib(a, out, "gaps", NULL, NULL));
@@ -533,9 +538,11 @@ FL_TEST(roundtrip_gaps_bilateral) {
   ASSERT(csr_identical(a->J, b->J));
   // the local form q = J v* + b - vhat_n is the same: gap moved into b
   ASSERT_NEAR(b->b[0], a->b[0] - 0.3, 1e-15);
-  for (int k = 1; k < 6; k++) ASSERT(b->b[k] == a->b[k]);
+  for (int k = 1; k < 6; k++)
+    ASSERT(b->b[k] == a->b[k]);
   ASSERT_NEAR(b->b[6], a->b[6] + 0.02 / 0.01, 1e-15);
-  for (int k = 0; k < 6; k++) ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-15);
+  for (int k = 0; k < 6; k++)
+    ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-15);
   ASSERT_EQ(b->ncl, 2);
   fl_problem_free(b);
 
@@ -546,14 +553,14 @@ FL_TEST(roundtrip_gaps_bilateral) {
   ASSERT_STR_CONTAINS(fl_errmsg(), out);
   ASSERT_STR_CONTAINS(fl_errmsg(), "compliant");
   a->stiffness[1] = INFINITY;
-  a->hi[0] = 5;
+  a->hi[0]        = 5;
   ASSERT_EQ(fl_problem_save_fclib(a, out, NULL, NULL, NULL), FL_ERR_UNSUPPORTED);
   ASSERT_STR_CONTAINS(fl_errmsg(), "bilateral row 0");
   ASSERT(!file_exists(out));
   ASSERT_EQ(tmp_count(), 1);
   // a global solution needs v
   double g[7] = {0};
-  a->hi[0] = INFINITY;
+  a->hi[0]    = INFINITY;
   ASSERT_EQ(fl_problem_save_fclib(a, out, NULL, NULL, g), FL_ERR_INVAL);
   // an unwritable place: I/O error naming the file
   ASSERT_EQ(fl_problem_save_fclib(a, "/nonexistent-dir/x.hdf5", NULL, NULL, NULL), FL_ERR_IO);
@@ -571,37 +578,39 @@ FL_TEST(roundtrip_gaps_bilateral) {
 static double *fclib_dense(const struct fclib_matrix *a) {
   double *d = calloc((size_t)a->m * (size_t)a->n + 1, sizeof(double));
   if (a->nz >= 0) {
-    for (int k = 0; k < a->nz; k++) d[(size_t)a->i[k] * (size_t)a->n + (size_t)a->p[k]] += a->x[k];
+    for (int k = 0; k < a->nz; k++)
+      d[(size_t)a->i[k] * (size_t)a->n + (size_t)a->p[k]] += a->x[k];
   } else {
     int ncomp = a->nz == -1 ? a->n : a->m;
     for (int c = 0; c < ncomp; c++)
       for (int k = a->p[c]; k < a->p[c + 1]; k++) {
-        size_t r = a->nz == -1 ? (size_t)a->i[k] : (size_t)c, j = a->nz == -1 ? (size_t)c : (size_t)a->i[k];
+        size_t r = a->nz == -1 ? (size_t)a->i[k] : (size_t)c,
+               j = a->nz == -1 ? (size_t)c : (size_t)a->i[k];
         d[r * (size_t)a->n + j] += a->x[k];
       }
   }
   return d;
 }
 
-
 /* |dense(a) - B| == 0 entrywise, with B = b or its transpose */
 static int fclib_equals(const struct fclib_matrix *a, const fl_csr *b, int transpose) {
   int m = transpose ? b->ncol : b->nrow, n = transpose ? b->nrow : b->ncol;
   if (a->m != m || a->n != n) return 0;
-  double *d = fclib_dense(a);
-  int ok = 1;
+  double *d  = fclib_dense(a);
+  int     ok = 1;
   for (int i = 0; i < b->nrow && ok; i++)
     for (int k = b->rowptr[i]; k < b->rowptr[i + 1]; k++) {
-      size_t at = transpose ? (size_t)b->col[k] * (size_t)n + (size_t)i : (size_t)i * (size_t)n + (size_t)b->col[k];
+      size_t at = transpose ? (size_t)b->col[k] * (size_t)n + (size_t)i
+                            : (size_t)i * (size_t)n + (size_t)b->col[k];
       if (d[at] != b->val[k]) ok = 0;
       d[at] = 0;
     }
-  for (size_t k = 0; k < (size_t)m * (size_t)n && ok; k++) ok = d[k] == 0;
+  for (size_t k = 0; k < (size_t)m * (size_t)n && ok; k++)
+    ok = d[k] == 0;
   free(d);
   return ok;
 }
 #endif
-
 
 /* libfclib 3.1 reads the local and global files we write, with the same numbers */
 FL_TEST(libfclib_reads_ours) {
@@ -641,8 +650,8 @@ FL_TEST(libfclib_reads_ours) {
   ASSERT_EQ(G->spacedim, 3);
   ASSERT(fclib_equals(G->M, p->A, 0));
   fl_csr *Jc = NULL, *Jg = NULL; // contact rows and bilateral rows of J
-  fl_int ti[16], tj[16], nt = 0, tg[4], tgj[4], ng = 0;
-  double tx[16], tgx[4];
+  fl_int  ti[16], tj[16], nt = 0, tg[4], tgj[4], ng = 0;
+  double  tx[16], tgx[4];
   for (fl_int r = 0; r < 7; r++)
     for (fl_int k = p->J->rowptr[r]; k < p->J->rowptr[r + 1]; k++) {
       if (r < 6) {
@@ -677,7 +686,6 @@ FL_TEST(libfclib_reads_ours) {
 #endif
 }
 
-
 /* On every local file, libfclib's fclib_merit_local equals our natural-map residual with
  * FL_NORM_FCLIB, at gamma = 0 and at a random gamma. libfclib multiplies W with CSparse's
  * cs_gaxpy, which does nothing unless W is stored in compressed columns, so the merit is
@@ -690,17 +698,17 @@ FL_TEST(libfclib_merit_agrees) {
   char dir[512], path[1024], out[512];
   if (!fclib_dir(dir, sizeof dir)) SKIP("no %s/fclib", fl_test_shared_dir());
   ASSERT(tmp_dir());
-  const char *files[] = {"local_problem_test.hdf5",
-                         "Capsules-i97-269.hdf5",
-                         "Capsules-i125-1213.hdf5",
-                         "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
-                         "converted_from_siconos_dat/BoxesStack1-i100000-32.hdf5",
-                         "converted_from_siconos_dat/Capsules-i101-404.hdf5",
-                         "converted_from_siconos_dat/FrictionContact3D_1c.hdf5",
-                         "converted_from_siconos_dat/KaplasTower-i1061-4.hdf5",
-                         "converted_from_siconos_dat/OneObject-i100000-499.hdf5",
-                         "converted_from_siconos_dat/Rover4396.hdf5"};
-  int nchecked = 0;
+  const char *files[]  = {"local_problem_test.hdf5",
+                          "Capsules-i97-269.hdf5",
+                          "Capsules-i125-1213.hdf5",
+                          "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+                          "converted_from_siconos_dat/BoxesStack1-i100000-32.hdf5",
+                          "converted_from_siconos_dat/Capsules-i101-404.hdf5",
+                          "converted_from_siconos_dat/FrictionContact3D_1c.hdf5",
+                          "converted_from_siconos_dat/KaplasTower-i1061-4.hdf5",
+                          "converted_from_siconos_dat/OneObject-i100000-499.hdf5",
+                          "converted_from_siconos_dat/Rover4396.hdf5"};
+  int         nchecked = 0;
   for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[k]);
     fl_problem *p;
@@ -715,16 +723,16 @@ FL_TEST(libfclib_merit_agrees) {
     struct fclib_local *Lo = fclib_read_local(orig), *L = fclib_read_local(out);
     ASSERT(Lo && L);
     struct fclib_solution S = {0};
-    S.r = calloc((size_t)m, sizeof(double));
-    S.u = calloc((size_t)m, sizeof(double));
+    S.r                     = calloc((size_t)m, sizeof(double));
+    S.u                     = calloc((size_t)m, sizeof(double));
     fl_metrics mt;
     for (int trial = 0; trial < 3; trial++) {
       // gamma = 0, a random gamma, a random gamma in the cones
       for (fl_int i = 0; i < p->nc; i++) {
         double *r = S.r + 3 * i;
-        r[0] = trial == 0 ? 0 : trial == 1 ? urand() : 1 + urand();
-        r[1] = trial == 0 ? 0 : urand() * (trial == 2 ? 0.5 * p->mu[i] * r[0] : 1);
-        r[2] = trial == 0 ? 0 : urand() * (trial == 2 ? 0.5 * p->mu[i] * r[0] : 1);
+        r[0]      = trial == 0 ? 0 : trial == 1 ? urand() : 1 + urand();
+        r[1]      = trial == 0 ? 0 : urand() * (trial == 2 ? 0.5 * p->mu[i] * r[0] : 1);
+        r[2]      = trial == 0 ? 0 : urand() * (trial == 2 ? 0.5 * p->mu[i] * r[0] : 1);
       }
       ASSERT_OK(fl_problem_metrics(p, NULL, S.r, FL_NORM_FCLIB, &mt));
       double ref = fclib_merit_local(L, MERIT_1, &S);
@@ -776,8 +784,8 @@ FL_TEST(libfclib_parses_like_us) {
       const struct fclib_matrix *W = L->W;
       ASSERT_EQ(W->m, 3 * p->nc);
       // W entry by entry (no duplicates in these files)
-      fl_int cnt = 0;
-      int ncomp = W->nz == -1 ? W->n : W->nz == -2 ? W->m : 0;
+      fl_int cnt   = 0;
+      int    ncomp = W->nz == -1 ? W->n : W->nz == -2 ? W->m : 0;
       for (int c = 0; c < ncomp; c++)
         for (int k = W->p[c]; k < W->p[c + 1]; k++, cnt++) {
           int i = W->nz == -1 ? W->i[k] : c, j = W->nz == -1 ? c : W->i[k];
@@ -801,8 +809,8 @@ FL_TEST(libfclib_parses_like_us) {
       ASSERT(csr_identical(ref, p->J));
       fl_csr_free(ref);
       // M: every stored entry and its mirror
-      double amax = 0;
-      int ndiag = 0, nlo = 0, nup = 0;
+      double amax  = 0;
+      int    ndiag = 0, nlo = 0, nup = 0;
       for (int k = 0; k < M->nz; k++) {
         amax = fmax(amax, fabs(M->x[k]));
         ndiag += M->i[k] == M->p[k];
@@ -835,7 +843,6 @@ FL_TEST(libfclib_parses_like_us) {
   return 0;
 #endif
 }
-
 
 //---- solutions in the shared files ----
 
@@ -872,7 +879,6 @@ static int make_local(const char *name, char *path, size_t n) {
   return rc;
 }
 
-
 static int make_global(const char *name, char *path, size_t n) {
   fl_problem *p;
   FL_TRY(small_global(0, &p));
@@ -882,13 +888,11 @@ static int make_global(const char *name, char *path, size_t n) {
   return rc;
 }
 
-
 FL_TEST(bad_missing_file) {
   const char *path = "/nonexistent-dir/none.hdf5";
   EXPECT_LOAD_ERROR(path, FL_ERR_IO, "cannot open");
   return 0;
 }
-
 
 FL_TEST(bad_empty_file) {
   char path[512];
@@ -901,7 +905,6 @@ FL_TEST(bad_empty_file) {
   return 0;
 }
 
-
 FL_TEST(bad_not_hdf5) {
   char path[512];
   ASSERT(tmp_dir());
@@ -913,7 +916,6 @@ FL_TEST(bad_not_hdf5) {
   tmp_clean();
   return 0;
 }
-
 
 /* a real file cut in half, and one cut to its first 1000 bytes */
 FL_TEST(bad_truncated) {
@@ -935,7 +937,6 @@ FL_TEST(bad_truncated) {
   tmp_clean();
   return 0;
 }
-
 
 FL_TEST(bad_missing_group) {
   char path[512];
@@ -967,12 +968,11 @@ FL_TEST(bad_missing_group) {
   return 0;
 }
 
-
 FL_TEST(bad_inconsistent_sizes) {
   char path[512];
   ASSERT(tmp_dir());
   double x[8] = {0};
-  int one;
+  int    one;
   // q too short
   ASSERT_OK(make_local("q.hdf5", path, sizeof path));
   ASSERT_EQ(h5_replace(path, "/fclib_local/vectors/q", 0, 5, x), 0);
@@ -1000,7 +1000,8 @@ FL_TEST(bad_inconsistent_sizes) {
   ASSERT_OK(make_local("wz.hdf5", path, sizeof path));
   one = 8;
   ASSERT_EQ(h5_replace(path, "/fclib_local/W/nzmax", 1, 1, &one), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local/W/p: last pointer is 10, expected at most nzmax = 8");
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
+                    "/fclib_local/W/p: last pointer is 10, expected at most nzmax = 8");
   // an unknown layout code
   ASSERT_OK(make_local("wl.hdf5", path, sizeof path));
   one = -3;
@@ -1010,7 +1011,8 @@ FL_TEST(bad_inconsistent_sizes) {
   ASSERT_OK(make_global("h.hdf5", path, sizeof path));
   one = 7;
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/m", 1, 1, &one), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_global/H: 7 x 6, expected ndof x 3 nc with ndof = 6");
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
+                    "/fclib_global/H: 7 x 6, expected ndof x 3 nc with ndof = 6");
   // f too long
   ASSERT_OK(make_global("f.hdf5", path, sizeof path));
   ASSERT_EQ(h5_replace(path, "/fclib_global/vectors/f", 0, 7, x), 0);
@@ -1037,7 +1039,6 @@ FL_TEST(bad_inconsistent_sizes) {
   return 0;
 }
 
-
 FL_TEST(bad_index_out_of_range) {
   char path[512];
   ASSERT(tmp_dir());
@@ -1047,17 +1048,19 @@ FL_TEST(bad_index_out_of_range) {
   ASSERT_EQ(h5_read(path, "/fclib_local/W/i", 1, I, 10), 10);
   I[4] = 6;
   ASSERT_EQ(h5_replace(path, "/fclib_local/W/i", 1, 10, I), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local/W/i: entry 4 is 6, expected a row index in [0, 6)");
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
+                    "/fclib_local/W/i: entry 4 is 6, expected a row index in [0, 6)");
   // a negative column index in triplets (p = column)
   ASSERT_OK(make_global("ht.hdf5", path, sizeof path));
-  int three = 3, tr_i[3] = {2, 0, 1}, tr_p[3] = {0, 1, -1}, hdr = 3;
+  int    three = 3, tr_i[3] = {2, 0, 1}, tr_p[3] = {0, 1, -1}, hdr = 3;
   double tr_x[3] = {1, 1, 1};
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/nz", 1, 1, &three), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/nzmax", 1, 1, &hdr), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/i", 1, 3, tr_i), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/p", 1, 3, tr_p), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/x", 0, 3, tr_x), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_global/H/p: entry 2 is -1, expected a column index in [0, 6)");
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
+                    "/fclib_global/H/p: entry 2 is -1, expected a column index in [0, 6)");
   // the same triplets with valid indices load, with i = row: H(2, 0) = J(0, 2)
   tr_p[2] = 5;
   ASSERT_EQ(h5_replace(path, "/fclib_global/H/p", 1, 3, tr_p), 0);
@@ -1073,11 +1076,11 @@ FL_TEST(bad_index_out_of_range) {
   ASSERT_EQ(h5_read(path, "/fclib_local/W/i", 1, I, 10), 10);
   I[9] = 100;
   ASSERT_EQ(h5_replace(path, "/fclib_local/W/i", 1, 10, I), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local/W/i: entry 9 is 100, expected a column index in [0, 6)");
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
+                    "/fclib_local/W/i: entry 9 is 100, expected a column index in [0, 6)");
   tmp_clean();
   return 0;
 }
-
 
 FL_TEST(bad_nan) {
   char path[512];
@@ -1102,15 +1105,15 @@ FL_TEST(bad_nan) {
   return 0;
 }
 
-
 FL_TEST(bad_negative_mu) {
   char path[512];
   ASSERT(tmp_dir());
   double mu[2] = {0.3, -0.2};
   ASSERT_OK(make_local("mu.hdf5", path, sizeof path));
   ASSERT_EQ(h5_replace(path, "/fclib_local/vectors/mu", 0, 2, mu), 0);
-  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT,
-                    "/fclib_local/vectors/mu: entry 1 is -0.2, expected a friction coefficient >= 0");
+  EXPECT_LOAD_ERROR(
+      path, FL_ERR_FORMAT,
+      "/fclib_local/vectors/mu: entry 1 is -0.2, expected a friction coefficient >= 0");
   ASSERT_OK(make_global("gmu.hdf5", path, sizeof path));
   mu[0] = -1;
   ASSERT_EQ(h5_replace(path, "/fclib_global/vectors/mu", 0, 2, mu), 0);
@@ -1118,7 +1121,6 @@ FL_TEST(bad_negative_mu) {
   tmp_clean();
   return 0;
 }
-
 
 /* unsupported content: spacedim 2, mixed local problems (V, R), rolling friction; a mass
  * matrix that is not positive definite or not symmetric */
@@ -1135,10 +1137,12 @@ FL_TEST(bad_unsupported) {
   H5Fclose(f);
   EXPECT_LOAD_ERROR(path, FL_ERR_UNSUPPORTED, "/fclib_local/V");
   // rolling friction, made here (the shared Chute file is checked in load_shared_files)
-  f = H5Fcreate(tmp_path(path, sizeof path, "rolling.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  f = H5Fcreate(tmp_path(path, sizeof path, "rolling.hdf5"), H5F_ACC_TRUNC, H5P_DEFAULT,
+                H5P_DEFAULT);
   H5Gclose(H5Gcreate2(f, "/fclib_global_rolling", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   H5Fclose(f);
-  EXPECT_LOAD_ERROR(path, FL_ERR_UNSUPPORTED, "/fclib_global_rolling: rolling-friction problems are unsupported");
+  EXPECT_LOAD_ERROR(path, FL_ERR_UNSUPPORTED,
+                    "/fclib_global_rolling: rolling-friction problems are unsupported");
   // M with a negative mass
   ASSERT_OK(make_global("negm.hdf5", path, sizeof path));
   double x[10];
@@ -1151,7 +1155,6 @@ FL_TEST(bad_unsupported) {
   return 0;
 }
 
-
 /* A mass matrix stored as one triangle is mirrored; one whose two triangles differ beyond
  * round-off is refused. */
 FL_TEST(mass_matrix_triangles) {
@@ -1159,7 +1162,7 @@ FL_TEST(mass_matrix_triangles) {
   ASSERT(tmp_dir());
   ASSERT_OK(make_global("tri.hdf5", path, sizeof path));
   // M = [2 1; 1 3] on dofs 0, 1 plus the diagonal 1, 2, 2, 2, stored as triplets
-  int nz = 7, nzmax = 7, I[8] = {0, 0, 1, 2, 3, 4, 5, 1}, P[8] = {0, 1, 1, 2, 3, 4, 5, 0};
+  int    nz = 7, nzmax = 7, I[8] = {0, 0, 1, 2, 3, 4, 5, 1}, P[8] = {0, 1, 1, 2, 3, 4, 5, 0};
   double X[8] = {2, 1, 3, 1, 2, 2, 2, 1};
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/nz", 1, 1, &nz), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/nzmax", 1, 1, &nzmax), 0);
@@ -1174,7 +1177,7 @@ FL_TEST(mass_matrix_triangles) {
   fl_problem_free(p);
   // both triangles, unequal
   nz = nzmax = 8;
-  X[7] = 1.5;
+  X[7]       = 1.5;
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/nz", 1, 1, &nz), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/nzmax", 1, 1, &nzmax), 0);
   ASSERT_EQ(h5_replace(path, "/fclib_global/M/i", 1, 8, I), 0);
@@ -1184,7 +1187,6 @@ FL_TEST(mass_matrix_triangles) {
   tmp_clean();
   return 0;
 }
-
 
 //---- allocation failures ----
 
@@ -1236,7 +1238,6 @@ FL_TEST(alloc_failures) {
   return 0;
 }
 
-
 //---- the built-in examples ----
 
 /* Every built-in example with rigid contact goes through a file and back with the same
@@ -1246,19 +1247,21 @@ FL_TEST(alloc_failures) {
 FL_TEST(examples_roundtrip) {
   char out[512];
   ASSERT(tmp_dir());
-  const char *const *names = fl_examples_list();
-  int nsaved = 0, nrefused = 0;
+  const char *const *names  = fl_examples_list();
+  int                nsaved = 0, nrefused = 0;
   for (int e = 0; names[e]; e++) {
     fl_problem *a, *b;
     ASSERT_OK(fl_problem_create_example(names[e], &a));
-    fl_int nr = fl_problem_nrows(a), nv = a->nv;
+    fl_int  nr = fl_problem_nrows(a), nv = a->nv;
     double *v = calloc((size_t)nv + 1, sizeof(double)), *g = calloc((size_t)nr + 1, sizeof(double));
-    double *v2 = calloc((size_t)nv + 1, sizeof(double)), *g2 = calloc((size_t)nr + 1, sizeof(double));
+    double *v2 = calloc((size_t)nv + 1, sizeof(double)),
+           *g2 = calloc((size_t)nr + 1, sizeof(double));
     ASSERT_OK(fl_example_solution(names[e], v, g));
     snprintf(out, sizeof out, "%s/%s.hdf5", tmpdir_, names[e]);
-    int rc = fl_problem_save_fclib(a, out, NULL, a->kind == FL_PROBLEM_GLOBAL ? v : NULL, g);
+    int rc        = fl_problem_save_fclib(a, out, NULL, a->kind == FL_PROBLEM_GLOBAL ? v : NULL, g);
     int compliant = 0;
-    for (fl_int i = 0; i < a->nc; i++) compliant |= !isinf(a->stiffness[i]);
+    for (fl_int i = 0; i < a->nc; i++)
+      compliant |= !isinf(a->stiffness[i]);
     if (compliant) {
       ASSERT_EQ(rc, FL_ERR_UNSUPPORTED);
       ASSERT(!file_exists(out));
@@ -1277,7 +1280,8 @@ FL_TEST(examples_roundtrip) {
       } else {
         ASSERT(csr_identical(a->A, b->A));
         ASSERT(csr_identical(a->J, b->J));
-        for (fl_int k = 0; k < nv; k++) ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-12 * (1 + fabs(a->vstar[k])));
+        for (fl_int k = 0; k < nv; k++)
+          ASSERT_NEAR(b->vstar[k], a->vstar[k], 1e-12 * (1 + fabs(a->vstar[k])));
       }
       if (a->nc > 0) ASSERT(memcmp(a->mu, b->mu, sizeof(double) * (size_t)a->nc) == 0);
       fl_metrics ma, mb;
@@ -1290,7 +1294,8 @@ FL_TEST(examples_roundtrip) {
         ASSERT_NEAR(mb.bilateral, ma.bilateral, 1e-12);
         ASSERT_LE(mb.bilateral, 1e-9);
       }
-      ASSERT_OK(fl_fclib_read_solution(out, nv, a->nc, a->kind == FL_PROBLEM_GLOBAL ? v2 : NULL, g2, NULL));
+      ASSERT_OK(fl_fclib_read_solution(out, nv, a->nc, a->kind == FL_PROBLEM_GLOBAL ? v2 : NULL, g2,
+                                       NULL));
       ASSERT(memcmp(g, g2, sizeof(double) * (size_t)(3 * a->nc)) == 0);
       if (nv) ASSERT(memcmp(v, v2, sizeof(double) * (size_t)nv) == 0);
       fl_problem_free(b);
