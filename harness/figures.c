@@ -45,15 +45,12 @@ static const fl_figure_recipe pend_master5 = {
 static const fl_figure_recipe pend_master6 = {
   "masterjohn-fig6", "002", "coin convergence in time step and mesh size", NULL, NULL,
   "hydroelastic contact patches and the spinning_coin scene"};
-static const fl_figure_recipe pend_zong3 = {
-  "zong-fig3", "003", "ball on a slope against the analytic solution", NULL, NULL,
-  "the ball_slope scene"};
 
 static const fl_figure_recipe *const registry[] = {
   &pend_macklin15, &pend_macklin18, &pend_macklin19, &pend_macklin20, &pend_macklin22,
   &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
   &pend_han4,      &pend_han5,      &pend_hantab1,    &pend_master5,      &pend_master6,
-  &pend_zong3,     NULL};
+  &fl_fig_zong3,     NULL};
 
 
 const fl_figure_recipe *const *fl_figures(void) { return registry; }

@@ -123,6 +123,7 @@ extern const fl_figure_recipe fl_fig_macklin27;
 extern const fl_figure_recipe fl_fig_macklin28;
 extern const fl_figure_recipe fl_fig_macklin30;
 extern const fl_figure_recipe fl_fig_macklin31;
+extern const fl_figure_recipe fl_fig_zong3;
 
 
 #endif /* FL_FIGURE_H */
