@@ -519,3 +519,48 @@ static int fclib_all(const char *solver, int max_iter) {
 
 FL_TEST(fclib_pgs) { return fclib_all("pgs", 300); }
 FL_TEST(fclib_jacobi) { return fclib_all("jacobi", 300); }
+
+
+//---- memory ----
+
+/* a monitor that forbids allocation from iteration 1 to the last one (N) */
+static int forbid_alloc(const fl_solver *s, const fl_iter_stat *st, void *ctx) {
+  int last = *(int *)ctx;
+  fl_alloc_fail_after(st->iter == last ? -1 : 0);
+  return 0;
+}
+
+
+FL_TEST(no_allocation_in_the_loop) {
+  // every allocation between the first and the last record fails: the sweeps, the residual
+  // and the spine's recording (error_every = 0) must not need any
+  fl_problem *pg, *pl;
+  const double W[9] = {2, 0.3, 0.1, 0.3, 1, 0.2, 0.1, 0.2, 3}, q[3] = {-1, 0.8, -0.6};
+  ASSERT_OK(box(2.0, 1.0, 0.5, INFINITY, 0.0, &pg));
+  ASSERT_OK(local1(W, q, 0.2, &pl));
+  ASSERT_OK(fl_register_all());
+  int last = 300;
+  for (int sv = 0; sv < 2; sv++)
+    for (int k = 0; k < 2; k++) {
+      fl_problem *p = k ? pl : pg;
+      fl_solver *s;
+      ASSERT_OK(fl_solver_create(solvers[sv], &s));
+      ASSERT_OK(fl_solver_set_option(s, "max_iter", "300"));
+      ASSERT_OK(fl_solver_set_option(s, "never_stop", "1"));
+      ASSERT_OK(fl_solver_set_option(s, "error_every", "0"));
+      if (sv == 0) ASSERT_OK(fl_solver_set_option(s, "order", "shuffle"));
+      ASSERT_OK(fl_solver_monitor_add(s, forbid_alloc, &last, NULL));
+      ASSERT_OK(fl_solver_setup(s, p));
+      double v[6], g[12];
+      fl_result res;
+      int rc = fl_solver_solve(s, p, v, g, &res);
+      fl_alloc_fail_after(-1);
+      ASSERT_OK(rc);
+      ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+      ASSERT_LE(res.error, 1e-8);
+      fl_solver_destroy(s);
+    }
+  fl_problem_free(pg);
+  fl_problem_free(pl);
+  return 0;
+}

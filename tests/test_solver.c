@@ -593,3 +593,36 @@ FL_TEST(capabilities) {
   fl_problem_free(pend);
   return 0;
 }
+
+
+FL_TEST(fault_injection) {
+  // every allocation of create, setup and solve fails in turn: each failure is FL_ERR_NOMEM
+  // (or the solve goes through), never a crash or a leak (checked under ASan)
+  fl_problem *p;
+  ASSERT_OK(fl_problem_create_example("box_push_slide", &p));
+  reg();
+  const char *names[2] = {"pgs", "jacobi"};
+  for (int sv = 0; sv < 2; sv++) {
+    int ok = 0;
+    for (long n = 0; n < 400 && !ok; n++) {
+      fl_solver *s = NULL;
+      double v[6], g[12];
+      fl_result res;
+      fl_alloc_fail_after(n);
+      int rc = fl_solver_create(names[sv], &s);
+      if (!rc) rc = fl_solver_set_option(s, "monitor", "");
+      if (!rc) rc = fl_solver_setup(s, p);
+      if (!rc) rc = fl_solver_solve(s, p, v, g, &res);
+      fl_alloc_fail_after(-1);
+      if (rc && rc != FL_ERR_NOMEM) FL_FAIL_("%s, failure %ld: %d %s", names[sv], n, rc, fl_errmsg());
+      if (!rc) {
+        ASSERT(res.reason > 0);
+        ok = 1;
+      }
+      fl_solver_destroy(s);
+    }
+    ASSERT(ok);
+  }
+  fl_problem_free(p);
+  return 0;
+}
