@@ -681,6 +681,25 @@ FL_TEST(libfclib_reads_ours) {
   fl_csr_free(Jc);
   fl_csr_free(Jg);
   fl_problem_free(p);
+
+  // a real global problem (triplets in the original) re-written by us
+  char dir[512], path[1024];
+  if (fclib_dir(dir, sizeof dir)) {
+    snprintf(path, sizeof path, "%s/Box_Stacks-i0122-82-5.hdf5", dir);
+    ASSERT_OK(fl_problem_load_fclib(path, &p));
+    tmp_path(out, sizeof out, "boxes.hdf5");
+    ASSERT_OK(fl_problem_save_fclib(p, out, NULL, NULL, NULL));
+    G = fclib_read_global(out);
+    ASSERT(G != NULL);
+    ASSERT(fclib_equals(G->M, p->A, 0));
+    ASSERT(fclib_equals(G->H, p->J, 1));
+    ASSERT(G->G == NULL);
+    ASSERT(memcmp(G->w, p->b, sizeof(double) * (size_t)(3 * p->nc)) == 0);
+    ASSERT(memcmp(G->mu, p->mu, sizeof(double) * (size_t)p->nc) == 0);
+    fclib_delete_global(G);
+    free(G);
+    fl_problem_free(p);
+  }
   tmp_clean();
   return 0;
 #endif
