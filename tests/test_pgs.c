@@ -564,3 +564,42 @@ FL_TEST(no_allocation_in_the_loop) {
   fl_problem_free(pl);
   return 0;
 }
+
+
+//---- the built-in examples against their closed forms ----
+
+FL_TEST(examples_closed_form) {
+  // v is unique, hence so is the net impulse J^T gamma = A (v - v*); local examples have a
+  // unique gamma (W SPD)
+  const char *const *names = fl_examples_list();
+  for (int e = 0; names[e]; e++) {
+    fl_problem *p;
+    ASSERT_OK(fl_problem_create_example(names[e], &p));
+    fl_int nrow = fl_problem_nrows(p), nv = p->nv;
+    double *v = calloc((size_t)nv + 1, sizeof *v), *g = calloc((size_t)nrow + 1, sizeof *g);
+    double *ve = calloc((size_t)nv + 1, sizeof *ve), *ge = calloc((size_t)nrow + 1, sizeof *ge);
+    double *jg = calloc((size_t)nv + 1, sizeof *jg), *jge = calloc((size_t)nv + 1, sizeof *jge);
+    ASSERT_OK(fl_example_solution(names[e], ve, ge));
+    for (int sv = 0; sv < 2; sv++) {
+      fl_result res;
+      const char *opts[] = {"norm=none", "abs_tol=1e-12", "max_iter=50000", NULL};
+      ASSERT_OK(run(solvers[sv], p, opts, v, g, &res));
+      if (!(res.reason > 0))
+        FL_FAIL_("%s on %s: %s, error %g", solvers[sv], names[e], fl_reason_name(res.reason),
+                 res.error);
+      if (p->kind == FL_PROBLEM_LOCAL) {
+        for (fl_int k = 0; k < nrow; k++) ASSERT_NEAR(g[k], ge[k], 1e-9);
+        continue;
+      }
+      fl_csr_gemtv(p->J, 1.0, g, 0.0, jg);
+      fl_csr_gemtv(p->J, 1.0, ge, 0.0, jge);
+      for (fl_int k = 0; k < nv; k++) {
+        ASSERT_NEAR(v[k], ve[k], 1e-9);
+        ASSERT_NEAR(jg[k], jge[k], 1e-9);
+      }
+    }
+    free(v), free(g), free(ve), free(ge), free(jg), free(jge);
+    fl_problem_free(p);
+  }
+  return 0;
+}
