@@ -980,3 +980,59 @@ FL_TEST(random_round_shapes_points_on_surfaces) {
   for (int i = 0; i < 5; i++) fl_shape_free(&s[i]);
   return 0;
 }
+
+
+/*---- allocation failures: every error path returns FL_ERR_NOMEM and leaves nothing behind ----*/
+
+FL_TEST(allocation_failures) {
+  double pts[60 * 3];
+  for (int i = 0; i < 60; i++)
+    for (int k = 0; k < 3; k++) pts[3 * i + k] = 2 * urand() - 1;
+  int ok_hull = 0, ok_cyl = 0, ok_bp = 0;
+  for (long fail = 0; fail < 200 && !(ok_hull && ok_cyl && ok_bp); fail++) {
+    fl_shape s;
+    if (!ok_hull) {
+      fl_alloc_fail_after(fail);
+      int rc = fl_shape_make_convex(pts, 60, &s);
+      fl_alloc_fail_after(-1);
+      if (rc == FL_OK) ok_hull = 1;
+      else ASSERT_EQ(rc, FL_ERR_NOMEM);
+      if (rc != FL_OK) ASSERT(s.vert == NULL && s.nvert == 0);
+      fl_shape_free(&s);
+    }
+    if (!ok_cyl) {
+      fl_alloc_fail_after(fail);
+      int rc = fl_shape_make_cylinder(0.2, 0.3, 0, &s);
+      fl_shape c2;
+      int rc2 = rc == FL_OK ? fl_shape_copy(&s, &c2) : rc;
+      fl_alloc_fail_after(-1);
+      if (rc2 == FL_OK) {
+        ok_cyl = 1;
+        ASSERT_EQ(c2.nedge, s.nedge);
+        fl_shape_free(&c2);
+      } else {
+        ASSERT_EQ(rc2, FL_ERR_NOMEM);
+      }
+      fl_shape_free(&s);
+    }
+    if (!ok_bp) {
+      fl_int *pairs = NULL, np = -1;
+      double lo[3 * 50], hi[3 * 50];
+      for (int i = 0; i < 150; i++) lo[i] = urand(), hi[i] = lo[i] + 0.3;
+      lo[0] = -INFINITY; // one unbounded box
+      fl_alloc_fail_after(fail);
+      int rc = fl_broadphase(50, lo, hi, NULL, &pairs, &np);
+      fl_alloc_fail_after(-1);
+      if (rc == FL_OK) {
+        ok_bp = 1;
+        ASSERT(np > 0);
+      } else {
+        ASSERT_EQ(rc, FL_ERR_NOMEM);
+        ASSERT(pairs == NULL && np == 0);
+      }
+      fl_free(pairs);
+    }
+  }
+  ASSERT(ok_hull && ok_cyl && ok_bp);
+  return 0;
+}
