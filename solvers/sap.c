@@ -45,6 +45,7 @@ int fl__sap_project(double mu, const double R[3], const double y[3], double gamm
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
 enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
 enum { START_V0 = 0, START_VSTAR = 1 };
+enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
 
 typedef struct sap_opts {
@@ -54,6 +55,7 @@ typedef struct sap_opts {
   int line_search;     /* exact | backtracking */
   int linear;          /* auto | dense | cholmod */
   int dense_max;       /* auto: dense when nv <= dense_max */
+  int cholmod;         /* CHOLMOD factorization: auto | supernodal | simplicial */
   int start;           /* guess without warm_start: v0 | vstar */
   double alpha_max;    /* exact line search bracket [0, alpha_max] */
   double ls_tol;       /* exact: |l'(alpha)| / |l'(0)| tolerance */
@@ -78,6 +80,9 @@ static const fl_option_desc sap_table[] = {
    "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max)"},
   {"dense_max", FL_OPT_INT, OO(dense_max), 0, 100000, 96, NULL,
    "largest nv solved densely with linear=auto"},
+  {"cholmod", FL_OPT_ENUM, OO(cholmod), 0, 2, CHOL_AUTO, "auto|supernodal|simplicial",
+   "CHOLMOD factorization: supernodal, simplicial, or auto (CHOLMOD picks supernodal when "
+   "flops/nnz(L) >= 40; per-supernode overhead makes supernodal slow on many 6x6 cliques)"},
   {"start", FL_OPT_ENUM, OO(start), 0, 1, START_V0, "v0|vstar",
    "initial guess when warm_start is off: v0 (Drake) or v*"},
   {"alpha_max", FL_OPT_REAL, OO(alpha_max), 1.0, 100, 1.5, NULL,
@@ -420,7 +425,7 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
 
 /* the lower pattern of H = A + sum_k J_k^T J_k, its CHOLMOD analysis, and the maps from A
  * entries and constraint blocks into H->x */
-static int setup_cholmod(sap_data *d, const fl_problem *p, const char *nm) {
+static int setup_cholmod(sap_data *d, const fl_problem *p, const sap_opts *o, const char *nm) {
   const fl_csr *A = p->A;
   fl_int nv = d->nv;
   // count entries per column (duplicates included)
@@ -467,7 +472,9 @@ static int setup_cholmod(sap_data *d, const fl_problem *p, const char *nm) {
   d->cm_on = 1;
   cholmod_start(&d->cm);
   d->cm.print = 0;
-  d->cm.supernodal = CHOLMOD_SUPERNODAL;
+  d->cm.supernodal = o->cholmod == CHOL_SUPERNODAL   ? CHOLMOD_SUPERNODAL
+                     : o->cholmod == CHOL_SIMPLICIAL ? CHOLMOD_SIMPLICIAL
+                                                     : CHOLMOD_AUTO;
   d->cm.nmethods = 1;
   d->cm.method[0].ordering = CHOLMOD_AMD;
   d->cm.postorder = 1;
@@ -586,7 +593,7 @@ static int sap_setup(fl_solver *s, const fl_problem *p) {
       return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (dense %d x %d Hessian)", nm,
                        (int)d->nv, (int)d->nv);
   } else {
-    FL_TRY(setup_cholmod(d, p, nm));
+    FL_TRY(setup_cholmod(d, p, o, nm));
   }
 
   // scratch of one solve: 10 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
@@ -971,8 +978,9 @@ static void sap_view(const fl_solver *s, FILE *f) {
   if (d->dense) {
     fprintf(f, "  sap: dense Cholesky of the %d x %d Hessian\n", (int)d->nv, (int)d->nv);
   } else if (d->H && d->L) {
-    fprintf(f, "  sap: CHOLMOD supernodal, AMD ordering, nnz(tril H) %d, nnz(L) %.0f\n",
-            ((const int *)d->H->p)[d->nv], d->cm.lnz);
+    fprintf(f, "  sap: CHOLMOD %s, AMD ordering, nnz(tril H) %d, nnz(L) %.0f, flops %.3g\n",
+            d->L->is_super ? "supernodal" : "simplicial", ((const int *)d->H->p)[d->nv],
+            d->cm.lnz, d->cm.fl);
   }
   fprintf(f, "  sap: %d factorizations in the last solve\n", d->nfactor);
 }
