@@ -49,7 +49,7 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   }
   FILE *f = NULL;
   if (rc >= 0) {
-    char header[4096] = "t,iterations,reason,solve_s,merit,bilateral";
+    char header[4096] = "t,iterations,reason,solve_s,merit,bilateral,mu_used";
     for (fl_int i = 0; i < nobs; i++) {
       const char *nm = fl_world_obs_name(w, i);
       snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
@@ -73,8 +73,17 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     if (info.res.reason < 0) out->nfail++;
     out->iters += info.res.iters;
     out->solve_s += info.solve_s;
-    fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g", info.t, info.res.iters, info.res.reason,
-            info.solve_s, info.met.natmap, info.met.bilateral);
+    // friction used: the largest ||gamma_t|| / gamma_n over contacts that carry load
+    const fl_problem *pb = fl_world_problem(w);
+    const double *gv, *gg;
+    fl_world_solution(w, &gv, &gg);
+    double mu_used = 0, gmax = 0;
+    for (fl_int c = 0; pb && gg && c < pb->nc; c++) gmax = fmax(gmax, gg[3 * c]);
+    for (fl_int c = 0; pb && gg && c < pb->nc; c++)
+      if (gg[3 * c] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * c + 1], gg[3 * c + 2]) / gg[3 * c]);
+    if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
+    fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g", info.t, info.res.iters, info.res.reason,
+            info.solve_s, info.met.natmap, info.met.bilateral, mu_used);
     for (fl_int i = 0; i < nobs; i++) {
       if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
       out->last[i] = val[i];

@@ -33,9 +33,6 @@ static const fl_figure_recipe pend_macklin22 = {
 static const fl_figure_recipe pend_han4 = {
   "han-fig4", "000", "cylinder press force against displacement, four meshes, reference", NULL,
   NULL, "FEM bodies (Mooney-Rivlin tetrahedra), which FrictionLab does not have yet"};
-static const fl_figure_recipe pend_han5 = {
-  "han-fig5", "000", "masonry arch stands at mu 1.0, falls at 0.2", NULL, NULL,
-  "the arch_masonry scene and the sap solver"};
 static const fl_figure_recipe pend_hantab1 = {
   "han-table1", "000", "scene statistics and real-time rates", NULL, NULL,
   "the arch_masonry scene, the cylinder press (FEM) and the sap solver"};
@@ -49,7 +46,7 @@ static const fl_figure_recipe pend_master6 = {
 static const fl_figure_recipe *const registry[] = {
   &pend_macklin15, &pend_macklin18, &pend_macklin19, &pend_macklin20, &pend_macklin22,
   &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
-  &pend_han4,      &pend_han5,      &pend_hantab1,    &pend_master5,      &pend_master6,
+  &pend_han4,      &fl_fig_han5,      &pend_hantab1,    &pend_master5,      &pend_master6,
   &fl_fig_zong3,     NULL};
 
 

@@ -99,6 +99,7 @@ typedef struct fl_fig_sim {
   int steps, nfail;  /* steps run; steps whose solver ended with a negative reason */
   long iters;        /* iterations summed over steps */
   double solve_s;    /* solver wall time summed over steps (s) */
+  double mu_used_max;/* largest ||gamma_t|| / gamma_n of a loaded contact over the run */
   int nobs;
   char name[FL_FIG_SIM_MAXOBS][40];
   double last[FL_FIG_SIM_MAXOBS], maxabs[FL_FIG_SIM_MAXOBS];
@@ -107,7 +108,8 @@ typedef struct fl_fig_sim {
 /* Simulates canonical scene `scene` (overrides "key=value,key=value" or NULL) for `duration`
  * seconds (0 = the scene's own) with solver `solver` (options likewise), writing CSV `csv` in
  * the figure folder: t, iterations, reason, solve_s, merit (common natural map of the contacts),
- * bilateral (largest joint-row residual), then every
+ * bilateral (largest joint-row residual), mu_used (largest ||gamma_t||/gamma_n of a loaded
+ * contact: the friction the solution uses), then every
  * observable of the scene, one row per step. A diverged step is recorded, not an error.
  * Returns FL_OK or the error of a scene, solver or option. */
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
@@ -124,6 +126,7 @@ extern const fl_figure_recipe fl_fig_macklin28;
 extern const fl_figure_recipe fl_fig_macklin30;
 extern const fl_figure_recipe fl_fig_macklin31;
 extern const fl_figure_recipe fl_fig_zong3;
+extern const fl_figure_recipe fl_fig_han5;
 
 
 #endif /* FL_FIGURE_H */
