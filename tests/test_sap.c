@@ -596,12 +596,13 @@ FL_TEST(pile_dense_cholmod_exact_backtracking_agree) {
   fl_problem *p = random_pile(40, 120, 11);
   ASSERT(p);
   int nv = p->nv, nr = 3 * p->nc;
-  double *v[4], *g[4];
-  const char *const cfg[4][5] = {{"linear", "dense", NULL},
+  const char *const cfg[5][5] = {{"linear", "dense", NULL},
                                  {"linear", "cholmod", NULL},
                                  {"linear", "cholmod", "line_search", "backtracking", NULL},
-                                 {"linear", "dense", "line_search", "backtracking", NULL}};
-  for (int c = 0; c < 4; c++) {
+                                 {"linear", "dense", "line_search", "backtracking", NULL},
+                                 {"linear", "cholmod", "cholmod", "supernodal", NULL}};
+  double *v[5], *g[5];
+  for (int c = 0; c < 5; c++) {
     v[c] = malloc((size_t)nv * sizeof(double));
     g[c] = malloc((size_t)nr * sizeof(double));
     fl_result res;
@@ -615,9 +616,47 @@ FL_TEST(pile_dense_cholmod_exact_backtracking_agree) {
   // one strictly convex problem, one minimizer
   double vmax = 0;
   for (int i = 0; i < nv; i++) vmax = fmax(vmax, fabs(v[0][i]));
-  for (int c = 1; c < 4; c++)
+  for (int c = 1; c < 5; c++)
     for (int i = 0; i < nv; i++) ASSERT_NEAR(v[c][i], v[0][i], 1e-5 * vmax);
-  for (int c = 0; c < 4; c++) free(v[c]), free(g[c]);
+  for (int c = 0; c < 5; c++) free(v[c]), free(g[c]);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* every fl_malloc between the first and the last record fails: the Newton loop (assembly,
+ * factorization, line search) allocates nothing of its own (CHOLMOD's internal workspace
+ * goes through its own allocator) */
+static int forbid_alloc(const fl_solver *s, const fl_iter_stat *st, void *ctx) {
+  (void)s;
+  fl_alloc_fail_after(st->iter == *(int *)ctx ? -1 : 0);
+  return 0;
+}
+
+
+FL_TEST(no_allocation_in_the_newton_loop) {
+  fl_problem *p = random_pile(40, 120, 3);
+  ASSERT(p);
+  for (int lin = 0; lin < 2; lin++) {
+    fl_solver *s = make_sap();
+    ASSERT(s);
+    static int last = 6;
+    ASSERT_OK(fl_solver_set_option(s, "linear", lin ? "cholmod" : "dense"));
+    ASSERT_OK(fl_solver_set_option(s, "error_every", "0"));
+    ASSERT_OK(fl_solver_set_option(s, "never_stop", "1"));
+    ASSERT_OK(fl_solver_set_option(s, "max_iter", "6"));
+    ASSERT_OK(fl_solver_monitor_add(s, forbid_alloc, &last, NULL));
+    ASSERT_OK(fl_solver_setup(s, p));
+    double *v = malloc((size_t)p->nv * sizeof(double)), *g = malloc((size_t)p->nc * 3 * sizeof(double));
+    fl_result res;
+    int rc = fl_solver_solve(s, p, v, g, &res);
+    fl_alloc_fail_after(-1);
+    ASSERT_OK(rc);
+    ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+    ASSERT_EQ(res.iters, 6);
+    free(v), free(g);
+    fl_solver_destroy(s);
+  }
   fl_problem_free(p);
   return 0;
 }
