@@ -1,0 +1,56 @@
+# frictionlab reproduce all --quick: every available figure gets its data (CSV with rows), a
+# gnuplot PNG, a matplotlib PNG and PDF, a summary and a manifest; unavailable figures are
+# listed with what they need, never faked; bad names are errors.
+source "$(dirname "$0")/common.bash"
+command -v gnuplot >/dev/null 2>&1 && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
+  { echo "skipped: gnuplot or matplotlib (/usr/bin/python3) missing"; exit 77; }
+
+out=$tmp/figs
+"$bin" reproduce all --quick --out "$out" >"$tmp/all.out" 2>"$tmp/all.err"
+rc=$?
+[[ $rc -eq 0 ]] && pass "reproduce all --quick exits 0" || fail "exit $rc: $(tail -n 20 "$tmp/all.err")"
+grep -q "^reproduce all: [0-9]* written, 0 failed" "$tmp/all.out" && pass "summary line" ||
+  fail "summary: $(tail -n 2 "$tmp/all.out")"
+
+is_png() { [[ -s "$1" ]] && [[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]]; }
+nfig=0
+# available figures: a "NAME seed N ..." line not followed by an "unavailable:" line
+available=$("$bin" list figures | awk '
+  $2 == "seed" { if (name != "") print name; name = $1; next }
+  /unavailable:/ { name = "" }
+  END { if (name != "") print name }')
+for name in $available; do
+  d=$out/$name
+  nfig=$((nfig + 1))
+  [[ -d $d ]] || { fail "$name: no folder"; continue; }
+  is_png "$d/figure.png" && is_png "$d/figure-gnuplot.png" && pass "$name: both PNGs" ||
+    fail "$name: PNGs missing"
+  [[ "$(head -c 4 "$d/figure.pdf")" == "%PDF" ]] && pass "$name: PDF" || fail "$name: no PDF"
+  grep -q '"command"' "$d/manifest.json" && grep -q '"git_revision"\|"revision"' "$d/manifest.json" &&
+    pass "$name: manifest" || fail "$name: manifest lacks command or revision"
+  [[ -s $d/summary.txt ]] && pass "$name: summary" || fail "$name: empty summary"
+  rows=$(cat "$d"/*.csv | wc -l)
+  ((rows > 4)) && pass "$name: $rows CSV lines" || fail "$name: CSV nearly empty ($rows lines)"
+  # every series in the specification names a CSV column that exists
+  /usr/bin/python3 - "$d" <<'PY' && pass "$name: series columns exist" || fail "$name: a series names a missing column"
+import csv, json, os, sys
+d = sys.argv[1]
+spec = json.load(open(os.path.join(d, "figure.json")))
+for p in spec["panels"]:
+    assert p["xlabel"] and p["ylabel"] and p["title"]
+    for s in p["series"]:
+        hdr = next(csv.reader(open(os.path.join(d, s["csv"]))))
+        assert s["x"] in hdr and s["y"] in hdr, (s, hdr)
+PY
+done
+((nfig >= 5)) && pass "$nfig figures available" || fail "only $nfig figures available"
+
+# unavailable figures are listed with what they need
+grep -q "unavailable (needs" "$tmp/all.out" && pass "unavailable figures listed" || pass "every figure available"
+"$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
+[[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
+  pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+"$bin" reproduce macklin-fig28 --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
+[[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
+  fail "overwrite: $(cat "$tmp/e")"
+finish
