@@ -8,6 +8,7 @@
 # residual, against iteration and against wall time, log scales, one curve per solver.
 # iters.csv columns: 1 problem, 2 solver, 3 iter, 4 time, 5 error, 6 merit, ...
 
+# errors go to stderr (gnuplot's default for print), the list of pictures to stdout
 if (!exists("dir")) {
   print "usage: gnuplot -e \"dir='RESULTS_DIR'\" scripts/plot_convergence.gp"
   exit status 2
@@ -19,6 +20,7 @@ if (system(sprintf("test -r '%s' && echo 1 || echo 0", csv)) ne "1") {
   exit status 1
 }
 system(sprintf("mkdir -p '%s'", out))
+set print "-"
 
 # problems and, per problem, solvers, in file order (names hold no spaces or quotes)
 uniq(col, filter) = system(sprintf("awk -F, 'NR > 1 %s {print $%d}' '%s' | awk '!seen[$0]++' | tr '\\n' ' '", filter, col, csv))
