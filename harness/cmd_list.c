@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../problems/fl_world.h"
 #include "fl_figure.h"
 #include "fl_harness.h"
 
@@ -86,6 +87,19 @@ static int list_problems(FILE *f) {
             (long)p->nh);
     fl_problem_free(p);
   }
+
+  // scenes: simulated over many steps by `run`, each with its own parameters
+  const fl_scene_desc *const *scenes = fl_scene_list();
+  int nsc = 0;
+  while (scenes && scenes[nsc]) nsc++;
+  if (nsc > 0) {
+    fprintf(f, "\nscenes (%d; simulate with `frictionlab run SCENE`, parameters with --set "
+               "key=value or SCENE.key=value):\n", nsc);
+    for (int i = 0; i < nsc; i++) {
+      fprintf(f, "\n");
+      fl_scene_help(scenes[i], f);
+    }
+  }
   return 0;
 }
 
@@ -112,8 +126,9 @@ int fl_cmd_list(int argc, char **argv) {
   if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
     printf("usage: frictionlab list [solvers|problems|figures]\n"
            "Lists the registered solvers with their capabilities and every option (type,\n"
-           "default, range, help), the built-in example problems, and the figures that\n"
-           "`reproduce` knows. Without an argument, lists all three.\n");
+           "default, range, help); the built-in example problems (for `solve`) and the\n"
+           "scenes with their parameters (for `run`); and the figures that `reproduce`\n"
+           "knows. Without an argument, lists all three.\n");
     return 0;
   }
   if (argc > 1) {
