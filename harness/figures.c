@@ -15,21 +15,6 @@
 
 //---- the registry: every figure of PROBLEMS.md section 7 ----
 
-static const fl_figure_recipe pend_macklin15 = {
-  "macklin-fig15", "004", "four iterative linear solvers on one Newton system, two scenes", NULL,
-  NULL, "the nsn solver's captured Newton systems and the heavy_stack and arch scenes"};
-static const fl_figure_recipe pend_macklin18 = {
-  "macklin-fig18", "004", "NCP preconditioning strategies on parabolic arch, table pile, heavy stack",
-  NULL, NULL, "the nsn solver and the arch_parabolic, table_pile and heavy_stack scenes"};
-static const fl_figure_recipe pend_macklin19 = {
-  "macklin-fig19", "004", "inner linear solver per Newton iteration, three scenes", NULL, NULL,
-  "the nsn solver with its six inner solvers and three scenes"};
-static const fl_figure_recipe pend_macklin20 = {
-  "macklin-fig20", "004", "arch and heavy stack stability by solver", NULL, NULL,
-  "the nsn solver and the arch_parabolic and heavy_stack scenes"};
-static const fl_figure_recipe pend_macklin22 = {
-  "macklin-fig22", "004", "convergence quartiles over many steps, identity vs effective-mass scaling",
-  NULL, NULL, "the nsn solver and a long scene run"};
 static const fl_figure_recipe pend_han4 = {
   "han-fig4", "000", "cylinder press force against displacement, four meshes, reference", NULL,
   NULL, "FEM bodies (Mooney-Rivlin tetrahedra), which FrictionLab does not have yet"};
@@ -44,7 +29,7 @@ static const fl_figure_recipe pend_master6 = {
   "hydroelastic contact patches and the spinning_coin scene"};
 
 static const fl_figure_recipe *const registry[] = {
-  &pend_macklin15, &pend_macklin18, &pend_macklin19, &pend_macklin20, &pend_macklin22,
+  &fl_fig_macklin15, &fl_fig_macklin18, &fl_fig_macklin19, &fl_fig_macklin20, &fl_fig_macklin22,
   &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
   &pend_han4,      &fl_fig_han5,      &pend_hantab1,    &pend_master5,      &pend_master6,
   &fl_fig_zong3,     NULL};

@@ -120,6 +120,11 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
 double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max);
 
 /* Recipes (one file each, harness/fig_*.c). */
+extern const fl_figure_recipe fl_fig_macklin15; /* fig_macklin.c (nsn) */
+extern const fl_figure_recipe fl_fig_macklin18;
+extern const fl_figure_recipe fl_fig_macklin19;
+extern const fl_figure_recipe fl_fig_macklin20;
+extern const fl_figure_recipe fl_fig_macklin22;
 extern const fl_figure_recipe fl_fig_macklin26;
 extern const fl_figure_recipe fl_fig_macklin27;
 extern const fl_figure_recipe fl_fig_macklin28;

@@ -1,0 +1,370 @@
+/* fig_macklin.c: the non-smooth Newton experiments of thesis chapter 4 (solver "nsn").
+ *
+ *   macklin-fig15  four iterative linear solvers on one captured Newton system, two scenes
+ *   macklin-fig18  NCP preconditioning (identity, time step, effective mass) per Newton
+ *                  iteration of one step: parabolic arch, table pile, heavy stack
+ *   macklin-fig19  inner linear solver per Newton iteration (40 inner iterations), same scenes
+ *   macklin-fig20  arch and heavy stack over time by inner linear solver
+ *   macklin-fig22  quartiles of the error per Newton iteration over many steps, identity
+ *                  against effective-mass scaling (PCR, 40 inner iterations)
+ *
+ * One-step figures (15, 18, 19) run the scene with nsn's defaults for a warm-up (0.5 s, 0.1 s
+ * with --quick), prepare the next step and analyse that one problem. The seed used a flexible
+ * beam for Fig. 22, which FrictionLab does not have; the heavy stack stands in (said in the
+ * summary). Nothing is tuned to agree with the seed: summaries report what was measured.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../problems/fl_world.h"
+#include "../solvers/fl_lin.h"
+#include "fl_figure.h"
+
+//---- helpers ----
+
+/* splits "a=b,c=d" in place into key/value option calls on s */
+static int set_opts(fl_solver *s, const char *opts) {
+  if (!opts) return FL_OK;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", opts);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return fl_seterr(FL_ERR_OPTION_TYPE, "figure option '%s': expected key=value", tok);
+    *eq = 0;
+    FL_TRY(fl_solver_set_option(s, tok, eq + 1));
+  }
+  return FL_OK;
+}
+
+
+static int make_nsn(const char *opts, fl_solver **out) {
+  FL_TRY(fl_register_all());
+  FL_TRY(fl_solver_create("nsn", out));
+  int rc = set_opts(*out, opts);
+  if (rc < 0) {
+    fl_solver_destroy(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+
+/* the scene after a warm-up with nsn's defaults, with the next step prepared */
+static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
+  fl_world *w = NULL;
+  FL_TRY(fl_scene_create(scene, 0, NULL, &w));
+  fl_solver *s = NULL;
+  int rc = make_nsn(NULL, &s);
+  double t_warm = ctx->quick ? 0.1 : 0.5;
+  for (int k = 0; rc == FL_OK; k++) {
+    fl_step_info info;
+    rc = fl_world_step(w, s, &info);
+    if (info.t >= t_warm) break;
+  }
+  fl_solver_destroy(s);
+  if (rc == FL_OK) rc = fl_world_prepare(w, NULL);
+  if (rc < 0) {
+    fl_world_free(w);
+    return rc;
+  }
+  *out = w;
+  return FL_OK;
+}
+
+
+/* one solve of p with nsn(opts), history to csv: iter, error, err_normal, err_friction,
+ * step_norm, inner_iters, inner_residual */
+static int newton_curve(fl_fig_ctx *ctx, const fl_problem *p, const char *opts, const char *csv,
+                        double *final_err) {
+  fl_solver *s = NULL;
+  FL_TRY(make_nsn(opts, &s));
+  double *v = calloc((size_t)p->nv + 1, sizeof(double));
+  double *g = calloc((size_t)fl_problem_nrows(p) + 1, sizeof(double));
+  fl_result res;
+  int rc = (v && g) ? FL_OK : fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  if (rc == FL_OK) rc = fl_solver_setup(s, p);
+  if (rc == FL_OK) rc = fl_solver_solve(s, p, v, g, &res);
+  FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,error,err_normal,err_friction,step_norm,"
+                                               "inner_iters,inner_residual") : NULL;
+  if (rc == FL_OK && !f) rc = FL_ERR_IO;
+  if (f) {
+    int n;
+    const fl_iter_stat *h = fl_solver_history(s, &n);
+    for (int k = 0; k < n; k++)
+      fprintf(f, "%d,%.10g,%.10g,%.10g,%.10g,%d,%.10g\n", h[k].iter, h[k].error, h[k].err_normal,
+              h[k].err_friction, h[k].step_norm, h[k].inner_iters, h[k].inner_residual);
+    *final_err = n > 0 ? h[n - 1].error : NAN;
+    // the results folder owns and closes f
+  }
+  free(v);
+  free(g);
+  fl_solver_destroy(s);
+  return rc;
+}
+
+//---- Fig. 15: inner solvers on one captured Newton system ----
+
+typedef struct capture {
+  int at;
+  fl_csr *K;
+  double *rhs;
+} capture;
+
+
+static int capture_mon(const fl_solver *s, const fl_iter_stat *st, void *ctx) {
+  capture *c = ctx;
+  if (st->iter != c->at || c->K) return 0;
+  const fl_csr *K;
+  const double *rhs;
+  if (fl_nsn_newton_system(s, &K, &rhs) != FL_OK) return 0;
+  FL_TRY(fl_csr_copy(K, &c->K));
+  c->rhs = malloc(sizeof(double) * (size_t)(K->nrow > 0 ? K->nrow : 1));
+  if (!c->rhs) return fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  memcpy(c->rhs, rhs, sizeof(double) * (size_t)K->nrow);
+  return 0;
+}
+
+
+static int fig15_scene(fl_fig_ctx *ctx, const char *scene, const char *title) {
+  fl_world *w = NULL;
+  FL_TRY(warm_scene(ctx, scene, &w));
+  const fl_problem *p = fl_world_problem(w);
+  fl_solver *s = NULL;
+  capture cap = {2, NULL, NULL};
+  int rc = make_nsn(NULL, &s);
+  if (rc == FL_OK) rc = fl_solver_monitor_add(s, capture_mon, &cap, NULL);
+  double *v = calloc((size_t)p->nv + 1, sizeof(double));
+  double *g = calloc((size_t)fl_problem_nrows(p) + 1, sizeof(double));
+  fl_result res;
+  if (rc == FL_OK) rc = fl_solver_setup(s, p);
+  if (rc == FL_OK) rc = fl_solver_solve(s, p, v, g, &res);
+  if (rc == FL_OK && !cap.K)
+    rc = fl_seterr(FL_ERR_STATE, "macklin-fig15: %s: no Newton system at iteration 2", scene);
+  fl_fig_panel *pan = fl_fig_panel_add(ctx->fig, title, "inner iteration",
+                                       "relative residual ||b - K x|| / ||b||", 0, 1);
+  static const int types[4] = {FL_LIN_JACOBI, FL_LIN_GS, FL_LIN_PCG, FL_LIN_PCR};
+  for (int k = 0; rc == FL_OK && k < 4; k++) {
+    fl_lin_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.type = types[k];
+    lo.max_iter = ctx->quick ? 40 : 100;
+    fl_lin *l = NULL;
+    double *x = calloc((size_t)cap.K->nrow + 1, sizeof(double));
+    rc = x ? fl_lin_create(&lo, cap.K, &l) : FL_ERR_NOMEM;
+    fl_lin_stat ls;
+    if (rc == FL_OK) rc = fl_lin_solve(l, cap.K, cap.rhs, x, &ls);
+    char csv[96];
+    snprintf(csv, sizeof csv, "fig15_%s_%s.csv", scene, fl_lin_ops_get(types[k])->name);
+    FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,residual,natural") : NULL;
+    if (rc == FL_OK && !f) rc = FL_ERR_IO;
+    if (f) {
+      int n;
+      const double *nat, *r = fl_lin_history(l, &n, &nat);
+      for (int i = 0; i < n; i++)
+        fprintf(f, "%d,%.10g,%.10g\n", i, r[0] > 0 ? r[i] / r[0] : r[i],
+                r[0] > 0 && nat[0] > 0 ? nat[i] / nat[0] : nat[i]);
+      // the results folder owns and closes f
+      fl_fig_series_add(pan, csv, "iter", "residual", fl_lin_ops_get(types[k])->name, 0);
+      fl_fig_say(ctx, "%s (Newton system of iteration 2, %d rows): %-6s residual %.3e after %d "
+                      "iterations", scene, (int)cap.K->nrow, fl_lin_ops_get(types[k])->name,
+                 ls.res0 > 0 ? ls.res / ls.res0 : ls.res, ls.iters);
+    }
+    fl_lin_free(l);
+    free(x);
+  }
+  fl_csr_free(cap.K);
+  free(cap.rhs);
+  free(v);
+  free(g);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+static int fig15(fl_fig_ctx *ctx) {
+  FL_TRY(fig15_scene(ctx, "heavy_stack", "heavy stack 4096:1"));
+  return fig15_scene(ctx, "arch_parabolic", "parabolic arch");
+}
+
+//---- Fig. 18 and 19: per Newton iteration of one step ----
+
+typedef struct variant {
+  const char *tag, *opts, *label;
+} variant;
+
+
+static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int nvar) {
+  static const char *scenes[3] = {"arch_parabolic", "table_pile", "heavy_stack"};
+  for (int sc = 0; sc < 3; sc++) {
+    fl_world *w = NULL;
+    FL_TRY(warm_scene(ctx, scenes[sc], &w));
+    const fl_problem *p = fl_world_problem(w);
+    char title[160];
+    snprintf(title, sizeof title, "%s (%d contacts): max complementarity error", scenes[sc],
+             (int)p->nc);
+    fl_fig_panel *pe = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
+                                        "normal (m, solid) / friction (m/s)", 0, 1);
+    snprintf(title, sizeof title, "%s: step size", scenes[sc]);
+    fl_fig_panel *ps = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
+                                        "alpha ||dgamma||_inf (N s)", 0, 1);
+    int rc = FL_OK;
+    for (int k = 0; rc == FL_OK && k < nvar; k++) {
+      char csv[96], opts[256], lab[160];
+      snprintf(csv, sizeof csv, "%s_%s_%s.csv", fig, scenes[sc], vars[k].tag);
+      snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", ctx->quick ? 8 : 20, vars[k].opts);
+      double fe;
+      rc = newton_curve(ctx, p, opts, csv, &fe);
+      if (rc < 0) break;
+      snprintf(lab, sizeof lab, "%s normal", vars[k].label);
+      fl_fig_series_add(pe, csv, "iter", "err_normal", lab, 2);
+      snprintf(lab, sizeof lab, "%s friction", vars[k].label);
+      fl_fig_series_add(pe, csv, "iter", "err_friction", lab, 0);
+      fl_fig_series_add(ps, csv, "iter", "step_norm", vars[k].label, 2);
+      fl_fig_say(ctx, "%s, %s: own error after the budget %.3e m/s", scenes[sc], vars[k].label, fe);
+    }
+    fl_world_free(w);
+    FL_TRY(rc);
+  }
+  return FL_OK;
+}
+
+
+static int fig18(fl_fig_ctx *ctx) {
+  static const variant v[3] = {{"identity", "precond=identity", "identity r = 1"},
+                               {"timestep", "precond=timestep", "time step r = dt^2"},
+                               {"effmass", "precond=effmass", "effective mass"}};
+  return per_newton(ctx, "fig18", v, 3);
+}
+
+
+static int fig19(fl_fig_ctx *ctx) {
+  static const variant v[5] = {{"jacobi", "lin=jacobi", "Jacobi"},
+                               {"gs", "lin=gs", "Gauss-Seidel"},
+                               {"pcg", "lin=pcg", "PCG"},
+                               {"pcr", "lin=pcr", "PCR"},
+                               {"direct", "lin=direct", "direct (CHOLMOD)"}};
+  return per_newton(ctx, "fig19", v, 5);
+}
+
+//---- Fig. 20: stability over time ----
+
+static int fig20(fl_fig_ctx *ctx) {
+  static const struct {
+    const char *tag, *opts, *label;
+  } runs[4] = {{"pcr", "lin=pcr", "NSN + PCR"},
+               {"direct", "lin=direct", "NSN + direct"},
+               {"jacobi", "lin=jacobi", "NSN + Jacobi"},
+               {"gs", "lin=gs", "NSN + Gauss-Seidel"}};
+  static const struct {
+    const char *scene, *obs, *ylabel, *title;
+  } sc[2] = {{"arch_parabolic", "arch_disp_max", "largest voussoir displacement (m)",
+              "parabolic arch"},
+             {"heavy_stack", "pen_max", "deepest penetration (m)", "heavy stack 4096:1"}};
+  double dur = ctx->quick ? 1.0 : 10.0;
+  for (int s = 0; s < 2; s++) {
+    fl_fig_panel *p = fl_fig_panel_add(ctx->fig, sc[s].title, "time (s)", sc[s].ylabel, 0, 1);
+    fl_fig_ref_add(p, 1e-3, "1 mm");
+    for (int k = 0; k < 4; k++) {
+      char csv[96];
+      snprintf(csv, sizeof csv, "fig20_%s_%s.csv", sc[s].scene, runs[k].tag);
+      fl_fig_sim sim;
+      FL_TRY(fl_fig_simulate(ctx, csv, sc[s].scene, NULL, "nsn", runs[k].opts, dur, &sim));
+      fl_fig_series_add(p, csv, "t", sc[s].obs, runs[k].label, 0);
+      fl_fig_say(ctx, "%s, %s: max %s = %.4g m over %.3g s (%d steps, %.3g s solving)",
+                 sc[s].scene, runs[k].label, sc[s].obs, fl_fig_sim_get(&sim, sc[s].obs, 1), dur,
+                 sim.steps, sim.solve_s);
+    }
+  }
+  return FL_OK;
+}
+
+//---- Fig. 22: quartiles over many steps ----
+
+typedef struct quart {
+  int cap_steps, cap_iter, step;
+  double *err; /* (cap_steps x (cap_iter + 1)) relative error per step and iteration */
+} quart;
+
+
+static int quart_mon(const fl_solver *s, const fl_iter_stat *st, void *ctx) {
+  quart *q = ctx;
+  if (q->step < q->cap_steps && st->iter <= q->cap_iter)
+    q->err[q->step * (q->cap_iter + 1) + st->iter] = st->error;
+  return 0;
+}
+
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+
+static int fig22(fl_fig_ctx *ctx) {
+  static const variant v[2] = {{"identity", "precond=identity", "identity scaling"},
+                               {"effmass", "precond=effmass", "effective-mass scaling"}};
+  int nsteps = ctx->quick ? 20 : 132, nit = 20;
+  fl_fig_panel *p = fl_fig_panel_add(ctx->fig, "heavy stack: error per Newton iteration over steps",
+                                     "Newton iteration", "own error (m/s): quartiles", 0, 1);
+  fl_fig_say(ctx, "the seed's flexible beam is not available; heavy_stack stands in (%d steps, "
+                  "PCR with 40 inner iterations, %d Newton iterations per step)", nsteps, nit);
+  for (int k = 0; k < 2; k++) {
+    quart q = {nsteps, nit, 0, calloc((size_t)nsteps * (size_t)(nit + 1), sizeof(double))};
+    double *col = calloc((size_t)nsteps, sizeof(double));
+    fl_world *w = NULL;
+    fl_solver *s = NULL;
+    char opts[160];
+    snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", nit, v[k].opts);
+    int rc = (q.err && col) ? fl_scene_create("heavy_stack", 0, NULL, &w) : FL_ERR_NOMEM;
+    if (rc == FL_OK) rc = make_nsn(opts, &s);
+    if (rc == FL_OK) rc = fl_solver_monitor_add(s, quart_mon, &q, NULL);
+    for (q.step = 0; rc == FL_OK && q.step < nsteps; q.step++) rc = fl_world_step(w, s, NULL);
+    char csv[96];
+    snprintf(csv, sizeof csv, "fig22_%s.csv", v[k].tag);
+    FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,q25,median,q75") : NULL;
+    if (rc == FL_OK && !f) rc = FL_ERR_IO;
+    for (int it = 0; f && it <= nit; it++) {
+      for (int st = 0; st < nsteps; st++) col[st] = q.err[st * (nit + 1) + it];
+      qsort(col, (size_t)nsteps, sizeof(double), cmp_d);
+      double q25 = col[nsteps / 4], q50 = col[nsteps / 2], q75 = col[(3 * nsteps) / 4];
+      fprintf(f, "%d,%.10g,%.10g,%.10g\n", it, q25, q50, q75);
+      if (it == nit)
+        fl_fig_say(ctx, "%s: after %d iterations the error quartiles are %.3e / %.3e / %.3e m/s",
+                   v[k].label, nit, q25, q50, q75);
+    }
+    // f is owned and closed by the results folder
+    if (rc == FL_OK) {
+      char lab[160];
+      snprintf(lab, sizeof lab, "%s, median", v[k].label);
+      fl_fig_series_add(p, csv, "iter", "median", lab, 2);
+      snprintf(lab, sizeof lab, "%s, 25 %%", v[k].label);
+      fl_fig_series_add(p, csv, "iter", "q25", lab, 0);
+      snprintf(lab, sizeof lab, "%s, 75 %%", v[k].label);
+      fl_fig_series_add(p, csv, "iter", "q75", lab, 0);
+    }
+    fl_solver_destroy(s);
+    fl_world_free(w);
+    free(q.err);
+    free(col);
+    FL_TRY(rc);
+  }
+  return FL_OK;
+}
+
+
+const fl_figure_recipe fl_fig_macklin15 = {
+  "macklin-fig15", "004", "four iterative linear solvers on one Newton system, two scenes", NULL,
+  fig15, NULL};
+const fl_figure_recipe fl_fig_macklin18 = {
+  "macklin-fig18", "004", "NCP preconditioning strategies on parabolic arch, table pile, heavy stack",
+  NULL, fig18, NULL};
+const fl_figure_recipe fl_fig_macklin19 = {
+  "macklin-fig19", "004", "inner linear solver per Newton iteration, three scenes", NULL, fig19,
+  NULL};
+const fl_figure_recipe fl_fig_macklin20 = {
+  "macklin-fig20", "004", "arch and heavy stack stability by solver", NULL, fig20, NULL};
+const fl_figure_recipe fl_fig_macklin22 = {
+  "macklin-fig22", "004", "convergence quartiles over many steps, identity vs effective-mass scaling",
+  NULL, fig22, NULL};
