@@ -30,6 +30,9 @@
 /* ties within this fraction of the shapes' size go to the face (then to a's face) so the
  * manifold does not flicker between equivalent choices */
 #define FACE_PREF 1e-4
+/* separated pairs farther apart than this fraction of the shapes' size get exact closest
+ * points (closer ones keep the separating axis, whose direction rounding cannot spoil) */
+#define SEP_EXACT 1e-6
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 
@@ -749,7 +752,7 @@ static void capsule_poly(const fl_shape *a, const pose *A, const fl_shape *b, co
   if (se - r > margin) return;
 
   double nb[3], n[3], pb[3];
-  int separated = fmax(sf, se) > 0;
+  int separated = fmax(sf, se) > SEP_EXACT * (a->radius + b->radius);
   if (separated && ebest >= 0 && se > sf + tol) {
     exact_separated(s0, u, r, b, Bp, margin, B);
     return;
@@ -847,7 +850,7 @@ static int minkowski_face(const double a[3], const double b[3], const double c[3
  * (ref_is_b), features ordered (a, b). */
 static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *inc,
                          const double R[9], const double t[3], fl_int f, int ref_is_b,
-                         double margin, cbuf *B) {
+                         int fallback, double margin, cbuf *B) {
   const double *nf = ref->face_normal + 3 * f;
   double df = ref->face_offset[f];
   // incident face: the most anti-parallel one
@@ -905,8 +908,10 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
   double nw[3], n[3];
   mulv(Pref->R, nf, nw);
   for (int i = 0; i < 3; i++) n[i] = ref_is_b ? -nw[i] : nw[i];
+  if (nin == 0 && !fallback) return;
   if (nin == 0) {
-    // the incident face misses the reference face (rare): the incident shape's deepest vertex
+    // overlapping, but the incident face misses the reference face (rare): the incident
+    // shape's deepest vertex
     fl_int vd = 0;
     double hd = INFINITY;
     for (fl_int v = 0; v < inc->nvert; v++) {
@@ -953,6 +958,77 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
     else
       add_a(B, pr, n, h, fr, fi);
   }
+}
+
+
+/* exact closest points of two disjoint convex polyhedra, in a's frame (b placed by Rab, tab):
+ * the closest pair joins a vertex of one to the other (vertex-face, -edge, -vertex) or two
+ * edges, so the minimum over those is exact. Returns the distance, the points ca (on a) and
+ * cb (on b) and the feature codes. O(V_a (F_b + E_b) + V_b (F_a + E_a) + E_a E_b). */
+static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                 const double tab[3], double ca[3], double cb[3], uint32_t *fa,
+                                 uint32_t *fb) {
+  double best = INFINITY;
+  // vertices of b against a
+  for (fl_int v = 0; v < b->nvert; v++) {
+    double x[3], q[3], nn[3];
+    uint32_t f = 0;
+    mulv(Rab, b->vert + 3 * v, x);
+    axpy3(1, tab, x, x);
+    double d = poly_closest(a, x, q, nn, &f);
+    if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
+  }
+  // vertices of a against b (in b's frame, then back)
+  for (fl_int v = 0; v < a->nvert; v++) {
+    double x[3], xb[3], q[3], nn[3];
+    uint32_t f = 0;
+    sub3(a->vert + 3 * v, tab, x);
+    mulvt(Rab, x, xb);
+    double d = poly_closest(b, xb, q, nn, &f);
+    if (d < best) {
+      best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
+      mulv(Rab, q, cb);
+      axpy3(1, tab, cb, cb);
+    }
+  }
+  // edge pairs
+  for (fl_int j = 0; j < b->nedge; j++) {
+    double p2[3], q2[3], e2[3];
+    mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+    axpy3(1, tab, p2, p2);
+    mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+    axpy3(1, tab, q2, q2);
+    sub3(q2, p2, e2);
+    for (fl_int i = 0; i < a->nedge; i++) {
+      const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+      double e1[3], c1[3], c2[3], r[3], sp, tp;
+      sub3(q1, p1, e1);
+      seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
+      sub3(c2, c1, r);
+      double d = norm3(r);
+      // endpoints are vertices, already covered with their own features
+      if (d < best && sp > 0 && sp < 1 && tp > 0 && tp < 1) {
+        best = d, copy3(c1, ca), copy3(c2, cb);
+        *fa = FL_FEAT(FL_FEAT_EDGE, i), *fb = FL_FEAT(FL_FEAT_EDGE, j);
+      }
+    }
+  }
+  return best;
+}
+
+
+/* one point from the exact closest points of two disjoint polyhedra */
+static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, const double Rab[9],
+                       const double tab[3], double margin, cbuf *B) {
+  double xa[3], xb[3], dv[3], nl[3], n[3], pa[3];
+  uint32_t fa = 0, fb = 0;
+  double dist = poly_poly_distance(a, b, Rab, tab, xa, xb, &fa, &fb);
+  if (dist > margin || !(dist > 0)) return;
+  sub3(xb, xa, dv);
+  for (int i = 0; i < 3; i++) nl[i] = dv[i] / dist;
+  mulv(A->R, nl, n);
+  to_world(A, xa, pa);
+  add_a(B, pa, n, dist, fa, fb);
 }
 
 
@@ -1027,6 +1103,13 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     }
   }
 
+  int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  if (ea >= 0 && se > fmax(sa, sb) + tol && separated) {
+    // separated with an edge axis: the axis bounds the distance from below only, so take
+    // the exact closest points (the face case below is exact by construction)
+    poly_exact(a, A, b, Rab, tab, margin, B);
+    return;
+  }
   if (ea >= 0 && se > fmax(sa, sb) + tol) {
     // edge contact: one point midway between the closest points of the two edges
     const double *p1 = a->vert + 3 * a->edge[2 * ea], *q1 = a->vert + 3 * a->edge[2 * ea + 1];
@@ -1046,14 +1129,17 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     add_a(B, pa, n, phi, FL_FEAT(FL_FEAT_EDGE, ea), FL_FEAT(FL_FEAT_EDGE, eb));
     return;
   }
+  int n0 = B->n;
   if (sb > sa + tol) {
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, margin, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, margin, B);
+    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, B);
   }
+  // separated, and the incident face misses the reference face: the exact closest points
+  if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
 }
 
 

@@ -28,9 +28,9 @@
  *   - normal n points from shape a towards shape b (a unit vector in the world frame);
  *   - phi is the signed distance between the surfaces along n: > 0 apart, < 0 overlapping (m);
  *   - the contact point p is midway between the two surfaces: p = (pa + pb)/2 with
- *     pb - pa = phi n, pa on a's surface and pb on b's surface (exception: for a separated
- *     edge-edge pair of polyhedra whose closest points are not across from each other, pa is
- *     on a's edge and pb may lie in the gap; phi is then a lower bound of the distance);
+ *     pb - pa = phi n, pa on a's surface and pb on b's surface (exception: a capsule against
+ *     a polyhedron's face gives, per clipped segment point x, the gap of the ball of radius r
+ *     at x, so the capsule's end x - r n lies inside the capsule when the segment is tilted);
  *   - a pair returns every contact point with phi <= margin (the speculative margin, m);
  *   - feature ids: feature = ((int64_t)fa << 32) | fb, where fa and fb are 32-bit codes of the
  *     features of a and b that produced the point (FL_FEAT_* kind in bits 28..31, index in bits
