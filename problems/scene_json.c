@@ -634,18 +634,28 @@ int fl_world_load_json(const char *path, fl_world **out) {
 
 //---- save ----
 
+/* A number with 17 significant digits, so that it reads back to the same double (cJSON's own
+ * printer accepts a one-ulp difference). */
+static cJSON *num(double x) {
+  char buf[40];
+  if (x == 0) return cJSON_CreateNumber(0);
+  snprintf(buf, sizeof buf, "%.17g", x);
+  return cJSON_CreateRaw(buf);
+}
+
+
 static cJSON *vec(const double *x, int n) {
   cJSON *a = cJSON_CreateArray();
-  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+  for (int i = 0; i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
   return a;
 }
 
 
 static void add_law(cJSON *o, double mu, double k, double tau) {
-  cJSON_AddNumberToObject(o, "mu", mu);
+  cJSON_AddItemToObject(o, "mu", num(mu));
   if (isinf(k)) cJSON_AddStringToObject(o, "stiffness", "inf");
-  else cJSON_AddNumberToObject(o, "stiffness", k);
-  cJSON_AddNumberToObject(o, "tau_d", tau);
+  else cJSON_AddItemToObject(o, "stiffness", num(k));
+  cJSON_AddItemToObject(o, "tau_d", num(tau));
 }
 
 
@@ -660,9 +670,9 @@ static cJSON *world_json(const fl_world *w) {
   cJSON_AddNumberToObject(r, "version", 1);
   cJSON_AddStringToObject(r, "name", w->name);
   cJSON_AddItemToObject(r, "gravity", vec(w->gravity, 3));
-  cJSON_AddNumberToObject(r, "dt", w->dt);
-  cJSON_AddNumberToObject(r, "duration", w->duration);
-  cJSON_AddNumberToObject(r, "margin", w->margin);
+  cJSON_AddItemToObject(r, "dt", num(w->dt));
+  cJSON_AddItemToObject(r, "duration", num(w->duration));
+  cJSON_AddItemToObject(r, "margin", num(w->margin));
   cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
   cJSON *mats = cJSON_AddArrayToObject(r, "materials");
   for (fl_int i = 0; i < w->nmat; i++) {
@@ -706,7 +716,7 @@ static cJSON *world_json(const fl_world *w) {
     default: break;
     }
     if (b->kind == FL_BODY_DYNAMIC) {
-      cJSON_AddNumberToObject(o, "mass", b->mass);
+      cJSON_AddItemToObject(o, "mass", num(b->mass));
       cJSON_AddItemToObject(o, "inertia", vec(b->inertia, 9));
     }
     cJSON_AddItemToObject(o, "position", vec(b->pos, 3));
@@ -730,16 +740,16 @@ static cJSON *world_json(const fl_world *w) {
       cJSON_AddItemToObject(o, "anchor_b", vec(j->anchor_b, 3));
       cJSON_AddItemToObject(o, "axis", vec(j->axis, 3));
       if (j->type == FL_JOINT_DISTANCE) {
-        cJSON_AddNumberToObject(o, "rest_length", j->rest_length);
+        cJSON_AddItemToObject(o, "rest_length", num(j->rest_length));
         if (isinf(j->stiffness)) cJSON_AddStringToObject(o, "stiffness", "inf");
-        else cJSON_AddNumberToObject(o, "stiffness", j->stiffness);
-        cJSON_AddNumberToObject(o, "damping", j->damping);
+        else cJSON_AddItemToObject(o, "stiffness", num(j->stiffness));
+        cJSON_AddItemToObject(o, "damping", num(j->damping));
       }
       if (j->driven) {
         cJSON *d = cJSON_AddObjectToObject(o, "drive");
-        cJSON_AddNumberToObject(d, "velocity", j->drive_velocity);
+        cJSON_AddItemToObject(d, "velocity", num(j->drive_velocity));
         if (isinf(j->drive_max_force)) cJSON_AddStringToObject(d, "max_force", "inf");
-        else cJSON_AddNumberToObject(d, "max_force", j->drive_max_force);
+        else cJSON_AddItemToObject(d, "max_force", num(j->drive_max_force));
       }
       cJSON_AddItemToObject(o, "rest_rotation", vec(j->qrel, 4));
       cJSON_AddItemToObject(o, "axis_b", vec(j->axis_b, 3));

@@ -32,6 +32,15 @@ static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
 
 //---- collision ----
 
+static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) {
+  for (int k = 0; k < 3; k++) {
+    double x = floor(a->p[k] * 1e9 + 0.5), y = floor(b->p[k] * 1e9 + 0.5);
+    if (x != y) return x < y;
+  }
+  return 0;
+}
+
+
 int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp, fl_int *capp,
                     fl_int *npairs_out) {
   FL_TRY(fl__world_impl(w));
@@ -66,6 +75,17 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
       break;
+    }
+    // a canonical order within the manifold (by position, to 1 nm), so that the same geometry
+    // gives the same problem whatever the numbering of the hull's faces (scene files)
+    for (int c = 1; c < nm; c++) {
+      fl_manifold_point t = mp[c];
+      int d = c - 1;
+      while (d >= 0 && point_before(&t, &mp[d])) {
+        mp[d + 1] = mp[d];
+        d--;
+      }
+      mp[d + 1] = t;
     }
     if (*nctp + nm > *capp) {
       rc = grow((void **)ctp, capp, *nctp + nm, sizeof(fl__contact));

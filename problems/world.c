@@ -205,7 +205,9 @@ int fl_world_add_body(fl_world *w, const fl_body_desc *d, fl_shape *shape) {
   b.material = d->material;
   double q[4] = {d->quat[0], d->quat[1], d->quat[2], d->quat[3]};
   if (q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0) q[0] = 1;
-  fl_quat_normalize(q);
+  // a quaternion that is unit to rounding is kept bit for bit (scene files read back exactly)
+  double qn2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+  if (fabs(qn2 - 1) > 1e-14) fl_quat_normalize(q);
   memcpy(b.quat, q, sizeof q);
   memcpy(b.pos, d->pos, sizeof b.pos);
   memcpy(b.vel, d->vel, sizeof b.vel);
