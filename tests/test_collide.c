@@ -773,7 +773,31 @@ FL_TEST(aabb_tight) {
   ASSERT_NEAR(hi[0] - 1, 0.25 + 0.3, 1e-14);
   fl_shape_aabb(&box, p, q, 0, lo, hi);
   ASSERT_NEAR(hi[0] - 1, 0.3 * cos(M_PI / 6) + 0.5 * sin(M_PI / 6), 1e-14);
-  fl_shape_free(&cyl), fl_shape_free(&cap), fl_shape_free(&box);
+  // a convex hull: the extremes of its rotated vertices
+  fl_shape hull;
+  ASSERT_OK(fl_shape_make_convex(box.vert, 8, &hull));
+  double lo2[3], hi2[3];
+  fl_shape_aabb(&hull, p, q, 0, lo2, hi2);
+  fl_shape_aabb(&box, p, q, 0, lo, hi);
+  for (int k = 0; k < 3; k++) {
+    ASSERT_NEAR(lo2[k], lo[k], 1e-14);
+    ASSERT_NEAR(hi2[k], hi[k], 1e-14);
+  }
+  // planes: bounded only along an axis the normal is aligned with (solid below)
+  fl_shape pl;
+  ASSERT_OK(fl_shape_make_plane(&pl));
+  fl_shape_aabb(&pl, p, q_id, 0.01, lo, hi);
+  ASSERT_NEAR(hi[2], 3.01, 1e-14);
+  ASSERT(lo[2] == -INFINITY && lo[0] == -INFINITY && hi[0] == INFINITY && hi[1] == INFINITY);
+  double qw[4];
+  qaxis(0, 1, 0, -M_PI / 2, qw); // normal +z turned to -x: a wall at x = 1, solid on +x side
+  fl_shape_aabb(&pl, p, qw, 0, lo, hi);
+  ASSERT_NEAR(lo[0], 1, 1e-14);
+  ASSERT(hi[0] == INFINITY && lo[2] == -INFINITY && hi[2] == INFINITY);
+  fl_shape_aabb(&pl, p, q, 0, lo, hi); // tilted: unbounded
+  for (int k = 0; k < 3; k++) ASSERT(lo[k] == -INFINITY && hi[k] == INFINITY);
+  fl_shape_free(&cyl), fl_shape_free(&cap), fl_shape_free(&box), fl_shape_free(&hull);
+  fl_shape_free(&pl);
   return 0;
 }
 
