@@ -648,30 +648,31 @@ static double tet_volume(const double *a, const double *b, const double *c, cons
 }
 
 
-FL_TEST(arch_stones_hexahedra) {
+/* reads an arch file (stone, vertex, x, y, z rows) and checks every stone's hull against a
+ * tetrahedral decomposition; returns 0, 1 on failure, 77 when the file is missing */
+static int check_arch_file(const char *name, int nstones) {
   char path[1024];
-  snprintf(path, sizeof path, "%s/reference/arch_25_stones_vertices.csv", fl_test_shared_dir());
+  snprintf(path, sizeof path, "%s/reference/%s", fl_test_shared_dir(), name);
   FILE *f = fopen(path, "r");
   if (!f) SKIP("%s not found", path);
-  double v[25][8][3];
+  double (*v)[8][3] = calloc((size_t)nstones, sizeof(*v));
   int count = 0;
   char line[512];
   while (fgets(line, sizeof line, f)) {
     int s, k;
     double x, y, z;
     if (sscanf(line, "%d,%d,%lf,%lf,%lf", &s, &k, &x, &y, &z) != 5) continue;
-    ASSERT(s >= 1 && s <= 25 && k >= 0 && k < 8);
+    ASSERT(s >= 1 && s <= nstones && k >= 0 && k < 8);
     v[s - 1][k][0] = x, v[s - 1][k][1] = y, v[s - 1][k][2] = z;
     count++;
   }
   fclose(f);
-  ASSERT_EQ(count, 200);
+  ASSERT_EQ(count, 8 * nstones);
   // vertex k has bits (z, along the arch, across the arch): the hexahedron splits into the
   // six tetrahedra around its diagonal 0-7 (exact for planar faces)
   static const int tets[6][4] = {{0, 1, 3, 7}, {0, 3, 2, 7}, {0, 2, 6, 7},
                                  {0, 6, 4, 7}, {0, 4, 5, 7}, {0, 5, 1, 7}};
-  double total = 0;
-  for (int s = 0; s < 25; s++) {
+  for (int s = 0; s < nstones; s++) {
     fl_shape h;
     ASSERT_OK(fl_shape_make_convex(&v[s][0][0], 8, &h));
     ASSERT_EQ(h.nvert, 8);
@@ -687,12 +688,23 @@ FL_TEST(arch_stones_hexahedra) {
     ASSERT_NEAR(fl_shape_volume(&h), vol, 1e-12 * vol);
     // the centroid lies midway in z (the stones are prisms along z)
     ASSERT_NEAR(c[2], 0.5 * (v[s][0][2] + v[s][1][2]), 1e-12);
-    total += vol;
+    // recentred, the hull's centroid is the origin
+    double shift[3];
+    fl_shape_recenter(&h, shift);
+    for (int k = 0; k < 3; k++) ASSERT_NEAR(shift[k], c[k], 1e-12);
+    ASSERT_OK(fl_shape_mass_properties(&h, 1.0, &m, c, I));
+    for (int k = 0; k < 3; k++) ASSERT_NEAR(c[k], 0, 1e-12);
     fl_shape_free(&h);
   }
-  ASSERT(total > 0);
+  free(v);
   return 0;
 }
+
+
+FL_TEST(arch_stones_hexahedra) { return check_arch_file("arch_25_stones_vertices.csv", 25); }
+
+
+FL_TEST(arch_101_stones_hexahedra) { return check_arch_file("arch_101_stones_vertices.csv", 101); }
 
 
 /*---- convex hull invariants ----*/
