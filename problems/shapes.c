@@ -387,6 +387,57 @@ static int find_union(fl_int *par, fl_int x) {
 }
 
 
+/* removes polygon corners that lie on the straight line between their neighbours (within
+ * tol): points added on an edge before the edge's end points were known. Such a vertex is
+ * collinear in both faces beside the edge, so it leaves both loops; unused vertices are then
+ * dropped and the rest renumbered. */
+static void drop_collinear(fl_shape *s, double tol) {
+  fl_int w = 0;
+  for (fl_int f = 0; f < s->nface; f++) {
+    fl_int k0 = s->face_ptr[f], k1 = s->face_ptr[f + 1], m = k1 - k0;
+    fl_int *fv = s->face_vert + k0;
+    int changed = 1;
+    while (changed && m > 3) {
+      changed = 0;
+      for (fl_int k = 0; k < m && m > 3; k++) {
+        const double *u = s->vert + 3 * fv[(k + m - 1) % m], *v = s->vert + 3 * fv[k],
+                     *x = s->vert + 3 * fv[(k + 1) % m];
+        double a[3], b[3], c[3];
+        sub3(x, u, a);
+        sub3(v, u, b);
+        cross3(a, b, c);
+        double la = norm3(a);
+        if (la > 0 && norm3(c) / la <= tol && dot3(a, b) > 0 && dot3(a, b) < dot3(a, a)) {
+          memmove(fv + k, fv + k + 1, sizeof(fl_int) * (size_t)(m - k - 1));
+          m--, k--;
+          changed = 1;
+        }
+      }
+    }
+    // compact the loop in place
+    memmove(s->face_vert + w, fv, sizeof(fl_int) * (size_t)m);
+    s->face_ptr[f] = w;
+    w += m;
+  }
+  s->face_ptr[s->nface] = w;
+  // renumber the vertices still in use (face_vert grows no larger, so reuse the arrays)
+  fl_int nv = 0;
+  fl_int *map = fl_malloc(sizeof(fl_int) * (size_t)(s->nvert > 0 ? s->nvert : 1));
+  if (!map) return; // keep the collinear vertices: still a valid polyhedron
+  for (fl_int v = 0; v < s->nvert; v++) map[v] = -1;
+  for (fl_int k = 0; k < w; k++) map[s->face_vert[k]] = 0;
+  for (fl_int v = 0; v < s->nvert; v++)
+    if (map[v] == 0) {
+      map[v] = nv;
+      memmove(s->vert + 3 * nv, s->vert + 3 * v, sizeof(double) * 3);
+      nv++;
+    }
+  for (fl_int k = 0; k < w; k++) s->face_vert[k] = map[s->face_vert[k]];
+  s->nvert = nv;
+  fl_free(map);
+}
+
+
 int fl_shape_make_convex(const double *pts, fl_int n, fl_shape *out) {
   if (!out) return fl_seterr(FL_ERR_INVAL, "fl_shape_make_convex: NULL shape");
   memset(out, 0, sizeof(*out));
@@ -641,6 +692,7 @@ int fl_shape_make_convex(const double *pts, fl_int n, fl_shape *out) {
       goto done;
     }
     out->type = FL_SHAPE_CONVEX;
+    drop_collinear(out, merge_tol);
     rc = poly_finish(out);
   }
 

@@ -751,6 +751,23 @@ FL_TEST(convex_hull_random_points) {
     fl_shape_free(&h);
     free(p);
   }
+  // a cube given with duplicated corners, face centres, edge midpoints and its centre: the
+  // extra points lie on (or in) the hull and are dropped
+  {
+    double q[27 * 2 * 3];
+    int m = 0;
+    for (int rep = 0; rep < 2; rep++)
+      for (int x = -1; x <= 1; x++)
+        for (int y = -1; y <= 1; y++)
+          for (int z = -1; z <= 1; z++) q[3 * m] = x, q[3 * m + 1] = y, q[3 * m + 2] = z, m++;
+    fl_shape c;
+    ASSERT_OK(fl_shape_make_convex(q, m, &c));
+    ASSERT_EQ(c.nvert, 8);
+    ASSERT_EQ(c.nface, 6);
+    ASSERT_EQ(c.nedge, 12);
+    ASSERT_NEAR(fl_shape_volume(&c), 8, 1e-14);
+    fl_shape_free(&c);
+  }
   // bad input: too few, coplanar, NaN
   fl_shape h;
   double sq[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0};
