@@ -340,6 +340,8 @@ static void nsn_destroy(fl_solver *s) {
   if (!d) return;
   fl_lin_free(d->lin);
   fl_csr_free(d->K);
+  fl_free(d->wmap);
+  fl_free(d->kdiag);
   fl_csr_free(d->Wown);
   fl_dynamics_free(d->dyn);
   fl_free(d->buf);
