@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Render a FrictionLab figure specification (figure.json) with matplotlib.
 
-Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME]
+Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME] [--dpi N]
 
 Reads the panels and series of figure.json (written by `frictionlab reproduce`), each series
-being two named columns of a CSV file in the same folder, and writes NAME.png (150 dpi) and
-NAME.pdf beside it (NAME defaults to "figure"). Needs Debian's python3-matplotlib, which is
+being two named columns of a CSV file in the same folder, and writes NAME.png (N dpi, default
+150) and NAME.pdf beside it (NAME defaults to "figure"). Needs Debian's python3-matplotlib, which is
 importable from /usr/bin/python3.
 """
 import csv
@@ -40,6 +40,7 @@ def main(argv):
         return 2
     path = argv[1]
     name = argv[argv.index("--out") + 1] if "--out" in argv else "figure"
+    dpi = int(argv[argv.index("--dpi") + 1]) if "--dpi" in argv else 150
     folder = os.path.dirname(os.path.abspath(path))
     with open(path) as f:
         spec = json.load(f)
@@ -72,7 +73,7 @@ def main(argv):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(spec.get("title", ""), fontsize=11)
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, name + ".png"), dpi=150)
+    fig.savefig(os.path.join(folder, name + ".png"), dpi=dpi)
     fig.savefig(os.path.join(folder, name + ".pdf"))
     return 0
 
