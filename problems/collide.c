@@ -319,7 +319,7 @@ static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, dou
   axpy3(-dot3(n, ax), ax, n, u); // n minus its axial part: the direction across the caps
   double ul = norm3(u);
   for (int cap = 0; cap < 2; cap++) {
-    double sgn = cap ? 1 : -1, cc[3], deep[3], q[3];
+    double sgn = cap ? 1 : -1, cc[3], deep[3] = {0, 0, 0}, q[3];
     int has_deep = ul > 1e-9;
     axpy3(sgn * h, ax, Bp->p, cc);
     if (has_deep) {
@@ -685,7 +685,7 @@ static double seg_poly_distance(const double s0[3], const double u[3], const fl_
  * b's frame) and a polyhedron b that the segment does not intersect */
 static void exact_separated(const double s0[3], const double u[3], double r, const fl_shape *b,
                             const pose *Bp, double margin, cbuf *B) {
-  double cs[3], cp[3], t = 0, d[3], nl[3], n[3], pb[3];
+  double cs[3] = {0, 0, 0}, cp[3] = {0, 0, 0}, t = 0, d[3], nl[3], n[3], pb[3];
   uint32_t fp = 0;
   double dist = seg_poly_distance(s0, u, b, cs, cp, &t, &fp);
   if (dist - r > margin || !(dist > 0)) return;
@@ -1020,7 +1020,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
 /* one point from the exact closest points of two disjoint polyhedra */
 static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, const double Rab[9],
                        const double tab[3], double margin, cbuf *B) {
-  double xa[3], xb[3], dv[3], nl[3], n[3], pa[3];
+  double xa[3] = {0, 0, 0}, xb[3] = {0, 0, 0}, dv[3], nl[3], n[3], pa[3];
   uint32_t fa = 0, fb = 0;
   double dist = poly_poly_distance(a, b, Rab, tab, xa, xb, &fa, &fb);
   if (dist > margin || !(dist > 0)) return;

@@ -1092,3 +1092,43 @@ FL_TEST(allocation_failures) {
   ASSERT(ok_hull && ok_cyl && ok_bp);
   return 0;
 }
+
+
+FL_TEST(cylinder_polygon_against_box_and_capsule) {
+  // a 24-sided cylinder lying on a box: body z turned to world x about y; its polygon has a
+  // vertex at angle 0 (body +x), which the turn sends to world -z: a vertex line at radius r
+  fl_shape cyl, box, cap;
+  ASSERT_OK(fl_shape_make_cylinder(0.3, 0.5, 24, &cyl));
+  ASSERT_OK(fl_shape_make_box(2, 2, 0.5, &box));
+  ASSERT_OK(fl_shape_make_capsule(0.1, 0.2, &cap));
+  double o[3] = {0, 0, 0}, q[4], up[3] = {0, 0, 1};
+  qaxis(0, 1, 0, M_PI / 2, q);
+  double pc[3] = {0.2, -0.1, 0.5 + 0.3 - 0.004};
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  int n = fl_collide(&box, o, q_id, &cyl, pc, q, 0.001, m);
+  ASSERT_EQ(n, 2);
+  ASSERT(all_normal_phi(m, n, up, -0.004, 1e-13));
+  ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 1.0, 1e-13); // the two cap ends of the line
+  ASSERT_NEAR(m[0].p[1], -0.1, 1e-13);
+  // turned by half a side (7.5 degrees about its axis) it rests on a side face: 4 points at
+  // depth z_c - r cos(7.5 deg) - 0.5
+  double q2[4], qs[4];
+  qaxis(0, 0, 1, M_PI / 24, qs);
+  fl_quat_mul(q, qs, q2);
+  double depth = 0.3 * cos(M_PI / 24);
+  double pf[3] = {0.2, -0.1, 0.5 + depth - 0.002};
+  n = fl_collide(&box, o, q_id, &cyl, pf, q2, 0.0, m);
+  ASSERT_EQ(n, 4);
+  ASSERT(all_normal_phi(m, n, up, -0.002, 1e-13));
+  // a capsule lying across the top cap of an upright cylinder: both ends on the cap polygon
+  double pu[3] = {0, 0, 0}, qx[4];
+  qaxis(0, 1, 0, M_PI / 2, qx);
+  double pk[3] = {0.05, 0.02, 0.5 + 0.1 - 0.003};
+  n = fl_collide(&cap, pk, qx, &cyl, pu, q_id, 0.0, m);
+  ASSERT_EQ(n, 2);
+  double down[3] = {0, 0, -1};
+  ASSERT(all_normal_phi(m, n, down, -0.003, 1e-13));
+  ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 0.4, 1e-13);
+  fl_shape_free(&cyl), fl_shape_free(&box), fl_shape_free(&cap);
+  return 0;
+}
