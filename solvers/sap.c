@@ -989,8 +989,9 @@ static void sap_view(const fl_solver *s, FILE *f) {
 const fl_solver_ops fl_sap_ops = {
   .abi_version = FL_SOLVER_ABI,
   .name = "sap",
-  .summary = "SAP (Castro et al. 2022): convex primal Newton with exact line search, "
-             "regularized compliant model",
+  .summary = "SAP (Castro et al. 2022): convex primal Newton with exact line search on a "
+             "regularized compliant model; stops when ||D grad|| <= abs_tol + rel_tol "
+             "max(||D A v||, ||D J^T gamma||) (rel_tol relative to the momentum scale, as Drake)",
   .opts_size = sizeof(sap_opts),
   .options = sap_table,
   .data_size = sizeof(sap_data),
