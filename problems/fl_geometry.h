@@ -34,13 +34,15 @@
  *   - a pair returns every contact point with phi <= margin (the speculative margin, m);
  *   - feature ids: feature = ((int64_t)fa << 32) | fb, where fa and fb are 32-bit codes of the
  *     features of a and b that produced the point (FL_FEAT_* kind in bits 28..31, index in bits
- *     0..27: vertex, edge or face index of the polyhedron, or 0 for a sphere centre, 0 or 1 for
- *     a capsule end and 2 for its side). Clipped face-face points encode the reference face on
- *     one side and the incident vertex or the (incident edge, reference side edge) crossing on
- *     the other. The same pair of features gives the same id from step to step, so impulses can
- *     be matched across steps; ids are unique within one manifold.
+ *     0..27: vertex, edge or face index of the polyhedron; CENTER 0 for a sphere; VERTEX 0/1
+ *     for a capsule's end caps and EDGE 2 for its side; the exact cylinder's codes are listed in
+ *     docs/collision.md). A clipped face-face point is (reference FACE, incident VERTEX), (side
+ *     EDGE of the reference face, incident EDGE) where they cross, or (reference VERTEX,
+ *     incident FACE). The same pair of features gives the same id from step to step, so
+ *     impulses can be matched across steps; ids are unique within one manifold.
  *
- * Thread-safety: every function is reentrant (no global state); fl_seterr is thread-local.
+ * Thread-safety: no global state (fl_collide's scratch and fl_seterr's message are
+ * thread-local), so every function may run on several threads at once on different outputs.
  * See docs/collision.md for the algorithms and their limits.
  */
 #ifndef FL_GEOMETRY_H
