@@ -1,14 +1,19 @@
 /* lin_direct.c: the inner solver "direct": sparse Cholesky (CHOLMOD) of the Newton matrix
- * K = J A^-1 J^T + C, regularized when it is not positive definite.
+ * K = J A^-1 J^T + C, regularized.
  *
  * The pattern of K is fixed for a whole NSN solve, so the symbolic analysis (fill-reducing
  * ordering) runs once in setup and each Newton iteration only refactors numerically. A
- * symmetric CSR with both triangles is the CSC of the same matrix; CHOLMOD is told to read
- * its upper triangle (stype = 1), with no copy. When the factorization reports "not positive
- * definite" (redundant rigid contacts make K singular), K + beta I is factored instead with
- * beta = reg * max_i K_ii, grown by 100 per retry (at most 8 retries; CHOLMOD's
- * factorize_p adds the shift without touching K). Records one "iteration" whose residual is
- * the true ||b - K x||.
+ * symmetric CSR with both triangles is the CSC of the same matrix; CHOLMOD reads its upper
+ * triangle (stype = 1).
+ *
+ * Redundant rigid contacts (four coplanar corners) make K singular, and CHOLMOD then often
+ * "succeeds" with a pivot at rounding level, which turns any inconsistent part of the
+ * right-hand side into an enormous step. So K is always regularized: it is scaled to unit
+ * diagonal, Khat = D^-1/2 K D^-1/2 (a copy of the values, made in setup), and Khat + reg I is
+ * factored (reg = lin.reg, a shift relative to every diagonal entry; the identity shift of the
+ * NSN paper's section 8.4, which changes the Newton step, not the model). When CHOLMOD still
+ * reports "not positive definite" the shift grows x100 (at most 8 times). x = D^-1/2 y with
+ * (Khat + reg I) y = D^-1/2 b. Records one "iteration" with the true ||b - K x||.
  */
 #include <math.h>
 #include <string.h>
@@ -19,20 +24,21 @@
 
 typedef struct direct_impl {
   cholmod_common cc;
+  double *sval, *dsq; /* scaled values of K (nnz), D^-1/2 (n) */
   cholmod_factor *L;
   cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
   int started;
 } direct_impl;
 
 
-static void wrap(const fl_csr *K, cholmod_sparse *A) {
+static void wrap(const fl_csr *K, double *val, cholmod_sparse *A) {
   memset(A, 0, sizeof(*A));
   A->nrow = (size_t)K->nrow;
   A->ncol = (size_t)K->ncol;
   A->nzmax = (size_t)K->nnz;
   A->p = K->rowptr;
   A->i = K->col;
-  A->x = K->val;
+  A->x = val;
   A->stype = 1;
   A->itype = CHOLMOD_INT;
   A->xtype = CHOLMOD_REAL;
@@ -52,6 +58,8 @@ static void direct_destroy(fl_lin *l) {
     cholmod_free_dense(&d->E, &d->cc);
     cholmod_finish(&d->cc);
   }
+  fl_free(d->sval);
+  fl_free(d->dsq);
   fl_free(d);
   l->impl = NULL;
 }
@@ -61,12 +69,15 @@ static int direct_setup(fl_lin *l, const fl_csr *K) {
   direct_impl *d = fl_calloc(1, sizeof(*d));
   if (!d) return fl_seterr(FL_ERR_NOMEM, "lin direct: out of memory");
   l->impl = d;
+  d->sval = fl_malloc((size_t)(K->nnz > 0 ? K->nnz : 1) * sizeof(double));
+  d->dsq = fl_malloc((size_t)(K->nrow > 0 ? K->nrow : 1) * sizeof(double));
+  if (!d->sval || !d->dsq) return fl_seterr(FL_ERR_NOMEM, "lin direct: out of memory");
   if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_start failed");
   d->started = 1;
   d->cc.print = 0; /* errors come back as codes, not prints */
   d->cc.quick_return_if_not_posdef = 1;
   cholmod_sparse A;
-  wrap(K, &A);
+  wrap(K, K->val, &A);
   d->L = cholmod_analyze(&A, &d->cc);
   if (!d->L)
     return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_analyze failed (status %d)",
@@ -78,21 +89,23 @@ static int direct_setup(fl_lin *l, const fl_csr *K) {
 static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
   direct_impl *d = l->impl;
   fl_int n = l->n;
+  // unit-diagonal scaling Khat = D^-1/2 K D^-1/2
+  for (fl_int i = 0; i < n; i++) {
+    double kii = fl_csr_get(K, i, i);
+    d->dsq[i] = kii > 0 ? 1.0 / sqrt(kii) : 1.0;
+  }
+  for (fl_int i = 0; i < n; i++)
+    for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++)
+      d->sval[k] = K->val[k] * d->dsq[i] * d->dsq[K->col[k]];
   cholmod_sparse A;
-  wrap(K, &A);
+  wrap(K, d->sval, &A);
 
   double res0 = sqrt(fl__lin_dot(n, b, b));
   fl__lin_record(l, res0, NAN);
 
-  // factor K, or K + beta I with a growing shift when K is not positive definite
-  double dmax = 0;
-  for (fl_int i = 0; i < n; i++) {
-    double kii = fl_csr_get(K, i, i);
-    if (kii > dmax) dmax = kii;
-  }
-  if (dmax <= 0) dmax = 1;
-  double beta[2] = {0, 0};
+  // factor Khat + reg I, growing the shift while CHOLMOD reports not positive definite
   double rel = l->opts.reg > 0 ? l->opts.reg : 1e-12;
+  double beta[2] = {rel, 0};
   int ok = 0;
   for (int attempt = 0; attempt <= 8; attempt++) {
     d->cc.status = CHOLMOD_OK;
@@ -104,8 +117,7 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
     if (d->cc.status < 0)
       return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_factorize failed (status %d)",
                        d->cc.status);
-    beta[0] = rel * dmax;
-    rel *= 100;
+    beta[0] *= 100;
     l->stat.nreg = attempt + 1;
   }
   l->stat.reg_shift = ok ? beta[0] : NAN;
@@ -122,13 +134,16 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   B.ncol = 1;
   B.nzmax = (size_t)n;
   B.d = (size_t)n;
-  B.x = (void *)b;
+  double *bs = l->w + n;
+  for (fl_int i = 0; i < n; i++) bs[i] = d->dsq[i] * b[i];
+  B.x = bs;
   B.xtype = CHOLMOD_REAL;
   B.dtype = CHOLMOD_DOUBLE;
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
     return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_solve2 failed (status %d)",
                      d->cc.status);
-  memcpy(x, d->X->x, (size_t)n * sizeof(double));
+  const double *y = d->X->x;
+  for (fl_int i = 0; i < n; i++) x[i] = d->dsq[i] * y[i];
   double res = fl__lin_residual(K, b, x, l->w);
   l->stat.iters = 1;
   fl__lin_record(l, res, NAN);
