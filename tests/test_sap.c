@@ -752,6 +752,7 @@ static int run_scene(const char *scene, int nset, const char *const *set,
     fprintf(stderr, "scene %s: %s\n", scene, fl_errmsg());
     return rc;
   }
+  w->compute_metrics = 0; // the common metrics are not used here
   fl_solver *s = make_sap();
   ASSERT(s);
   for (int k = 0; opts && opts[k]; k += 2) ASSERT_OK(fl_solver_set_option(s, opts[k], opts[k + 1]));
@@ -850,12 +851,13 @@ FL_TEST(heavy_stack_sinking_matches_near_rigid_estimate) {
   for (int b = 0; b < 3; b++) {
     const char *opts[] = {"beta", betas[b], NULL};
     scene_run r;
-    ASSERT_OK(run_scene("heavy_stack", 1, set, opts, 1200, bv[b], &r));
+    // beta = 1 swings slowly (see below): 10 s; the stiffer ones settle within 2 s
+    ASSERT_OK(run_scene("heavy_stack", 1, set, opts, b == 0 ? 1200 : 240, bv[b], &r));
     char what[64];
     snprintf(what, sizeof what, "heavy_stack beta %s", betas[b]);
     print_run(what, &r);
     ASSERT_EQ(r.fails, 0);
-    // the settled sinking (mean over the last 5 s: with beta = 1 the heavy boxes still swing
+    // the settled sinking (mean over the second half: with beta = 1 the heavy boxes still swing
     // on the light one, whose period is beta dt sqrt(M w) >> dt) within 20 % of the estimate
     ASSERT(r.pen_mean <= 1.2 * r.est_last && r.pen_mean >= 0.8 * r.est_last);
   }
