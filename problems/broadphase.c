@@ -11,10 +11,11 @@
  *      or tests every small box when it covers more cells than there are entries;
  *   4. wide boxes among themselves: sweep and prune along x;
  *   5. boxes with an infinite side (planes) are tested against every other box.
- * Cost O(n log n) for the percentile (a sort of n numbers) plus O(n + k) for k candidate
- * pairs when the boxes have similar sizes; the pairs are radix sorted at the end (O(k)).
+ * Cost O(n + k) for k candidate pairs when the boxes have similar sizes (the percentile by
+ * quickselect, the grid by radix sort, the pairs by counting sort on i).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +56,6 @@ static inline int overlap(const double *lo, const double *hi, fl_int i, fl_int j
 }
 
 
-static int cmp_double(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
-
 typedef struct key {
   double lo;
   fl_int i;
@@ -81,34 +76,53 @@ typedef struct entry {
 } entry;
 
 
-/* stable LSD radix sort on the cell index, 16 bits a pass (the passes above the largest
- * index are skipped) */
+/* stable LSD radix sort on the cell index, 11 bits a pass (the count array stays in L1;
+ * the passes above the largest index are skipped) */
+#define RADIX_BITS 11
+#define RADIX_SIZE (1 << RADIX_BITS)
 static int radix_sort(entry *e, size_t n, uint64_t maxkey) {
   entry *tmp = fl_malloc(sizeof(entry) * (n ? n : 1));
-  size_t *cnt = fl_malloc(sizeof(size_t) * 65536);
-  if (!tmp || !cnt) {
-    fl_free(tmp);
-    fl_free(cnt);
-    return fl_seterr(FL_ERR_NOMEM, "broad phase: out of memory for %zu grid entries", n);
-  }
+  if (!tmp) return fl_seterr(FL_ERR_NOMEM, "broad phase: out of memory for %zu grid entries", n);
+  size_t cnt[RADIX_SIZE];
   entry *src = e, *dst = tmp;
-  for (int shift = 0; shift < 64 && (shift == 0 || (maxkey >> shift) != 0); shift += 16) {
-    memset(cnt, 0, sizeof(size_t) * 65536);
-    for (size_t k = 0; k < n; k++) cnt[(src[k].cell >> shift) & 0xFFFF]++;
+  for (int shift = 0; shift < 64 && (shift == 0 || (maxkey >> shift) != 0); shift += RADIX_BITS) {
+    memset(cnt, 0, sizeof(cnt));
+    for (size_t k = 0; k < n; k++) cnt[(src[k].cell >> shift) & (RADIX_SIZE - 1)]++;
     size_t sum = 0;
-    for (int b = 0; b < 65536; b++) {
+    for (int b = 0; b < RADIX_SIZE; b++) {
       size_t c = cnt[b];
       cnt[b] = sum;
       sum += c;
     }
-    for (size_t k = 0; k < n; k++) dst[cnt[(src[k].cell >> shift) & 0xFFFF]++] = src[k];
+    for (size_t k = 0; k < n; k++) dst[cnt[(src[k].cell >> shift) & (RADIX_SIZE - 1)]++] = src[k];
     entry *t = src;
     src = dst, dst = t;
   }
   if (src != e) memcpy(e, src, sizeof(entry) * n);
   fl_free(tmp);
-  fl_free(cnt);
   return FL_OK;
+}
+
+
+/* the k-th smallest of x[0..n) (Wirth's selection; reorders x) */
+static double select_kth(double *x, size_t n, size_t k) {
+  ptrdiff_t l = 0, m = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
+  while (l < m) {
+    double piv = x[kk];
+    ptrdiff_t i = l, j = m;
+    do {
+      while (x[i] < piv) i++;
+      while (piv < x[j]) j--;
+      if (i <= j) {
+        double t = x[i];
+        x[i] = x[j], x[j] = t;
+        i++, j--;
+      }
+    } while (i <= j);
+    if (j < kk) l = i;
+    if (kk < i) m = j;
+  }
+  return x[kk];
 }
 
 
@@ -179,8 +193,7 @@ int fl_broadphase(fl_int n, const double *lo, const double *hi, const unsigned c
   }
   grid g = {{0, 0, 0}, 1, {1, 1, 1}};
   if (nfin > 0) {
-    qsort(side, (size_t)nfin, sizeof(double), cmp_double);
-    double p95 = side[(size_t)(0.95 * (double)(nfin - 1))];
+    double p95 = select_kth(side, (size_t)nfin, (size_t)(0.95 * (double)(nfin - 1)));
     g.c = CELL_FACTOR * p95;
     double glo[3] = {INFINITY, INFINITY, INFINITY}, ghi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (fl_int i = 0; i < n; i++)
@@ -205,9 +218,17 @@ int fl_broadphase(fl_int n, const double *lo, const double *hi, const unsigned c
     }
   }
 
-  // grid entries of the small boxes (at most 8 each)
+  // grid entries of the small boxes (at most 8 each; counted first)
   size_t nent = 0;
-  ent = fl_malloc(sizeof(entry) * 8 * (size_t)(nsmall > 0 ? nsmall : 1));
+  for (fl_int a = 0; a < nsmall; a++) {
+    fl_int i = small[a];
+    size_t m = 1;
+    for (int k = 0; k < 3; k++)
+      m *= (size_t)(cell_of(&g, hi[3 * i + k], k) - cell_of(&g, lo[3 * i + k], k) + 1);
+    nent += m;
+  }
+  ent = fl_malloc(sizeof(entry) * (nent > 0 ? nent : 1));
+  nent = 0;
   if (!ent) {
     rc = fl_seterr(FL_ERR_NOMEM, "broad phase: out of memory for the grid");
     goto done;
@@ -307,20 +328,34 @@ int fl_broadphase(fl_int n, const double *lo, const double *hi, const unsigned c
     rc = fl_seterr(FL_ERR_NOMEM, "broad phase: %zu pairs exceed the index range", L.n);
     goto done;
   }
-  // sort the pairs by (i, j): radix sort on the key i 2^32 + j
+  // sort the pairs by (i, j): counting sort on i, then insertion sort of each row's j (rows
+  // hold a body's few neighbours)
   if (L.n > 1) {
-    entry *pk = fl_malloc(sizeof(entry) * L.n);
-    if (!pk) {
+    fl_int *rowp = fl_calloc((size_t)n + 1, sizeof(fl_int));
+    fl_int *out = fl_malloc(sizeof(fl_int) * 2 * L.n);
+    if (!rowp || !out) {
+      fl_free(rowp);
+      fl_free(out);
       rc = fl_seterr(FL_ERR_NOMEM, "broad phase: out of memory for %zu pairs", L.n);
       goto done;
     }
-    for (size_t k = 0; k < L.n; k++)
-      pk[k].cell = (uint64_t)L.p[2 * k] << 32 | (uint64_t)L.p[2 * k + 1], pk[k].box = 0;
-    rc = radix_sort(pk, L.n, (uint64_t)(n - 1) << 32 | (uint64_t)(n - 1));
-    for (size_t k = 0; rc >= 0 && k < L.n; k++)
-      L.p[2 * k] = (fl_int)(pk[k].cell >> 32), L.p[2 * k + 1] = (fl_int)(pk[k].cell & 0xFFFFFFFFu);
-    fl_free(pk);
-    if (rc < 0) goto done;
+    for (size_t k = 0; k < L.n; k++) rowp[L.p[2 * k] + 1]++;
+    for (fl_int i = 0; i < n; i++) rowp[i + 1] += rowp[i];
+    for (size_t k = 0; k < L.n; k++) {
+      fl_int at = rowp[L.p[2 * k]]++;
+      out[2 * at] = L.p[2 * k], out[2 * at + 1] = L.p[2 * k + 1];
+    }
+    for (fl_int i = n; i > 0; i--) rowp[i] = rowp[i - 1];
+    rowp[0] = 0;
+    for (fl_int i = 0; i < n; i++)
+      for (fl_int a = rowp[i] + 1; a < rowp[i + 1]; a++)
+        for (fl_int b = a; b > rowp[i] && out[2 * b + 1] < out[2 * b - 1]; b--) {
+          fl_int t = out[2 * b + 1];
+          out[2 * b + 1] = out[2 * b - 1], out[2 * b - 1] = t;
+        }
+    fl_free(L.p);
+    fl_free(rowp);
+    L.p = out;
   }
   *pairs = L.p;
   *npairs = (fl_int)L.n;
