@@ -356,6 +356,10 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     fl_csv_num(steps, info.collide_s);
     fputc(',', steps);
     fl_csv_num(steps, info.assemble_s);
+    fputc(',', steps);
+    fl_csv_num(steps, info.collide_cpu_s);
+    fputc(',', steps);
+    fl_csv_num(steps, info.assemble_cpu_s);
     fprintf(steps, ",%d,", info.warm_matched);
     fl_csv_num(steps, info.res.error);
     fputc(',', steps);
@@ -468,7 +472,7 @@ int fl_cmd_run(int argc, char **argv) {
     return 1;
   }
   fprintf(steps, "step,solver,pairs,contacts,bilateral_rows,iters,reason,reason_name,solve_s,"
-                 "collide_s,assemble_s,warm_matched,error,%s%s\n", fl_csv_metrics_header,
+                 "collide_s,assemble_s,collide_cpu_s,assemble_cpu_s,warm_matched,error,%s%s\n", fl_csv_metrics_header,
           obs_header);
   fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
   fprintf(obs, "step,solver%s\n", obs_header);

@@ -267,6 +267,8 @@ typedef struct fl_step_info {
   double assemble_s;   /* wall time of building fl_problem (s) */
   double solve_s;      /* wall time of setup + solve (s) */
   double integrate_s;  /* wall time of the position update (s) */
+  double collide_cpu_s, assemble_cpu_s; /* process CPU time of the same stages (s): what a
+                                          benchmark on a shared machine should compare */
   int warm_matched;    /* contacts whose impulse was found in the previous step */
   fl_result res;       /* the solver's result (reason FL_CONVERGED_EXACT, 0 iterations, when
                           there was nothing to solve) */

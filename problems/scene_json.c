@@ -36,14 +36,16 @@ __attribute__((format(printf, 3, 4))) static int jerr(const jctx *c, const char 
 }
 
 
-/* path + "." + key, or path + "[i]" */
+/* path + "." + key, or path + "[i]" (paths are kept short enough for 256-byte buffers) */
 static void sub(char *out, size_t n, const char *path, const char *key) {
-  if (path[0]) snprintf(out, n, "%s.%s", path, key);
-  else snprintf(out, n, "%s", key);
+  if (path[0]) snprintf(out, n, "%.190s.%.60s", path, key);
+  else snprintf(out, n, "%.60s", key);
 }
 
 
-static void idx(char *out, size_t n, const char *path, int i) { snprintf(out, n, "%s[%d]", path, i); }
+static void idx(char *out, size_t n, const char *path, int i) {
+  snprintf(out, n, "%.190s[%d]", path, i);
+}
 
 
 /* Rejects keys outside `allowed` (typos would otherwise be silently ignored). */

@@ -320,6 +320,7 @@ typedef struct granular_params {
   double ratio;      /* cylinder mass / grain mass */
   double mu, stiffness;
   int seed;
+  double spacing;    /* lattice pitch over the largest diameter */
 } granular_params;
 
 static const fl_option_desc granular_opts[] = {
@@ -333,17 +334,20 @@ static const fl_option_desc granular_opts[] = {
   FL__REAL(granular_params, stiffness, 1e-3, INFINITY, INFINITY,
            "contact stiffness (N/m); inf: rigid"),
   FL__INT(granular_params, seed, 0, 1000000, 1, "placement seed"),
+  FL__REAL(granular_params, spacing, 1, 10, 1.1,
+           "lattice pitch / largest grain diameter (1 with spread=0: every grain touches its "
+           "lattice neighbours at the start, 3 contacts per grain; used by the benchmark)"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
-/* N spheres on a jittered cubic lattice inside a square box (ground and four wall planes), a
- * heavy cylinder above them. */
+/* N spheres on a jittered cubic lattice (pitch 2 r_max spacing; jitter a quarter of the free
+ * space) inside a square box (ground and four wall planes), a heavy cylinder above them. */
 static int granular_build(const void *pp, fl_world *w) {
   const granular_params *p = pp;
   int mat = fl_world_add_material(w, "grain", p->mu, p->stiffness, 0);
   FL_TRY(mat);
   FL_TRY(fl__add_ground(w, mat, 0));
-  double rmax = p->radius * (1 + p->spread), h = 2.2 * rmax;
+  double rmax = p->radius * (1 + p->spread), h = 2 * rmax * p->spacing;
   int nx = (int)ceil(cbrt((double)p->n));
   if (nx < 1) nx = 1;
   double half = 0.5 * nx * h;
@@ -368,7 +372,7 @@ static int granular_build(const void *pp, fl_world *w) {
   for (int k = 0; k < p->n; k++) {
     int ix = k % nx, iy = (k / nx) % nx, iz = k / (nx * nx);
     double r = p->radius * (1 + p->spread * (2 * rnd(&s) - 1));
-    double jit = 0.05 * rmax;
+    double jit = 0.25 * (h - 2 * rmax); // horizontal jitter within the lattice's free space
     double pos[3] = {-half + (ix + 0.5) * h + jit * (2 * rnd(&s) - 1),
                      -half + (iy + 0.5) * h + jit * (2 * rnd(&s) - 1), rmax + iz * h};
     if (pos[2] + r > top) top = pos[2] + r;
