@@ -155,6 +155,8 @@ FL_TEST(csr_triplets_transpose_product) {
   ASSERT_NEAR(fl_csr_get(p, 0, 0), 5, 0);
   ASSERT_NEAR(fl_csr_get(p, 1, 1), 9, 0);
   ASSERT_NEAR(fl_csr_get(p, 0, 1), 0, 0);
+  fl_csr_free(p);
+  p = NULL;
   double x[3] = {1, 1, 1}, y[2] = {7, 7}, z[3];
   fl_csr_gemv(a, 2, x, 1, y); // 2 A x + y = (6+7, 6+7)
   ASSERT_NEAR(y[0], 13, 0);
