@@ -295,7 +295,8 @@ void fl_world_solution(const fl_world *w, const double **v, const double **gamma
 
 /* Number of observables of this world (fixed once the world is built). Their names are
  * t, contacts, pen_max, drift_max, kinetic, potential, energy, px, py, pz, Lx, Ly, Lz,
- * joint_err, then each group's (see fl_obs_kind). */
+ * joint_err, drift_<body name> for each dynamic body (worlds with at most 32 of them), then
+ * each group's (see fl_obs_kind). */
 fl_int fl_world_nobs(const fl_world *w);
 /* Name of observable i (static storage of the world) or NULL when out of range. */
 const char *fl_world_obs_name(const fl_world *w, fl_int i);

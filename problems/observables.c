@@ -5,7 +5,7 @@
  * bodies by the narrow phase at margin 0 on the current poses), drift_max (largest centre
  * displacement of a dynamic body from its start), kinetic, potential (-m g.x), energy, linear
  * momentum px..pz, angular momentum about the origin Lx..Lz, joint_err (largest position error
- * of a joint row, m).
+ * of a joint row, m); then drift_<body> per dynamic body when there are at most 32.
  * Groups (fl_obs_kind): stack, arch, slope, chain; see fl_world.h and docs/scenes.md.
  */
 #include <math.h>
@@ -18,6 +18,15 @@ static const char *common_names[] = {"t",  "contacts", "pen_max", "drift_max", "
                                      "potential", "energy", "px", "py", "pz",
                                      "Lx", "Ly", "Lz", "joint_err"};
 #define NCOMMON 14
+/* per-body drift columns drift_<name> for worlds with at most this many dynamic bodies */
+#define DRIFT_BODIES_MAX 32
+
+
+static fl_int ndynamic(const fl_world *w) {
+  fl_int n = 0;
+  for (fl_int i = 0; i < w->nbody; i++) n += w->body[i].kind == FL_BODY_DYNAMIC;
+  return n;
+}
 
 
 //---- names ----
@@ -37,13 +46,16 @@ static int build_names(fl_world *w) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
   if (m->nobs > 0) return FL_OK;
-  fl_int n = NCOMMON;
+  fl_int nd = ndynamic(w), n = NCOMMON + (nd <= DRIFT_BODIES_MAX ? nd : 0);
   for (fl_int g = 0; g < w->ngroup; g++) n += group_count(&w->group[g]);
   fl_free(m->obs_name);
   m->obs_name = fl_malloc((size_t)n * sizeof *m->obs_name);
   if (!m->obs_name) return fl_seterr(FL_ERR_NOMEM, "observables: out of memory");
   fl_int k = 0;
   for (int i = 0; i < NCOMMON; i++) snprintf(m->obs_name[k++], 40, "%s", common_names[i]);
+  for (fl_int i = 0; nd <= DRIFT_BODIES_MAX && i < w->nbody; i++) {
+    if (w->body[i].kind == FL_BODY_DYNAMIC) snprintf(m->obs_name[k++], 40, "drift_%.31s", w->body[i].name);
+  }
   for (fl_int gi = 0; gi < w->ngroup; gi++) {
     const fl_obs_group *g = &w->group[gi];
     // a second group of the same kind gets its index in the prefix
@@ -194,6 +206,15 @@ int fl_world_observe(fl_world *w, double *val) {
   for (int i = 0; i < 3; i++) val[k++] = P[i];
   for (int i = 0; i < 3; i++) val[k++] = L[i];
   val[k++] = jerr;
+  // per-body drift from the start (small worlds only; drift_max covers the rest)
+  if (ndynamic(w) <= DRIFT_BODIES_MAX) {
+    for (fl_int i = 0; i < w->nbody; i++) {
+      const fl_body *b = &w->body[i];
+      if (b->kind != FL_BODY_DYNAMIC) continue;
+      double d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
+      val[k++] = fl_v3_norm(d);
+    }
+  }
 
   // up is against gravity (z when there is none)
   double up[3] = {-w->gravity[0], -w->gravity[1], -w->gravity[2]};
