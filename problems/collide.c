@@ -33,6 +33,8 @@
 /* separated pairs farther apart than this fraction of the shapes' size get exact closest
  * points (closer ones keep the separating axis, whose direction rounding cannot spoil) */
 #define SEP_EXACT 1e-6
+/* polyhedra with at most this many edges get their gauss-map arcs cached per call */
+#define GAUSS_CACHE 4096
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 
@@ -734,7 +736,8 @@ static void capsule_poly(const fl_shape *a, const pose *A, const fl_shape *b, co
     double pmin = INFINITY, pmax = -INFINITY;
     for (fl_int v = 0; v < b->nvert; v++) {
       double t = dot3(m, b->vert + 3 * v);
-      pmin = fmin(pmin, t), pmax = fmax(pmax, t);
+      if (t < pmin) pmin = t;
+      if (t > pmax) pmax = t;
     }
     double q0 = dot3(m, s0), q1 = dot3(m, s1);
     double sp = fmin(q0, q1) - pmax, sm = pmin - fmax(q0, q1);
@@ -1054,7 +1057,10 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     const double *nf = a->face_normal + 3 * f;
     double nb[3], m = INFINITY;
     mulvt(Rab, nf, nb);
-    for (fl_int v = 0; v < b->nvert; v++) m = fmin(m, dot3(nb, b->vert + 3 * v));
+    for (fl_int v = 0; v < b->nvert; v++) {
+      double t = dot3(nb, b->vert + 3 * v);
+      if (t < m) m = t;
+    }
     double s = m + dot3(nf, tab) - a->face_offset[f];
     if (s > sa) sa = s, fa = f;
     if (s > margin) return;
@@ -1063,7 +1069,10 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     const double *nf = b->face_normal + 3 * f;
     double na[3], m = INFINITY;
     mulv(Rab, nf, na);
-    for (fl_int v = 0; v < a->nvert; v++) m = fmin(m, dot3(na, a->vert + 3 * v));
+    for (fl_int v = 0; v < a->nvert; v++) {
+      double t = dot3(na, a->vert + 3 * v);
+      if (t < m) m = t;
+    }
     double s = m + dot3(nf, tba) - b->face_offset[f];
     if (s > sb) sb = s, fb = f;
     if (s > margin) return;
@@ -1073,6 +1082,12 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
   fl_int ea = -1, eb = -1;
   double se = -INFINITY, nbest[3] = {0, 0, 0};
+  // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
+  static _Thread_local double arc_a[3 * GAUSS_CACHE];
+  int cached = a->nedge <= GAUSS_CACHE;
+  for (fl_int i = 0; cached && i < a->nedge; i++)
+    cross3(a->face_normal + 3 * a->edge_face[2 * i + 1], a->face_normal + 3 * a->edge_face[2 * i],
+           arc_a + 3 * i);
   for (fl_int j = 0; j < b->nedge; j++) {
     double p2[3], q2[3], e2[3], c[3], dd[3];
     mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
@@ -1082,11 +1097,21 @@ static void poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     sub3(q2, p2, e2);
     mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
     mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
-    double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]};
+    double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]}, dxc[3];
+    cross3(dn, cn, dxc);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
-      if (!minkowski_face(an, bn, cn, dn)) continue;
+      if (cached) {
+        // minkowski_face with both arcs precomputed, cheapest test first
+        const double *bxa = arc_a + 3 * i;
+        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        if (!(cba * dba < 0)) continue;
+        double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+        if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
+      } else if (!minkowski_face(an, bn, cn, dn)) {
+        continue;
+      }
       const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
       double e1[3], nn[3], w[3];
       sub3(q1, p1, e1);
