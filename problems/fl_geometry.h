@@ -166,7 +166,7 @@ typedef struct fl_manifold_point {
  * FL_ERR_INVAL for NULL arguments or a negative/NaN margin. Points of one manifold share one
  * normal except for curved pairs (sphere, capsule). Face-face contacts are clipped (Sutherland-
  * Hodgman) and reduced to at most FL_MANIFOLD_MAX points keeping the deepest point and the
- * widest spread. Allocates nothing (scratch is thread-local static memory, about 270 kB per
+ * widest spread. Allocates nothing (scratch is thread-local static memory, about 380 kB per
  * thread); safe to call from several threads at once. */
 int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const fl_shape *b,
                const double pb[3], const double qb[4], double margin, fl_manifold_point *out);
