@@ -496,7 +496,7 @@ int fl_shape_make_convex(const double *pts, fl_int n, fl_shape *out) {
     return fl_seterr(FL_ERR_INVAL, "convex hull: the %d points are coplanar", (int)n);
 
   hull h = {NULL, 0, 0};
-  fl_int *vis = NULL, *hor = NULL, *par = NULL, *vmap = NULL;
+  fl_int *vis = NULL, *hor = NULL, *par = NULL, *vmap = NULL, *twin = NULL;
   int rc = FL_OK;
   {
     double d3[3];
@@ -591,14 +591,36 @@ int fl_shape_make_convex(const double *pts, fl_int n, fl_shape *out) {
     rc = fl_seterr(FL_ERR_NOMEM, "convex hull: out of memory");
     goto done;
   }
+  // twins: the half edge of the neighbouring facet across each edge (sort on vertex pairs)
+  twin = fl_malloc(sizeof(fl_int) * 3 * (size_t)h.nt);
+  half_edge *he = fl_malloc(sizeof(half_edge) * 3 * (size_t)h.nt);
+  if (!twin || !he) {
+    fl_free(he);
+    rc = fl_seterr(FL_ERR_NOMEM, "convex hull: out of memory");
+    goto done;
+  }
+  for (fl_int t = 0; t < h.nt; t++)
+    for (int k = 0; k < 3; k++) {
+      fl_int u = h.t[t].v[k], v = h.t[t].v[(k + 1) % 3];
+      half_edge *x = he + 3 * t + k;
+      x->lo = u < v ? u : v, x->hi = u < v ? v : u, x->face = t, x->slot = 3 * t + k;
+    }
+  qsort(he, 3 * (size_t)h.nt, sizeof(half_edge), cmp_half_edge);
+  for (fl_int k = 0; k < 3 * h.nt; k++) twin[k] = -1;
+  for (fl_int k = 0; k + 1 < 3 * h.nt; k++)
+    if (he[k].lo == he[k + 1].lo && he[k].hi == he[k + 1].hi) {
+      twin[he[k].slot] = he[k + 1].slot, twin[he[k + 1].slot] = he[k].slot;
+      k++;
+    }
+  fl_free(he);
+  // merge neighbouring facets that are coplanar (each one's corners on the other's plane)
   for (fl_int t = 0; t < h.nt; t++) par[t] = t;
   for (fl_int a = 0; a < h.nt; a++)
-    for (fl_int b = a + 1; b < h.nt; b++) {
+    for (int k = 0; k < 3; k++) {
+      fl_int tw = twin[3 * a + k], b = tw / 3;
+      if (tw < 0 || b <= a) continue;
       const hull_tri *ta = h.t + a, *tb = h.t + b;
-      int nshared = 0;
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) nshared += ta->v[i] == tb->v[j];
-      if (nshared != 2 || dot3(ta->n, tb->n) <= 0) continue;
+      if (dot3(ta->n, tb->n) <= 0) continue;
       int flat = 1;
       for (int i = 0; i < 3 && flat; i++) {
         flat = fabs(dot3(ta->n, pts + 3 * tb->v[i]) - ta->d) <= merge_tol &&
@@ -627,14 +649,8 @@ int fl_shape_make_convex(const double *pts, fl_int n, fl_shape *out) {
     }
     for (fl_int t = 0; t < h.nt; t++)
       for (int k = 0; k < 3; k++) {
-        fl_int u = h.t[t].v[k], v = h.t[t].v[(k + 1) % 3];
-        int inner = 0;
-        for (fl_int s = 0; s < h.nt && !inner; s++) {
-          if (s == t || gid[s] != gid[t]) continue;
-          for (int m = 0; m < 3; m++)
-            if (h.t[s].v[m] == v && h.t[s].v[(m + 1) % 3] == u) inner = 1;
-        }
-        if (inner) continue;
+        fl_int u = h.t[t].v[k], v = h.t[t].v[(k + 1) % 3], tw = twin[3 * t + k];
+        if (tw >= 0 && gid[tw / 3] == gid[t]) continue; // inside the group
         be[3 * nbnd] = u, be[3 * nbnd + 1] = v, be[3 * nbnd + 2] = gid[t];
         nbnd++;
       }
@@ -702,6 +718,7 @@ done:
   fl_free(hor);
   fl_free(par);
   fl_free(vmap);
+  fl_free(twin);
   if (rc < 0) fl_shape_free(out);
   return rc;
 }
