@@ -742,7 +742,8 @@ static double contact_w(const fl_problem *p, fl_int i) {
 }
 
 
-/* runs `steps` steps of a scene with sap (options as key, value pairs) and collects stats */
+/* runs `steps` steps of a scene with sap (options as key, value pairs) and collects stats; the
+ * sinking estimate (stack scenes only) is made when beta > 0 */
 static int run_scene(const char *scene, int nset, const char *const *set,
                      const char *const *opts, int steps, double beta, scene_run *out) {
   memset(out, 0, sizeof *out);
@@ -786,7 +787,7 @@ static int run_scene(const char *scene, int nset, const char *const *set,
   const fl_problem *p = fl_world_problem(w);
   const double *v, *gam;
   fl_world_solution(w, &v, &gam);
-  if (p && gam && p->ncl > 0) {
+  if (p && gam && p->ncl > 0 && beta > 0) {
     double *above = calloc((size_t)p->ncl + 1, sizeof(double));
     int *cnt = calloc((size_t)p->ncl + 1, sizeof(int));
     for (fl_int b = 0; b < w->nbody; b++)
@@ -832,7 +833,8 @@ FL_TEST(scenes_converge_few_newton_iterations) {
   for (int k = 0; k < 3; k++) {
     if (!fl_scene_find(scenes[k])) SKIP("scene %s not available", scenes[k]);
     scene_run r;
-    ASSERT_OK(run_scene(scenes[k], 0, NULL, NULL, steps[k], 1.0, &r));
+    // (beta 0 here: no sinking estimate, which assumes a stack)
+    ASSERT_OK(run_scene(scenes[k], 0, NULL, NULL, steps[k], 0.0, &r));
     print_run(scenes[k], &r);
     ASSERT_EQ(r.fails, 0);
     ASSERT_EQ(r.nonmono, 0);
