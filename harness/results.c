@@ -271,6 +271,30 @@ static cJSON *make_manifest(const char *command) {
   cJSON_AddStringToObject(root, "command", command);
   cJSON *argv = cJSON_AddArrayToObject(root, "argv");
   for (int i = 0; i < g_argc; i++) cJSON_AddItemToArray(argv, cJSON_CreateString(g_argv[i]));
+  // the same as one shell line, quoted where needed, to run again by copy and paste
+  char  *line = NULL;
+  size_t len  = 0;
+  FILE  *f    = open_memstream(&line, &len);
+  if (f) {
+    for (int i = 0; i < g_argc; i++) {
+      const char *a = g_argv[i];
+      if (i) fputc(' ', f);
+      if (*a && strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                          "_-+=.,/:@%") == strlen(a)) {
+        fputs(a, f);
+        continue;
+      }
+      fputc('\'', f);
+      for (; *a; a++) {
+        if (*a == '\'') fputs("'\\''", f);
+        else fputc(*a, f);
+      }
+      fputc('\'', f);
+    }
+    fclose(f);
+    if (line) cJSON_AddStringToObject(root, "command_line", line);
+    free(line);
+  }
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd)) cJSON_AddStringToObject(root, "cwd", cwd);
 
