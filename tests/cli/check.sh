@@ -5,10 +5,21 @@ src=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 dir=$src/results/baselines
 [[ -f $dir/heavy_stack.json ]] || { fail "no baselines in $dir"; finish; }
 
-"$bin" check --dir "$dir" --only heavy_stack,arch_parabolic,ball_slope >"$tmp/ok.out" 2>&1
+# The baselines are recorded by the Release build (scripts/test's first build), which must
+# reproduce every case. Other builds (-O1 with sanitizers) round differently, and the solvers
+# that stall at a fixed budget on the heavy stack (pgs, nsn) are chaotic there; the solvers
+# that converge or are linear per step must still match.
+if [[ "${FL_BUILD_KIND:-}" == Release-sanitize-OFF ]]; then
+  "$bin" check --dir "$dir" >"$tmp/ok.out" 2>&1
+  what="every scene and solver"
+else
+  "$bin" check --dir "$dir" --only heavy_stack,arch_parabolic,ball_slope \
+    --solver sap,primal-descent,dual-descent,jacobi >"$tmp/ok.out" 2>&1
+  what="converging solvers on three scenes (${FL_BUILD_KIND:-unknown build})"
+fi
 rc=$?
-[[ $rc -eq 0 ]] && pass "check passes on the committed baselines" ||
-  fail "check exit $rc on the committed baselines: $(tail -n 30 "$tmp/ok.out")"
+[[ $rc -eq 0 ]] && pass "check passes on the committed baselines: $what" ||
+  fail "check exit $rc on the committed baselines ($what): $(tail -n 30 "$tmp/ok.out")"
 grep -q "0 regressions" "$tmp/ok.out" && pass "summary line" || fail "no summary: $(tail -n 3 "$tmp/ok.out")"
 
 "$bin" check --dir "$dir" --only arch_parabolic --solver pgs,sap --set pgs.max_iter=3 \
