@@ -1,6 +1,8 @@
 # frictionlab reproduce all --quick: every available figure gets its data (CSV with rows), a
 # gnuplot PNG, a matplotlib PNG and PDF, a summary and a manifest; unavailable figures are
 # listed with what they need, never faked; bad names are errors.
+# ctest-label: slow
+# (every recipe simulates scenes: minutes under the sanitizers, so the Release pass runs it)
 source "$(dirname "$0")/common.bash"
 command -v gnuplot >/dev/null 2>&1 && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
   { echo "skipped: gnuplot or matplotlib (/usr/bin/python3) missing"; exit 77; }
