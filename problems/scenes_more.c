@@ -52,21 +52,28 @@ typedef struct pendulum_params {
   double mass;      /* kg, upper sphere */
   double ratio;     /* lower/upper mass (mass ratio) or lower/upper stiffness */
   double stiffness; /* N/m, upper spring (stiffness ratio); inf for rods */
-  double angle;     /* deg from the downward vertical at the start */
+  double angle;     /* deg, upper link from the downward vertical at the start */
+  double angle2;    /* deg, lower link from the downward vertical at the start */
 } pendulum_params;
 
 typedef pendulum_params pendulum_mass_ratio_params;
 typedef pendulum_params pendulum_stiffness_ratio_params;
 
+/* dt: the light sphere between the pivot and the heavy one has a fast mode of about
+ * sqrt(g (m1 + m2)/(m1 L)) = 313 rad/s at ratio 1e4; the linearized rods are stable only for
+ * dt well below 2/313 s, so the default is 1 ms (at 10 ms every solver's run blows up). */
 static const fl_option_desc pendulum_mass_ratio_opts[] = {
-  FL__COMMON(pendulum_params, 0.01, 5.0, 1e-3),
+  FL__COMMON(pendulum_params, 0.001, 2.0, 1e-3),
   FL__REAL(pendulum_params, length, 1e-3, 1e3, 1.0, "length of each link (m)"),
   FL__REAL(pendulum_params, radius, 1e-4, 1e2, 0.05, "sphere radius (m)"),
   FL__REAL(pendulum_params, mass, 1e-9, 1e9, 1.0, "upper sphere mass (kg)"),
   FL__REAL(pendulum_params, ratio, 1e-9, 1e12, 1e4, "lower/upper mass ratio"),
   FL__REAL(pendulum_params, stiffness, 1e-9, INFINITY, INFINITY,
            "link stiffness (N/m); inf: rigid rods"),
-  FL__REAL(pendulum_params, angle, 0, 180, 90, "start angle from the downward vertical (deg)"),
+  FL__REAL(pendulum_params, angle, 0, 180, 90, "upper link's start angle from the downward vertical (deg)"),
+  FL__REAL(pendulum_params, angle2, 0, 180, 0,
+           "lower link's start angle (deg); two aligned links (angle2 = angle) are a singular "
+           "configuration that the linearized rods cannot hold at large mass ratios"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -77,16 +84,20 @@ static const fl_option_desc pendulum_stiffness_ratio_opts[] = {
   FL__REAL(pendulum_params, mass, 1e-9, 1e9, 1.0, "mass of each sphere (kg)"),
   FL__REAL(pendulum_params, ratio, 1e-9, 1e12, 1e4, "lower/upper spring stiffness ratio"),
   FL__REAL(pendulum_params, stiffness, 1e-9, 1e15, 1e4, "upper spring stiffness (N/m)"),
-  FL__REAL(pendulum_params, angle, 0, 180, 90, "start angle from the downward vertical (deg)"),
+  FL__REAL(pendulum_params, angle, 0, 180, 90, "upper link's start angle from the downward vertical (deg)"),
+  FL__REAL(pendulum_params, angle2, 0, 180, 0,
+           "lower link's start angle (deg); two aligned links (angle2 = angle) are a singular "
+           "configuration that the linearized rods cannot hold at large mass ratios"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
-/* A fixed pivot at the origin, two spheres on a straight line at `angle` from the downward
- * vertical, linked pivot-upper and upper-lower by distance joints. */
+/* A fixed pivot at the origin, the upper sphere at `angle` from the downward vertical, the
+ * lower one at `angle2` below it, linked pivot-upper and upper-lower by distance joints. */
 static int pendulum_build(const pendulum_params *p, fl_world *w, double m2, double k1, double k2) {
   double s = sin(p->angle * M_PI / 180), c = -cos(p->angle * M_PI / 180);
+  double s2 = sin(p->angle2 * M_PI / 180), c2 = -cos(p->angle2 * M_PI / 180);
   double o[3] = {0, 0, 0}, x1[3] = {p->length * s, 0, p->length * c};
-  double x2[3] = {2 * p->length * s, 0, 2 * p->length * c};
+  double x2[3] = {x1[0] + p->length * s2, 0, x1[2] + p->length * c2};
   fl_int ids[3];
   ids[0] = add_sphere(w, "pivot", FL_BODY_FIXED, 0, 0.2 * p->radius, o, 0, 0);
   FL_TRY(ids[0]);
