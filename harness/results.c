@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -113,6 +114,26 @@ static int dir_empty(const char *path) {
   }
   closedir(d);
   return empty;
+}
+
+
+// removes ".NAME.staging-PID" folders in `parent` whose process is gone (a run that was
+// killed before it could clean up)
+static void remove_stale_staging(const char *parent) {
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    const char *tag = e->d_name[0] == '.' ? strstr(e->d_name, ".staging-") : NULL;
+    if (!tag) continue;
+    char *end = NULL;
+    long  pid = strtol(tag + 9, &end, 10);
+    if (pid <= 0 || !end || *end != '\0' || pid == (long)getpid()) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path) rmtree(path);
+  }
+  closedir(d);
 }
 
 
@@ -365,6 +386,7 @@ int fl_results_begin(const char *dir, const char *command, int force, fl_results
     fl_free(target);
     return rc;
   }
+  remove_stale_staging(parent);
   fl_results *r = fl_calloc(1, sizeof *r);
   char       *staging = fmtstr("%s/.%s.staging-%ld", parent, base, (long)getpid());
   fl_free(parent);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -264,6 +265,33 @@ FL_TEST(allocation_failures_leave_nothing) {
     ASSERT_EQ(count_named(tmp, "staging"), 0);
   }
   ASSERT(succeeded);
+  rm_rf(tmp);
+  return 0;
+}
+
+
+// a staging folder left by a killed run (its process gone) is removed by the next begin; one
+// of a live process is left alone
+FL_TEST(stale_staging_removed) {
+  const char *tmp = tmpdir();
+  ASSERT(tmp);
+  // a pid that is not running: a child that has exited and been reaped
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT(dead > 0);
+  int st = 0;
+  ASSERT(waitpid(dead, &st, 0) == dead);
+  char stale[600], live[600], target[512];
+  snprintf(stale, sizeof stale, "%s/.old.staging-%ld", tmp, (long)dead);
+  snprintf(live, sizeof live, "%s/.other.staging-%ld", tmp, (long)getppid());
+  ASSERT(mkdir(stale, 0777) == 0);
+  ASSERT(mkdir(live, 0777) == 0);
+  snprintf(target, sizeof target, "%s/out", tmp);
+  fl_results *r = NULL;
+  ASSERT_OK(fl_results_begin(target, "solve", 0, &r));
+  fl_results_abort(r);
+  ASSERT(!exists(stale));
+  ASSERT(exists(live));
   rm_rf(tmp);
   return 0;
 }
