@@ -506,6 +506,42 @@ FL_TEST(bilateral_row_near_rigid_and_bounds) {
 }
 
 
+/* a compliant bilateral row (c above the near-rigid floor) with an initial error g0 obeys the
+ * problem's law J v + g0/dt + c gamma = 0 exactly: v = (m v* - g0/(dt c))/(m + 1/c) */
+FL_TEST(bilateral_row_compliant_with_error) {
+  double m = 2.0, g = 9.81, dt = 0.01, c = 0.01, g0 = 2e-3;
+  fl_problem *p;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_GLOBAL, 3, 0, 1, 0, &p));
+  p->dt = dt;
+  fl_int ti[3] = {0, 1, 2};
+  double dm[3] = {m, m, m};
+  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, ti, ti, dm, &p->A));
+  fl_int ri[1] = {0}, ci[1] = {2};
+  double jv[1] = {1.0};
+  ASSERT_OK(fl_csr_from_triplets(1, 3, 1, ri, ci, jv, &p->J));
+  p->vstar[2] = -g * dt;
+  p->g0[0] = g0;
+  p->compliance[0] = c;
+  ASSERT_OK(fl_problem_find_cliques(p));
+  // the near-rigid floor beta_h^2 w/(4 pi^2) = 0.01/(4 pi^2)/m is below c
+  ASSERT(0.01 / TWO_PI_SQ / m < c);
+  fl_solver *s = make_sap();
+  ASSERT(s);
+  ASSERT_OK(fl_solver_setup(s, p));
+  double v[3], gam[1];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, v, gam, &res));
+  ASSERT(res.reason > 0);
+  double vz = (m * p->vstar[2] - g0 / (dt * c)) / (m + 1.0 / c);
+  ASSERT_NEAR(v[2], vz, 1e-9);
+  ASSERT_NEAR(v[2] + g0 / dt + c * gam[0], 0.0, 1e-12);
+  ASSERT_NEAR(m * (v[2] - p->vstar[2]), gam[0], 1e-9);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}
+
+
 //---- a random pile: many bodies, many contacts ----
 
 /* nb bodies of random mass and inertia (6 dofs each) with nc random contacts between random
