@@ -99,6 +99,10 @@ typedef struct fl_body {
   double quat0[4];
   double size;        /* characteristic length (m): twice the bounding radius (INFINITY for planes) */
   fl_int dof;         /* first generalized velocity, -1 for fixed and prescribed bodies */
+  /* extension (problems/fl_hydro.h): E_h > 0 makes a cylinder a compliant hydroelastic body
+   * whose contact with a plane is a pressure-field patch; set after fl_world_add_body */
+  double hydro_modulus; /* hydroelastic modulus E_h (Pa); 0: ordinary point contact */
+  int hydro_mesh;       /* patch tessellation (fl_hydro_disk_mesh): n > 0 fan, n < 0 rings */
 } fl_body;
 
 /* Body description passed to fl_world_add_body. */
@@ -171,8 +175,10 @@ typedef enum fl_obs_kind {
                          disp_rel_max (over each stone's size), stands (0/1: all below 1 %) */
   FL_OBS_SLOPE = 3,   /* one ball: u_x along the slope (m), u_ref (analytic), param: downhill
                          unit vector (3), theta (rad), mu, radius */
-  FL_OBS_CHAIN = 4    /* bodies linked by joints: stretch (largest joint position error over
+  FL_OBS_CHAIN = 4,   /* bodies linked by joints: stretch (largest joint position error over
                          rest length), tip height */
+  FL_OBS_COIN = 5     /* one disk sliding and spinning on the ground: v (m/s, speed across up),
+                         omega (rad/s, spin about up), eps = v/(|omega| R); param: R */
 } fl_obs_kind;
 
 typedef struct fl_obs_group {

@@ -37,6 +37,7 @@ static fl_int group_count(const fl_obs_group *g) {
   case FL_OBS_ARCH: return g->n + 3;
   case FL_OBS_SLOPE: return 3;
   case FL_OBS_CHAIN: return 2;
+  case FL_OBS_COIN: return 3;
   }
   return 0;
 }
@@ -65,6 +66,7 @@ static int build_names(fl_world *w) {
     const char *kn = g->kind == FL_OBS_STACK ? "stack"
                    : g->kind == FL_OBS_ARCH  ? "arch"
                    : g->kind == FL_OBS_SLOPE ? "slope"
+                   : g->kind == FL_OBS_COIN  ? "coin"
                                              : "chain";
     if (same) snprintf(pre, sizeof pre, "%s%d", kn, same + 1);
     else snprintf(pre, sizeof pre, "%s", kn);
@@ -89,6 +91,11 @@ static int build_names(fl_world *w) {
     case FL_OBS_CHAIN:
       snprintf(m->obs_name[k++], 40, "%s_stretch", pre);
       snprintf(m->obs_name[k++], 40, "%s_tip_z", pre);
+      break;
+    case FL_OBS_COIN:
+      snprintf(m->obs_name[k++], 40, "%s_v", pre);
+      snprintf(m->obs_name[k++], 40, "%s_omega", pre);
+      snprintf(m->obs_name[k++], 40, "%s_eps", pre);
       break;
     }
   }
@@ -298,6 +305,19 @@ int fl_world_observe(fl_world *w, double *val) {
       }
       val[k++] = len0 > 0 ? len / len0 - 1 : 0;
       val[k++] = fl_v3_dot(w->body[g->body[g->n - 1]].pos, up);
+      break;
+    }
+    case FL_OBS_COIN: {
+      // speed across up, spin about up, eps = v/(|omega| R) (NAN without spin; R the
+      // cylinder's radius, else param[0])
+      const fl_body *b = &w->body[g->body[0]];
+      double vu = fl_v3_dot(b->vel, up), vh[3], wz = fl_v3_dot(b->omega, up);
+      for (int c = 0; c < 3; c++) vh[c] = b->vel[c] - vu * up[c];
+      double v = fl_v3_norm(vh);
+      double R = b->shape.type == FL_SHAPE_CYLINDER ? b->shape.size[0] : g->param[0];
+      val[k++] = v;
+      val[k++] = wz;
+      val[k++] = (fabs(wz) * R > 0) ? v / (fabs(wz) * R) : NAN;
       break;
     }
     }

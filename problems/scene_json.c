@@ -142,7 +142,7 @@ static int get_str(const jctx *c, const cJSON *obj, const char *key, const char 
 /* One of "a|b|c" -> its index. */
 static int get_enum(const jctx *c, const cJSON *obj, const char *key, const char *path,
                     const char *choices, int dflt, int *out) {
-  const char *s;
+  const char *s = NULL;
   char p[256];
   sub(p, sizeof p, path, key);
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -202,7 +202,7 @@ static int get_body_ref(const jctx *c, const cJSON *obj, const char *key, const 
 static int parse_material(const jctx *c, const cJSON *m, const char *path) {
   static const char *const keys[] = {"name", "mu", "stiffness", "tau_d", NULL};
   FL_TRY(check_keys(c, m, path, keys));
-  const char *name;
+  const char *name = NULL;
   double mu, k, tau;
   FL_TRY(get_str(c, m, "name", path, NULL, &name));
   FL_TRY(get_num(c, m, "mu", path, 1, 0, 0, 1e6, 0, &mu));
@@ -225,7 +225,7 @@ static int parse_material(const jctx *c, const cJSON *m, const char *path) {
 
 static int material_ref(const jctx *c, const cJSON *obj, const char *key, const char *path,
                         int *out) {
-  const char *name;
+  const char *name = NULL;
   FL_TRY(get_str(c, obj, key, path, "default", &name));
   *out = fl_world_find_material(c->w, name);
   if (*out < 0) {
@@ -463,7 +463,7 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
   static const char *const keys[] = {"kind", "bodies", "param", NULL};
   FL_TRY(check_keys(c, g, path, keys));
   int kind;
-  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain", -1, &kind));
+  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin", -1, &kind));
   char p[256];
   sub(p, sizeof p, path, "bodies");
   const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
@@ -666,7 +666,7 @@ static cJSON *world_json(const fl_world *w) {
   static const char *const kinds[] = {"dynamic", "fixed", "prescribed"};
   static const char *const types[] = {"plane", "sphere", "box", "capsule", "cylinder", "convex"};
   static const char *const jtypes[] = {"weld", "ball", "distance", "prismatic", "revolute"};
-  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain"};
+  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin"};
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "format", "frictionlab-scene");
   cJSON_AddNumberToObject(r, "version", 1);

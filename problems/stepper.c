@@ -78,6 +78,15 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
     fl_int i = pairs[2 * k], j = pairs[2 * k + 1];
     const fl_body *a = &w->body[i], *b = &w->body[j];
     if (a->kind != FL_BODY_DYNAMIC && b->kind != FL_BODY_DYNAMIC) continue;
+    if (a->hydro_modulus > 0 || b->hydro_modulus > 0) {
+      // compliant pressure-field patch (hydroelastic.c); unsupported pairs fall through
+      int nh = fl__hydro_collide(w, i, j, margin, ctp, nctp, capp);
+      if (nh >= 0) continue;
+      if (nh != FL_ERR_UNSUPPORTED) {
+        rc = nh;
+        break;
+      }
+    }
     int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, margin, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
@@ -107,6 +116,7 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
       memcpy(ct->n, mp[c].n, sizeof ct->n);
       ct->phi = mp[c].phi;
       ct->feature = mp[c].feature;
+      ct->k = 0;
     }
   }
   fl_free(pairs);
@@ -331,7 +341,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     const double *L = law + 3 * (ba->material * nm + bb->material);
     p->phi0[c] = ct->phi;
     p->mu[c] = L[0];
-    p->stiffness[c] = L[1];
+    p->stiffness[c] = ct->k > 0 ? ct->k : L[1];
     p->tau_d[c] = L[2];
     p->clique_a[c] = ba->dof >= 0 ? ba->dof / 6 : -1;
     p->clique_b[c] = bb->dof >= 0 ? bb->dof / 6 : -1;

@@ -12,6 +12,7 @@ typedef struct fl__contact {
   double p[3], n[3];
   double phi;
   int64_t feature;
+  double k;  /* > 0: this contact's own stiffness (N/m, hydroelastic patch); else the materials' */
 } fl__contact;
 
 /* Warm-start key of a contact: the body pair and the feature id. */
@@ -72,6 +73,12 @@ int fl__joint_rows(const fl_world *w, const fl_joint *j, double dt, fl__jrow *ro
  * with fl_realloc). npairs, if not NULL, gets the broad-phase pair count. */
 int fl__collide_all(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
                     fl_int *npairs);
+
+/* Hydroelastic patch of bodies i and j (hydroelastic.c, fl_hydro.h): appends its contacts (with
+ * their own stiffness k) to *ct and returns their number, FL_ERR_UNSUPPORTED when the pair is
+ * not a hydroelastic cylinder against a plane, or another error. */
+int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contact **ct,
+                      fl_int *nct, fl_int *cap);
 
 
 #endif /* FL_WORLD_IMPL_H */

@@ -1,0 +1,250 @@
+/* hydroelastic.c: compliant-rigid hydroelastic contact patches (seed 002 sections III-IV).
+ *
+ * A hydroelastic cylinder against a rigid plane:
+ *   1. pick the cap facing the plane (outward normal m against the plane normal n);
+ *   2. mesh the cap (fan or rings, fl_hydro_disk_mesh) and project each triangle onto the plane
+ *      along the cylinder axis: the plane clipped by the cylinder's prism over that triangle;
+ *   3. clip each projected triangle to depth d(x) = -m.(x - cap centre) >= -margin (the part of
+ *      the plane inside the compliant body, plus the speculative margin);
+ *   4. per polygon: area A, centroid c, p0 = E d(c)/hf, g = E (-m.n)/hf (the rigid plane's
+ *      gradient is infinite, so the effective gradient is the compliant one), k = g A,
+ *      phi0 = -p0/g.
+ * The field is linear on the plane, so A p0 is the exact pressure integral of each polygon.
+ * See fl_hydro.h and docs/coin.md.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "fl_hydro.h"
+#include "world_impl.h"
+
+//---- disk meshes ----
+
+int fl_hydro_disk_mesh(double R, int mesh, double **tri, fl_int *ntri) {
+  *tri = NULL;
+  *ntri = 0;
+  if (!(R > 0) || !isfinite(R)) return fl_seterr(FL_ERR_INVAL, "hydro mesh: radius %g is not positive", R);
+  if (mesh == 0) mesh = FL_HYDRO_FAN_DEFAULT;
+  if (mesh > 0) {
+    if (mesh < 3 || mesh > 100000)
+      return fl_seterr(FL_ERR_INVAL, "hydro mesh: fan of %d triangles (expected 3..100000)", mesh);
+    double *t = fl_malloc((size_t)mesh * 6 * sizeof(double));
+    if (!t) return fl_seterr(FL_ERR_NOMEM, "hydro mesh: out of memory");
+    for (int k = 0; k < mesh; k++) {
+      double a0 = 2 * M_PI * k / mesh, a1 = 2 * M_PI * (k + 1) / mesh;
+      double *q = t + 6 * k;
+      q[0] = q[1] = 0;
+      q[2] = R * cos(a0);
+      q[3] = R * sin(a0);
+      q[4] = R * cos(a1);
+      q[5] = R * sin(a1);
+    }
+    *tri = t;
+    *ntri = mesh;
+    return FL_OK;
+  }
+  int nr = -mesh;
+  if (nr > 200) return fl_seterr(FL_ERR_INVAL, "hydro mesh: %d rings (expected 1..200)", nr);
+  fl_int n = 6 * (fl_int)nr * nr;
+  double *t = fl_malloc((size_t)n * 6 * sizeof(double));
+  if (!t) return fl_seterr(FL_ERR_NOMEM, "hydro mesh: out of memory");
+  fl_int m = 0;
+  // ring i has 6 i vertices at radius i R/nr; the band between rings i-1 and i is triangulated
+  // by merging the two rings' vertices in angle order (the centre is ring 0 with one vertex)
+  for (int i = 1; i <= nr; i++) {
+    int ni = 6 * i, no = (i == 1) ? 1 : 6 * (i - 1);
+    double ri = R * i / nr, ro = R * (i - 1) / nr;
+    int a = 0, b = 0; // next vertex of the inner (old) and outer (new) ring
+    while (a < no || b < ni) {
+      // angles of the current candidates (inner ring advanced by half a step of its own)
+      double ta = (i == 1) ? INFINITY : 2 * M_PI * (a + 1) / no;
+      double tb = 2 * M_PI * (b + 1) / ni;
+      double ia = 2 * M_PI * a / no, ib = 2 * M_PI * b / ni;
+      double *q = t + 6 * m++;
+      q[0] = ro * cos(ia);
+      q[1] = ro * sin(ia);
+      q[2] = ri * cos(ib);
+      q[3] = ri * sin(ib);
+      if (b < ni && (a >= no || tb <= ta)) {
+        q[4] = ri * cos(tb);
+        q[5] = ri * sin(tb);
+        b++;
+      } else {
+        q[4] = ro * cos(ta);
+        q[5] = ro * sin(ta);
+        a++;
+      }
+      if (i == 1 && b >= ni) a = no;
+    }
+  }
+  if (m != n) {
+    fl_free(t);
+    return fl_seterr(FL_ERR_STATE, "hydro mesh: %d triangles for %d rings (expected %d)", (int)m,
+                     nr, (int)n);
+  }
+  *tri = t;
+  *ntri = n;
+  return FL_OK;
+}
+
+
+//---- one pair ----
+
+static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
+  if (need <= *cap) return FL_OK;
+  fl_int nc = *cap ? *cap : 64;
+  while (nc < need) nc *= 2;
+  void *p = fl_realloc(*arr, (size_t)nc * elem);
+  if (!p) return fl_seterr(FL_ERR_NOMEM, "hydro: out of memory (%d faces)", (int)nc);
+  *arr = p;
+  *cap = nc;
+  return FL_OK;
+}
+
+
+int fl_hydro_patch(const fl_body *plane, const fl_body *cyl, double margin, fl_hydro_face **faces,
+                   fl_int *nface, fl_int *cap) {
+  if (!plane || !cyl || !faces || !nface || !cap || !(margin >= 0))
+    return fl_seterr(FL_ERR_INVAL, "hydro patch: bad arguments");
+  if (plane->shape.type != FL_SHAPE_PLANE || cyl->shape.type != FL_SHAPE_CYLINDER ||
+      !(cyl->hydro_modulus > 0))
+    return FL_ERR_UNSUPPORTED;
+  double E = cyl->hydro_modulus, R = cyl->shape.size[0], h = cyl->shape.size[1];
+  double hf = h < R ? h : R;
+  double Rp[9], Rc[9], n[3], u[3];
+  fl__body_rot(plane, Rp);
+  fl__body_rot(cyl, Rc);
+  for (int k = 0; k < 3; k++) {
+    n[k] = Rp[3 * k + 2]; // plane normal: body z of the plane
+    u[k] = Rc[3 * k + 2]; // cylinder axis
+  }
+  double un = fl_v3_dot(u, n);
+  // the cap facing the plane has outward normal m = s u with s = -sign(u.n)
+  double s = un > 0 ? -1.0 : 1.0;
+  double g = E * fabs(un) / hf; // grad p . n with grad p = -E m/hf
+  if (!(g > 1e-14)) return 0;   // the caps are perpendicular to the plane: no positive gradient
+  double cc[3], m[3];
+  for (int k = 0; k < 3; k++) {
+    m[k] = s * u[k];
+    cc[k] = cyl->pos[k] + s * h * u[k];
+  }
+  // quick reject: the whole cap is more than margin above the plane
+  double cdist = 0;
+  for (int k = 0; k < 3; k++) cdist += n[k] * (cc[k] - plane->pos[k]);
+  double spread = R * sqrt(fmax(0.0, 1 - un * un));
+  if (cdist - spread > margin) return 0;
+
+  double *tri = NULL;
+  fl_int ntri = 0;
+  FL_TRY(fl_hydro_disk_mesh(R, cyl->hydro_mesh, &tri, &ntri));
+  int added = 0, rc = FL_OK;
+  for (fl_int t = 0; t < ntri; t++) {
+    // triangle vertices on the cap (world), projected onto the plane along u
+    double X[8][3], d[8];
+    int nv = 3;
+    for (int v = 0; v < 3; v++) {
+      double bl[3] = {tri[6 * t + 2 * v], tri[6 * t + 2 * v + 1], s * h}, y[3];
+      fl_m3_mulv(Rc, bl, y);
+      double dy = 0;
+      for (int k = 0; k < 3; k++) {
+        y[k] += cyl->pos[k];
+        dy += n[k] * (y[k] - plane->pos[k]);
+      }
+      double tt = -dy / un; // y + tt u lies on the plane
+      for (int k = 0; k < 3; k++) X[v][k] = y[k] + tt * u[k];
+      d[v] = 0;
+      for (int k = 0; k < 3; k++) d[v] -= m[k] * (X[v][k] - cc[k]);
+    }
+    // clip to d >= -margin (Sutherland-Hodgman against one linear function)
+    double Y[8][3], dY[8];
+    int ny = 0;
+    for (int v = 0; v < nv; v++) {
+      int w2 = (v + 1) % nv;
+      double a = d[v] + margin, b = d[w2] + margin;
+      if (a >= 0) {
+        memcpy(Y[ny], X[v], sizeof Y[0]);
+        dY[ny++] = d[v];
+      }
+      if ((a >= 0) != (b >= 0)) {
+        double l = a / (a - b);
+        for (int k = 0; k < 3; k++) Y[ny][k] = X[v][k] + l * (X[w2][k] - X[v][k]);
+        dY[ny++] = d[v] + l * (d[w2] - d[v]);
+      }
+    }
+    if (ny < 3) continue;
+    // area and centroid (fan about the first vertex, signed along n)
+    double A = 0, c[3] = {0, 0, 0}, dc = 0;
+    for (int v = 1; v + 1 < ny; v++) {
+      double e1[3], e2[3], cr[3];
+      for (int k = 0; k < 3; k++) {
+        e1[k] = Y[v][k] - Y[0][k];
+        e2[k] = Y[v + 1][k] - Y[0][k];
+      }
+      fl_v3_cross(e1, e2, cr);
+      double a = 0.5 * fl_v3_dot(cr, n);
+      A += a;
+      for (int k = 0; k < 3; k++) c[k] += a * (Y[0][k] + Y[v][k] + Y[v + 1][k]) / 3;
+      dc += a * (dY[0] + dY[v] + dY[v + 1]) / 3;
+    }
+    if (A < 0) {
+      A = -A;
+      for (int k = 0; k < 3; k++) c[k] = -c[k];
+      dc = -dc;
+    }
+    if (!(A > 1e-14)) continue;
+    for (int k = 0; k < 3; k++) c[k] /= A;
+    dc /= A; // the depth at the centroid (linear, so the mean of d weighted by area)
+    rc = grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face));
+    if (rc < 0) break;
+    fl_hydro_face *f = &(*faces)[(*nface)++];
+    memcpy(f->p, c, sizeof f->p);
+    memcpy(f->n, n, sizeof f->n);
+    f->area = A;
+    f->p0 = E * dc / hf;
+    f->g = g;
+    f->k = g * A;
+    f->phi0 = -f->p0 / g;
+    f->tri = (int)t;
+    added++;
+  }
+  fl_free(tri);
+  return rc < 0 ? rc : added;
+}
+
+
+//---- the stepper's hook ----
+
+int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contact **ct,
+                      fl_int *nct, fl_int *cap) {
+  const fl_body *a = &w->body[i], *b = &w->body[j];
+  const fl_body *pl = a, *cy = b;
+  int flip = 0; // the normal must point from body i to body j
+  if (a->hydro_modulus > 0 && a->shape.type == FL_SHAPE_CYLINDER && b->shape.type == FL_SHAPE_PLANE) {
+    pl = b;
+    cy = a;
+    flip = 1;
+  }
+  if (pl->shape.type != FL_SHAPE_PLANE || cy->shape.type != FL_SHAPE_CYLINDER ||
+      !(cy->hydro_modulus > 0))
+    return FL_ERR_UNSUPPORTED;
+  fl_hydro_face *f = NULL;
+  fl_int nf = 0, fcap = 0;
+  int rc = fl_hydro_patch(pl, cy, margin, &f, &nf, &fcap);
+  if (rc >= 0 && nf > 0) rc = grow((void **)ct, cap, *nct + nf, sizeof(fl__contact));
+  if (rc >= 0) {
+    for (fl_int k = 0; k < nf; k++) {
+      fl__contact *c = &(*ct)[(*nct)++];
+      c->a = i;
+      c->b = j;
+      memcpy(c->p, f[k].p, sizeof c->p);
+      for (int d = 0; d < 3; d++) c->n[d] = flip ? -f[k].n[d] : f[k].n[d];
+      c->phi = f[k].phi0;
+      c->k = f[k].k;
+      uint32_t fp = FL_FEAT(FL_FEAT_FACE, 0), fc = FL_FEAT(FL_FEAT_FACE, f[k].tri);
+      c->feature = flip ? ((int64_t)fc << 32) | fp : ((int64_t)fp << 32) | fc;
+    }
+    rc = (int)nf;
+  }
+  fl_free(f);
+  return rc;
+}
