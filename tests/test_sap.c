@@ -881,7 +881,7 @@ FL_TEST(scenes_converge_few_newton_iterations) {
 
 
 /* a light box carrying heavy ones sinks by about F beta^2 w dt^2/(4 pi^2) per contact */
-FL_TEST(heavy_stack_sinking_matches_near_rigid_estimate) {
+FL_TEST(slow_heavy_stack_sinking_matches_near_rigid_estimate) {
   if (!fl_scene_find("heavy_stack")) SKIP("scene heavy_stack not available");
   const char *betas[3] = {"1", "0.1", "0.01"};
   const double bv[3] = {1, 0.1, 0.01};
@@ -904,7 +904,7 @@ FL_TEST(heavy_stack_sinking_matches_near_rigid_estimate) {
 
 
 /* beta = 0.01 keeps the heavy stack's penetration below 1 mm over 10 s */
-FL_TEST(heavy_stack_beta_001_below_1mm_for_10s) {
+FL_TEST(slow_heavy_stack_beta_001_below_1mm_for_10s) {
   if (!fl_scene_find("heavy_stack")) SKIP("scene heavy_stack not available");
   const char *opts[] = {"beta", "0.01", NULL};
   const char *set[] = {"duration=10"};
