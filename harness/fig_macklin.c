@@ -9,7 +9,7 @@
  *                  against effective-mass scaling (PCR, 40 inner iterations)
  *
  * One-step figures (15, 18, 19) run the scene with nsn's defaults for a warm-up (0.5 s, 0.1 s
- * with --quick; the table pile 2 s, 1 s, so that its tables have landed), prepare the next
+ * with --quick; the table pile 2 s, 0.5 s, so that its tables have landed), prepare the next
  * step and analyse that one problem. The seed used a flexible
  * beam for Fig. 22, which FrictionLab does not have; the heavy stack stands in (said in the
  * summary). Nothing is tuned to agree with the seed: summaries report what was measured.
@@ -59,7 +59,7 @@ static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
   FL_TRY(fl_scene_create(scene, 0, NULL, &w));
   fl_solver *s = NULL;
   int rc = make_nsn(NULL, &s);
-  double t_warm = pile ? (ctx->quick ? 1.0 : 2.0) : (ctx->quick ? 0.1 : 0.5);
+  double t_warm = pile ? (ctx->quick ? 0.5 : 2.0) : (ctx->quick ? 0.1 : 0.5);
   for (int k = 0; rc == FL_OK; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
@@ -272,7 +272,7 @@ static int fig20(fl_fig_ctx *ctx) {
   } sc[2] = {{"arch_parabolic", "arch_disp_max", "largest voussoir displacement (m)",
               "parabolic arch"},
              {"heavy_stack", "pen_max", "deepest penetration (m)", "heavy stack 4096:1"}};
-  double dur = ctx->quick ? 1.0 : 10.0;
+  double dur = ctx->quick ? 0.25 : 10.0;
   for (int s = 0; s < 2; s++) {
     fl_fig_panel *p = fl_fig_panel_add(ctx->fig, sc[s].title, "time (s)", sc[s].ylabel, 0, 1);
     fl_fig_ref_add(p, 1e-3, "1 mm");
@@ -315,7 +315,7 @@ static int cmp_d(const void *a, const void *b) {
 static int fig22(fl_fig_ctx *ctx) {
   static const variant v[2] = {{"identity", "precond=identity", "identity scaling"},
                                {"effmass", "precond=effmass", "effective-mass scaling"}};
-  int nsteps = ctx->quick ? 20 : 132, nit = 20;
+  int nsteps = ctx->quick ? 10 : 132, nit = 20;
   fl_fig_panel *p = fl_fig_panel_add(ctx->fig, "heavy stack: error per Newton iteration over steps",
                                      "Newton iteration", "own error (m/s): quartiles", 0, 1);
   fl_fig_say(ctx, "the seed's flexible beam is not available; heavy_stack stands in (%d steps, "
