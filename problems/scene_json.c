@@ -36,6 +36,16 @@ __attribute__((format(printf, 3, 4))) static int jerr(const jctx *c, const char 
 }
 
 
+/* The error of a call that failed on an element: FL_ERR_FORMAT naming the path, except out of
+ * memory, which keeps its code. */
+static int jfail(const jctx *c, const char *path, int rc) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", fl_errmsg());
+  if (rc == FL_ERR_NOMEM) return fl_seterr(rc, "%s: %s: %s", c->file, path, msg);
+  return jerr(c, path, "%s", msg);
+}
+
+
 /* path + "." + key, or path + "[i]" (paths are kept short enough for 256-byte buffers) */
 static void sub(char *out, size_t n, const char *path, const char *key) {
   if (path[0]) snprintf(out, n, "%.190s.%.60s", path, key);
@@ -219,7 +229,7 @@ static int parse_material(const jctx *c, const cJSON *m, const char *path) {
   }
   if (existing > 0) return jerr(c, path, "material '%s' is defined twice", name);
   int rc = fl_world_add_material(c->w, name, mu, k, tau);
-  return rc < 0 ? jerr(c, path, "%s", fl_errmsg()) : FL_OK;
+  return rc < 0 ? jfail(c, path, rc) : FL_OK;
 }
 
 
@@ -294,7 +304,7 @@ static int parse_shape(const jctx *c, const cJSON *s, const char *path, fl_shape
     break;
   }
   }
-  if (rc < 0) return jerr(c, p, "%s", fl_errmsg());
+  if (rc < 0) return jfail(c, p, rc);
   return FL_OK;
 }
 
@@ -371,7 +381,7 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   int rc = fl_world_add_body(c->w, &d, &s);
   if (rc < 0) {
     fl_shape_free(&s);
-    return jerr(c, path, "%s", fl_errmsg());
+    return jfail(c, path, rc);
   }
   return FL_OK;
 }
@@ -431,7 +441,7 @@ static int parse_joint(const jctx *c, const cJSON *j, const char *path) {
     FL_TRY(get_num(c, dr, "max_force", p, 0, INFINITY, 1e-300, INFINITY, 1, &jt.drive_max_force));
   }
   int k = fl_world_add_joint(c->w, &jt);
-  if (k < 0) return jerr(c, path, "%s", fl_errmsg());
+  if (k < 0) return jfail(c, path, k);
   // a saved rest rotation and axis (a file written mid-run) override the ones from the poses
   fl_joint *J = &c->w->joint[k];
   if (cJSON_GetObjectItemCaseSensitive(j, "rest_rotation"))
@@ -454,7 +464,8 @@ static int parse_force(const jctx *c, const cJSON *f, const char *path) {
   FL_TRY(get_vec(c, f, "ramp", path, 2, 0, NULL, 0, r));
   F.t0 = r[0];
   F.t1 = r[1];
-  if (fl_world_add_force(c->w, &F) < 0) return jerr(c, path, "%s", fl_errmsg());
+  int rf = fl_world_add_force(c->w, &F);
+  if (rf < 0) return jfail(c, path, rf);
   return FL_OK;
 }
 
@@ -493,8 +504,10 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
     if (np < 0 || np > 8) rc = jerr(c, q, "expected an array of at most 8 numbers");
     else rc = get_vec(c, g, "param", path, np, 1, NULL, 0, par);
   }
-  if (rc >= 0 && fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np) < 0)
-    rc = jerr(c, path, "%s", fl_errmsg());
+  if (rc >= 0) {
+    int rg = fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np);
+    if (rg < 0) rc = jfail(c, path, rg);
+  }
   fl_free(ids);
   return rc;
 }
@@ -534,7 +547,8 @@ static int parse_pair(const jctx *c, const cJSON *e, const char *path) {
   FL_TRY(get_num(c, e, "mu", path, 1, 0, 0, 1e6, 0, &mu));
   FL_TRY(get_num(c, e, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &k));
   FL_TRY(get_num(c, e, "tau_d", path, 0, 0, 0, 1e6, 0, &tau));
-  if (fl_world_set_pair(c->w, ma, mb, mu, k, tau) < 0) return jerr(c, path, "%s", fl_errmsg());
+  int rp = fl_world_set_pair(c->w, ma, mb, mu, k, tau);
+  if (rp < 0) return jfail(c, path, rp);
   return FL_OK;
 }
 
@@ -582,7 +596,7 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = get_num(&c, root, "margin", "", 0, 1e-3, 0, 1e6, 0, &w->margin);
   int rule = 0;
   if (rc >= 0) rc = get_enum(&c, root, "friction_rule", "", FL_MU_RULE_CHOICES, 0, &rule);
-  w->mu_rule = (fl_mu_rule)rule;
+  if (rc >= 0) w->mu_rule = (fl_mu_rule)rule;
   if (rc >= 0) rc = each(&c, root, "materials", parse_material);
   if (rc >= 0) rc = each(&c, root, "pairs", parse_pair);
   if (rc >= 0) rc = each(&c, root, "bodies", parse_body);

@@ -5,7 +5,9 @@
  * generous sweep budget.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../problems/fl_world.h"
 #include "../solvers/fl_solver.h"
@@ -531,4 +533,49 @@ FL_TEST(assembly_rows) {
   }
   fl_world_free(w);
   return 0;
+}
+
+
+//---- out of memory ----
+
+/* Every allocation of building a scene (boxes, convex voussoirs, joints), stepping it and
+ * writing/reading it as a scene file may fail: the call returns FL_ERR_NOMEM (or succeeds),
+ * nothing crashes, nothing leaks (ASan). */
+static int faults_of(const char *scene, const char *set, fl_solver *s) {
+  char path[64];
+  snprintf(path, sizeof path, "alloc_faults_%d.json", (int)getpid());
+  int failures = 0;
+  for (long n = 0; n < 2000; n++) {
+    fl_world *w = NULL, *w2 = NULL;
+    fl_alloc_fail_after(n);
+    int rc = fl_scene_create(scene, 1, &set, &w);
+    if (rc >= 0) rc = fl_world_step(w, s, NULL);
+    if (rc >= 0) rc = fl_world_step(w, s, NULL);
+    if (rc >= 0) {
+      double val[64];
+      rc = fl_world_observe(w, val);
+    }
+    if (rc >= 0) rc = fl_world_save_json(w, path);
+    if (rc >= 0) rc = fl_world_load_json(path, &w2);
+    fl_alloc_fail_after(-1);
+    if (rc < 0) {
+      failures++;
+      if (rc != FL_ERR_NOMEM) FL_FAIL_("%s, fault after %ld allocations: %d %s", scene, n, rc, fl_errmsg());
+    }
+    fl_world_free(w);
+    fl_world_free(w2);
+    if (rc >= 0) break; // every allocation of the sequence has failed once
+  }
+  remove(path);
+  ASSERT(failures > 10);
+  return 0;
+}
+
+FL_TEST(alloc_faults) {
+  fl_solver *s = pgs(10);
+  ASSERT(s);
+  int rc = faults_of("heavy_stack", "n=2", s) || faults_of("arch_parabolic", "n=3", s) ||
+           faults_of("pendulum_mass_ratio", "ratio=10", s);
+  fl_solver_destroy(s);
+  return rc;
 }
