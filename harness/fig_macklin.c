@@ -9,7 +9,7 @@
  *                  against effective-mass scaling (PCR, 40 inner iterations)
  *
  * One-step figures (15, 18, 19) run the scene with nsn's defaults for a warm-up (0.5 s, 0.1 s
- * with --quick; the table pile 2 s, 0.5 s, so that its tables have landed), prepare the next
+ * with --quick; the table pile 2 s, 1 s, so that its tables have landed), prepare the next
  * step and analyse that one problem. The seed used a flexible
  * beam for Fig. 22, which FrictionLab does not have; the heavy stack stands in (said in the
  * summary). Nothing is tuned to agree with the seed: summaries report what was measured.
@@ -59,7 +59,7 @@ static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
   FL_TRY(fl_scene_create(scene, 0, NULL, &w));
   fl_solver *s = NULL;
   int rc = make_nsn(NULL, &s);
-  double t_warm = pile ? (ctx->quick ? 0.5 : 2.0) : (ctx->quick ? 0.1 : 0.5);
+  double t_warm = pile ? (ctx->quick ? 1.0 : 2.0) : (ctx->quick ? 0.1 : 0.5);
   for (int k = 0; rc == FL_OK; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
@@ -76,10 +76,9 @@ static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
 }
 
 
-/* one solve of p with nsn(opts), history to csv: iter, error, err_normal, err_friction,
- * step_norm, inner_iters, inner_residual */
-static int newton_curve(fl_fig_ctx *ctx, const fl_problem *p, const char *opts, const char *csv,
-                        double *final_err, int has[3]) {
+/* one solve of p with nsn(opts): per iteration (at most cap) the own error, err_normal,
+ * err_friction and step_norm into col[4][cap]; *n records */
+static int newton_curve(const fl_problem *p, const char *opts, int cap, double *col[4], int *n) {
   fl_solver *s = NULL;
   FL_TRY(make_nsn(opts, &s));
   double *v = calloc((size_t)p->nv + 1, sizeof(double));
@@ -88,29 +87,24 @@ static int newton_curve(fl_fig_ctx *ctx, const fl_problem *p, const char *opts, 
   int rc = (v && g) ? FL_OK : fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
   if (rc == FL_OK) rc = fl_solver_setup(s, p);
   if (rc == FL_OK) rc = fl_solver_solve(s, p, v, g, &res);
-  FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,error,err_normal,err_friction,step_norm,"
-                                               "inner_iters,inner_residual") : NULL;
-  if (rc == FL_OK && !f) rc = FL_ERR_IO;
-  if (f) {
-    int n;
-    const fl_iter_stat *h = fl_solver_history(s, &n);
-    has[0] = has[1] = has[2] = 0;
-    for (int k = 0; k < n; k++) {
-      fprintf(f, "%d,%.10g,%.10g,%.10g,%.10g,%d,%.10g\n", h[k].iter, h[k].error, h[k].err_normal,
-              h[k].err_friction, h[k].step_norm, h[k].inner_iters, h[k].inner_residual);
-      // a log axis needs one positive value per series
-      has[0] |= h[k].err_normal > 0;
-      has[1] |= h[k].err_friction > 0;
-      has[2] |= h[k].step_norm > 0;
+  *n = 0;
+  if (rc == FL_OK) {
+    int nh;
+    const fl_iter_stat *h = fl_solver_history(s, &nh);
+    for (int k = 0; k < nh && k < cap; k++) {
+      col[0][k] = h[k].error;
+      col[1][k] = h[k].err_normal;
+      col[2][k] = h[k].err_friction;
+      col[3][k] = h[k].step_norm;
     }
-    *final_err = n > 0 ? h[n - 1].error : NAN;
-    // the results folder owns and closes f
+    *n = nh < cap ? nh : cap;
   }
   free(v);
   free(g);
   fl_solver_destroy(s);
   return rc;
 }
+
 
 //---- Fig. 15: inner solvers on one captured Newton system ----
 
@@ -204,40 +198,88 @@ typedef struct variant {
 } variant;
 
 
+/* one CSV per scene (the results folder keeps at most 16 files open): iter, then per variant
+ * <tag>_error, <tag>_normal, <tag>_friction, <tag>_step */
 static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int nvar) {
   static const char *scenes[3] = {"arch_parabolic", "table_pile", "heavy_stack"};
-  for (int sc = 0; sc < 3; sc++) {
+  static const char *field[4] = {"error", "normal", "friction", "step"};
+  int maxit = ctx->quick ? 8 : 20, cap = maxit + 1;
+  double *buf = calloc((size_t)(4 * nvar * cap), sizeof(double));
+  if (!buf) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", fig);
+  int rc = FL_OK;
+  for (int sc = 0; rc == FL_OK && sc < 3; sc++) {
     fl_world *w = NULL;
-    FL_TRY(warm_scene(ctx, scenes[sc], &w));
+    rc = warm_scene(ctx, scenes[sc], &w);
+    if (rc < 0) break;
     const fl_problem *p = fl_world_problem(w);
-    char title[160];
-    snprintf(title, sizeof title, "%s (%d contacts): max complementarity error", scenes[sc],
-             (int)p->nc);
-    fl_fig_panel *pe = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
-                                        "normal (m, solid) / friction (m/s)", 0, 1);
-    snprintf(title, sizeof title, "%s: step size", scenes[sc]);
-    fl_fig_panel *ps = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
-                                        "alpha ||dgamma||_inf (N s)", 0, 1);
-    int rc = FL_OK;
-    for (int k = 0; rc == FL_OK && k < nvar; k++) {
-      char csv[96], opts[256], lab[160];
-      snprintf(csv, sizeof csv, "%s_%s_%s.csv", fig, scenes[sc], vars[k].tag);
-      snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", ctx->quick ? 8 : 20, vars[k].opts);
-      double fe;
-      int has[3];
-      rc = newton_curve(ctx, p, opts, csv, &fe, has);
-      if (rc < 0) break;
-      snprintf(lab, sizeof lab, "%s normal", vars[k].label);
-      if (has[0]) fl_fig_series_add(pe, csv, "iter", "err_normal", lab, 2);
-      snprintf(lab, sizeof lab, "%s friction", vars[k].label);
-      if (has[1]) fl_fig_series_add(pe, csv, "iter", "err_friction", lab, 0);
-      if (has[2]) fl_fig_series_add(ps, csv, "iter", "step_norm", vars[k].label, 2);
-      fl_fig_say(ctx, "%s, %s: own error after the budget %.3e m/s", scenes[sc], vars[k].label, fe);
+    int n = cap, has[8][4];
+    for (int k = 0; rc == FL_OK && k < nvar && k < 8; k++) {
+      double *col[4];
+      for (int f = 0; f < 4; f++) col[f] = buf + (size_t)((4 * k + f) * cap);
+      char opts[256];
+      snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", maxit, vars[k].opts);
+      int nk;
+      rc = newton_curve(p, opts, cap, col, &nk);
+      if (nk < n) n = nk;
+      // a log axis needs one positive value per series
+      for (int f = 0; f < 4; f++) {
+        has[k][f] = 0;
+        for (int i = 0; i < nk; i++) has[k][f] |= col[f][i] > 0;
+      }
+      if (rc == FL_OK)
+        fl_fig_say(ctx, "%s, %s: own error after %d Newton iterations %.3e m/s", scenes[sc],
+                   vars[k].label, nk - 1, nk > 0 ? col[0][nk - 1] : NAN);
+    }
+    // the CSV: one row per Newton iteration
+    char csv[96], hdr[1024] = "iter", title[160], lab[160], y[48];
+    snprintf(csv, sizeof csv, "%s_%s.csv", fig, scenes[sc]);
+    for (int k = 0; k < nvar && k < 8; k++)
+      for (int f = 0; f < 4; f++) {
+        size_t L = strlen(hdr);
+        snprintf(hdr + L, sizeof hdr - L, ",%s_%s", vars[k].tag, field[f]);
+      }
+    FILE *fo = rc == FL_OK ? fl_fig_csv(ctx, csv, hdr) : NULL;
+    if (rc == FL_OK && !fo) rc = FL_ERR_IO;
+    for (int i = 0; fo && i < n; i++) {
+      fprintf(fo, "%d", i);
+      for (int k = 0; k < nvar && k < 8; k++)
+        for (int f = 0; f < 4; f++) fprintf(fo, ",%.10g", buf[(4 * k + f) * cap + i]);
+      fprintf(fo, "\n");
+    }
+    if (rc == FL_OK) {
+      snprintf(title, sizeof title, "%s (%d contacts): max complementarity error", scenes[sc],
+               (int)p->nc);
+      fl_fig_panel *pe = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
+                                          "normal (m, markers) / friction, own (m/s)", 0, 1);
+      snprintf(title, sizeof title, "%s: step size", scenes[sc]);
+      fl_fig_panel *ps = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
+                                          "alpha ||dgamma||_inf (N s)", 0, 1);
+      int nstep = 0;
+      for (int k = 0; k < nvar && k < 8; k++) {
+        static const char *what[3] = {"own error", "normal", "friction"};
+        for (int f = 0; f < 3; f++) {
+          if (!has[k][f]) continue;
+          snprintf(y, sizeof y, "%s_%s", vars[k].tag, field[f]);
+          snprintf(lab, sizeof lab, "%s %s", vars[k].label, what[f]);
+          fl_fig_series_add(pe, csv, "iter", y, lab, f == 1 ? 2 : 0);
+        }
+        if (has[k][3]) {
+          snprintf(y, sizeof y, "%s_step", vars[k].tag);
+          fl_fig_series_add(ps, csv, "iter", y, vars[k].label, 2);
+          nstep++;
+        }
+      }
+      // no step at all (nothing active): show the own errors so the panel is not empty
+      for (int k = 0; nstep == 0 && k < nvar && k < 8; k++) {
+        snprintf(y, sizeof y, "%s_error", vars[k].tag);
+        snprintf(lab, sizeof lab, "%s own error (m/s; no steps taken)", vars[k].label);
+        fl_fig_series_add(ps, csv, "iter", y, lab, 0);
+      }
     }
     fl_world_free(w);
-    FL_TRY(rc);
   }
-  return FL_OK;
+  free(buf);
+  return rc;
 }
 
 
