@@ -174,7 +174,7 @@ typedef enum fl_obs_kind {
   FL_OBS_ARCH = 2,    /* stones: disp_<k> (m, largest vertex displacement), disp_max,
                          disp_rel_max (over each stone's size), stands (0/1: all below 1 %) */
   FL_OBS_SLOPE = 3,   /* one ball: u_x along the slope (m), u_ref (analytic), param: downhill
-                         unit vector (3), theta (rad), mu, radius */
+                         unit vector (3), theta (rad), mu, g (m/s^2) */
   FL_OBS_CHAIN = 4,   /* bodies linked by joints: stretch (sum of the distances between
                          consecutive bodies over the same sum at the start, minus 1), tip height */
   FL_OBS_COIN = 5     /* one disk sliding and spinning on the ground: v (m/s, speed across up),
