@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "problems/fl_world.h"
 #include "solvers/fl_lin.h"
 #include "solvers/fl_solver.h"
 #include "tests/fl_test.h"
@@ -498,5 +499,55 @@ FL_TEST(bad_options_named) {
   ASSERT_OK(fl_solver_get_option(s, "max_iter", buf, sizeof buf));
   ASSERT(strcmp(buf, "8") == 0); /* nsn's own default */
   fl_solver_destroy(s);
+  return 0;
+}
+
+
+FL_TEST(scene_heavy_stack_pcr_monotone) {
+  // the canonical heavy_stack scene after 0.25 s with nsn defaults: PCR on the Newton system
+  // of iteration 2 of the next step has a non-increasing natural residual
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("heavy_stack", 0, NULL, &w));
+  ASSERT_OK(fl_register_all());
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_solver_create("nsn", &s));
+  for (int k = 0; k < 30; k++) ASSERT_OK(fl_world_step(w, s, NULL));
+  fl_solver_destroy(s);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  const fl_problem *p = fl_world_problem(w);
+  ASSERT(p && p->nc > 0);
+  capture cap = {2, NULL, NULL};
+  ASSERT_OK(fl_solver_create("nsn", &s));
+  ASSERT_OK(fl_solver_monitor_add(s, capture_mon, &cap, NULL));
+  ASSERT_OK(fl_solver_setup(s, p));
+  double *v = calloc((size_t)p->nv, sizeof(double)), *g = calloc((size_t)fl_problem_nrows(p), sizeof(double));
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
+  ASSERT(cap.K);
+  fl_lin_opts lo;
+  memset(&lo, 0, sizeof lo);
+  lo.type = FL_LIN_PCR;
+  lo.max_iter = 300;
+  lo.rel_tol = 1e-13;
+  fl_lin *l = NULL;
+  ASSERT_OK(fl_lin_create(&lo, cap.K, &l));
+  double *x = calloc((size_t)cap.K->nrow, sizeof(double));
+  fl_lin_stat ls;
+  ASSERT_OK(fl_lin_solve(l, cap.K, cap.rhs, x, &ls));
+  int n;
+  const double *nat;
+  fl_lin_history(l, &n, &nat);
+  for (int k = 1; k < n; k++) ASSERT_LE(nat[k], nat[k - 1] * (1 + 1e-10) + 1e-13 * nat[0]);
+  printf("heavy_stack scene, %d contacts: pcr %d iterations, natural residual %.3e -> %.3e\n",
+         (int)p->nc, ls.iters, nat[0], nat[n - 1]);
+  ASSERT(n > 5);
+  fl_lin_free(l);
+  free(x);
+  free(v);
+  free(g);
+  fl_csr_free(cap.K);
+  free(cap.rhs);
+  fl_solver_destroy(s);
+  fl_world_free(w);
   return 0;
 }
