@@ -135,7 +135,8 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   char hbuf[8192];
   *ctime = *citer = NULL;
   //---- pass 1: steps.csv names the problems and solvers ----
-  snprintf(path, sizeof path, "%s/steps.csv", dir);
+  if (snprintf(path, sizeof path, "%s/steps.csv", dir) >= (int)sizeof path)
+    return fl_seterr(FL_ERR_INVAL, "%s: folder name too long", dir);
   FILE *in = fopen(path, "r");
   if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
   if (!fgets(hbuf, sizeof hbuf, in)) {
@@ -162,7 +163,8 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   if (!*ctime || !*citer) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
   for (size_t k = 0; k < np * ns; k++) (*ctime)[k] = (*citer)[k] = INFINITY;
   //---- pass 2: first record under the tolerance ----
-  snprintf(path, sizeof path, "%s/iters.csv", dir);
+  if (snprintf(path, sizeof path, "%s/iters.csv", dir) >= (int)sizeof path)
+    return fl_seterr(FL_ERR_INVAL, "%s: folder name too long", dir);
   in = fopen(path, "r");
   if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
   if (!fgets(hbuf, sizeof hbuf, in)) {
