@@ -218,7 +218,7 @@ static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int
       for (int f = 0; f < 4; f++) col[f] = buf + (size_t)((4 * k + f) * cap);
       char opts[256];
       snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", maxit, vars[k].opts);
-      int nk;
+      int nk = 0;
       rc = newton_curve(p, opts, cap, col, &nk);
       if (nk < n) n = nk;
       // a log axis needs one positive value per series
