@@ -267,7 +267,7 @@ static int study(fl_fig_ctx *ctx, const solver_spec *sp, fl_fig_panel *p1, fl_fi
   const int *dts = ctx->quick ? dt_quick : dt_full, *rings = ctx->quick ? ring_quick : ring_full;
   int ndt = ctx->quick ? 2 : 4, nring = ctx->quick ? 2 : 4;
   int dt_ref = ctx->quick ? 20 : 1;    // 1 ms or 0.05 ms (the seed: 10 x finer than the finest)
-  int ring_ref = ctx->quick ? 8 : 24;  // R/8 or R/24 (4 x finer than the finest; R/60 costs too much)
+  int ring_ref = ctx->quick ? 6 : 24;  // R/6 or R/24 (4 x finer than the finest; R/60 costs too much)
   int nref = (int)lround(T / (dt_ref * 5e-5));
   double *rv = fl_malloc(4 * (size_t)nref * sizeof(double)), *rw = rv ? rv + nref : NULL;
   double *v = rv ? rv + 2 * nref : NULL, *wr = rv ? rv + 3 * nref : NULL;
