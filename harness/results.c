@@ -26,7 +26,7 @@
 
 #include "fl_harness.h"
 
-#define MAX_FILES 16
+#define MAX_FILES 256 /* streams stay open until commit; figure recipes write one CSV per run */
 
 struct fl_results {
   char *target;  /* final folder */
