@@ -54,8 +54,7 @@ static void usage(FILE *f) {
 }
 
 
-/* applies the --set list to a solver: keys prefixed with another solver's name are skipped */
-static int apply_sets(fl_solver *s, int nset, char **set) {
+int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
   for (int k = 0; k < nset; k++) {
     char buf[FL_OPT_STRLEN + 128];
     snprintf(buf, sizeof buf, "%s", set[k]);
@@ -149,7 +148,7 @@ int fl_cmd_bench(int argc, char **argv) {
   for (char *t = strtok(sbuf, ","); t && nsolv < MAXSOLV; t = strtok(NULL, ",")) solv[nsolv++] = t;
   for (int s = 0; s < nsolv; s++) {
     fl_solver *h;
-    if (fl_solver_create(solv[s], &h) < 0 || apply_sets(h, nset, set) < 0) {
+    if (fl_solver_create(solv[s], &h) < 0 || fl_harness_apply_sets(h, nset, set) < 0) {
       fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
       fl_solver_destroy(h);
       return 2;
@@ -262,7 +261,7 @@ int fl_cmd_bench(int argc, char **argv) {
       fl_solver *h = NULL;
       fl_result rr;
       rc = fl_solver_create(solv[s], &h);
-      if (rc >= 0) rc = apply_sets(h, nset, set);
+      if (rc >= 0) rc = fl_harness_apply_sets(h, nset, set);
       if (rc >= 0) rc = fl_solver_set_option(h, "error_every", "0");
       double t0 = fl_time_now();
       if (rc >= 0) rc = fl_solver_setup(h, p);

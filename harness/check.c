@@ -82,24 +82,7 @@ static int run_case(const char *scene, const char *solver, int steps, int nset, 
   int rc = fl_scene_create(scene, ss ? 1 : 0, sset, &w);
   if (rc < 0) return rc;
   rc = fl_solver_create(solver, &s);
-  for (int k = 0; rc >= 0 && k < nset; k++) {
-    char buf[FL_OPT_STRLEN + 128];
-    snprintf(buf, sizeof buf, "%s", set[k]);
-    char *eq = strchr(buf, '=');
-    if (!eq) {
-      rc = fl_seterr(FL_ERR_INVAL, "--set %s: expected key=value", set[k]);
-      break;
-    }
-    *eq = '\0';
-    char *dot = strchr(buf, '.');
-    if (dot) {
-      *dot = '\0';
-      int other = fl_solver_find(buf) && strcmp(buf, solver) != 0;
-      *dot = '.';
-      if (other) continue;
-    }
-    rc = fl_solver_set_option(s, buf, eq + 1);
-  }
+  if (rc >= 0) rc = fl_harness_apply_sets(s, nset, set);
   if (rc < 0) goto done;
   val = fl_malloc((size_t)(fl_world_nobs(w) + 1) * sizeof *val);
   merit = fl_malloc((size_t)(steps + 1) * sizeof *merit);

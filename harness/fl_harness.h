@@ -44,6 +44,12 @@ int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *
                     double *rho);
 
 
+/* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another
+ * registered solver's name ("sap.beta=1" for a pgs handle) is skipped, every other key goes
+ * to fl_solver_set_option. Returns FL_OK or its error (FL_ERR_INVAL for a setting without
+ * '='), with a message naming the setting. */
+int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
+
 /*---- the command line of this process ----*/
 
 /* Records the full command line (main's argc/argv) for manifests. The strings must outlive
