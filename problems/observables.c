@@ -62,7 +62,7 @@ static int build_names(fl_world *w) {
     // a second group of the same kind gets its index in the prefix
     int same = 0;
     for (fl_int h = 0; h < gi; h++) same += w->group[h].kind == g->kind;
-    char pre[24];
+    char pre[20]; /* "stack2", "arch" ...: short, so every name below fits in 40 */
     const char *kn = g->kind == FL_OBS_STACK ? "stack"
                    : g->kind == FL_OBS_ARCH  ? "arch"
                    : g->kind == FL_OBS_SLOPE ? "slope"
