@@ -392,8 +392,10 @@ int fl_cmd_profile(int argc, char **argv) {
     snprintf(solvedir, sizeof solvedir, "%s", from);
   } else {
     snprintf(solvedir, sizeof solvedir, "%s/solve", fl_results_staging(res));
-    // solve's own arguments: problems and pass-through options, then --out
-    if (expand_input("--out", &solve_argv, &nsolve, &cap) < 0 ||
+    // solve's own arguments: problems and pass-through options, then --out; files that hold
+    // no readable problem (e.g. rolling friction) are reported and skipped, not fatal
+    if (expand_input("--keep-going", &solve_argv, &nsolve, &cap) < 0 ||
+        expand_input("--out", &solve_argv, &nsolve, &cap) < 0 ||
         expand_input(solvedir, &solve_argv, &nsolve, &cap) < 0) {
       fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
       goto done;
