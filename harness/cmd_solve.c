@@ -78,7 +78,9 @@ static void usage(FILE *f) {
     "  --force            replace an existing --out folder\n"
     "  --examples         also solve every built-in example (the default without problems)\n"
     "  --keep-going       report unreadable problem files on stderr and in the manifest\n"
-    "                     (\"skipped\") and solve the others, instead of stopping\n"
+    "                     (\"skipped\") and solve the others, instead of stopping (files of\n"
+    "                     a kind FrictionLab does not model, e.g. rolling friction, are\n"
+    "                     always skipped this way)\n"
     "\n"
     "The common metrics are evaluated at every iteration (error_every=1) unless --set\n"
     "error_every=K says otherwise; their time is kept out of the solve time.\n");
@@ -553,8 +555,12 @@ int fl_cmd_solve(int argc, char **argv) {
   for (int k = 0; k < nin; k++) {
     const char *src = k < nex ? examples[k] : a.inputs[k - nex];
     if (load_input(src, &probs[np]) < 0) {
-      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-      if (a.keep_going && fl_errcode() != FL_ERR_NOMEM) {
+      // a well-formed file of a kind FrictionLab does not model (rolling friction, ...) is
+      // skipped and recorded like an unsupported solver; malformed input stops the run
+      // unless --keep-going
+      int unsupported = fl_errcode() == FL_ERR_UNSUPPORTED;
+      fprintf(stderr, "frictionlab solve: %s%s\n", unsupported ? "skipped: " : "", fl_errmsg());
+      if ((a.keep_going || unsupported) && fl_errcode() != FL_ERR_NOMEM) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "source", src);
         cJSON_AddStringToObject(o, "message", fl_errmsg());
