@@ -1,7 +1,11 @@
 /* fig_sim.c: run a canonical scene with one solver for a figure recipe, recording per step the
  * solver's iterations, reason, time, the common merit and every observable of the scene. */
+#define _GNU_SOURCE /* open_memstream */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "../problems/fl_world.h"
 #include "fl_figure.h"
@@ -14,6 +18,11 @@ static int split_list(const char *list, char *buf, size_t n, const char **out, i
   for (char *tok = strtok(buf, ","); tok && k < max; tok = strtok(NULL, ",")) out[k++] = tok;
   return k;
 }
+
+
+static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
+                         const char *scene_set, const fl_solver *s, double duration,
+                         const fl_fig_sim *out);
 
 
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
@@ -91,10 +100,46 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     }
     fputc('\n', f);
   }
+  if (rc >= 0 && s && w) manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out);
   fl_free(val);
   fl_solver_destroy(s);
   fl_world_free(w);
   return rc < 0 ? rc : FL_OK;
+}
+
+
+/* records one run in the figure's manifest ("runs"): scene, overrides, solver and its
+ * resolved options, so the figure's data can be regenerated from the manifest alone */
+static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
+                         const char *scene_set, const fl_solver *s, double duration,
+                         const fl_fig_sim *out) {
+  cJSON *man = fl_results_manifest(ctx->res);
+  if (!man) return;
+  cJSON *runs = cJSON_GetObjectItemCaseSensitive(man, "runs");
+  if (!runs) runs = cJSON_AddArrayToObject(man, "runs");
+  cJSON *o = cJSON_CreateObject();
+  if (!runs || !o) {
+    cJSON_Delete(o);
+    return;
+  }
+  cJSON_AddStringToObject(o, "csv", csv);
+  cJSON_AddStringToObject(o, "scene", scene);
+  cJSON_AddStringToObject(o, "scene_set", scene_set ? scene_set : "");
+  cJSON_AddStringToObject(o, "solver", fl_solver_name(s));
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f) {
+    fl_solver_options_json(s, f);
+    fclose(f);
+    cJSON *opts = text ? cJSON_ParseWithLength(text, len) : NULL;
+    if (opts) cJSON_AddItemToObject(o, "options", opts);
+    free(text);
+  }
+  cJSON_AddNumberToObject(o, "duration_s", duration);
+  cJSON_AddNumberToObject(o, "steps", out->steps);
+  cJSON_AddNumberToObject(o, "failed_steps", out->nfail);
+  cJSON_AddItemToArray(runs, o);
 }
 
 
