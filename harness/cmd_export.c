@@ -67,15 +67,7 @@ int fl_cmd_export(int argc, char **argv) {
     }
     static const char *const valued[] = {"--steps", "--out", "--solver", "--set", "--scene-json", NULL};
     const char *name = NULL, *value = NULL;
-    for (int k = 0; valued[k]; k++) {
-      size_t n = strlen(valued[k]);
-      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == 0 || arg[n] == '=')) {
-        name = valued[k];
-        value = arg[n] == '=' ? arg + n + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        break;
-      }
-    }
-    if (!name) {
+    if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
       fprintf(stderr, "frictionlab export: unknown argument '%s'; expected --steps, --out, "
                       "--solver, --set, --scene-json, --force, --help, or a problem\n", arg);
       return EXIT_USAGE;

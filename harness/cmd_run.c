@@ -136,15 +136,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     }
     static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every", NULL};
     const char *name = NULL, *value = NULL;
-    for (int k = 0; valued[k]; k++) {
-      size_t n = strlen(valued[k]);
-      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == 0 || arg[n] == '=')) {
-        name = valued[k];
-        value = arg[n] == '=' ? arg + n + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        break;
-      }
-    }
-    if (!name) {
+    if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
       fprintf(stderr, "frictionlab run: unknown argument '%s'; expected --solver, --steps, "
                       "--set, --out, --every, --force, --help, or a problem\n", arg);
       return EXIT_USAGE;

@@ -50,6 +50,13 @@ int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *
  * '='), with a message naming the setting. */
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
 
+/* Matches argv[*i] against the options in `valued` (NULL-terminated, e.g. "--out") written as
+ * "--out VALUE" or "--out=VALUE". On a match sets *name to the option and *value to its value
+ * (NULL when missing; *i is advanced past a separate value) and returns 1; returns 0 when
+ * argv[*i] is none of them. */
+int fl_harness_valued_arg(const char *const *valued, int argc, char **argv, int *i,
+                          const char **name, const char **value);
+
 /*---- the command line of this process ----*/
 
 /* Records the full command line (main's argc/argv) for manifests. The strings must outlive
