@@ -20,6 +20,15 @@
  *
  * Contact rows are normal first (n, t1, t2) here (Drake orders tangent first).
  *
+ * Compliant contacts take one of two convex models (option `model`): `sap`, the cone
+ * projection above (a sliding contact's normal velocity is shifted by mu |v_t|, which lifts a
+ * fast-sliding stiff patch), or `lagged`, Drake's lagged approximation (Castro, Han, Masterjohn
+ * 2023; SAP.md section 4.4): the problem's own compliant normal law plus a regularized Coulomb
+ * friction whose bound mu n0 uses the start-of-step normal impulse, so normal and friction
+ * decouple within a step (see fl__sap_lagged). Drake's version uses Hunt-Crossley dissipation; here
+ * the problem's linear tau_d is kept so that every solver sees the same normal law. Rigid
+ * contacts have no start-of-step force to lag and keep the cone.
+ *
  * Stopping (Drake's rule): ||D grad|| <= abs_tol + rel_tol max(||D A v||, ||D J^T gamma||) with
  * D = diag(A)^-1/2, or cost stagnation with a step alpha > 0.5. SAP applies this rule itself
  * (the spine's test relative to iteration 0 does not fit SAP's scale), so after iteration 0 it
@@ -41,12 +50,15 @@
 /* internal entry points (tests call them; prototypes repeated there) */
 int fl__sap_project(double mu, const double R[3], const double y[3], double gamma[3],
                     double G[9]);
+double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
+                      double G[9], int *mode);
 
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
 enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
 enum { START_V0 = 0, START_VSTAR = 1 };
 enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
+enum { MODEL_SAP = 0, MODEL_LAGGED = 1 };
 
 typedef struct sap_opts {
   double beta;         /* near-rigid parameter of contacts */
@@ -64,6 +76,8 @@ typedef struct sap_opts {
   double ls_c;         /* Armijo constant */
   double cost_abs_tol; /* stagnation: absolute change of the cost (J) */
   double cost_rel_tol; /* stagnation: relative change of the cost */
+  int model;           /* contact model of compliant contacts: sap | lagged */
+  double vs;           /* lagged: stiction tolerance of the regularized friction (m/s) */
 } sap_opts;
 
 #define OO(m) offsetof(sap_opts, m)
@@ -97,6 +111,12 @@ static const fl_option_desc sap_table[] = {
    "stagnation test: absolute cost change (J)"},
   {"cost_rel_tol", FL_OPT_REAL, OO(cost_rel_tol), 0, 1, 1e-15, NULL,
    "stagnation test: relative cost change (with alpha > 0.5)"},
+  {"model", FL_OPT_ENUM, OO(model), 0, 1, MODEL_SAP, "sap|lagged",
+   "compliant contacts: sap (friction-cone projection; sliding contacts are lifted by "
+   "mu |v_t|) or lagged (the problem's own normal law, friction bounded by the start-of-step "
+   "normal impulse; Drake's \"lagged\" approximation); rigid contacts always use sap"},
+  {"vs", FL_OPT_REAL, OO(vs), 1e-12, 1e3, 1e-4, NULL,
+   "lagged model: stiction tolerance of the regularized friction (m/s)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -112,6 +132,8 @@ typedef struct sap_data {
   double *R;      /* (nr) regularization per row */
   double *vhat;   /* (nr) bias per row */
   double *w;      /* (ncon) Delassus estimate */
+  double *n0;     /* (nc) lagged model: start-of-step normal impulse (N s); < 0 = SAP cone */
+  double *eps;    /* (nc) lagged model: soft-norm velocity of the friction (m/s) */
   double *Adiag;  /* (nv) */
   double *Dsc;    /* (nv) diag(A)^-1/2 */
   unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
@@ -194,12 +216,48 @@ static fl_int con_nrow(const sap_data *d, fl_int k) { return k < d->nc ? 3 : 1; 
 static fl_int con_row(const sap_data *d, fl_int k) { return k < d->nc ? 3 * k : 2 * d->nc + k; }
 
 
+/* The lagged model of compliant contact k (SAP.md section 4.4 with the problem's own linear
+ * dissipation in place of Hunt-Crossley's): with x = vhat_n - v_n and s = sqrt(|v_t|^2 + eps^2),
+ *
+ *     l = (x)_+^2/(2 R_n) + mu n0 (s - eps),   gamma = ((x)_+/R_n, -mu n0 v_t/s),
+ *
+ * so the normal impulse is exactly the compliant law gamma_n = dt (-k (phi0 + dt v_n) - tau_d k
+ * v_n)_+ and friction is a regularized Coulomb law whose bound mu n0 uses the start-of-step
+ * normal impulse n0 (fixed within the step). The cost is convex and C1; G is its Hessian
+ * (normal: 1/R_n when x > 0; tangential: mu n0 (s^2 I - v_t v_t^T)/s^3). Arguments: f = mu n0
+ * (N s), e = eps (m/s), the normal R_n and vhat_n, vc = (v_n, v_t1, v_t2) (m/s); writes gam
+ * (N s), G (row-major 3x3, may be NULL) and the mode; returns l (J). */
+double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
+                      double G[9], int *mode) {
+  double x = vhn - vc[0];
+  double gn = x > 0.0 ? x / Rn : 0.0;
+  double t1 = vc[1], t2 = vc[2], tt = t1 * t1 + t2 * t2;
+  double s = sqrt(tt + e * e);
+  gam[0] = gn;
+  gam[1] = -f * t1 / s;
+  gam[2] = -f * t2 / s;
+  if (G) {
+    double c = f / (s * s * s);
+    memset(G, 0, 9 * sizeof *G);
+    G[0] = x > 0.0 ? 1.0 / Rn : 0.0;
+    G[4] = c * (s * s - t1 * t1);
+    G[8] = c * (s * s - t2 * t2);
+    G[5] = G[7] = -c * t1 * t2;
+  }
+  *mode = (x <= 0.0 && f == 0.0) ? MODE_NONE : (tt <= e * e ? MODE_STICK : MODE_SLIDE);
+  // s - eps = tt/(s + eps) without cancellation at small slip
+  return 0.5 * gn * x + f * tt / (s + e);
+}
+
+
 /* evaluates constraint k at its velocity vc (its rows): impulse gam, Hessian block G (nrow^2,
  * may be NULL), mode; returns its cost l_k (J) */
 static double con_eval(const sap_data *d, const fl_problem *p, fl_int k, const double *vc,
                        double *gam, double *G, int *mode) {
   fl_int r = con_row(d, k);
   const double *R = d->R + r, *vh = d->vhat + r;
+  if (k < d->nc && d->n0 && d->n0[k] >= 0.0)
+    return fl__sap_lagged(p->mu[k] * d->n0[k], d->eps[k], R[0], vh[0], vc, gam, G, mode);
   if (k < d->nc) {
     double y[3];
     for (int j = 0; j < 3; j++) y[j] = (vh[j] - vc[j]) / R[j];
@@ -298,6 +356,8 @@ static void sap_destroy(fl_solver *s) {
   fl_free(d->R);
   fl_free(d->vhat);
   fl_free(d->w);
+  fl_free(d->n0);
+  fl_free(d->eps);
   fl_free(d->Adiag);
   fl_free(d->Dsc);
   fl_free(d->part);
@@ -363,6 +423,17 @@ static int setup_blocks(sap_data *d, const fl_problem *p, const char *nm) {
 }
 
 
+/* start-of-step normal velocity of contact k: row 3k of J v0 + b (0 without v0) */
+static double lagged_vn0(const fl_problem *p, fl_int k) {
+  fl_int r = 3 * k;
+  double vn = p->b ? p->b[r] : 0.0;
+  if (p->v0)
+    for (fl_int q = p->J->rowptr[r]; q < p->J->rowptr[r + 1]; q++)
+      vn += p->J->val[q] * p->v0[p->J->col[q]];
+  return vn;
+}
+
+
 /* R, vhat and w of every constraint (SOLVERS.md section 1, SAP.md 1.2 and 4.1) */
 static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts *o,
                                 const char *nm) {
@@ -370,6 +441,11 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
   d->vhat = fl_malloc(((size_t)d->nr + 1) * sizeof(double));
   d->w = fl_malloc(((size_t)d->ncon + 1) * sizeof(double));
   if (!d->R || !d->vhat || !d->w) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (R)", nm);
+  if (o->model == MODEL_LAGGED) {
+    d->n0 = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
+    d->eps = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
+    if (!d->n0 || !d->eps) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
+  }
   double dt = p->dt;
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int r = con_row(d, k), n = con_nrow(d, k);
@@ -393,6 +469,17 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
       double rc = isinf(kk) ? 0.0 : 1.0 / (dt * kk * (dt + td));
       double rnr = o->beta * o->beta / SAP_TWO_PI_SQ * w;
       double Rn = rnr > rc ? rnr : rc, Rt = o->sigma * w;
+      if (d->n0) d->n0[k] = -1.0;
+      if (d->n0 && rc > 0.0) {
+        // lagged: the problem's own normal law (no near-rigid clamp, as Drake's Hunt-Crossley
+        // constraint) and the start-of-step impulse n0 = dt k (-(phi0 + tau_d v_n0))_+
+        Rn = rc;
+        double vn0 = lagged_vn0(p, k);
+        double f0 = -kk * (p->phi0[k] + td * vn0);
+        d->n0[k] = f0 > 0.0 ? dt * f0 : 0.0;
+        double e = p->mu[k] * o->sigma * w * d->n0[k];
+        d->eps[k] = e > o->vs ? e : o->vs;
+      }
       if (!(Rn > 0.0) || !(Rt > 0.0) || !isfinite(Rn) || !isfinite(Rt))
         return fl_seterr(FL_ERR_UNSUPPORTED,
                          "%s: problem %s contact %d: regularization R_n = %g, R_t = %g (w = %g, "

@@ -19,6 +19,9 @@
 /* internal entry point of solvers/sap.c (normal-first y, R = (R_n, R_t, R_t)) */
 int fl__sap_project(double mu, const double R[3], const double y[3], double gamma[3],
                     double G[9]);
+/* the lagged model's cost, impulse and Hessian (f = mu n0, e = soft-norm velocity) */
+double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
+                      double G[9], int *mode);
 
 #define TWO_PI_SQ (4.0 * M_PI * M_PI)
 
@@ -208,6 +211,39 @@ FL_TEST(projection_cost_gradient) {
 }
 
 
+/* The lagged model: -d l/d vc = gamma and d(-gamma)/d vc = G (central differences), G
+ * symmetric PSD, in contact and out of it, sticking and sliding. */
+FL_TEST(lagged_cost_gradient_hessian_fd) {
+  const double f = 0.3, e = 1e-2, Rn = 0.05, vhn = 0.2;
+  const double vcs[5][3] = {{0.1, 0.001, 0.002}, {0.0, 0.3, -0.2}, {0.5, 0.1, 0.1},
+                            {-0.4, 1, 0}, {0.19, -0.004, 0.003}};
+  for (int t = 0; t < 5; t++) {
+    double g[3], G[9];
+    int mode;
+    double l0 = fl__sap_lagged(f, e, Rn, vhn, vcs[t], g, G, &mode);
+    ASSERT(l0 >= 0);
+    for (int j = 0; j < 3; j++) {
+      double h = 1e-6, lp, lm, gp[3], gm[3], vc[3];
+      memcpy(vc, vcs[t], sizeof vc);
+      vc[j] += h;
+      lp = fl__sap_lagged(f, e, Rn, vhn, vc, gp, NULL, &mode);
+      vc[j] -= 2 * h;
+      lm = fl__sap_lagged(f, e, Rn, vhn, vc, gm, NULL, &mode);
+      ASSERT_NEAR((lp - lm) / (2 * h), -g[j], 1e-7);
+      for (int i = 0; i < 3; i++) ASSERT_NEAR(-(gp[i] - gm[i]) / (2 * h), G[3 * i + j], 1e-5);
+    }
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) ASSERT_NEAR(G[3 * i + j], G[3 * j + i], 1e-15);
+    // the tangential block is PSD: eigenvalues f/s and f e^2/s^3
+    double a = G[4], b = G[5], c = G[8];
+    ASSERT(a >= 0 && c >= 0 && a * c - b * b >= -1e-12 * (a * a + c * c));
+    // friction impulse never exceeds mu n0
+    ASSERT(hypot(g[1], g[2]) <= f * (1 + 1e-15));
+  }
+  return 0;
+}
+
+
 //---- small hand-made problems ----
 
 /* one rigid body of mass m and inertia diag(I) (6 dofs, world frame) with nc point contacts
@@ -315,6 +351,77 @@ FL_TEST(point_mass_near_rigid_impulse) {
     ASSERT(history_monotone(s));
     fl_solver_destroy(s);
   }
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* A compliant block on four points, resting at its static overlap (phi0 = -m g/(4 k)):
+ * the lagged model keeps the problem's normal law and bounds friction by the start-of-step
+ * impulse n0 = dt k (-phi0) = m g dt/4 per point. Sliding at 1 m/s it loses mu g dt of speed and
+ * stays down (v_z = 0), where the sap model lifts it; pushed below mu m g it sticks within the
+ * stiction tolerance; rigid contacts keep the cone (the same impulse as the sap model). */
+static fl_problem *compliant_block(double k, double vx0, double Fx) {
+  double m = 1.0, g = 9.81, dt = 0.01, pts[12];
+  for (int c = 0; c < 4; c++) {
+    double th = M_PI / 4 + M_PI / 2 * c;
+    pts[3 * c] = 0.5 * cos(th), pts[3 * c + 1] = 0.5 * sin(th), pts[3 * c + 2] = 0;
+  }
+  double I[3] = {0.2, 0.2, 0.3}, f[3] = {Fx, 0, -m * g}, tq[3] = {0, 0, 0};
+  fl_problem *p = body_on_points(4, pts, m, I, 0.5, k, dt, f, tq);
+  if (!p) return NULL;
+  for (int c = 0; c < 4; c++) p->phi0[c] = isinf(k) ? 0.0 : -m * g / (4 * k);
+  p->v0[0] = vx0;
+  p->vstar[0] += vx0;
+  return p;
+}
+
+
+static int solve_model(fl_problem *p, const char *model, double *v, double *gam) {
+  fl_solver *s = make_sap();
+  if (!s || fl_solver_set_option(s, "model", model) < 0 ||
+      fl_solver_set_option(s, "rel_tol", "1e-12") < 0 || fl_solver_setup(s, p) < 0)
+    return -1;
+  fl_result res;
+  int rc = fl_solver_solve(s, p, v, gam, &res);
+  int ok = rc == FL_OK && res.reason > 0 && history_monotone(s);
+  fl_solver_destroy(s);
+  return ok ? 0 : -1;
+}
+
+
+FL_TEST(lagged_block_slides_sticks_and_stays_down) {
+  const double g = 9.81, dt = 0.01, mu = 0.5, k = 1e5, vs = 1e-4;
+  double v[6], gam[12], vs6[6], gs[12];
+  // sliding at 1 m/s
+  fl_problem *p = compliant_block(k, 1.0, 0.0);
+  ASSERT(p);
+  ASSERT_OK(solve_model(p, "lagged", v, gam));
+  double slip = v[0], reg = slip / sqrt(slip * slip + vs * vs);
+  ASSERT_NEAR(v[0], 1.0 - mu * g * dt * reg, 1e-8);
+  ASSERT(fabs(v[2]) < 1e-8);
+  for (int c = 0; c < 4; c++) {
+    ASSERT_NEAR(gam[3 * c], g * dt / 4, 1e-8);                          // compliant law, v_n = 0
+    ASSERT_NEAR(hypot(gam[3 * c + 1], gam[3 * c + 2]), mu * reg * g * dt / 4, 1e-9); // mu n0
+  }
+  ASSERT_OK(solve_model(p, "sap", vs6, gs));
+  ASSERT(vs6[2] > 0.1); // the cone model lifts the sliding block (v_n = mu |v_t| - ...)
+  fl_problem_free(p);
+  // pushed with half the friction bound from rest: sticks
+  p = compliant_block(k, 0.0, 0.5 * mu * g);
+  ASSERT(p);
+  ASSERT_OK(solve_model(p, "lagged", v, gam));
+  ASSERT(fabs(v[0]) < 0.6 * vs);
+  double ft = 0;
+  for (int c = 0; c < 4; c++) ft += gam[3 * c + 1] * p->frame[9 * c + 3] + gam[3 * c + 2] * p->frame[9 * c + 6];
+  ASSERT_NEAR(ft + 0.5 * mu * g * dt, v[0], 1e-9); // momentum: m v_x = F dt + friction
+  fl_problem_free(p);
+  // rigid contacts: the lagged option leaves them on the cone
+  p = compliant_block(INFINITY, 1.0, 0.0);
+  ASSERT(p);
+  ASSERT_OK(solve_model(p, "lagged", v, gam));
+  ASSERT_OK(solve_model(p, "sap", vs6, gs));
+  for (int i = 0; i < 12; i++) ASSERT_NEAR(gam[i], gs[i], 1e-15);
   fl_problem_free(p);
   return 0;
 }
