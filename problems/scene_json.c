@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fl_hydro.h"
 #include "world_impl.h"
 
 //---- error context ----
@@ -309,10 +310,38 @@ static int parse_shape(const jctx *c, const cJSON *s, const char *path, fl_shape
 }
 
 
+/* "hydroelastic": {"modulus": E_h (Pa), "fan": n | "rings": n} on a cylinder (problems/fl_hydro.h) */
+static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl_shape *s,
+                       double *modulus, int *mesh) {
+  static const char *const keys[] = {"modulus", "fan", "rings", NULL};
+  char p[256];
+  sub(p, sizeof p, path, "hydroelastic");
+  if (!cJSON_IsObject(h))
+    return jerr(c, p, "expected an object {\"modulus\": E_h (Pa), \"fan\": n or \"rings\": n}");
+  FL_TRY(check_keys(c, h, p, keys));
+  if (s->type != FL_SHAPE_CYLINDER)
+    return jerr(c, p, "hydroelastic patches are built for cylinders only (against planes)");
+  FL_TRY(get_num(c, h, "modulus", p, 1, 0, 1, 1e15, 0, modulus));
+  const cJSON *fan = cJSON_GetObjectItemCaseSensitive(h, "fan");
+  const cJSON *rings = cJSON_GetObjectItemCaseSensitive(h, "rings");
+  if (fan && rings) return jerr(c, p, "give one of \"fan\" and \"rings\", not both");
+  double n = FL_HYDRO_FAN_DEFAULT;
+  if (fan) FL_TRY(get_num(c, h, "fan", p, 1, 0, 3, 100000, 0, &n));
+  if (rings) FL_TRY(get_num(c, h, "rings", p, 1, 0, 1, 200, 0, &n));
+  if (n != floor(n)) {
+    char q[256];
+    sub(q, sizeof q, p, fan ? "fan" : "rings");
+    return jerr(c, q, "%g is not a whole number of %s", n, fan ? "triangles" : "rings");
+  }
+  *mesh = rings ? -(int)n : (int)n;
+  return FL_OK;
+}
+
+
 static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   static const char *const keys[] = {"name", "kind", "material", "shape", "density", "mass",
                                      "inertia", "position", "orientation", "velocity",
-                                     "angular_velocity", NULL};
+                                     "angular_velocity", "hydroelastic", NULL};
   FL_TRY(check_keys(c, b, path, keys));
   const char *name = NULL;
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
@@ -378,11 +407,23 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   fl_shape s;
   memset(&s, 0, sizeof s);
   FL_TRY(parse_shape(c, sh, p, &s));
+  double hmod = 0;
+  int hmesh = 0;
+  const cJSON *hy = cJSON_GetObjectItemCaseSensitive(b, "hydroelastic");
+  if (hy) {
+    int rc = parse_hydro(c, hy, path, &s, &hmod, &hmesh);
+    if (rc < 0) {
+      fl_shape_free(&s);
+      return rc;
+    }
+  }
   int rc = fl_world_add_body(c->w, &d, &s);
   if (rc < 0) {
     fl_shape_free(&s);
     return jfail(c, path, rc);
   }
+  c->w->body[rc].hydro_modulus = hmod;
+  c->w->body[rc].hydro_mesh = hmesh;
   return FL_OK;
 }
 
@@ -740,6 +781,12 @@ static cJSON *world_json(const fl_world *w) {
     if (b->kind != FL_BODY_FIXED) {
       cJSON_AddItemToObject(o, "velocity", vec(b->vel, 3));
       cJSON_AddItemToObject(o, "angular_velocity", vec(b->omega, 3));
+    }
+    if (b->hydro_modulus > 0) {
+      cJSON *h = cJSON_AddObjectToObject(o, "hydroelastic");
+      cJSON_AddItemToObject(h, "modulus", num(b->hydro_modulus));
+      int mesh = b->hydro_mesh ? b->hydro_mesh : FL_HYDRO_FAN_DEFAULT;
+      cJSON_AddNumberToObject(h, mesh > 0 ? "fan" : "rings", mesh > 0 ? mesh : -mesh);
     }
     cJSON_AddItemToArray(bodies, o);
   }

@@ -233,6 +233,32 @@ FL_TEST(json_roundtrip_ball_slope) { return roundtrip("ball_slope", 0, NULL, 200
 FL_TEST(json_roundtrip_pendulum) { return roundtrip("pendulum_mass_ratio", 0, NULL, 100, 50, 0); }
 FL_TEST(json_roundtrip_arch) { return roundtrip("arch_parabolic", 0, NULL, 20, 200, 1e-7); }
 FL_TEST(json_roundtrip_capsule) { return roundtrip("capsule_lean", 0, NULL, 60, 50, 0); }
+/* the coin keeps its hydroelastic patch (modulus and mesh) through a scene file */
+FL_TEST(json_roundtrip_coin) {
+  const char *set[] = {"rings=3"};
+  if (roundtrip("spinning_coin", 0, NULL, 30, 50, 0)) return 1;
+  if (roundtrip("spinning_coin", 1, set, 30, 50, 0)) return 1;
+  fl_world *a, *b;
+  ASSERT_OK(fl_scene_create("spinning_coin", 1, set, &a));
+  char path[256];
+  snprintf(path, sizeof path, "scene_roundtrip_coin_%d.json", (int)getpid());
+  ASSERT_OK(fl_world_save_json(a, path));
+  ASSERT_OK(fl_world_load_json(path, &b));
+  remove(path);
+  fl_int ia = fl_world_find_body(a, "coin"), ib = fl_world_find_body(b, "coin");
+  ASSERT(ia >= 0 && ib >= 0);
+  ASSERT_NEAR(b->body[ib].hydro_modulus, 1e9, 0);
+  ASSERT_EQ(b->body[ib].hydro_mesh, -3);
+  fl_step_info info;
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_solver_create("jacobi", &s));
+  ASSERT_OK(fl_world_step(b, s, &info));
+  ASSERT_EQ(info.nc, 6 * 3 * 3); // one compliant point contact per ring triangle
+  fl_solver_destroy(s);
+  fl_world_free(a);
+  fl_world_free(b);
+  return 0;
+}
 
 
 /* Everything a scene file can say, parsed back: materials and a pair law, kinds, shapes,
@@ -334,6 +360,18 @@ FL_TEST(json_validation) {
   if (bad("{\"dt\": 0.01,\n \"bodies\": [,]}", "line 2", "not valid JSON")) return 1;
   if (bad("{\"dt\": 0.01, \"bodies\": [{\"shape\": {\"type\": \"plane\"}, \"mass\": 1}]}",
           "bodies[0]", "plane cannot be dynamic")) return 1;
+#define COIN0 "{\"shape\": {\"type\": \"cylinder\", \"size\": [0.01, 0.001]}, \"mass\": 0.005, "
+  if (bad("{\"dt\": 0.01, \"bodies\": [" COIN0 "\"hydroelastic\": {\"fan\": 12}}]}",
+          "bodies[0].hydroelastic.modulus", "missing")) return 1;
+  if (bad("{\"dt\": 0.01, \"bodies\": [" COIN0 "\"hydroelastic\": {\"modulus\": 1e9, \"fan\": 12, "
+          "\"rings\": 2}}]}", "bodies[0].hydroelastic", "not both")) return 1;
+  if (bad("{\"dt\": 0.01, \"bodies\": [" COIN0 "\"hydroelastic\": {\"modulus\": 1e9, \"fan\": 12.5}}]}",
+          "bodies[0].hydroelastic.fan", "whole number")) return 1;
+  if (bad("{\"dt\": 0.01, \"bodies\": [" COIN0 "\"hydroelastic\": {\"modulus\": 1e9, \"rings\": 0}}]}",
+          "bodies[0].hydroelastic.rings", "out of range")) return 1;
+  if (bad("{\"dt\": 0.01, \"bodies\": [{\"shape\": {\"type\": \"box\", \"size\": [1, 1, 1]}, \"mass\": 1, "
+          "\"hydroelastic\": {\"modulus\": 1e9}}]}", "bodies[0].hydroelastic", "cylinders only")) return 1;
+#undef COIN0
   fl_world *w;
   ASSERT_EQ(fl_world_load_json("no/such/file.json", &w), FL_ERR_IO);
   ASSERT_STR_CONTAINS(fl_errmsg(), "no/such/file.json");
