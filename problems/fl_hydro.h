@@ -16,7 +16,8 @@
  * so the elastic force k (-phi0) = A p0 is the exact integral of the linear pressure over the
  * polygon (seed 002 eqs. 12-16). Polygons with g <= 0 (a cap not facing the plane) or area
  * <= 1e-14 m^2 are skipped. The stepper calls fl__hydro_collide (world_impl.h) for every pair
- * with a hydroelastic body; other pairs than cylinder-plane fall back to point contact.
+ * with a hydroelastic body; cylinder-plane and sphere-plane pairs get patches (fl_hydro_patch),
+ * other pairs fall back to point contact.
  *
  * Units are SI. Arrays returned are allocated with fl_malloc/fl_realloc and owned by the
  * caller (fl_free). Functions return FL_OK or a negative FL_ERR_* with a message.
@@ -32,6 +33,8 @@ extern "C" {
 
 /* Default patch: a fan of 152 triangles about the cap centre (seed 002 section V-A). */
 #define FL_HYDRO_FAN_DEFAULT 152
+/* Default patch of a sphere: 6 rings (216 triangles) over the immersed disk. */
+#define FL_HYDRO_SPHERE_RINGS 6
 
 /* Triangles of a disk of radius R (m) in its own plane: mesh n > 0 is a fan of n triangles about
  * the centre (rim vertices at angles 2 pi k/n); mesh n < 0 is |n| concentric rings of width
@@ -52,13 +55,18 @@ typedef struct fl_hydro_face {
   int tri;      /* index of the cap triangle it came from (feature id) */
 } fl_hydro_face;
 
-/* The patch between a fixed plane body and a hydroelastic cylinder body at their current poses:
- * polygons where the cap lies deeper than -margin below the plane (margin >= 0, m; polygons in
- * the margin carry negative p0, i.e. phi0 > 0). Faces are appended to *faces (count *nface,
- * capacity *cap, grown with fl_realloc; start with NULL, 0, 0). Returns the number appended
- * (>= 0), FL_ERR_UNSUPPORTED when the pair is not plane-cylinder or the cylinder has no
- * modulus, FL_ERR_INVAL, FL_ERR_NOMEM. */
-int fl_hydro_patch(const fl_body *plane, const fl_body *cyl, double margin, fl_hydro_face **faces,
+/* The patch between a plane body and a hydroelastic body at their current poses.
+ * Cylinder: the cap facing the plane is meshed (hydro_mesh), its triangles projected onto the
+ * plane along the axis and clipped where the cap lies deeper than -margin below the plane
+ * (margin >= 0, m; polygons in the margin carry negative p0, i.e. phi0 > 0); the field is linear
+ * there, so A p0 is exact. Sphere (radius r): the disk of the plane within r + margin of the
+ * centre, meshed with hydro_mesh (0: FL_HYDRO_SPHERE_RINGS rings), the radial field
+ * p = E_h (1 - |x - C|/r) at the centroids (second order in the mesh size); nothing when the
+ * centre is at or below the plane (no positive gradient). Faces are appended to *faces (count
+ * *nface, capacity *cap, grown with fl_realloc; start with NULL, 0, 0). Returns the number
+ * appended (>= 0), FL_ERR_UNSUPPORTED when the pair is not plane with a hydroelastic cylinder
+ * or sphere, FL_ERR_INVAL, FL_ERR_NOMEM. */
+int fl_hydro_patch(const fl_body *plane, const fl_body *body, double margin, fl_hydro_face **faces,
                    fl_int *nface, fl_int *cap);
 
 /*---- Farkas reference (problems/farkas.c) ----*/

@@ -10,6 +10,8 @@
  *      gradient is infinite, so the effective gradient is the compliant one), k = g A,
  *      phi0 = -p0/g.
  * The field is linear on the plane, so A p0 is the exact pressure integral of each polygon.
+ * A hydroelastic sphere against a rigid plane: the disk of the plane inside the sphere, meshed
+ * with rings, the radial field p = E (1 - |x - C|/r) sampled at the centroids (patch_sphere).
  * See fl_hydro.h and docs/coin.md.
  */
 #include <math.h>
@@ -102,13 +104,8 @@ static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
 }
 
 
-int fl_hydro_patch(const fl_body *plane, const fl_body *cyl, double margin, fl_hydro_face **faces,
-                   fl_int *nface, fl_int *cap) {
-  if (!plane || !cyl || !faces || !nface || !cap || !(margin >= 0))
-    return fl_seterr(FL_ERR_INVAL, "hydro patch: bad arguments");
-  if (plane->shape.type != FL_SHAPE_PLANE || cyl->shape.type != FL_SHAPE_CYLINDER ||
-      !(cyl->hydro_modulus > 0))
-    return FL_ERR_UNSUPPORTED;
+static int patch_cylinder(const fl_body *plane, const fl_body *cyl, double margin,
+                          fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
   double E = cyl->hydro_modulus, R = cyl->shape.size[0], h = cyl->shape.size[1];
   double hf = h < R ? h : R;
   double Rp[9], Rc[9], n[3], u[3];
@@ -212,6 +209,71 @@ int fl_hydro_patch(const fl_body *plane, const fl_body *cyl, double margin, fl_h
 }
 
 
+/* A compliant sphere (radius r, centre C) against a plane: the contact surface is the disk of
+ * the plane inside the sphere (radius sqrt((r + margin)^2 - dc^2) about the foot of C, dc the
+ * height of C above the plane); the field p = E (1 - |x - C|/r) is radial, so on the plane it is
+ * not linear and A p(centroid) is the centroid rule (second order in the mesh size). The
+ * gradient along n is E dc/(r |x - C|): a centre below the plane gives none (skipped). */
+static int patch_sphere(const fl_body *plane, const fl_body *sph, double margin,
+                        fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
+  double E = sph->hydro_modulus, r = sph->shape.size[0];
+  double Rp[9], n[3], t1[3], t2[3];
+  fl__body_rot(plane, Rp);
+  for (int k = 0; k < 3; k++) {
+    n[k] = Rp[3 * k + 2];
+    t1[k] = Rp[3 * k];
+    t2[k] = Rp[3 * k + 1];
+  }
+  double dc = 0;
+  for (int k = 0; k < 3; k++) dc += n[k] * (sph->pos[k] - plane->pos[k]);
+  if (!(dc > 0) || dc >= r + margin) return 0;
+  double am = sqrt((r + margin) * (r + margin) - dc * dc), foot[3];
+  for (int k = 0; k < 3; k++) foot[k] = sph->pos[k] - dc * n[k];
+  double *tri = NULL;
+  fl_int ntri = 0;
+  FL_TRY(fl_hydro_disk_mesh(am, sph->hydro_mesh ? sph->hydro_mesh : -FL_HYDRO_SPHERE_RINGS,
+                            &tri, &ntri));
+  int added = 0, rc = FL_OK;
+  for (fl_int t = 0; t < ntri; t++) {
+    const double *q = tri + 6 * t;
+    double A = 0.5 * fabs((q[2] - q[0]) * (q[5] - q[1]) - (q[4] - q[0]) * (q[3] - q[1]));
+    double cx = (q[0] + q[2] + q[4]) / 3, cy = (q[1] + q[3] + q[5]) / 3;
+    double rho = sqrt(cx * cx + cy * cy + dc * dc); // |centroid - C|
+    double g = E * dc / (r * rho);
+    if (!(A > 1e-14) || !(g > 1e-14)) continue;
+    rc = grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face));
+    if (rc < 0) break;
+    fl_hydro_face *f = &(*faces)[(*nface)++];
+    for (int k = 0; k < 3; k++) {
+      f->p[k] = foot[k] + cx * t1[k] + cy * t2[k];
+      f->n[k] = n[k];
+    }
+    f->area = A;
+    f->p0 = E * (1 - rho / r);
+    f->g = g;
+    f->k = g * A;
+    f->phi0 = -f->p0 / g;
+    f->tri = (int)t;
+    added++;
+  }
+  fl_free(tri);
+  return rc < 0 ? rc : added;
+}
+
+
+int fl_hydro_patch(const fl_body *plane, const fl_body *body, double margin, fl_hydro_face **faces,
+                   fl_int *nface, fl_int *cap) {
+  if (!plane || !body || !faces || !nface || !cap || !(margin >= 0))
+    return fl_seterr(FL_ERR_INVAL, "hydro patch: bad arguments");
+  if (plane->shape.type != FL_SHAPE_PLANE || !(body->hydro_modulus > 0)) return FL_ERR_UNSUPPORTED;
+  if (body->shape.type == FL_SHAPE_CYLINDER)
+    return patch_cylinder(plane, body, margin, faces, nface, cap);
+  if (body->shape.type == FL_SHAPE_SPHERE)
+    return patch_sphere(plane, body, margin, faces, nface, cap);
+  return FL_ERR_UNSUPPORTED;
+}
+
+
 //---- the stepper's hook ----
 
 int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contact **ct,
@@ -219,13 +281,13 @@ int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contac
   const fl_body *a = &w->body[i], *b = &w->body[j];
   const fl_body *pl = a, *cy = b;
   int flip = 0; // the normal must point from body i to body j
-  if (a->hydro_modulus > 0 && a->shape.type == FL_SHAPE_CYLINDER && b->shape.type == FL_SHAPE_PLANE) {
+  if (a->hydro_modulus > 0 && b->shape.type == FL_SHAPE_PLANE) {
     pl = b;
     cy = a;
     flip = 1;
   }
-  if (pl->shape.type != FL_SHAPE_PLANE || cy->shape.type != FL_SHAPE_CYLINDER ||
-      !(cy->hydro_modulus > 0))
+  if (pl->shape.type != FL_SHAPE_PLANE || !(cy->hydro_modulus > 0) ||
+      (cy->shape.type != FL_SHAPE_CYLINDER && cy->shape.type != FL_SHAPE_SPHERE))
     return FL_ERR_UNSUPPORTED;
   fl_hydro_face *f = NULL;
   fl_int nf = 0, fcap = 0;

@@ -310,7 +310,8 @@ static int parse_shape(const jctx *c, const cJSON *s, const char *path, fl_shape
 }
 
 
-/* "hydroelastic": {"modulus": E_h (Pa), "fan": n | "rings": n} on a cylinder (problems/fl_hydro.h) */
+/* "hydroelastic": {"modulus": E_h (Pa), "fan": n | "rings": n} on a cylinder or a sphere
+ * (problems/fl_hydro.h; no mesh key: the shape's default) */
 static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl_shape *s,
                        double *modulus, int *mesh) {
   static const char *const keys[] = {"modulus", "fan", "rings", NULL};
@@ -319,13 +320,13 @@ static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl
   if (!cJSON_IsObject(h))
     return jerr(c, p, "expected an object {\"modulus\": E_h (Pa), \"fan\": n or \"rings\": n}");
   FL_TRY(check_keys(c, h, p, keys));
-  if (s->type != FL_SHAPE_CYLINDER)
-    return jerr(c, p, "hydroelastic patches are built for cylinders only (against planes)");
+  if (s->type != FL_SHAPE_CYLINDER && s->type != FL_SHAPE_SPHERE)
+    return jerr(c, p, "hydroelastic patches are built for cylinders and spheres only (against planes)");
   FL_TRY(get_num(c, h, "modulus", p, 1, 0, 1, 1e15, 0, modulus));
   const cJSON *fan = cJSON_GetObjectItemCaseSensitive(h, "fan");
   const cJSON *rings = cJSON_GetObjectItemCaseSensitive(h, "rings");
   if (fan && rings) return jerr(c, p, "give one of \"fan\" and \"rings\", not both");
-  double n = FL_HYDRO_FAN_DEFAULT;
+  double n = 0;
   if (fan) FL_TRY(get_num(c, h, "fan", p, 1, 0, 3, 100000, 0, &n));
   if (rings) FL_TRY(get_num(c, h, "rings", p, 1, 0, 1, 200, 0, &n));
   if (n != floor(n)) {
@@ -333,7 +334,7 @@ static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl
     sub(q, sizeof q, p, fan ? "fan" : "rings");
     return jerr(c, q, "%g is not a whole number of %s", n, fan ? "triangles" : "rings");
   }
-  *mesh = rings ? -(int)n : (int)n;
+  *mesh = rings ? -(int)n : (int)n; // 0: the shape's default
   return FL_OK;
 }
 
@@ -785,8 +786,8 @@ static cJSON *world_json(const fl_world *w) {
     if (b->hydro_modulus > 0) {
       cJSON *h = cJSON_AddObjectToObject(o, "hydroelastic");
       cJSON_AddItemToObject(h, "modulus", num(b->hydro_modulus));
-      int mesh = b->hydro_mesh ? b->hydro_mesh : FL_HYDRO_FAN_DEFAULT;
-      cJSON_AddNumberToObject(h, mesh > 0 ? "fan" : "rings", mesh > 0 ? mesh : -mesh);
+      int mesh = b->hydro_mesh;
+      if (mesh) cJSON_AddNumberToObject(h, mesh > 0 ? "fan" : "rings", mesh > 0 ? mesh : -mesh);
     }
     cJSON_AddItemToArray(bodies, o);
   }

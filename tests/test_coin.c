@@ -485,3 +485,108 @@ FL_TEST(coin_convergence_orders_sap_lagged) {
   free(rv);
   return 0;
 }
+
+
+//---- a hydroelastic sphere on a plane ----
+
+/* total force of a compliant sphere (radius r, field E (1 - |x - C|/r)) whose centre is dc above
+ * a rigid plane: 2 pi E (a^2/2 - (r^3 - dc^3)/(3 r)), a^2 = r^2 - dc^2 */
+static double sphere_force(double E, double r, double dc) {
+  return 2 * M_PI * E * ((r * r - dc * dc) / 2 - (r * r * r - dc * dc * dc) / (3 * r));
+}
+
+
+static fl_world *sphere_world(double r, double E, double dc, int mesh, double mass) {
+  fl_world *w = NULL;
+  if (fl_world_create(&w) < 0) return NULL;
+  fl_shape s;
+  fl_body_desc d;
+  memset(&d, 0, sizeof d);
+  d.kind = FL_BODY_FIXED;
+  d.quat[0] = 1;
+  if (fl_shape_make_plane(&s) < 0 || fl_world_add_body(w, &d, &s) < 0) goto fail;
+  if (fl_shape_make_sphere(r, &s) < 0) goto fail;
+  memset(&d, 0, sizeof d);
+  d.kind = FL_BODY_DYNAMIC;
+  d.mass = mass;
+  d.quat[0] = 1;
+  d.pos[2] = dc;
+  int b = fl_world_add_body(w, &d, &s);
+  if (b < 0) goto fail;
+  w->body[b].hydro_modulus = E;
+  w->body[b].hydro_mesh = mesh;
+  return w;
+fail:
+  fl_world_free(w);
+  return NULL;
+}
+
+
+/* The sphere's patch: the centroid rule integrates the radial field to second order in the
+ * ring size (the field is not linear on the plane), every face has k = g A, phi0 = -p0/g. */
+FL_TEST(sphere_patch_force_second_order) {
+  const double r = 0.05, E = 1e6, dc = r - 0.004;
+  double F = sphere_force(E, r, dc), err[3];
+  const int rings[3] = {4, 8, 16};
+  for (int i = 0; i < 3; i++) {
+    fl_world *w = sphere_world(r, E, dc, -rings[i], 1.0);
+    ASSERT(w);
+    fl_hydro_face *f = NULL;
+    fl_int nf = 0, cap = 0;
+    ASSERT(fl_hydro_patch(&w->body[0], &w->body[1], 0.0, &f, &nf, &cap) == 6 * rings[i] * rings[i]);
+    double sum = 0, area = 0;
+    for (fl_int k = 0; k < nf; k++) {
+      sum += f[k].area * f[k].p0;
+      area += f[k].area;
+      ASSERT_NEAR(f[k].k, f[k].g * f[k].area, 1e-12 * f[k].k);
+      ASSERT_NEAR(f[k].phi0, -f[k].p0 / f[k].g, 1e-15);
+      ASSERT_NEAR(f[k].n[2], 1, 0);
+    }
+    // the polygon disk inscribed in the contact circle
+    ASSERT(area < M_PI * (r * r - dc * dc) && area > 0.97 * M_PI * (r * r - dc * dc));
+    err[i] = fabs(sum / F - 1);
+    fl_free(f);
+    fl_world_free(w);
+  }
+  fprintf(stderr, "sphere patch force errors (rings 4, 8, 16): %.3e %.3e %.3e\n", err[0], err[1], err[2]);
+  if (!(err[0] < 0.05 && err[1] / err[2] > 3.0 && err[0] / err[1] > 3.0))
+    FL_FAIL_("sphere patch force errors %g %g %g (rings 4, 8, 16): not second order", err[0],
+             err[1], err[2]);
+  return 0;
+}
+
+
+/* A hydroelastic ball comes to rest where its patch carries its weight: the depth matches the
+ * root of sphere_force(dc) = m g within the 6-ring quadrature error (1 %). Dropped from first
+ * touch with a dissipation time scale of 10 ms, it settles within the second simulated. */
+FL_TEST(resting_sphere_depth) {
+  fl_register_all();
+  const double r = 0.05, E = 1e6, m = 1.0, g = 9.81;
+  // closed-form depth by bisection on dc
+  double lo = r - 0.02, hi = r;
+  for (int it = 0; it < 200; it++) {
+    double mid = 0.5 * (lo + hi);
+    if (sphere_force(E, r, mid) > m * g) lo = mid;
+    else hi = mid;
+  }
+  double depth = r - 0.5 * (lo + hi);
+  fl_world *w = sphere_world(r, E, r, 0, m);
+  ASSERT(w);
+  w->dt = 1e-3;
+  w->mat[0].tau_d = 0.01; // about half of critical damping at the resting stiffness
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_solver_create("sap", &s));
+  ASSERT_OK(fl_solver_set_option(s, "model", "lagged"));
+  for (int k = 0; k < 1000; k++) {
+    fl_step_info info;
+    ASSERT_OK(fl_world_step(w, s, &info));
+  }
+  ASSERT(fabs(w->body[1].vel[2]) < 1e-6);
+  double d = r - w->body[1].pos[2];
+  fprintf(stderr, "resting depth %.6g m, closed form %.6g m (%+.3f %%)\n", d, depth, 100 * (d / depth - 1));
+  if (!(fabs(d / depth - 1) < 0.01))
+    FL_FAIL_("resting depth %.6g m, closed form %.6g m", d, depth);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return 0;
+}

@@ -370,7 +370,7 @@ FL_TEST(json_validation) {
   if (bad("{\"dt\": 0.01, \"bodies\": [" COIN0 "\"hydroelastic\": {\"modulus\": 1e9, \"rings\": 0}}]}",
           "bodies[0].hydroelastic.rings", "out of range")) return 1;
   if (bad("{\"dt\": 0.01, \"bodies\": [{\"shape\": {\"type\": \"box\", \"size\": [1, 1, 1]}, \"mass\": 1, "
-          "\"hydroelastic\": {\"modulus\": 1e9}}]}", "bodies[0].hydroelastic", "cylinders only")) return 1;
+          "\"hydroelastic\": {\"modulus\": 1e9}}]}", "bodies[0].hydroelastic", "cylinders and spheres only")) return 1;
 #undef COIN0
   fl_world *w;
   ASSERT_EQ(fl_world_load_json("no/such/file.json", &w), FL_ERR_IO);
