@@ -36,11 +36,17 @@ static const solver_spec all_solvers[] = {
   {"primal_descent", "primal-descent", "", "primal descent"},
   {"dual_descent", "dual-descent", "", "dual descent"},
 };
-/* the runs from 20 m/s: the solvers cheap enough for ~10^4 steps */
+/* the runs from 20 m/s (~10^4 steps each): every solver but NSN, whose default budget costs
+ * about 25 ms per step on the coin, and SAP's cone model, which throws the coin off the plane
+ * from 5 m/s (docs/coin.md) */
 static const solver_spec fast_solvers[] = {
   {"sap_lagged", "sap", "model=lagged", "SAP, lagged model"},
   {"jacobi", "jacobi", "max_iter=1000", "Jacobi, 1000 sweeps"},
+  {"pgs", "pgs", "", "PGS, 100 sweeps (default)"},
+  {"primal_descent", "primal-descent", "", "primal descent"},
+  {"dual_descent", "dual-descent", "", "dual descent"},
 };
+#define NFAST (int)(sizeof fast_solvers / sizeof fast_solvers[0])
 #define NSOLVERS (int)(sizeof all_solvers / sizeof all_solvers[0])
 
 #define EPS_THEORY 0.653
@@ -197,11 +203,15 @@ static int fig5(fl_fig_ctx *ctx) {
   if (rc >= 0) {
     static const double e20_quick[] = {0.3};
     const double *e20 = ctx->quick ? e20_quick : eps_full;
-    int n20 = ctx->quick ? 1 : 5, nf = ctx->quick ? 1 : 2;
+    int n20 = ctx->quick ? 1 : 5, nf = ctx->quick ? 1 : NFAST;
     fl_fig_panel *p20 = fl_fig_panel_add(ctx->fig, "eps* from a 20 m/s start (criterion runs)",
                                          "eps0 = v0/(omega0 R)", "eps* = lim v/(omega R)", 1, 0);
     fl_fig_ref_add(p20, EPS_THEORY, "theory 0.653 (uniform disk)");
     fl_fig_ref_add(p20, EPS_DISC_SEED, "discrete 0.64426 (seed, 152 triangles)");
+    fl_fig_panel *p20b = ctx->quick ? NULL
+                         : fl_fig_panel_add(ctx->fig, "eps* from a 20 m/s start, other solvers",
+                                            "eps0 = v0/(omega0 R)", "eps* = lim v/(omega R)", 1, 0);
+    if (p20b) fl_fig_ref_add(p20b, EPS_DISC_SEED, "discrete 0.64426 (seed, 152 triangles)");
     for (int s = 0; rc >= 0 && s < nf; s++) {
       const solver_spec *sp = &fast_solvers[s];
       char name[64];
@@ -228,9 +238,9 @@ static int fig5(fl_fig_ctx *ctx) {
                    r.nfail, r.solve_s);
       }
       if (rc < 0) break;
-      fl_fig_series_add(p20, name, "eps0", "eps_star", sp->label, 1);
-      fl_fig_say(ctx, "%-24s from 20 m/s: largest |eps*/0.64426 - 1| = %.3f %% (criterion 0.5 %%: "
-                 "%s)", sp->label, 100 * worst, worst <= 0.005 ? "met" : "NOT met");
+      fl_fig_series_add(s < 2 || !p20b ? p20 : p20b, name, "eps0", "eps_star", sp->label, 1);
+      fl_fig_say(ctx, "%-24s from 20 m/s: largest |eps*/0.64426 - 1| = %.3f %% (within 0.5 %%: %s)",
+                 sp->label, 100 * worst, worst <= 0.005 ? "yes" : "no");
     }
   }
   fl_free(t);
