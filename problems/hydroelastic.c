@@ -104,6 +104,23 @@ static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
 }
 
 
+/* appends one polygon's compliant point contact: k = g A, phi0 = -p0/g (seed 002 eqs. 12-16) */
+static int add_face(fl_hydro_face **faces, fl_int *nface, fl_int *cap, const double p[3],
+                    const double n[3], double A, double p0, double g, fl_int tri) {
+  FL_TRY(grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face)));
+  fl_hydro_face *f = &(*faces)[(*nface)++];
+  memcpy(f->p, p, sizeof f->p);
+  memcpy(f->n, n, sizeof f->n);
+  f->area = A;
+  f->p0 = p0;
+  f->g = g;
+  f->k = g * A;
+  f->phi0 = -p0 / g;
+  f->tri = (int)tri;
+  return FL_OK;
+}
+
+
 static int patch_cylinder(const fl_body *plane, const fl_body *cyl, double margin,
                           fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
   double E = cyl->hydro_modulus, R = cyl->shape.size[0], h = cyl->shape.size[1];
@@ -191,17 +208,8 @@ static int patch_cylinder(const fl_body *plane, const fl_body *cyl, double margi
     if (!(A > 1e-14)) continue;
     for (int k = 0; k < 3; k++) c[k] /= A;
     dc /= A; // the depth at the centroid (linear, so the mean of d weighted by area)
-    rc = grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face));
+    rc = add_face(faces, nface, cap, c, n, A, E * dc / hf, g, t);
     if (rc < 0) break;
-    fl_hydro_face *f = &(*faces)[(*nface)++];
-    memcpy(f->p, c, sizeof f->p);
-    memcpy(f->n, n, sizeof f->n);
-    f->area = A;
-    f->p0 = E * dc / hf;
-    f->g = g;
-    f->k = g * A;
-    f->phi0 = -f->p0 / g;
-    f->tri = (int)t;
     added++;
   }
   fl_free(tri);
@@ -241,19 +249,10 @@ static int patch_sphere(const fl_body *plane, const fl_body *sph, double margin,
     double rho = sqrt(cx * cx + cy * cy + dc * dc); // |centroid - C|
     double g = E * dc / (r * rho);
     if (!(A > 1e-14) || !(g > 1e-14)) continue;
-    rc = grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face));
+    double c[3];
+    for (int k = 0; k < 3; k++) c[k] = foot[k] + cx * t1[k] + cy * t2[k];
+    rc = add_face(faces, nface, cap, c, n, A, E * (1 - rho / r), g, t);
     if (rc < 0) break;
-    fl_hydro_face *f = &(*faces)[(*nface)++];
-    for (int k = 0; k < 3; k++) {
-      f->p[k] = foot[k] + cx * t1[k] + cy * t2[k];
-      f->n[k] = n[k];
-    }
-    f->area = A;
-    f->p0 = E * (1 - rho / r);
-    f->g = g;
-    f->k = g * A;
-    f->phi0 = -f->p0 / g;
-    f->tri = (int)t;
     added++;
   }
   fl_free(tri);
