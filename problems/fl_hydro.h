@@ -16,8 +16,10 @@
  * so the elastic force k (-phi0) = A p0 is the exact integral of the linear pressure over the
  * polygon (seed 002 eqs. 12-16). Polygons with g <= 0 (a cap not facing the plane) or area
  * <= 1e-14 m^2 are skipped. The stepper calls fl__hydro_collide (world_impl.h) for every pair
- * with a hydroelastic body; cylinder-plane and sphere-plane pairs get patches (fl_hydro_patch),
- * other pairs fall back to point contact.
+ * with a hydroelastic body; a hydroelastic cylinder against a rigid plane and a hydroelastic
+ * sphere against a rigid plane or polyhedron (box, convex hull, the cylinder's prism) get
+ * patches (fl_hydro_patch); other pairs, two hydroelastic bodies included, fall back to point
+ * contact.
  *
  * Units are SI. Arrays returned are allocated with fl_malloc/fl_realloc and owned by the
  * caller (fl_free). Functions return FL_OK or a negative FL_ERR_* with a message.
@@ -55,17 +57,19 @@ typedef struct fl_hydro_face {
   int tri;      /* index of the cap triangle it came from (feature id) */
 } fl_hydro_face;
 
-/* The patch between a plane body and a hydroelastic body at their current poses.
+/* The patch between a rigid body (`plane`: a plane, or for a sphere also a polyhedron) and a
+ * hydroelastic body at their current poses.
  * Cylinder: the cap facing the plane is meshed (hydro_mesh), its triangles projected onto the
  * plane along the axis and clipped where the cap lies deeper than -margin below the plane
  * (margin >= 0, m; polygons in the margin carry negative p0, i.e. phi0 > 0); the field is linear
- * there, so A p0 is exact. Sphere (radius r): the disk of the plane within r + margin of the
- * centre, meshed with hydro_mesh (0: FL_HYDRO_SPHERE_RINGS rings), the radial field
- * p = E_h (1 - |x - C|/r) at the centroids (second order in the mesh size); nothing when the
- * centre is at or below the plane (no positive gradient). Faces are appended to *faces (count
+ * there, so A p0 is exact. Sphere (radius r): on the plane, or on every face of a polyhedron,
+ * the disk of the face's plane within r + margin of the centre, meshed with hydro_mesh (0:
+ * FL_HYDRO_SPHERE_RINGS rings) and clipped to the face, the radial field p = E_h (1 - |x - C|/r)
+ * at the centroids (second order in the mesh size); nothing from a face whose plane has the
+ * centre at or behind it (no positive gradient). Faces are appended to *faces (count
  * *nface, capacity *cap, grown with fl_realloc; start with NULL, 0, 0). Returns the number
- * appended (>= 0), FL_ERR_UNSUPPORTED when the pair is not plane with a hydroelastic cylinder
- * or sphere, FL_ERR_INVAL, FL_ERR_NOMEM. */
+ * appended (>= 0), FL_ERR_UNSUPPORTED for other pairs (no message) or a polyhedron face of
+ * more than 248 vertices (with one), FL_ERR_INVAL, FL_ERR_NOMEM. */
 int fl_hydro_patch(const fl_body *plane, const fl_body *body, double margin, fl_hydro_face **faces,
                    fl_int *nface, fl_int *cap);
 

@@ -10,8 +10,9 @@
  *      gradient is infinite, so the effective gradient is the compliant one), k = g A,
  *      phi0 = -p0/g.
  * The field is linear on the plane, so A p0 is the exact pressure integral of each polygon.
- * A hydroelastic sphere against a rigid plane: the disk of the plane inside the sphere, meshed
- * with rings, the radial field p = E (1 - |x - C|/r) sampled at the centroids (patch_sphere).
+ * A hydroelastic sphere against a rigid plane or polyhedron: on each face, the disk of the
+ * face's plane inside the sphere, meshed with rings and clipped to the face, the radial field
+ * p = E (1 - |x - C|/r) sampled at the centroids (sphere_on_face).
  * See fl_hydro.h and docs/coin.md.
  */
 #include <math.h>
@@ -217,46 +218,137 @@ static int patch_cylinder(const fl_body *plane, const fl_body *cyl, double margi
 }
 
 
-/* A compliant sphere (radius r, centre C) against a plane: the contact surface is the disk of
- * the plane inside the sphere (radius sqrt((r + margin)^2 - dc^2) about the foot of C, dc the
- * height of C above the plane); the field p = E (1 - |x - C|/r) is radial, so on the plane it is
- * not linear and A p(centroid) is the centroid rule (second order in the mesh size). The
- * gradient along n is E dc/(r |x - C|): a centre below the plane gives none (skipped). */
-static int patch_sphere(const fl_body *plane, const fl_body *sph, double margin,
-                        fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
+/* The patch of a compliant sphere (radius r, centre C, modulus E) on one planar face of a rigid
+ * body: the face's plane has unit normal n (out of the rigid body) through point x0; the face is
+ * the convex polygon poly (np vertices, counter-clockwise seen from outside) or, with np = 0,
+ * the whole plane. The contact surface is the part of the face within r + margin of C: the disk
+ * of radius sqrt((r + margin)^2 - dc^2) about the foot of C (dc its height above the plane) is
+ * meshed (mesh, 0: FL_HYDRO_SPHERE_RINGS rings) and each triangle clipped to the face. The field
+ * p = E (1 - |x - C|/r) is radial, so on the plane it is not linear and A p(centroid) is the
+ * centroid rule (second order in the mesh size). The gradient along n is E dc/(r |x - C|): a
+ * centre at or behind the plane gives none (skipped). tri0 offsets the feature ids (faces of
+ * one body stay distinct). Returns the number of faces appended or a negative error. */
+#define SPH_MAXV 256
+static int sphere_on_face(const fl_body *sph, const double n[3], const double x0[3],
+                          const double *poly, int np, int mesh, double margin, int tri0,
+                          fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
   double E = sph->hydro_modulus, r = sph->shape.size[0];
-  double Rp[9], n[3], t1[3], t2[3];
-  fl__body_rot(plane, Rp);
-  for (int k = 0; k < 3; k++) {
-    n[k] = Rp[3 * k + 2];
-    t1[k] = Rp[3 * k];
-    t2[k] = Rp[3 * k + 1];
-  }
   double dc = 0;
-  for (int k = 0; k < 3; k++) dc += n[k] * (sph->pos[k] - plane->pos[k]);
+  for (int k = 0; k < 3; k++) dc += n[k] * (sph->pos[k] - x0[k]);
   if (!(dc > 0) || dc >= r + margin) return 0;
-  double am = sqrt((r + margin) * (r + margin) - dc * dc), foot[3];
+  if (np > SPH_MAXV - 8)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "hydro patch: a face of %d vertices (at most %d)", np,
+                     SPH_MAXV - 8);
+  // an orthonormal frame (t1, t2, n) of the plane, and the face in its coordinates about the foot
+  double t1[3], t2[3], foot[3], P[2 * SPH_MAXV];
+  double a[3] = {fabs(n[0]) < 0.6 ? 1.0 : 0.0, fabs(n[0]) < 0.6 ? 0.0 : 1.0, 0.0};
+  fl_v3_cross(n, a, t1);
+  double l = fl_v3_norm(t1);
+  for (int k = 0; k < 3; k++) t1[k] /= l;
+  fl_v3_cross(n, t1, t2);
   for (int k = 0; k < 3; k++) foot[k] = sph->pos[k] - dc * n[k];
+  for (int v = 0; v < np; v++) {
+    double d[3] = {poly[3 * v] - foot[0], poly[3 * v + 1] - foot[1], poly[3 * v + 2] - foot[2]};
+    P[2 * v] = fl_v3_dot(d, t1);
+    P[2 * v + 1] = fl_v3_dot(d, t2);
+  }
+  // quick reject: the disk lies outside one edge of the face
+  double am = sqrt((r + margin) * (r + margin) - dc * dc);
+  for (int v = 0; v < np; v++) {
+    int w = (v + 1) % np;
+    double ex = P[2 * w] - P[2 * v], ey = P[2 * w + 1] - P[2 * v + 1], el = hypot(ex, ey);
+    // inside is to the left of each edge: (-ey, ex) . (x - P_v) >= 0; the foot is at 0
+    if (el > 0 && (-ey * -P[2 * v] + ex * -P[2 * v + 1]) / el < -am) return 0;
+  }
   double *tri = NULL;
   fl_int ntri = 0;
-  FL_TRY(fl_hydro_disk_mesh(am, sph->hydro_mesh ? sph->hydro_mesh : -FL_HYDRO_SPHERE_RINGS,
-                            &tri, &ntri));
+  FL_TRY(fl_hydro_disk_mesh(am, mesh ? mesh : -FL_HYDRO_SPHERE_RINGS, &tri, &ntri));
   int added = 0, rc = FL_OK;
-  for (fl_int t = 0; t < ntri; t++) {
-    const double *q = tri + 6 * t;
-    double A = 0.5 * fabs((q[2] - q[0]) * (q[5] - q[1]) - (q[4] - q[0]) * (q[3] - q[1]));
-    double cx = (q[0] + q[2] + q[4]) / 3, cy = (q[1] + q[3] + q[5]) / 3;
+  for (fl_int t = 0; t < ntri && rc >= 0; t++) {
+    // the triangle clipped to every edge of the face (Sutherland-Hodgman in the plane)
+    double X[2 * SPH_MAXV], Y[2 * SPH_MAXV];
+    int nx = 3;
+    memcpy(X, tri + 6 * t, 6 * sizeof(double));
+    for (int v = 0; v < np && nx >= 3; v++) {
+      int w = (v + 1) % np, ny = 0;
+      double ex = P[2 * w] - P[2 * v], ey = P[2 * w + 1] - P[2 * v + 1];
+      for (int i = 0; i < nx; i++) {
+        int j = (i + 1) % nx;
+        double si = -ey * (X[2 * i] - P[2 * v]) + ex * (X[2 * i + 1] - P[2 * v + 1]);
+        double sj = -ey * (X[2 * j] - P[2 * v]) + ex * (X[2 * j + 1] - P[2 * v + 1]);
+        if (si >= 0) {
+          Y[2 * ny] = X[2 * i];
+          Y[2 * ny++ + 1] = X[2 * i + 1];
+        }
+        if ((si >= 0) != (sj >= 0)) {
+          double u = si / (si - sj);
+          Y[2 * ny] = X[2 * i] + u * (X[2 * j] - X[2 * i]);
+          Y[2 * ny + 1] = X[2 * i + 1] + u * (X[2 * j + 1] - X[2 * i + 1]);
+          ny++;
+        }
+      }
+      memcpy(X, Y, 2 * (size_t)ny * sizeof(double));
+      nx = ny;
+    }
+    if (nx < 3) continue;
+    // area and centroid of the (convex, counter-clockwise) polygon
+    double A = 0, cx = 0, cy = 0;
+    for (int i = 0; i < nx; i++) {
+      int j = (i + 1) % nx;
+      double cr = X[2 * i] * X[2 * j + 1] - X[2 * j] * X[2 * i + 1];
+      A += 0.5 * cr;
+      cx += (X[2 * i] + X[2 * j]) * cr / 6;
+      cy += (X[2 * i + 1] + X[2 * j + 1]) * cr / 6;
+    }
+    if (!(A > 1e-14)) continue;
+    cx /= A;
+    cy /= A;
     double rho = sqrt(cx * cx + cy * cy + dc * dc); // |centroid - C|
     double g = E * dc / (r * rho);
-    if (!(A > 1e-14) || !(g > 1e-14)) continue;
+    if (!(g > 1e-14)) continue;
     double c[3];
     for (int k = 0; k < 3; k++) c[k] = foot[k] + cx * t1[k] + cy * t2[k];
-    rc = add_face(faces, nface, cap, c, n, A, E * (1 - rho / r), g, t);
-    if (rc < 0) break;
-    added++;
+    rc = add_face(faces, nface, cap, c, n, A, E * (1 - rho / r), g, tri0 + t);
+    if (rc >= 0) added++;
   }
   fl_free(tri);
   return rc < 0 ? rc : added;
+}
+
+
+/* A compliant sphere against a rigid plane or polyhedron (box, convex hull, the cylinder's
+ * prism): sphere_on_face for the plane, or for every face of the polyhedron; feature ids are
+ * face f's triangles offset by f times the mesh's triangle count. */
+static int patch_sphere(const fl_body *rig, const fl_body *sph, double margin,
+                        fl_hydro_face **faces, fl_int *nface, fl_int *cap) {
+  double Rr[9];
+  fl__body_rot(rig, Rr);
+  int mesh = sph->hydro_mesh ? sph->hydro_mesh : -FL_HYDRO_SPHERE_RINGS;
+  if (rig->shape.type == FL_SHAPE_PLANE) {
+    double n[3] = {Rr[2], Rr[5], Rr[8]};
+    return sphere_on_face(sph, n, rig->pos, NULL, 0, mesh, margin, 0, faces, nface, cap);
+  }
+  const fl_shape *sh = &rig->shape;
+  // far apart: the sphere's reach misses the polyhedron's bounding sphere
+  double d[3] = {sph->pos[0] - rig->pos[0], sph->pos[1] - rig->pos[1], sph->pos[2] - rig->pos[2]};
+  if (fl_v3_norm(d) > sh->radius + sph->shape.size[0] + margin) return 0;
+  int per = mesh > 0 ? mesh : 6 * mesh * mesh, added = 0;
+  double poly[3 * SPH_MAXV];
+  for (fl_int f = 0; f < sh->nface; f++) {
+    int np = (int)(sh->face_ptr[f + 1] - sh->face_ptr[f]);
+    if (np > SPH_MAXV) np = SPH_MAXV; // sphere_on_face refuses it with a message
+    for (int v = 0; v < np; v++) {
+      double y[3];
+      fl_m3_mulv(Rr, sh->vert + 3 * sh->face_vert[sh->face_ptr[f] + v], y);
+      for (int k = 0; k < 3; k++) poly[3 * v + k] = y[k] + rig->pos[k];
+    }
+    double n[3];
+    fl_m3_mulv(Rr, sh->face_normal + 3 * f, n);
+    int rc = sphere_on_face(sph, n, poly, poly, np, mesh, margin, (int)f * per, faces, nface, cap);
+    if (rc < 0) return rc;
+    added += rc;
+  }
+  return added;
 }
 
 
@@ -264,10 +356,11 @@ int fl_hydro_patch(const fl_body *plane, const fl_body *body, double margin, fl_
                    fl_int *nface, fl_int *cap) {
   if (!plane || !body || !faces || !nface || !cap || !(margin >= 0))
     return fl_seterr(FL_ERR_INVAL, "hydro patch: bad arguments");
-  if (plane->shape.type != FL_SHAPE_PLANE || !(body->hydro_modulus > 0)) return FL_ERR_UNSUPPORTED;
-  if (body->shape.type == FL_SHAPE_CYLINDER)
+  if (!(body->hydro_modulus > 0) || plane->hydro_modulus > 0) return FL_ERR_UNSUPPORTED;
+  if (body->shape.type == FL_SHAPE_CYLINDER && plane->shape.type == FL_SHAPE_PLANE)
     return patch_cylinder(plane, body, margin, faces, nface, cap);
-  if (body->shape.type == FL_SHAPE_SPHERE)
+  if (body->shape.type == FL_SHAPE_SPHERE &&
+      (plane->shape.type == FL_SHAPE_PLANE || plane->shape.nface > 0))
     return patch_sphere(plane, body, margin, faces, nface, cap);
   return FL_ERR_UNSUPPORTED;
 }
@@ -279,18 +372,16 @@ int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contac
                       fl_int *nct, fl_int *cap) {
   const fl_body *a = &w->body[i], *b = &w->body[j];
   const fl_body *pl = a, *cy = b;
-  int flip = 0; // the normal must point from body i to body j
-  if (a->hydro_modulus > 0 && b->shape.type == FL_SHAPE_PLANE) {
+  int flip = 0; // the normal must point from body i (the rigid one here) to body j
+  if (a->hydro_modulus > 0) {
     pl = b;
     cy = a;
     flip = 1;
   }
-  if (pl->shape.type != FL_SHAPE_PLANE || !(cy->hydro_modulus > 0) ||
-      (cy->shape.type != FL_SHAPE_CYLINDER && cy->shape.type != FL_SHAPE_SPHERE))
-    return FL_ERR_UNSUPPORTED;
   fl_hydro_face *f = NULL;
   fl_int nf = 0, fcap = 0;
   int rc = fl_hydro_patch(pl, cy, margin, &f, &nf, &fcap);
+  if (rc == FL_ERR_UNSUPPORTED) return rc;
   if (rc >= 0 && nf > 0) rc = grow((void **)ct, cap, *nct + nf, sizeof(fl__contact));
   if (rc >= 0) {
     for (fl_int k = 0; k < nf; k++) {

@@ -321,7 +321,8 @@ static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl
     return jerr(c, p, "expected an object {\"modulus\": E_h (Pa), \"fan\": n or \"rings\": n}");
   FL_TRY(check_keys(c, h, p, keys));
   if (s->type != FL_SHAPE_CYLINDER && s->type != FL_SHAPE_SPHERE)
-    return jerr(c, p, "hydroelastic patches are built for cylinders and spheres only (against planes)");
+    return jerr(c, p, "hydroelastic patches are built for cylinders and spheres only (cylinders against "
+                   "planes, spheres against planes and polyhedra)");
   FL_TRY(get_num(c, h, "modulus", p, 1, 0, 1, 1e15, 0, modulus));
   const cJSON *fan = cJSON_GetObjectItemCaseSensitive(h, "fan");
   const cJSON *rings = cJSON_GetObjectItemCaseSensitive(h, "rings");

@@ -578,3 +578,102 @@ FL_TEST(resting_sphere_depth) {
   fl_world_free(w);
   return 0;
 }
+
+
+/* A compliant sphere on a rigid box: on the middle of the top face the patch is the plane's
+ * (same faces, same pressures); with its centre straight above an edge the top face keeps
+ * exactly half of the disk (the inscribed ring polygon is centrally symmetric) and the side
+ * face, whose plane passes through the centre, gives none; beyond the edge both faces carry. */
+FL_TEST(sphere_on_box_faces) {
+  const double r = 0.05, E = 1e6, dc = r - 0.004, hb = 0.2;
+  fl_world *w = sphere_world(r, E, dc, -8, 1.0);
+  ASSERT(w);
+  fl_shape bs;
+  fl_body_desc d;
+  memset(&d, 0, sizeof d);
+  d.kind = FL_BODY_FIXED;
+  d.quat[0] = 1;
+  d.pos[2] = -hb; // top face at z = 0
+  ASSERT_OK(fl_shape_make_box(hb, hb, hb, &bs));
+  int box = fl_world_add_body(w, &d, &bs);
+  ASSERT(box >= 0);
+  fl_hydro_face *f = NULL;
+  fl_int nf = 0, cap = 0;
+  ASSERT_EQ(fl_hydro_patch(&w->body[0], &w->body[1], 0.0, &f, &nf, &cap), 384);
+  double Fp = 0, Ap = 0;
+  for (fl_int k = 0; k < nf; k++) Fp += f[k].area * f[k].p0, Ap += f[k].area;
+  nf = 0;
+  ASSERT_EQ(fl_hydro_patch(&w->body[box], &w->body[1], 0.0, &f, &nf, &cap), 384);
+  double Fb = 0;
+  for (fl_int k = 0; k < nf; k++) {
+    Fb += f[k].area * f[k].p0;
+    ASSERT_NEAR(f[k].n[2], 1, 1e-15);
+  }
+  ASSERT_NEAR(Fb, Fp, 1e-12 * Fp);
+  // centre above the edge x = hb of the top face
+  w->body[1].pos[0] = hb;
+  nf = 0;
+  ASSERT(fl_hydro_patch(&w->body[box], &w->body[1], 0.0, &f, &nf, &cap) > 0);
+  double Fe = 0, Ae = 0;
+  for (fl_int k = 0; k < nf; k++) {
+    Fe += f[k].area * f[k].p0;
+    Ae += f[k].area;
+    ASSERT_NEAR(f[k].n[2], 1, 1e-15); // only the top face
+    ASSERT(f[k].p[0] <= hb + 1e-15);
+  }
+  ASSERT_NEAR(Ae, Ap / 2, 1e-12 * Ap);
+  ASSERT_NEAR(Fe, Fp / 2, 0.01 * Fp); // the centroid rule on the cut triangles
+  // beyond the edge (centre 2 mm outside and 46 mm above the corner line): both faces
+  w->body[1].pos[0] = hb + 0.002;
+  nf = 0;
+  ASSERT(fl_hydro_patch(&w->body[box], &w->body[1], 0.0, &f, &nf, &cap) > 0);
+  int top = 0, side = 0;
+  for (fl_int k = 0; k < nf; k++) {
+    top += f[k].n[2] > 0.5;
+    side += f[k].n[0] > 0.5;
+    ASSERT(f[k].g > 0 && f[k].area > 0);
+  }
+  ASSERT(top > 0 && side > 0);
+  fl_free(f);
+  fl_world_free(w);
+  return 0;
+}
+
+
+/* The stepper uses the box patch: a hydroelastic ball resting on a box top settles to the depth
+ * it has on a plane. */
+FL_TEST(resting_sphere_on_box) {
+  fl_register_all();
+  const double r = 0.05, E = 1e6, hb = 0.2;
+  double depth[2];
+  for (int on_box = 0; on_box < 2; on_box++) {
+    fl_world *w = sphere_world(r, E, r, 0, 1.0);
+    ASSERT(w);
+    if (on_box) {
+      w->body[0].pos[2] = -1; // the plane out of reach
+      fl_shape bs;
+      fl_body_desc d;
+      memset(&d, 0, sizeof d);
+      d.kind = FL_BODY_FIXED;
+      d.quat[0] = 1;
+      d.pos[2] = -hb;
+      ASSERT_OK(fl_shape_make_box(hb, hb, hb, &bs));
+      ASSERT(fl_world_add_body(w, &d, &bs) >= 0);
+    }
+    w->dt = 1e-3;
+    w->mat[0].tau_d = 0.01;
+    fl_solver *s = NULL;
+    ASSERT_OK(fl_solver_create("sap", &s));
+    ASSERT_OK(fl_solver_set_option(s, "model", "lagged"));
+    for (int k = 0; k < 1000; k++) {
+      fl_step_info info;
+      ASSERT_OK(fl_world_step(w, s, &info));
+      if (k == 999) ASSERT_EQ(info.nc, 216);
+    }
+    depth[on_box] = r - w->body[1].pos[2];
+    fl_solver_destroy(s);
+    fl_world_free(w);
+  }
+  ASSERT_NEAR(depth[1], depth[0], 1e-9);
+  return 0;
+}
