@@ -13,6 +13,7 @@
 #include "solvers/fl_lin.h"
 #include "solvers/fl_solver.h"
 #include "tests/fl_test.h"
+#include "tests/fl_test_stack.h"
 
 //---- problem builders ----
 
@@ -44,65 +45,6 @@ static fl_problem *particle(double m, double mu, const double v0[3], double dt, 
     p->g0[0] = g0;
     p->compliance[0] = c;
   }
-  if (fl_problem_find_cliques(p) != FL_OK) {
-    fl_problem_free(p);
-    return NULL;
-  }
-  return p;
-}
-
-
-/* N cubes of edge h stacked on the ground, masses m[k] from the bottom up, four corner
- * contacts under each cube (normal +z from the lower body to the upper), at rest, touching
- * (phi0 = 0); dofs per body (v, omega) with A = diag(m, m, m, I, I, I), I = m h^2 / 6. */
-static fl_problem *stack(int N, const double *m, double h, double mu, double dt) {
-  int nc = 4 * N, nv = 6 * N;
-  fl_problem *p = NULL;
-  if (fl_problem_alloc(FL_PROBLEM_GLOBAL, nv, nc, 0, 0, &p) != FL_OK) return NULL;
-  p->dt = dt;
-  snprintf(p->name, sizeof p->name, "stack%d", N);
-  fl_int ai[6 * 16], aj[6 * 16];
-  double av[6 * 16];
-  for (int b = 0; b < N; b++)
-    for (int q = 0; q < 6; q++) {
-      ai[6 * b + q] = aj[6 * b + q] = 6 * b + q;
-      av[6 * b + q] = q < 3 ? m[b] : m[b] * h * h / 6;
-    }
-  fl_csr_from_triplets(nv, nv, nv, ai, aj, av, &p->A);
-  // J: per contact row and body, 3 linear and 3 angular entries
-  int cap = 3 * nc * 12, nt = 0;
-  fl_int *ti = malloc(sizeof(fl_int) * (size_t)cap), *tj = malloc(sizeof(fl_int) * (size_t)cap);
-  double *tv = malloc(sizeof(double) * (size_t)cap);
-  const double dirs[3][3] = {{0, 0, 1}, {1, 0, 0}, {0, 1, 0}};
-  for (int b = 0; b < N; b++) {
-    double zc = h / 2 + b * h;
-    for (int c = 0; c < 4; c++) {
-      int i = 4 * b + c;
-      double px = (c & 1 ? 0.5 : -0.5) * h, py = (c & 2 ? 0.5 : -0.5) * h, pz = b * h;
-      for (int rr = 0; rr < 3; rr++) {
-        const double *d = dirs[rr];
-        for (int side = 0; side < 2; side++) {
-          int body = side == 0 ? b : b - 1;
-          if (body < 0) continue;
-          double sg = side == 0 ? 1 : -1, bz = h / 2 + body * h;
-          double r[3] = {px, py, pz - (side == 0 ? zc : bz)}, rxd[3];
-          rxd[0] = r[1] * d[2] - r[2] * d[1];
-          rxd[1] = r[2] * d[0] - r[0] * d[2];
-          rxd[2] = r[0] * d[1] - r[1] * d[0];
-          for (int q = 0; q < 3; q++) {
-            ti[nt] = 3 * i + rr, tj[nt] = 6 * body + q, tv[nt++] = sg * d[q];
-            ti[nt] = 3 * i + rr, tj[nt] = 6 * body + 3 + q, tv[nt++] = sg * rxd[q];
-          }
-        }
-      }
-      p->mu[i] = mu;
-    }
-  }
-  fl_csr_from_triplets(3 * nc, nv, nt, ti, tj, tv, &p->J);
-  free(ti);
-  free(tj);
-  free(tv);
-  for (int b = 0; b < N; b++) p->vstar[6 * b + 2] = -9.81 * dt;
   if (fl_problem_find_cliques(p) != FL_OK) {
     fl_problem_free(p);
     return NULL;
@@ -385,7 +327,7 @@ FL_TEST(stack_records_and_pcr_monotone) {
   // solution every interface separates at u_n = -phi0/dt, so body b rises at (b+1) 1.2 cm/s
   const double m[5] = {8, 64, 512, 4096, 32768};
   double dt = 1.0 / 120, phi0 = -1e-4;
-  fl_problem *p = stack(5, m, 0.5, 0.5, dt);
+  fl_problem *p = fl_test_stack(5, m, 0.5, 0.5, dt, 0.0);
   ASSERT(p);
   for (int i = 0; i < 20; i++) p->phi0[i] = phi0;
   fl_solver *s = NULL;
