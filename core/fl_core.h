@@ -237,6 +237,11 @@ void fl_options_format(const fl_option_desc *d, const void *obj, char *buf, size
 void fl_options_print(const fl_option_desc *table, const void *obj, const char *prefix, FILE *f);
 /* Prints "prefix.key  type  default  range  help" lines. */
 void fl_options_help(const fl_option_desc *table, const char *prefix, FILE *f);
+/* Splits a comma-separated list ("a=1,b=2"; NULL or "" is empty) into at most `max` entries:
+ * the list is copied into buf (n bytes, owned by the caller) and out[k] points into it. Empty
+ * entries are dropped. Returns the entry count, or FL_ERR_INVAL (message quotes the list) when
+ * it does not fit in buf or has more than max entries. */
+int fl_split_list(const char *list, char *buf, size_t n, const char **out, int max);
 
 /*---- time and progress ----*/
 

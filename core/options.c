@@ -228,3 +228,19 @@ void fl_options_help(const fl_option_desc *t, const char *prefix, FILE *f) {
             t->help ? t->help : "");
   }
 }
+
+
+int fl_split_list(const char *list, char *buf, size_t n, const char **out, int max) {
+  if (!list || !*list) return 0;
+  if (!buf || n == 0 || (size_t)snprintf(buf, n, "%s", list) >= n)
+    return fl_seterr(FL_ERR_INVAL, "list '%.60s...' is longer than %zu characters", list,
+                     n ? n - 1 : 0);
+  int k = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (k == max)
+      return fl_seterr(FL_ERR_INVAL, "list '%s' has more than %d entries", list, max);
+    out[k++] = tok;
+  }
+  return k;
+}

@@ -11,15 +11,6 @@
 #include "fl_figure.h"
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
-static int split_list(const char *list, char *buf, size_t n, const char **out, int max) {
-  int k = 0;
-  if (!list || !*list) return 0;
-  snprintf(buf, n, "%s", list);
-  for (char *tok = strtok(buf, ","); tok && k < max; tok = strtok(NULL, ",")) out[k++] = tok;
-  return k;
-}
-
-
 static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
                          const char *scene_set, const fl_solver *s, double duration,
                          const fl_fig_sim *out);
@@ -28,26 +19,18 @@ static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
                     const char *solver, const char *solver_set, double duration,
                     fl_fig_sim *out) {
-  char sbuf[1024], obuf[1024];
-  const char *sset[32], *oset[32];
-  int ns = split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
-  int no = split_list(solver_set, obuf, sizeof obuf, oset, 32);
+  char sbuf[1024];
+  const char *sset[32];
+  int ns = fl_split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
   memset(out, 0, sizeof *out);
   fl_world *w = NULL;
   fl_solver *s = NULL;
   double *val = NULL;
+  if (ns < 0) return ns;
   int rc = fl_scene_create(scene, ns, sset, &w);
   if (rc < 0) return rc;
   rc = fl_solver_create(solver, &s);
-  for (int k = 0; rc >= 0 && k < no; k++) {
-    char *eq = strchr(oset[k], '=');
-    if (!eq) {
-      rc = fl_seterr(FL_ERR_INVAL, "figure: solver setting '%s' lacks '='", oset[k]);
-      break;
-    }
-    *eq = '\0';
-    rc = fl_solver_set_option(s, oset[k], eq + 1);
-  }
+  if (rc >= 0) rc = fl_solver_set_options(s, solver_set);
   fl_int nobs = fl_world_nobs(w);
   if (rc >= 0 && nobs > FL_FIG_SIM_MAXOBS)
     rc = fl_seterr(FL_ERR_INVAL, "figure: scene %s has %d observables (max %d)", scene, (int)nobs,

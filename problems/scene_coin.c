@@ -89,37 +89,20 @@ double fl_coin_eps_star(const double *v, const double *wr, int n, double s_min) 
 }
 
 
-static int split_list(const char *list, char *buf, size_t n, const char **out, int max) {
-  int k = 0;
-  if (!list || !*list) return 0;
-  snprintf(buf, n, "%s", list);
-  for (char *tok = strtok(buf, ","); tok && k < max; tok = strtok(NULL, ",")) out[k++] = tok;
-  return k;
-}
-
-
 int fl_coin_simulate(const char *scene_set, const char *solver, const char *solver_set,
                      fl_coin_run *out, double *t, double *v, double *wr, int cap) {
-  char sbuf[1024], obuf[1024];
-  const char *sset[32], *oset[32];
-  int ns = split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
-  int no = split_list(solver_set, obuf, sizeof obuf, oset, 32);
+  char sbuf[1024];
+  const char *sset[32];
+  int ns = fl_split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
   memset(out, 0, sizeof *out);
   out->t_stop = out->eps_star = NAN;
   fl_world *w = NULL;
   fl_solver *s = NULL;
+  if (ns < 0) return ns;
   int rc = fl_scene_create("spinning_coin", ns, sset, &w);
   if (rc < 0) return rc;
   rc = fl_solver_create(solver, &s);
-  for (int k = 0; rc >= 0 && k < no; k++) {
-    char *eq = strchr(oset[k], '=');
-    if (!eq) {
-      rc = fl_seterr(FL_ERR_INVAL, "coin: solver setting '%s' lacks '='", oset[k]);
-      break;
-    }
-    *eq = '\0';
-    rc = fl_solver_set_option(s, oset[k], eq + 1);
-  }
+  if (rc >= 0) rc = fl_solver_set_options(s, solver_set);
   fl_int coin = fl_world_find_body(w, "coin");
   if (rc >= 0 && coin < 0) rc = fl_seterr(FL_ERR_STATE, "coin: scene has no body 'coin'");
   double R = 0, mug = 0;

@@ -41,22 +41,14 @@ static inline void cross3(const double a[3], const double b[3], double o[3]) {
 static inline double norm3(const double a[3]) { return sqrt(dot3(a, a)); }
 
 
-/* rotation matrix of a (not necessarily unit) quaternion w, x, y, z */
+/* rotation matrix of a (not necessarily unit) quaternion w, x, y, z; identity for a zero or
+ * non-finite one */
 static void quat_mat(const double q[4], double R[9]) {
   double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  double w = 1, x = 0, y = 0, z = 0;
-  if (n > 0 && isfinite(n)) {
-    w = q[0] / n, x = q[1] / n, y = q[2] / n, z = q[3] / n;
-  }
-  R[0] = 1 - 2 * (y * y + z * z);
-  R[1] = 2 * (x * y - w * z);
-  R[2] = 2 * (x * z + w * y);
-  R[3] = 2 * (x * y + w * z);
-  R[4] = 1 - 2 * (x * x + z * z);
-  R[5] = 2 * (y * z - w * x);
-  R[6] = 2 * (x * z - w * y);
-  R[7] = 2 * (y * z + w * x);
-  R[8] = 1 - 2 * (x * x + y * y);
+  double u[4] = {1, 0, 0, 0};
+  if (n > 0 && isfinite(n))
+    for (int k = 0; k < 4; k++) u[k] = q[k] / n;
+  fl_quat_to_mat(u, R);
 }
 
 

@@ -138,6 +138,10 @@ unsigned fl_solver_caps(const fl_solver *s);
  * each with a message naming the solver, key and what was expected. Options may not change
  * between setup and solve (FL_ERR_STATE). */
 int fl_solver_set_option(fl_solver *s, const char *key, const char *value);
+/* Sets every "key=value" of a comma-separated list ("max_iter=1000,sap.model=lagged"; NULL or
+ * "" sets nothing), in order, with fl_solver_set_option. Errors: FL_ERR_INVAL for an entry
+ * without '=' or a list of more than 64 entries or 2047 characters, else fl_solver_set_option's. */
+int fl_solver_set_options(fl_solver *s, const char *list);
 /* Formats one option's current value; FL_ERR_UNKNOWN_OPTION if absent. */
 int fl_solver_get_option(const fl_solver *s, const char *key, char *buf, size_t n);
 /* Prints the resolved configuration ("name.key = value" lines plus the solver's view). */

@@ -179,6 +179,23 @@ int fl_solver_set_option(fl_solver *s, const char *key, const char *value) {
 }
 
 
+int fl_solver_set_options(fl_solver *s, const char *list) {
+  if (!s) return fl_seterr(FL_ERR_INVAL, "fl_solver_set_options: NULL solver");
+  char buf[2048];
+  const char *kv[64];
+  int n = fl_split_list(list, buf, sizeof buf, kv, 64);
+  for (int k = 0; k < n; k++) {
+    char *eq = strchr(kv[k], '=');
+    if (!eq)
+      return fl_seterr(FL_ERR_INVAL, "solver %s: setting '%s' lacks '=' (expected key=value)",
+                       s->ops->name, kv[k]);
+    *eq = '\0';
+    FL_TRY(fl_solver_set_option(s, kv[k], eq + 1));
+  }
+  return n < 0 ? n : FL_OK;
+}
+
+
 int fl_solver_get_option(const fl_solver *s, const char *key, char *buf, size_t n) {
   if (!s || !key || !buf) return fl_seterr(FL_ERR_INVAL, "fl_solver_get_option: NULL argument");
   const char *k = strip_prefix(s, key);

@@ -1,4 +1,6 @@
 /* test_core.c: the core module against closed forms and invariants. */
+#include <string.h>
+
 #include "../core/fl_core.h"
 #include "fl_test.h"
 
@@ -258,5 +260,22 @@ FL_TEST(timer_is_monotonic) {
   fl_progress_update(&p, 5);
   fl_progress_end(&p);
   ASSERT_EQ(p.active, 0);
+  return 0;
+}
+
+
+/* fl_split_list: entries in order, empty ones dropped, and too long or too many is an error. */
+FL_TEST(split_list) {
+  char buf[32];
+  const char *out[3];
+  ASSERT_EQ(fl_split_list(NULL, buf, sizeof buf, out, 3), 0);
+  ASSERT_EQ(fl_split_list("", buf, sizeof buf, out, 3), 0);
+  ASSERT_EQ(fl_split_list("a=1,,b=2", buf, sizeof buf, out, 3), 2);
+  ASSERT(strcmp(out[0], "a=1") == 0 && strcmp(out[1], "b=2") == 0);
+  ASSERT_EQ(fl_split_list("a,b,c,d", buf, sizeof buf, out, 3), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "more than 3 entries");
+  ASSERT_EQ(fl_split_list("a=0123456789012345678901234567890123", buf, sizeof buf, out, 3),
+            FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "longer than 31");
   return 0;
 }

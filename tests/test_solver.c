@@ -180,6 +180,25 @@ FL_TEST(options_unknown) {
 }
 
 
+/* A "key=value,..." list sets each option in order; an entry without '=' names itself. */
+FL_TEST(options_from_a_list) {
+  fl_solver *s;
+  ASSERT_OK(make("pgs", NULL, NULL, &s));
+  ASSERT_OK(fl_solver_set_options(s, "max_iter=7,pgs.omega=1.25"));
+  ASSERT_OK(fl_solver_set_options(s, NULL));
+  char buf[64];
+  ASSERT_OK(fl_solver_get_option(s, "max_iter", buf, sizeof buf));
+  ASSERT(strcmp(buf, "7") == 0);
+  ASSERT_OK(fl_solver_get_option(s, "omega", buf, sizeof buf));
+  ASSERT(atof(buf) == 1.25);
+  ASSERT_EQ(fl_solver_set_options(s, "max_iter=3,omega"), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "'omega' lacks '='");
+  ASSERT_EQ(fl_solver_set_options(s, "omgea=1"), FL_ERR_UNKNOWN_OPTION);
+  fl_solver_destroy(s);
+  return 0;
+}
+
+
 FL_TEST(options_type_errors) {
   fl_solver *s;
   ASSERT_OK(make("pgs", NULL, NULL, &s));
