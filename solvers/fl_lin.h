@@ -109,6 +109,10 @@ const double *fl_lin_history(const fl_lin *l, int *n, const double **nat);
 
 /* Stores one residual; returns 1 when the tolerance is met (iteration may stop). */
 int fl__lin_record(fl_lin *l, double res, double res_nat);
+/* End of iteration `it` with residual res (natural norm res_nat): counts it, records it and
+ * returns 1 with l->stat.reason set when the solve is over (FL_LIN_NAN for a non-finite res,
+ * FL_LIN_CONVERGED at the tolerance), else 0. */
+int fl__lin_step(fl_lin *l, int it, double res, double res_nat);
 /* r = b - K x; returns ||r||_2. */
 double fl__lin_residual(const fl_csr *K, const double *b, const double *x, double *r);
 /* dinv[i] = 1 / K_ii (1 where K_ii <= 0). */

@@ -34,16 +34,7 @@ static int gs_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
       x[i] += omega * dinv[i] * s;
     }
     res = fl__lin_residual(K, b, x, r);
-    l->stat.iters = it;
-    if (!isfinite(res)) {
-      l->stat.reason = FL_LIN_NAN;
-      fl__lin_record(l, res, NAN);
-      return FL_OK;
-    }
-    if (fl__lin_record(l, res, NAN)) {
-      l->stat.reason = FL_LIN_CONVERGED;
-      return FL_OK;
-    }
+    if (fl__lin_step(l, it, res, NAN)) return FL_OK;
   }
   l->stat.reason = FL_LIN_MAX_ITER;
   return FL_OK;

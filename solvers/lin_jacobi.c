@@ -47,16 +47,7 @@ static int jacobi_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
     // update from the current residual, then the residual of the new iterate
     for (fl_int i = 0; i < n; i++) x[i] += omega * dinv[i] * r[i];
     res = fl__lin_residual(K, b, x, r);
-    l->stat.iters = it;
-    if (!isfinite(res)) {
-      l->stat.reason = FL_LIN_NAN;
-      fl__lin_record(l, res, NAN);
-      return FL_OK;
-    }
-    if (fl__lin_record(l, res, NAN)) {
-      l->stat.reason = FL_LIN_CONVERGED;
-      return FL_OK;
-    }
+    if (fl__lin_step(l, it, res, NAN)) return FL_OK;
   }
   l->stat.reason = FL_LIN_MAX_ITER;
   return FL_OK;

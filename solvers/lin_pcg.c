@@ -49,16 +49,7 @@ static int pcg_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
     }
     double rz_new = fl__lin_dot(n, r, z);
     double res = sqrt(fl__lin_dot(n, r, r));
-    l->stat.iters = it;
-    if (!isfinite(res)) {
-      l->stat.reason = FL_LIN_NAN;
-      fl__lin_record(l, res, NAN);
-      return FL_OK;
-    }
-    if (fl__lin_record(l, res, sqrt(fabs(rz_new)))) {
-      l->stat.reason = FL_LIN_CONVERGED;
-      return FL_OK;
-    }
+    if (fl__lin_step(l, it, res, sqrt(fabs(rz_new)))) return FL_OK;
     if (rz == 0) break;
     double beta = rz_new / rz;
     rz = rz_new;

@@ -57,16 +57,7 @@ static int pcr_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
     fl_csr_gemv(K, 1.0, z, 0.0, kz);
     double zkz_new = fl__lin_dot(n, z, kz);
     double res = sqrt(fl__lin_dot(n, r, r));
-    l->stat.iters = it;
-    if (!isfinite(res)) {
-      l->stat.reason = FL_LIN_NAN;
-      fl__lin_record(l, res, NAN);
-      return FL_OK;
-    }
-    if (fl__lin_record(l, res, sqrt(fabs(fl__lin_dot(n, r, z))))) {
-      l->stat.reason = FL_LIN_CONVERGED;
-      return FL_OK;
-    }
+    if (fl__lin_step(l, it, res, sqrt(fabs(fl__lin_dot(n, r, z))))) return FL_OK;
     double beta = zkz_new / zkz;
     zkz = zkz_new;
     for (fl_int i = 0; i < n; i++) {

@@ -220,6 +220,21 @@ int fl__lin_record(fl_lin *l, double res, double res_nat) {
 }
 
 
+int fl__lin_step(fl_lin *l, int it, double res, double res_nat) {
+  l->stat.iters = it;
+  if (!isfinite(res)) {
+    l->stat.reason = FL_LIN_NAN;
+    fl__lin_record(l, res, NAN);
+    return 1;
+  }
+  if (fl__lin_record(l, res, res_nat)) {
+    l->stat.reason = FL_LIN_CONVERGED;
+    return 1;
+  }
+  return 0;
+}
+
+
 double fl__lin_dot(fl_int n, const double *a, const double *b) {
   double s = 0;
   for (fl_int i = 0; i < n; i++) s += a[i] * b[i];
