@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "fl_harness.h"
 
 #define MAXSOLV 16

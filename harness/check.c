@@ -22,7 +22,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "fl_harness.h"
 
 enum { NQ = 9, MAXSTEPS = 4096 };

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "fl_figure.h"
 #include "fl_harness.h"
 

@@ -19,7 +19,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "fl_harness.h"
 
 #define EXIT_USAGE 2

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "../solvers/fl_lin.h"
 #include "fl_figure.h"
 

@@ -5,7 +5,7 @@
  *                    lagged model, Jacobi with a converging budget) from 20 m/s, with the theory
  *                    0.653 (uniform disk, Farkas et al. 2003) and the seed's discrete 0.64426 as
  *                    reference lines; plus eps(t) of one run against the exact uniform-disk
- *                    trajectory (problems/farkas.c)
+ *                    trajectory (sim/farkas.c)
  *   masterjohn-fig6  relative trajectory error against dt (fan patch) and against mesh size
  *                    (ring patches, dt 1 ms), each against a finer reference run of the same
  *                    solver, with least-squares slopes
@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../problems/fl_hydro.h"
+#include "../sim/fl_hydro.h"
 #include "fl_figure.h"
 
 typedef struct {

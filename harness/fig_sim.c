@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "fl_figure.h"
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */

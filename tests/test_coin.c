@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../problems/fl_hydro.h"
-#include "../problems/fl_world.h"
+#include "../sim/fl_hydro.h"
+#include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"
 #include "fl_test.h"
 

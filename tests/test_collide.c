@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "../core/fl_core.h"
-#include "../problems/fl_geometry.h"
+#include "../sim/fl_geometry.h"
 #include "fl_test.h"
 
 static const double q_id[4] = {1, 0, 0, 0};

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "problems/fl_world.h"
+#include "sim/fl_world.h"
 #include "solvers/fl_lin.h"
 #include "solvers/fl_solver.h"
 #include "tests/fl_test.h"

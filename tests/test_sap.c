@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../problems/fl_problem.h"
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"
 #include "fl_test.h"
 
@@ -855,7 +855,7 @@ FL_TEST(fclib_global_converges_local_unsupported) {
 }
 
 
-//---- scenes (problems/fl_world.h) ----
+//---- scenes (sim/fl_world.h) ----
 
 typedef struct scene_run {
   int steps, fails, nonmono, max_iters, sum_iters, max_nc;

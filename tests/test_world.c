@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../problems/fl_world.h"
+#include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"
 #include "fl_test.h"
 

@@ -1,5 +1,5 @@
 /* world_impl.h: what the world's own files share (world.c, joints.c, stepper.c,
- * observables.c, scenes*.c, scene_json.c). Never included outside problems/ and tests/.
+ * observables.c, scenes*.c, scene_json.c). Never included outside sim/ and tests/.
  */
 #ifndef FL_WORLD_IMPL_H
 #define FL_WORLD_IMPL_H

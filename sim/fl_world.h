@@ -39,7 +39,7 @@
 #include "../core/fl_core.h"
 #include "../solvers/fl_solver.h"
 #include "fl_geometry.h"
-#include "fl_problem.h"
+#include "../problems/fl_problem.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -99,7 +99,7 @@ typedef struct fl_body {
   double quat0[4];
   double size;        /* characteristic length (m): twice the bounding radius (INFINITY for planes) */
   fl_int dof;         /* first generalized velocity, -1 for fixed and prescribed bodies */
-  /* extension (problems/fl_hydro.h): E_h > 0 makes a cylinder a compliant hydroelastic body
+  /* extension (sim/fl_hydro.h): E_h > 0 makes a cylinder a compliant hydroelastic body
    * whose contact with a plane is a pressure-field patch; set after fl_world_add_body */
   double hydro_modulus; /* hydroelastic modulus E_h (Pa); 0: ordinary point contact */
   int hydro_mesh;       /* patch tessellation (fl_hydro_disk_mesh): n > 0 fan, n < 0 rings */

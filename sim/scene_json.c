@@ -311,7 +311,7 @@ static int parse_shape(const jctx *c, const cJSON *s, const char *path, fl_shape
 
 
 /* "hydroelastic": {"modulus": E_h (Pa), "fan": n | "rings": n} on a cylinder or a sphere
- * (problems/fl_hydro.h; no mesh key: the shape's default) */
+ * (sim/fl_hydro.h; no mesh key: the shape's default) */
 static int parse_hydro(const jctx *c, const cJSON *h, const char *path, const fl_shape *s,
                        double *modulus, int *mesh) {
   static const char *const keys[] = {"modulus", "fan", "rings", NULL};

@@ -1,5 +1,5 @@
 /* scenes_impl.h: what the scene files share (scenes.c, scenes_more.c, scenes_arch_data.c).
- * Never included outside problems/ and tests/.
+ * Never included outside sim/ and tests/.
  */
 #ifndef FL_SCENES_IMPL_H
 #define FL_SCENES_IMPL_H

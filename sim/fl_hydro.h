@@ -1,7 +1,7 @@
 /* fl_hydro.h: hydroelastic contact patches (seed 002, Masterjohn et al. 2022), the spinning
  * coin and its exact reference (Farkas, Bartels, Unger, Wolf, PRL 2003).
  *
- * Hydroelastic patch (problems/hydroelastic.c). A body with hydro_modulus E_h > 0 is compliant:
+ * Hydroelastic patch (sim/hydroelastic.c). A body with hydro_modulus E_h > 0 is compliant:
  * it carries a pressure field that is zero on its surface and E_h on its medial axis, linear
  * along the normal in between. For a cylinder (radius R, half length h) the region next to a
  * cap has the field p(x) = E_h d(x)/hf, d the depth of x below the cap plane and hf = min(h, R)
@@ -73,7 +73,7 @@ typedef struct fl_hydro_face {
 int fl_hydro_patch(const fl_body *plane, const fl_body *body, double margin, fl_hydro_face **faces,
                    fl_int *nface, fl_int *cap);
 
-/*---- Farkas reference (problems/farkas.c) ----*/
+/*---- Farkas reference (sim/farkas.c) ----*/
 
 /* Complete elliptic integrals of the first and second kind, K(k) and E(k), of modulus
  * 0 <= k < 1 by the arithmetic-geometric mean (to rounding); k = 1 gives K = INFINITY, E = 1.
@@ -102,7 +102,7 @@ double fl_patch_eps_star(const double *xy, const double *wgt, int n, double R);
 int fl_farkas_integrate(double v0, double omega0, double R, double mu, double g, double dt_out,
                         int nout, double *v, double *omega, double *t_stop, double *eps_end);
 
-/*---- the spinning coin (problems/scene_coin.c) ----*/
+/*---- the spinning coin (sim/scene_coin.c) ----*/
 
 /* A coin run: the scene spinning_coin with `scene_set` overrides ("key=value,..." or NULL),
  * stepped with solver `solver` (options `solver_set` likewise) until it has stopped or the
