@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../sim/fl_fem.h"
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
 
@@ -39,13 +40,15 @@ typedef struct run_args {
   int every;                      /* observables every k steps */
   const char *out;
   int force;
+  int vtk;           /* > 0: deformable meshes as VTK every vtk steps */
+  const char *staging; /* the results' staging folder (set once it exists) */
 } run_args;
 
 
 static void usage(FILE *f) {
   fprintf(f,
     "usage: frictionlab run PROBLEM|FILE.json [--solver a,b] [--steps N] [--set key=value]...\n"
-    "                       [--out DIR] [--every K] [--force]\n"
+    "                       [--out DIR] [--every K] [--vtk K] [--force]\n"
     "\n"
     "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
     "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
@@ -58,9 +61,12 @@ static void usage(FILE *f) {
     "  --set key=value  a scene parameter (mu=0.2, scene.dt=0.01, heavy_stack.n=3), or a\n"
     "                   solver option for every solver (max_iter=20, warm_start=1) or for one\n"
     "                   (pgs.omega=1.2). Scene files take scene.dt, scene.duration,\n"
-    "                   scene.margin. Repeatable.\n"
+    "                   scene.margin and scene.fem_solve=full|schur. Repeatable.\n"
     "  --out DIR        results folder (default results/runs/run-<problem>-<date>-<time>)\n"
     "  --every K        observables.csv every K steps (default 1)\n"
+    "  --vtk K          every deformable body's mesh every K steps (and the last) as VTK:\n"
+    "                   vtk/<solver>/<body>_<step>.vtu with point velocities and per-tet von\n"
+    "                   Mises stress, and <body>.pvd, the time series ParaView opens\n"
     "  --force          replace an existing --out folder\n"
     "\n"
     "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
@@ -75,7 +81,7 @@ static int is_json(const char *s) {
 
 
 // scene parameters a scene file accepts through --set
-static const char *const json_keys[] = {"dt", "duration", "margin", NULL};
+static const char *const json_keys[] = {"dt", "duration", "margin", "fem_solve", NULL};
 
 
 /* 1 when `key` (before '=') names a scene parameter; strips "scene." or "<scene>." */
@@ -134,11 +140,12 @@ static int parse_args(int argc, char **argv, run_args *a) {
       a->input = arg;
       continue;
     }
-    static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every", NULL};
+    static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every",
+                                         "--vtk", NULL};
     const char *name = NULL, *value = NULL;
     if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
       fprintf(stderr, "frictionlab run: unknown argument '%s'; expected --solver, --steps, "
-                      "--set, --out, --every, --force, --help, or a problem\n", arg);
+                      "--set, --out, --every, --vtk, --force, --help, or a problem\n", arg);
       return EXIT_USAGE;
     }
     if (!value || !*value) {
@@ -161,6 +168,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
         return EXIT_USAGE;
       }
       a->steps = n;
+    } else if (strcmp(name, "--vtk") == 0) {
+      char *end;
+      long n = strtol(value, &end, 10);
+      if (*end || n < 1 || n > 1000000000L) {
+        fprintf(stderr, "frictionlab run: --vtk '%s': expected an integer >= 1\n", value);
+        return EXIT_USAGE;
+      }
+      a->vtk = (int)n;
     } else if (strcmp(name, "--every") == 0) {
       char *end;
       long n = strtol(value, &end, 10);
@@ -234,11 +249,15 @@ static int make_world(const run_args *a, fl_world **out) {
     if (kl == 2 && strncmp(kv, "dt", 2) == 0 && ok && v > 0) w->dt = v;
     else if (kl == 8 && strncmp(kv, "duration", 8) == 0 && ok) w->duration = v;
     else if (kl == 6 && strncmp(kv, "margin", 6) == 0 && ok) w->margin = v;
+    else if (kl == 9 && strncmp(kv, "fem_solve", 9) == 0 && !strcmp(eq + 1, "full"))
+      w->fem_solve = FL_FEM_FULL;
+    else if (kl == 9 && strncmp(kv, "fem_solve", 9) == 0 && !strcmp(eq + 1, "schur"))
+      w->fem_solve = FL_FEM_SCHUR;
     else {
       fl_world_free(w);
       return fl_seterr(FL_ERR_UNKNOWN_OPTION,
                        "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
-                       "number", a->input, kv);
+                       "number, or fem_solve=full|schur", a->input, kv);
     }
   }
   *out = w;
@@ -298,6 +317,64 @@ static void default_out(const char *input, char *buf, size_t n) {
 }
 
 
+//---- VTK frames of deformable bodies ----
+
+typedef struct vtk_series {
+  int nframe, cap;
+  double *t;
+  char (*file)[96];
+} vtk_series;
+
+
+/* Writes body k's frame of step `step` and records it; the .pvd is rewritten at the end. */
+static int vtk_frame(const run_args *a, const char *sname, fl_world *w, long step,
+                     vtk_series *ser) {
+  char dir[1024], path[1200];
+  snprintf(dir, sizeof dir, "%s/vtk", a->staging);
+  mkdir(dir, 0777);
+  snprintf(dir, sizeof dir, "%s/vtk/%s", a->staging, sname);
+  mkdir(dir, 0777);
+  for (fl_int k = 0; k < w->nfem; k++) {
+    vtk_series *s = &ser[k];
+    if (s->nframe == s->cap) {
+      int nc = s->cap ? 2 * s->cap : 64;
+      double *t = fl_realloc(s->t, (size_t)nc * sizeof(double));
+      if (!t) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+      s->t = t;
+      void *f = fl_realloc(s->file, (size_t)nc * sizeof *s->file);
+      if (!f) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+      s->file = f;
+      s->cap = nc;
+    }
+    snprintf(s->file[s->nframe], sizeof s->file[0], "%.40s_%06ld.vtu", w->fem[k]->name, step);
+    snprintf(path, sizeof path, "%s/%s", dir, s->file[s->nframe]);
+    FL_TRY(fl_fem_write_vtu(w, (int)k, path));
+    s->t[s->nframe++] = w->t;
+  }
+  return FL_OK;
+}
+
+
+static int vtk_finish(const run_args *a, const char *sname, const fl_world *w, vtk_series *ser) {
+  int rc = FL_OK;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    vtk_series *s = &ser[k];
+    if (rc >= 0 && s->nframe > 0) {
+      char path[1200];
+      const char **files = fl_malloc((size_t)s->nframe * sizeof(char *));
+      if (!files) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+      for (int f = 0; f < s->nframe; f++) files[f] = s->file[f];
+      snprintf(path, sizeof path, "%s/vtk/%s/%.40s.pvd", a->staging, sname, w->fem[k]->name);
+      rc = fl_pvd_write(path, s->nframe, s->t, files);
+      fl_free(files);
+    }
+    fl_free(s->t);
+    fl_free(s->file);
+  }
+  return rc;
+}
+
+
 //---- one solver's simulation ----
 
 typedef struct run_summary {
@@ -324,11 +401,21 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     val = fl_malloc((size_t)(nobs > 0 ? nobs : 1) * sizeof(double));
     if (!val) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   }
+  vtk_series *ser = NULL;
+  if (rc >= 0 && a->vtk > 0 && w->nfem > 0) {
+    ser = fl_calloc((size_t)w->nfem, sizeof *ser);
+    if (!ser) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+    if (rc >= 0) rc = vtk_frame(a, sname, w, 0, ser);
+  }
   double t0 = fl_time_now();
   for (long k = 0; rc >= 0 && k < nsteps; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
     if (rc < 0) break;
+    if (ser && ((k + 1) % a->vtk == 0 || k == nsteps - 1)) {
+      rc = vtk_frame(a, sname, w, k + 1, ser);
+      if (rc < 0) break;
+    }
     rc = fl_world_observe(w, val);
     if (rc < 0) break;
     sum->steps++;
@@ -384,6 +471,11 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     fl_progress_update(bar, bar0 + k + 1);
   }
   sum->wall_s = fl_time_now() - t0;
+  if (ser) {
+    int rv = vtk_finish(a, sname, w, ser);
+    if (rc >= 0) rc = rv;
+    fl_free(ser);
+  }
   if (rc < 0) {
     snprintf(sum->error, sizeof sum->error, "%s: %s", fl_errname(rc), fl_errmsg());
   } else if (final && sum->steps > 0) {
@@ -454,6 +546,7 @@ int fl_cmd_run(int argc, char **argv) {
     fl_free(obs_header);
     return 1;
   }
+  a.staging = fl_results_staging(res);
   FILE *steps = fl_results_file(res, "steps.csv");
   FILE *iters = fl_results_file(res, "iters.csv");
   FILE *obs = fl_results_file(res, "observables.csv");

@@ -26,7 +26,7 @@ static const fl_figure_recipe *const registry[] = {
   &fl_fig_macklin15, &fl_fig_macklin18, &fl_fig_macklin19, &fl_fig_macklin20, &fl_fig_macklin22,
   &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
   &pend_han4,      &fl_fig_han5,      &pend_hantab1,    &fl_fig_masterjohn5, &fl_fig_masterjohn6,
-  &fl_fig_zong3,     NULL};
+  &fl_fig_zong3,     &fl_fig_zong6,     NULL};
 
 
 const fl_figure_recipe *const *fl_figures(void) { return registry; }

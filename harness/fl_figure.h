@@ -133,6 +133,7 @@ extern const fl_figure_recipe fl_fig_macklin31;
 extern const fl_figure_recipe fl_fig_masterjohn5; /* fig_masterjohn.c */
 extern const fl_figure_recipe fl_fig_masterjohn6;
 extern const fl_figure_recipe fl_fig_zong3;
+extern const fl_figure_recipe fl_fig_zong6;
 extern const fl_figure_recipe fl_fig_han5;
 
 

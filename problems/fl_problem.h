@@ -78,6 +78,10 @@ typedef struct fl_problem {
   double *gamma_guess; /* (3 nc + nh) warm-start impulses offered by the stepper, or NULL;
                           NULL after fl_problem_alloc; if set, allocated with fl_malloc and
                           owned (freed) by the problem */
+  double *adiag_hint;  /* (nv) or NULL: the diagonal of the unreduced dynamics matrix at each
+                          dof, where A is a Schur complement (deformable bodies, sim/fl_fem.h),
+                          for estimates that must not depend on how a body is condensed (SAP's
+                          Delassus estimate); NULL means diag(A). Owned like gamma_guess */
 
   /*---- per bilateral row ----*/
   double *g0;         /* (nh) constraint error at the start of the step (m or rad) */

@@ -123,6 +123,7 @@ void fl_problem_free(fl_problem *p) {
   fl_csr_free(p->J);
   fl_csr_free(p->W);
   fl_free(p->gamma_guess);
+  fl_free(p->adiag_hint);
   fl_free(p->buffer_);
   fl_free(p);
 }
@@ -553,6 +554,7 @@ int fl_problem_validate(const fl_problem *p, const char *where) {
     }
   }
   if (p->gamma_guess) FL_TRY(check_finite(p->gamma_guess, nrow, where, "gamma_guess"));
+  if (p->adiag_hint) FL_TRY(check_finite(p->adiag_hint, p->nv, where, "adiag_hint"));
   return FL_OK;
 }
 

@@ -177,8 +177,12 @@ typedef enum fl_obs_kind {
                          unit vector (3), theta (rad), mu, g (m/s^2) */
   FL_OBS_CHAIN = 4,   /* bodies linked by joints: stretch (sum of the distances between
                          consecutive bodies over the same sum at the start, minus 1), tip height */
-  FL_OBS_COIN = 5     /* one disk sliding and spinning on the ground: v (m/s, speed across up),
+  FL_OBS_COIN = 5,    /* one disk sliding and spinning on the ground: v (m/s, speed across up),
                          omega (rad/s, spin about up), eps = v/(|omega| R); param: R */
+  FL_OBS_FORCE = 6    /* rigid bodies: the total contact force on each from the last solved
+                         step (N, world frame: <body>_fx, _fy, _fz), gamma / dt summed over its
+                         contacts with rigid and deformable bodies (the one observable taken
+                         from the solver's impulses, since a force has no other measure) */
 } fl_obs_kind;
 
 typedef struct fl_obs_group {
@@ -191,6 +195,14 @@ typedef struct fl_obs_group {
 /*---- the world ----*/
 
 typedef struct fl_world_impl fl_world_impl; /* stepper scratch (world.c, stepper.c) */
+typedef struct fl_fem_body fl_fem_body;     /* a deformable body (sim/fl_fem.h) */
+
+/* How deformable bodies are presented to solvers (sim/fl_fem.h). */
+typedef enum fl_fem_solve {
+  FL_FEM_FULL = 0, /* the sparse block of every free dof */
+  FL_FEM_SCHUR = 1 /* the Schur complement on the participating dofs (seed 000 sec. VI) */
+} fl_fem_solve;
+#define FL_FEM_SOLVE_CHOICES "full|schur"
 
 typedef struct fl_world {
   char name[64];
@@ -214,10 +226,15 @@ typedef struct fl_world {
   fl_force *force;
   fl_int ngroup, cap_group;
   fl_obs_group *group;
+  fl_int nfem, cap_fem;
+  fl_fem_body **fem;     /* deformable bodies (sim/fl_fem.h), owned */
 
   /* stepper settings */
   int compute_metrics;  /* 1 (default): fill fl_step_info.met after each solve */
   int observe_geometry; /* 1 (default): observables run a narrow phase for penetrations */
+  fl_fem_solve fem_solve; /* FL_FEM_SCHUR (default) or FL_FEM_FULL */
+  int fem_allow_inversion; /* 0 (default): a tet with det F <= 0 after a step stops the run
+                             with FL_ERR_STATE naming step, body and element; 1: continue */
 
   fl_world_impl *impl;  /* stepper state, allocated on first use */
 } fl_world;
@@ -259,7 +276,8 @@ int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *bo
  * forgets warm-start data. Scenes call it when they are built. */
 void fl_world_reset_start(fl_world *w);
 
-/* Number of generalized velocities (6 per dynamic body). */
+/* Number of generalized velocities of the full problem (6 per dynamic body, plus the free
+ * dofs of deformable bodies). */
 fl_int fl_world_nv(const fl_world *w);
 
 /*---- stepper ----*/

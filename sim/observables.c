@@ -6,12 +6,15 @@
  * displacement of a dynamic body from its start), kinetic, potential (-m g.x), energy, linear
  * momentum px..pz, angular momentum about the origin Lx..Lz, joint_err (largest position error
  * of a joint row, m); then drift_<body> per dynamic body when there are at most 32.
- * Groups (fl_obs_kind): stack, arch, slope, chain; see fl_world.h and docs/scenes.md.
+ * Then, per deformable body (at most 32): elastic_<body> (J) and mindetF_<body> (smallest det F
+ * of its tets). Groups (fl_obs_kind): stack, arch, slope, chain, coin, force; see fl_world.h and
+ * docs/scenes.md.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "fl_fem.h"
 #include "world_impl.h"
 
 static const char *common_names[] = {"t",  "contacts", "pen_max", "drift_max", "kinetic",
@@ -38,6 +41,7 @@ static fl_int group_count(const fl_obs_group *g) {
   case FL_OBS_SLOPE: return 3;
   case FL_OBS_CHAIN: return 2;
   case FL_OBS_COIN: return 3;
+  case FL_OBS_FORCE: return 3 * g->n;
   }
   return 0;
 }
@@ -48,6 +52,7 @@ static int build_names(fl_world *w) {
   fl_world_impl *m = w->impl;
   if (m->nobs > 0) return FL_OK;
   fl_int nd = ndynamic(w), n = NCOMMON + (nd <= DRIFT_BODIES_MAX ? nd : 0);
+  n += w->nfem <= DRIFT_BODIES_MAX ? 2 * w->nfem : 0;
   for (fl_int g = 0; g < w->ngroup; g++) n += group_count(&w->group[g]);
   fl_free(m->obs_name);
   m->obs_name = fl_malloc((size_t)n * sizeof *m->obs_name);
@@ -56,6 +61,10 @@ static int build_names(fl_world *w) {
   for (int i = 0; i < NCOMMON; i++) snprintf(m->obs_name[k++], 40, "%s", common_names[i]);
   for (fl_int i = 0; nd <= DRIFT_BODIES_MAX && i < w->nbody; i++) {
     if (w->body[i].kind == FL_BODY_DYNAMIC) snprintf(m->obs_name[k++], 40, "drift_%.31s", w->body[i].name);
+  }
+  for (fl_int i = 0; w->nfem <= DRIFT_BODIES_MAX && i < w->nfem; i++) {
+    snprintf(m->obs_name[k++], 40, "elastic_%.31s", w->fem[i]->name);
+    snprintf(m->obs_name[k++], 40, "mindetF_%.31s", w->fem[i]->name);
   }
   for (fl_int gi = 0; gi < w->ngroup; gi++) {
     const fl_obs_group *g = &w->group[gi];
@@ -67,6 +76,7 @@ static int build_names(fl_world *w) {
                    : g->kind == FL_OBS_ARCH  ? "arch"
                    : g->kind == FL_OBS_SLOPE ? "slope"
                    : g->kind == FL_OBS_COIN  ? "coin"
+                   : g->kind == FL_OBS_FORCE ? "force"
                                              : "chain";
     if (same) snprintf(pre, sizeof pre, "%s%d", kn, same + 1);
     else snprintf(pre, sizeof pre, "%s", kn);
@@ -96,6 +106,12 @@ static int build_names(fl_world *w) {
       snprintf(m->obs_name[k++], 40, "%s_v", pre);
       snprintf(m->obs_name[k++], 40, "%s_omega", pre);
       snprintf(m->obs_name[k++], 40, "%s_eps", pre);
+      break;
+    case FL_OBS_FORCE:
+      for (fl_int i = 0; i < g->n; i++) {
+        for (int c = 0; c < 3; c++)
+          snprintf(m->obs_name[k++], 40, "%.30s_f%c", w->body[g->body[i]].name, "xyz"[c]);
+      }
       break;
     }
   }
@@ -178,6 +194,23 @@ static double body_displacement(const fl_body *b) {
 }
 
 
+/* Total contact force (N, world) on rigid body j from the last solved step's impulses. */
+static void contact_force(const fl_world *w, fl_int j, double f[3]) {
+  f[0] = f[1] = f[2] = 0;
+  const fl_world_impl *m = w->impl;
+  if (!m || !m->prob || !m->solved) return;
+  const fl_problem *p = m->prob;
+  for (fl_int c = 0; c < p->nc; c++) {
+    double s = 0;
+    if (c < m->nct) s = (m->ct[c].b == j) - (m->ct[c].a == j);
+    else if (m->fct[c - m->nct].a.body == j) s = -1;
+    if (s == 0) continue;
+    const double *fr = p->frame + 9 * c, *g = m->gamma + 3 * c;
+    for (int q = 0; q < 3; q++) f[q] += s * (fr[q] * g[0] + fr[3 + q] * g[1] + fr[6 + q] * g[2]) / p->dt;
+  }
+}
+
+
 //---- evaluation ----
 
 int fl_world_observe(fl_world *w, double *val) {
@@ -221,6 +254,13 @@ int fl_world_observe(fl_world *w, double *val) {
       double d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
       val[k++] = fl_v3_norm(d);
     }
+  }
+  for (fl_int i = 0; w->nfem <= DRIFT_BODIES_MAX && i < w->nfem; i++) {
+    double el = NAN, jmin = NAN;
+    FL_TRY(fl_fem_energy(w, (int)i, NULL, &el, NULL));
+    FL_TRY(fl_fem_von_mises(w, (int)i, NULL, &jmin));
+    val[k++] = el;
+    val[k++] = jmin;
   }
 
   // up is against gravity (z when there is none)
@@ -320,6 +360,13 @@ int fl_world_observe(fl_world *w, double *val) {
       val[k++] = (fabs(wz) * R > 0) ? v / (fabs(wz) * R) : NAN;
       break;
     }
+    case FL_OBS_FORCE:
+      for (fl_int i = 0; i < g->n; i++) {
+        double f[3];
+        contact_force(w, g->body[i], f);
+        for (int c = 0; c < 3; c++) val[k++] = f[c];
+      }
+      break;
     }
   }
   return FL_OK;

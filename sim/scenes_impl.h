@@ -45,5 +45,6 @@ extern const fl_scene_desc fl__capsule_lean_scene;
 extern const fl_scene_desc fl__table_pile_scene;
 extern const fl_scene_desc fl__granular_scene;
 extern const fl_scene_desc fl__spinning_coin_scene; /* scene_coin.c */
+extern const fl_scene_desc fl__elastic_cube_scene;  /* scene_fem.c */
 
 #endif /* FL_SCENES_IMPL_H */

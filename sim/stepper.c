@@ -7,6 +7,8 @@
  *             velocity of b relative to a at the contact point, u_n > 0 separating; joint rows;
  *             the velocity of prescribed bodies goes into b; previous impulses matched by
  *             (body pair, feature id) into gamma_guess
+ *   deformable bodies (fem.c, fem_collide.c): their contacts come after the rigid ones, their
+ *             dofs and cliques after the rigid bodies' (full sparse block or Schur complement)
  *   solve     the named solver through solvers/fl_solver.h, guess v = v* + A^-1 J^T gamma_guess
  *   integrate x += dt v, q <- normalize(q + dt/2 (0, w) q) (fl_quat_integrate)
  */
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fl_fem.h"
 #include "world_impl.h"
 
 //---- scratch growth ----
@@ -192,12 +195,98 @@ static int ndyn(const fl_world *w, fl_int a, fl_int b) {
 }
 
 
+//---- rows of contacts with deformable bodies ----
+
+/* Columns a side can put in one row: 6 for a dynamic rigid body, 3 per mesh vertex. */
+static fl_int side_width(const fl_world *w, const fl__side *s) {
+  if (s->fem >= 0) return 3 * s->nvert;
+  return (s->body >= 0 && w->body[s->body].dof >= 0) ? 6 : 0;
+}
+
+
+static int side_material(const fl_world *w, const fl__side *s) {
+  return s->fem >= 0 ? w->fem[s->fem]->material : w->body[s->body].material;
+}
+
+
+static fl_int side_clique(const fl_world *w, const fl__side *s) {
+  if (s->fem >= 0) return fl__fem_clique(w, s->fem);
+  fl_int d = w->body[s->body].dof;
+  return d >= 0 ? d / 6 : -1;
+}
+
+
+/* Warm-start id of a side: the rigid body, or the deformable body after all rigid ones. */
+static fl_int side_key(const fl_world *w, const fl__side *s) {
+  return s->fem >= 0 ? fl__fem_key(w, s->fem) : s->body;
+}
+
+
+/* Coefficients of side s along d times sign into cols/vals; returns their number. */
+static int side_row(const fl_world *w, const fl__side *s, const fl__fcontact *ct,
+                    const double d[3], double sign, fl_int *cols, double *vals, double *bconst) {
+  if (s->fem >= 0) return fl__fem_side_row(w, s, d, sign, cols, vals, bconst);
+  const fl_body *b = &w->body[s->body];
+  double r[3], cr[3], j[6];
+  for (int k = 0; k < 3; k++) r[k] = ct->p[k] - b->pos[k];
+  fl_v3_cross(r, d, cr);
+  for (int k = 0; k < 3; k++) {
+    j[k] = sign * d[k];
+    j[3 + k] = sign * cr[k];
+  }
+  if (b->dof < 0) {
+    *bconst += body_rate(w, s->body, j);
+    return 0;
+  }
+  for (int k = 0; k < 6; k++) {
+    cols[k] = b->dof + k;
+    vals[k] = j[k];
+  }
+  return 6;
+}
+
+
+/* Row of J for the velocity of side b minus side a along d (columns sorted, duplicates
+ * merged); returns the constant term of prescribed motion. */
+static double put_frow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
+                       const fl__fcontact *ct, const double d[3]) {
+  fl_int cols[24];
+  double vals[24], bconst = 0;
+  int n = side_row(w, &ct->a, ct, d, -1.0, cols, vals, &bconst);
+  n += side_row(w, &ct->b, ct, d, 1.0, cols + n, vals + n, &bconst);
+  for (int i = 1; i < n; i++) {
+    fl_int c = cols[i];
+    double v = vals[i];
+    int k = i - 1;
+    while (k >= 0 && cols[k] > c) {
+      cols[k + 1] = cols[k];
+      vals[k + 1] = vals[k];
+      k--;
+    }
+    cols[k + 1] = c;
+    vals[k + 1] = v;
+  }
+  for (int i = 0; i < n; i++) {
+    if (*nnz > J->rowptr[row] && J->col[*nnz - 1] == cols[i]) {
+      J->val[*nnz - 1] += vals[i];
+      continue;
+    }
+    J->col[*nnz] = cols[i];
+    J->val[(*nnz)++] = vals[i];
+  }
+  J->rowptr[row + 1] = *nnz;
+  return bconst;
+}
+
+
 int fl_world_prepare(fl_world *w, fl_step_info *info) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
   double t0 = fl_time_now(), c0 = cpu_now();
   fl_int npairs = 0;
   FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
+  m->nfct = 0;
+  if (w->nfem > 0) FL_TRY(fl__fem_collide(w, w->margin, &m->fct, &m->nfct, &m->cap_fct));
   double t1 = fl_time_now(), c1 = cpu_now();
 
   //---- sizes ----
@@ -208,7 +297,9 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
       nv = w->body[i].dof + 6;
     }
   }
-  fl_int nc = m->nct, nh = 0;
+  fl_int nv_rigid = nv, ncl_rigid = ncl;
+  if (w->nfem > 0) FL_TRY(fl__fem_prepare(w, m->fct, m->nfct, &nv, &ncl));
+  fl_int nc = m->nct + m->nfct, nh = 0;
   for (fl_int j = 0; j < w->njoint; j++) nh += fl_joint_nrows(&w->joint[j]);
   fl_problem_free(m->prob);
   m->prob = NULL;
@@ -227,7 +318,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     return fl_seterr(FL_ERR_STATE, "stepper: fl_problem_alloc gave no clique arrays");
 
   //---- A, v0, v*: one 6x6 clique per dynamic body ----
-  int rc = fl_csr_alloc(nv, nv, 12 * ncl, &p->A);
+  int rc = fl_csr_alloc(nv, nv, 12 * ncl_rigid + (w->nfem > 0 ? fl__fem_nnz(w) : 0), &p->A);
   if (rc < 0) return rc;
   fl_csr *A = p->A;
   fl_int nnz = 0, cl = 0;
@@ -280,12 +371,22 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
       p->vstar[d + 3 + k] = b->omega[k] + w->dt * dw[k];
     }
   }
+  if (w->nfem > 0) {
+    // the unreduced diagonal (fl_problem.h) so that SAP regularizes full and Schur alike
+    p->adiag_hint = fl_malloc((size_t)(nv > 0 ? nv : 1) * sizeof(double));
+    if (!p->adiag_hint) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+    A->nnz = nnz;
+    for (fl_int i = 0; i < nv_rigid; i++) p->adiag_hint[i] = fl_csr_get(A, i, i);
+    fl__fem_fill(w, p, &nnz);
+  }
   A->nnz = nnz;
   if (ncl > 0) p->clique_ptr[ncl] = nv;
 
   //---- J: 3 rows per contact, then the joints' rows ----
   fl_int jnnz = 0;
-  for (fl_int c = 0; c < nc; c++) jnnz += 18 * ndyn(w, m->ct[c].a, m->ct[c].b);
+  for (fl_int c = 0; c < m->nct; c++) jnnz += 18 * ndyn(w, m->ct[c].a, m->ct[c].b);
+  for (fl_int c = 0; c < m->nfct; c++)
+    jnnz += 3 * (side_width(w, &m->fct[c].a) + side_width(w, &m->fct[c].b));
   for (fl_int j = 0; j < w->njoint; j++)
     jnnz += 6 * fl_joint_nrows(&w->joint[j]) * ndyn(w, w->joint[j].body_a, w->joint[j].body_b);
   rc = fl_csr_alloc(3 * nc + nh, nv, jnnz, &p->J);
@@ -314,7 +415,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   }
 
   int matched = 0;
-  for (fl_int c = 0; c < nc; c++) {
+  for (fl_int c = 0; c < m->nct; c++) {
     const fl__contact *ct = &m->ct[c];
     const fl_body *ba = &w->body[ct->a], *bb = &w->body[ct->b];
     double fr[9], ra[3], rb[3];
@@ -350,6 +451,31 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     p->feature[c] = ct->feature;
     // warm start from the impulse of the same features last step
     const fl__wskey *hit = key_find(m, ct->a, ct->b, ct->feature);
+    if (hit && p->gamma_guess) {
+      memcpy(p->gamma_guess + 3 * c, m->ws_gamma + 3 * hit->idx, 3 * sizeof(double));
+      matched++;
+    }
+  }
+  for (fl_int f = 0; f < m->nfct; f++) {
+    fl_int c = m->nct + f;
+    const fl__fcontact *ct = &m->fct[f];
+    double fr[9];
+    memcpy(fr, ct->n, 3 * sizeof(double));
+    fl_v3_tangents(ct->n, fr + 3, fr + 6);
+    for (int r = 0; r < 3; r++)
+      p->b[3 * c + r] = put_frow(w, J, 3 * c + r, &nnz, ct, fr + 3 * r);
+    const double *L = law + 3 * (side_material(w, &ct->a) * nm + side_material(w, &ct->b));
+    p->phi0[c] = ct->phi;
+    p->mu[c] = L[0];
+    p->stiffness[c] = L[1];
+    p->tau_d[c] = L[2];
+    fl_int qa = side_clique(w, &ct->a), qb = side_clique(w, &ct->b);
+    p->clique_a[c] = qa < qb ? qa : qb;
+    p->clique_b[c] = qa < qb ? qb : qa;
+    memcpy(p->point + 3 * c, ct->p, 3 * sizeof(double));
+    memcpy(p->frame + 9 * c, fr, 9 * sizeof(double));
+    p->feature[c] = ct->feature;
+    const fl__wskey *hit = key_find(m, side_key(w, &ct->a), side_key(w, &ct->b), ct->feature);
     if (hit && p->gamma_guess) {
       memcpy(p->gamma_guess + 3 * c, m->ws_gamma + 3 * hit->idx, 3 * sizeof(double));
       matched++;
@@ -398,6 +524,15 @@ void fl_world_solution(const fl_world *w, const double **v, const double **gamma
 
 //---- solve and integrate ----
 
+/* First problem dof after the rigid bodies'. */
+static fl_int fem_first_dof(const fl_world *w) {
+  fl_int nv = 0;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    if (w->body[i].dof >= 0) nv = w->body[i].dof + 6;
+  }
+  return nv;
+}
+
 int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
   fl_world_impl *m = w->impl;
   if (!m || !m->prob)
@@ -436,6 +571,10 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
         vb[3 + k] = p->vstar[b->dof + 3 + k] + dw[k];
       }
     }
+    if (w->nfem > 0) {
+      FL_TRY(fl__fem_apply_Ainv(w, m->v));
+      for (fl_int i = fem_first_dof(w); i < nv; i++) m->v[i] += p->vstar[i];
+    }
     int rc = fl_solver_setup(s, p);
     if (rc < 0) return rc;
     rc = fl_solver_solve(s, p, m->v, m->gamma, &res);
@@ -457,7 +596,12 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     m->ws_gamma = g;
   }
   for (fl_int c = 0; c < p->nc; c++) {
-    m->ws[c] = (fl__wskey){m->ct[c].a, m->ct[c].b, m->ct[c].feature, c};
+    if (c < m->nct) {
+      m->ws[c] = (fl__wskey){m->ct[c].a, m->ct[c].b, m->ct[c].feature, c};
+    } else {
+      const fl__fcontact *f = &m->fct[c - m->nct];
+      m->ws[c] = (fl__wskey){side_key(w, &f->a), side_key(w, &f->b), f->feature, c};
+    }
     memcpy(m->ws_gamma + 3 * c, m->gamma + 3 * c, 3 * sizeof(double));
   }
   m->nws = p->nc;
@@ -482,6 +626,7 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     for (int k = 0; k < 3; k++) b->pos[k] += dt * b->vel[k];
     fl_quat_integrate(b->quat, b->omega, dt);
   }
+  if (w->nfem > 0) FL_TRY(fl__fem_finish(w, m->v));
   w->t += dt;
   double t2 = fl_time_now();
   if (info) {

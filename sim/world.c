@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fl_fem.h"
 #include "world_impl.h"
 
 //---- growable arrays ----
@@ -120,6 +121,7 @@ int fl_world_create(fl_world **out) {
   w->mu_rule = FL_MU_HARMONIC;
   w->compute_metrics = 1;
   w->observe_geometry = 1;
+  w->fem_solve = FL_FEM_SCHUR;
   int rc = fl_world_add_material(w, "default", 0.5, INFINITY, 0);
   if (rc < 0) {
     fl_world_free(w);
@@ -140,6 +142,8 @@ void fl_world_free(fl_world *w) {
   fl_free(w->joint);
   fl_free(w->force);
   fl_free(w->group);
+  for (fl_int k = 0; k < w->nfem; k++) fl__fem_free(w->fem[k]);
+  fl_free(w->fem);
   fl_world_impl *m = w->impl;
   if (m) {
     fl_free(m->lo);
@@ -154,6 +158,7 @@ void fl_world_free(fl_world *w) {
     fl_free(m->ws_gh);
     fl_free(m->obs_name);
     fl_free(m->obs_ct);
+    fl_free(m->fct);
     fl_free(m);
   }
   fl_free(w);
@@ -172,6 +177,10 @@ fl_int fl_world_nv(const fl_world *w) {
   fl_int nv = 0;
   for (fl_int i = 0; i < w->nbody; i++) {
     if (w->body[i].kind == FL_BODY_DYNAMIC) nv += 6;
+  }
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *b = w->fem[k];
+    for (fl_int d = 0; d < b->ndof; d++) nv += !b->held[d];
   }
   return nv;
 }
@@ -398,7 +407,7 @@ int fl_world_add_force(fl_world *w, const fl_force *f) {
 
 int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
                        const double *param, int nparam) {
-  if (kind < FL_OBS_STACK || kind > FL_OBS_COIN || n < 1 || nparam < 0 || nparam > 8)
+  if (kind < FL_OBS_STACK || kind > FL_OBS_FORCE || n < 1 || nparam < 0 || nparam > 8)
     return fl_seterr(FL_ERR_INVAL, "observable group: kind %d with %d bodies and %d parameters",
                      (int)kind, (int)n, nparam);
   for (fl_int i = 0; i < n; i++) {
@@ -425,6 +434,10 @@ void fl_world_reset_start(fl_world *w) {
   for (fl_int i = 0; i < w->nbody; i++) {
     memcpy(w->body[i].pos0, w->body[i].pos, sizeof w->body[i].pos);
     memcpy(w->body[i].quat0, w->body[i].quat, sizeof w->body[i].quat);
+  }
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_fem_body *b = w->fem[k];
+    memcpy(b->x_start, b->x, (size_t)b->ndof * sizeof(double));
   }
   w->t = 0;
   w->step = 0;
@@ -453,6 +466,28 @@ void fl_world_energy_momentum(const fl_world *w, double *kinetic, double *potent
     for (int k = 0; k < 3; k++) {
       P[k] += mv[k];
       Lt[k] += xp[k] + Iwo[k];
+    }
+  }
+  // deformable bodies: kinetic and gravitational energy, momentum and its moment (elastic
+  // energy is not included; fl_fem_energy reports it)
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *b = w->fem[k];
+    double kf = 0, pf = 0;
+    fl_fem_energy(w, (int)k, &kf, NULL, &pf);
+    ke += kf;
+    pe += pf;
+    const fl_csr *M = b->M;
+    for (fl_int r = 0; r < M->nrow; r += 3) {
+      double mv[3] = {0, 0, 0}, xp[3];
+      for (int c = 0; c < 3; c++) {
+        for (fl_int q = M->rowptr[r + c]; q < M->rowptr[r + c + 1]; q++)
+          mv[c] += M->val[q] * b->v[M->col[q]];
+      }
+      fl_v3_cross(b->x + r, mv, xp);
+      for (int c = 0; c < 3; c++) {
+        P[c] += mv[c];
+        Lt[c] += xp[c];
+      }
     }
   }
   if (kinetic) *kinetic = ke;

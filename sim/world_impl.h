@@ -22,6 +22,24 @@ typedef struct fl__wskey {
   fl_int idx; /* index into the impulse array it came from */
 } fl__wskey;
 
+/* One side of a contact with a deformable body: a rigid body, or up to 3 vertices of a mesh
+ * with barycentric weights (the side's velocity is sum_k wt[k] v[vert[k]]). */
+typedef struct fl__side {
+  fl_int body;  /* rigid body index, or -1 */
+  fl_int fem;   /* deformable body index, or -1 */
+  int nvert;
+  fl_int vert[3];
+  double wt[3];
+} fl__side;
+
+/* A contact involving a deformable body (sim/fem_collide.c): normal from side a to side b. */
+typedef struct fl__fcontact {
+  fl__side a, b;
+  double p[3], n[3]; /* world point midway between the surfaces, unit normal a -> b */
+  double phi;        /* signed distance (m) */
+  int64_t feature;   /* the vertex of side b (stable across steps) */
+} fl__fcontact;
+
 struct fl_world_impl {
   /* collision scratch, grown as needed */
   fl_int cap_aabb;
@@ -45,6 +63,10 @@ struct fl_world_impl {
   char (*obs_name)[40];
   fl_int nobs_ct, cap_obs_ct;
   fl__contact *obs_ct;    /* contacts found by the observables (margin 0) */
+  /* deformable bodies: their contacts of the prepared problem (after the rigid ones) */
+  fl_int nfct, cap_fct;
+  fl__fcontact *fct;
+  double fem_geometry_s;  /* CPU time of the last fl__fem_collide */
 };
 
 /* Makes sure w->impl exists. */
@@ -80,5 +102,37 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ct, fl_int *nct, f
 int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contact **ct,
                       fl_int *nct, fl_int *cap);
 
+/*---- deformable bodies (fem.c, fem_collide.c) ----*/
+
+/* Warm-start id of a deformable body k in contact keys (after every rigid body). */
+static inline fl_int fl__fem_key(const fl_world *w, fl_int k) { return w->nbody + k; }
+
+/* Contacts of deformable bodies with rigid bodies and with each other (phi <= margin) into
+ * *ct (count *nct, capacity *cap, grown with fl_realloc). */
+int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, fl_int *cap);
+
+/* Per deformable body, for the step about to be assembled: marks participating dofs (from
+ * the contacts), assembles A and the elastic forces, factors, computes v*; assigns the
+ * body's problem dofs from *nv on (advancing it) and its clique from *ncl on. */
+int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv, fl_int *ncl);
+/* Number of stored entries of the bodies' blocks of A (for sizing the problem's A). */
+fl_int fl__fem_nnz(const fl_world *w);
+/* Appends the bodies' rows of A (after the rigid rows, which end at *nnz) and fills v0, v*,
+ * clique_ptr/clique_dof/dof_clique for their dofs. */
+void fl__fem_fill(const fl_world *w, fl_problem *p, fl_int *nnz);
+/* Problem clique of body k for this step, or -1 when it has no dofs in the problem. */
+fl_int fl__fem_clique(const fl_world *w, fl_int k);
+/* Coefficients of the velocity of side s along d, times sign, as (problem dof, value) pairs
+ * appended at cols/vals (returns how many, <= 9), and the contribution of held dofs to the
+ * constant term through *bconst. */
+int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], double sign,
+                     fl_int *cols, double *vals, double *bconst);
+/* In place on the bodies' slots of x (nv): x <- A^-1 x (their blocks of the problem's A). */
+int fl__fem_apply_Ainv(const fl_world *w, double *x);
+/* After the solve: recovers the non-participating velocities (schur), sets every vertex
+ * velocity (held dofs at their prescribed value), integrates x += dt v, checks inversion. */
+int fl__fem_finish(fl_world *w, const double *v);
+/* Frees body k and its scratch. */
+void fl__fem_free(fl_fem_body *b);
 
 #endif /* FL_WORLD_IMPL_H */

@@ -452,12 +452,15 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
     const fl_int *S = d->dof + d->dptr[k];
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B = d->Jb + d->jptr[k];
-    // w = ||J_k diag(A)^-1 J_k^T||_F / n (the Jacobi estimate of the Delassus block)
+    // w = ||J_k diag(A)^-1 J_k^T||_F / n (the Jacobi estimate of the Delassus block), with the
+    // unreduced diagonal where A is a Schur complement, so that a condensed body gets the
+    // same regularization as the full one
+    const double *ad = p->adiag_hint ? p->adiag_hint : d->Adiag;
     double fro = 0.0;
     for (fl_int i = 0; i < n; i++)
       for (fl_int j = 0; j < n; j++) {
         double wij = 0.0;
-        for (fl_int a = 0; a < m; a++) wij += B[i * m + a] * B[j * m + a] / d->Adiag[S[a]];
+        for (fl_int a = 0; a < m; a++) wij += B[i * m + a] * B[j * m + a] / ad[S[a]];
         fro += wij * wij;
       }
     double w = sqrt(fro) / (double)n;

@@ -1,0 +1,811 @@
+/* fem.c: deformable bodies in the world: creation, boundary conditions, the per-step
+ * assembly of A and v* (seed 000 eq. 8-11), the Schur complement of the participating dofs
+ * (eq. 14-16) and the recovery and integration after the solve (eq. 15). See fl_fem.h.
+ *
+ * Per body and step (dofs: 3 per vertex, "free" = not held):
+ *   elements   R0 = polar(F(q0)) per tet (lagged rotation), f_e(q0) and K(q0), and
+ *              A = (1 + alpha dt) M + dt (dt + beta) K assembled over all dofs
+ *   residual   r = -m(vbar) = dt (f_e + f_ext) - (A - M) vbar - M (vbar - v0), vbar = v0 on
+ *              free dofs and v_held on held ones
+ *   factor     A_ff with the participating dofs last (fl_schur): S and the solve
+ *   v*         v*_f = v0_f + A_ff^-1 r_f
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fl_fem.h"
+#include "fl_schur.h"
+#include "world_impl.h"
+
+/* Step scratch of one body. */
+typedef struct fl_fem_step {
+  fl_int nfree;
+  fl_int *free;       /* (nfree) dof of each free position */
+  fl_int *fidx;       /* (ndof) free position of each dof, -1 if held */
+  fl_int np;
+  fl_int *part;       /* (np) participating free positions, ascending */
+  fl_int *ppos;       /* (nfree) participating position of each free position, -1 if not */
+  fl_int off;         /* first problem dof, -1 when the body has none this step */
+  fl_int nprob;       /* problem dofs (nfree in full mode, np in schur mode) */
+  fl_int clique;
+  int schur;          /* presented as a Schur complement this step */
+  fl_csr *A;          /* (ndof x ndof) A over all dofs */
+  fl_csr *Aff;        /* (nfree x nfree) */
+  fl_schur *fac;      /* factor of Aff, participating last */
+  double *vstar;      /* (nfree) */
+  double *v0;         /* (nfree) */
+  double *wa, *wb;    /* (ndof) work */
+  double element_s, schur_s, recover_s;
+} fl_fem_step;
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+
+static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
+  if (need <= *cap) return FL_OK;
+  fl_int nc = *cap ? *cap : 4;
+  while (nc < need) nc *= 2;
+  void *p = fl_realloc(*arr, (size_t)nc * elem);
+  if (!p) return fl_seterr(FL_ERR_NOMEM, "fem: out of memory (%d items)", (int)nc);
+  *arr = p;
+  *cap = nc;
+  return FL_OK;
+}
+
+
+//---- creation ----
+
+void fl__fem_free(fl_fem_body *b) {
+  if (!b) return;
+  fl_fem_step *st = (fl_fem_step *)b->st;
+  if (st) {
+    fl_free(st->free);
+    fl_free(st->fidx);
+    fl_free(st->part);
+    fl_free(st->ppos);
+    fl_csr_free(st->A);
+    fl_csr_free(st->Aff);
+    fl_schur_free(st->fac);
+    fl_free(st->vstar);
+    fl_free(st->v0);
+    fl_free(st->wa);
+    fl_free(st->wb);
+    fl_free(st);
+  }
+  fl_mesh_free(b->mesh);
+  fl_free(b->x);
+  fl_free(b->v);
+  fl_free(b->x_start);
+  fl_free(b->held);
+  fl_free(b->v_held);
+  fl_free(b->f_node);
+  fl_free(b->DmInv);
+  fl_free(b->vol);
+  fl_csr_free(b->M);
+  fl_free(b);
+}
+
+
+/* Mass matrix of linear tets: consistent rho V/20 (1 + delta_ab) I3 per vertex pair, or its
+ * row sums rho V/4 I3 on the diagonal (lumped). */
+static int build_mass(fl_fem_body *b) {
+  const fl_mesh *m = b->mesh;
+  fl_int nt = b->lumped ? 12 * m->ntet : 48 * m->ntet;
+  fl_int *ti = fl_malloc((size_t)nt * sizeof(fl_int)), *tj = fl_malloc((size_t)nt * sizeof(fl_int));
+  double *tv = fl_malloc((size_t)nt * sizeof(double));
+  if (!ti || !tj || !tv) {
+    fl_free(ti);
+    fl_free(tj);
+    fl_free(tv);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory for the mass matrix", b->name);
+  }
+  fl_int k = 0;
+  b->mass = 0;
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    double me = b->density * b->vol[e];
+    b->mass += me;
+    for (int i = 0; i < 4; i++) {
+      for (int j = 0; j < 4; j++) {
+        if (b->lumped && i != j) continue;
+        double val = b->lumped ? me / 4 : me * (i == j ? 2.0 : 1.0) / 20;
+        for (int c = 0; c < 3; c++) {
+          ti[k] = 3 * t[i] + c;
+          tj[k] = 3 * t[j] + c;
+          tv[k++] = val;
+        }
+      }
+    }
+  }
+  int rc = fl_csr_from_triplets(b->ndof, b->ndof, k, ti, tj, tv, &b->M);
+  fl_free(ti);
+  fl_free(tj);
+  fl_free(tv);
+  return rc;
+}
+
+
+int fl_world_add_fem(fl_world *w, const fl_fem_desc *d, fl_mesh **meshp) {
+  fl_mesh *mesh = meshp ? *meshp : NULL;
+  if (meshp) *meshp = NULL;
+  char nm[32];
+  if (d && d->name) snprintf(nm, sizeof nm, "%s", d->name);
+  else snprintf(nm, sizeof nm, "fem%d", (int)w->nfem);
+  int rc = FL_OK;
+  if (!d || !mesh) {
+    fl_mesh_free(mesh);
+    return fl_seterr(FL_ERR_INVAL, "deformable body %s: no description or mesh", nm);
+  }
+  char where[64];
+  snprintf(where, sizeof where, "deformable body %s", nm);
+  if ((rc = fl_fem_material_check(&d->model, where)) < 0) goto fail_mesh;
+  if (!(d->density > 0) || !isfinite(d->density)) {
+    rc = fl_seterr(FL_ERR_INVAL, "%s: density = %g, expected a finite number > 0 (kg/m^3)",
+                   where, d->density);
+    goto fail_mesh;
+  }
+  if (!(d->alpha >= 0) || !(d->beta >= 0) || !isfinite(d->alpha) || !isfinite(d->beta)) {
+    rc = fl_seterr(FL_ERR_INVAL, "%s: Rayleigh alpha = %g, beta = %g, expected finite numbers >= 0",
+                   where, d->alpha, d->beta);
+    goto fail_mesh;
+  }
+  if (d->material < 0 || d->material >= w->nmat) {
+    rc = fl_seterr(FL_ERR_INVAL, "%s: material %d out of range [0, %d)", where, d->material,
+                   (int)w->nmat);
+    goto fail_mesh;
+  }
+  for (int c = 0; c < 3; c++) {
+    if (!isfinite(d->pos[c]) || !isfinite(d->vel[c])) {
+      rc = fl_seterr(FL_ERR_INVAL, "%s: pos and vel must be finite", where);
+      goto fail_mesh;
+    }
+  }
+  fl_fem_body *b = fl_calloc(1, sizeof *b);
+  if (!b) {
+    rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory", where);
+    goto fail_mesh;
+  }
+  snprintf(b->name, sizeof b->name, "%s", nm);
+  b->mesh = mesh;
+  mesh = NULL;
+  b->model = d->model;
+  b->density = d->density;
+  b->alpha = d->alpha;
+  b->beta = d->beta;
+  b->material = d->material;
+  b->plane_strain = d->plane_strain != 0;
+  b->lumped = d->lumped != 0;
+  b->f_t0 = b->f_t1 = 0;
+  memcpy(b->pos, d->pos, sizeof b->pos);
+  fl_mesh *m = b->mesh;
+  b->ndof = 3 * m->nvert;
+  size_t nd = (size_t)b->ndof;
+  b->x = fl_malloc(nd * sizeof(double));
+  b->v = fl_malloc(nd * sizeof(double));
+  b->x_start = fl_malloc(nd * sizeof(double));
+  b->held = fl_calloc(nd, 1);
+  b->v_held = fl_calloc(nd, sizeof(double));
+  b->f_node = fl_calloc(nd, sizeof(double));
+  b->DmInv = fl_malloc((size_t)m->ntet * 9 * sizeof(double));
+  b->vol = fl_malloc((size_t)m->ntet * sizeof(double));
+  b->st = fl_calloc(1, sizeof(fl_fem_step));
+  if (!b->x || !b->v || !b->x_start || !b->held || !b->v_held || !b->f_node || !b->DmInv ||
+      !b->vol || !b->st) {
+    rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory", where);
+    goto fail_body;
+  }
+  // rest positions moved by pos; every tet's rest shape checked
+  for (fl_int i = 0; i < m->nvert; i++) {
+    for (int c = 0; c < 3; c++) {
+      m->X[3 * i + c] += d->pos[c];
+      b->x[3 * i + c] = b->x_start[3 * i + c] = m->X[3 * i + c];
+      b->v[3 * i + c] = d->vel[c];
+    }
+  }
+  for (fl_int e = 0; e < m->ntet; e++) {
+    double Xe[12];
+    for (int a = 0; a < 4; a++) memcpy(Xe + 3 * a, m->X + 3 * m->tet[4 * e + a], 3 * sizeof(double));
+    if ((rc = fl_fem_tet_rest(Xe, b->DmInv + 9 * e, b->vol + e)) < 0) {
+      rc = fl_seterr(rc, "%s: tet %d: %s", where, (int)e, fl_errmsg());
+      goto fail_body;
+    }
+  }
+  if (b->plane_strain) {
+    // out-of-plane velocities held at zero (seed 000: no drift from round-off)
+    for (fl_int i = 0; i < m->nvert; i++) {
+      b->held[3 * i + 2] = 1;
+      b->v[3 * i + 2] = 0;
+    }
+  }
+  if ((rc = build_mass(b)) < 0) goto fail_body;
+  if ((rc = grow((void **)&w->fem, &w->cap_fem, w->nfem + 1, sizeof(fl_fem_body *))) < 0)
+    goto fail_body;
+  w->fem[w->nfem] = b;
+  return w->nfem++;
+
+fail_body:
+  fl__fem_free(b);
+  return rc;
+fail_mesh:
+  fl_mesh_free(mesh);
+  return rc;
+}
+
+
+int fl_world_find_fem(const fl_world *w, const char *name) {
+  for (fl_int k = 0; k < w->nfem; k++) {
+    if (strcmp(w->fem[k]->name, name) == 0) return (int)k;
+  }
+  return -1;
+}
+
+
+//---- boundary conditions and loads ----
+
+static int check_body(const fl_world *w, int k, const char *what) {
+  if (k < 0 || k >= w->nfem)
+    return fl_seterr(FL_ERR_INVAL, "%s: deformable body %d out of range [0, %d)", what, k,
+                     (int)w->nfem);
+  return FL_OK;
+}
+
+
+int fl_fem_hold_vertices(fl_world *w, int k, fl_int n, const fl_int *idx, int axes,
+                         const double vel[3]) {
+  FL_TRY(check_body(w, k, "hold"));
+  fl_fem_body *b = w->fem[k];
+  if (axes <= 0 || axes > 7)
+    return fl_seterr(FL_ERR_INVAL, "deformable body %s: hold axes %d, expected 1..7 (x=1, y=2, z=4)",
+                     b->name, axes);
+  if (n <= 0)
+    return fl_seterr(FL_ERR_INVAL, "deformable body %s: hold selects no vertex", b->name);
+  double v[3] = {0, 0, 0};
+  if (vel) memcpy(v, vel, sizeof v);
+  for (int c = 0; c < 3; c++) {
+    if (!isfinite(v[c]))
+      return fl_seterr(FL_ERR_INVAL, "deformable body %s: hold velocity must be finite", b->name);
+  }
+  for (fl_int i = 0; i < n; i++) {
+    if (idx[i] < 0 || idx[i] >= b->mesh->nvert)
+      return fl_seterr(FL_ERR_INVAL, "deformable body %s: hold vertex %d out of range [0, %d)",
+                       b->name, (int)idx[i], (int)b->mesh->nvert);
+  }
+  for (fl_int i = 0; i < n; i++) {
+    for (int c = 0; c < 3; c++) {
+      if (!(axes & (1 << c))) continue;
+      fl_int dof = 3 * idx[i] + c;
+      b->held[dof] = 1;
+      b->v_held[dof] = (b->plane_strain && c == 2) ? 0 : v[c];
+      b->v[dof] = b->v_held[dof];
+    }
+  }
+  return (int)n;
+}
+
+
+int fl_fem_hold_box(fl_world *w, int k, const double lo[3], const double hi[3], int axes,
+                    const double vel[3]) {
+  FL_TRY(check_body(w, k, "hold"));
+  fl_fem_body *b = w->fem[k];
+  fl_int *idx = NULL, n = 0;
+  FL_TRY(fl_mesh_select_box(b->mesh, lo, hi, 1e-9, &idx, &n));
+  int rc;
+  if (n == 0)
+    rc = fl_seterr(FL_ERR_INVAL,
+                   "deformable body %s: the hold box [%g %g %g]..[%g %g %g] contains no vertex",
+                   b->name, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+  else rc = fl_fem_hold_vertices(w, k, n, idx, axes, vel);
+  fl_free(idx);
+  return rc;
+}
+
+
+int fl_fem_add_nodal_force(fl_world *w, int k, fl_int n, const fl_int *idx, const double f[3],
+                           double t0, double t1) {
+  FL_TRY(check_body(w, k, "nodal force"));
+  fl_fem_body *b = w->fem[k];
+  if (!isfinite(f[0]) || !isfinite(f[1]) || !isfinite(f[2]) || !isfinite(t0) || !isfinite(t1))
+    return fl_seterr(FL_ERR_INVAL, "deformable body %s: nodal force and ramp must be finite",
+                     b->name);
+  for (fl_int i = 0; i < n; i++) {
+    if (idx[i] < 0 || idx[i] >= b->mesh->nvert)
+      return fl_seterr(FL_ERR_INVAL, "deformable body %s: force vertex %d out of range [0, %d)",
+                       b->name, (int)idx[i], (int)b->mesh->nvert);
+  }
+  for (fl_int i = 0; i < n; i++) {
+    for (int c = 0; c < 3; c++) b->f_node[3 * idx[i] + c] += f[c];
+  }
+  b->f_t0 = t0;
+  b->f_t1 = t1;
+  return FL_OK;
+}
+
+
+//---- per-step assembly ----
+
+/* Positions of tet e's vertices (12). */
+static void tet_x(const fl_fem_body *b, const double *x, fl_int e, double xe[12]) {
+  const fl_int *t = b->mesh->tet + 4 * e;
+  for (int a = 0; a < 4; a++) memcpy(xe + 3 * a, x + 3 * t[a], 3 * sizeof(double));
+}
+
+
+/* Elastic forces f_e(q0) (ndof, into fe) and the triplets of A = c_m M_e + c_k K_e. */
+static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion, double *fe) {
+  fl_fem_step *st = (fl_fem_step *)b->st;
+  const fl_mesh *m = b->mesh;
+  fl_int nt = 144 * m->ntet;
+  fl_int *ti = fl_malloc((size_t)nt * sizeof(fl_int)), *tj = fl_malloc((size_t)nt * sizeof(fl_int));
+  double *tv = fl_malloc((size_t)nt * sizeof(double));
+  if (!ti || !tj || !tv) {
+    fl_free(ti);
+    fl_free(tj);
+    fl_free(tv);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory assembling", b->name);
+  }
+  memset(fe, 0, (size_t)b->ndof * sizeof(double));
+  int bad = -1;
+  double bad_J = 0;
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    double xe[12], F[9], R0[9], f[12], K[144], J = 1;
+    tet_x(b, b->x, e, xe);
+    fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
+    fl_fem_polar_rotation(F, R0);
+    fl_fem_tet_eval(&b->model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1, f, K, &J);
+    if (!(J > 0) && bad < 0) {
+      bad = (int)e;
+      bad_J = J;
+    }
+    double me = b->density * b->vol[e];
+    fl_int k0 = 144 * e;
+    for (int i = 0; i < 4; i++) {
+      for (int c = 0; c < 3; c++) fe[3 * t[i] + c] += f[3 * i + c];
+      for (int j = 0; j < 4; j++) {
+        double mij = b->lumped ? (i == j ? me / 4 : 0) : me * (i == j ? 2.0 : 1.0) / 20;
+        for (int r = 0; r < 3; r++) {
+          for (int c = 0; c < 3; c++) {
+            fl_int q = k0 + 36 * i + 9 * j + 3 * r + c;
+            ti[q] = 3 * t[i] + r;
+            tj[q] = 3 * t[j] + c;
+            tv[q] = c_k * K[(3 * i + r) * 12 + 3 * j + c] + (r == c ? c_m * mij : 0);
+          }
+        }
+      }
+    }
+  }
+  fl_csr_free(st->A);
+  st->A = NULL;
+  int rc = fl_csr_from_triplets(b->ndof, b->ndof, nt, ti, tj, tv, &st->A);
+  fl_free(ti);
+  fl_free(tj);
+  fl_free(tv);
+  if (rc < 0) return rc;
+  if (bad >= 0 && !allow_inversion)
+    return fl_seterr(FL_ERR_STATE, "deformable body %s: tet %d is inverted at the start of the step (det F = %.3g); set "
+                     "fem_allow_inversion to continue", b->name, bad, bad_J);
+  return FL_OK;
+}
+
+
+/* Rows and columns of A at the free positions. */
+static int extract_free(fl_fem_body *b) {
+  fl_fem_step *st = (fl_fem_step *)b->st;
+  const fl_csr *A = st->A;
+  fl_int nnz = 0;
+  for (fl_int i = 0; i < st->nfree; i++) {
+    fl_int r = st->free[i];
+    for (fl_int q = A->rowptr[r]; q < A->rowptr[r + 1]; q++) nnz += st->fidx[A->col[q]] >= 0;
+  }
+  fl_csr_free(st->Aff);
+  st->Aff = NULL;
+  FL_TRY(fl_csr_alloc(st->nfree, st->nfree, nnz, &st->Aff));
+  fl_csr *B = st->Aff;
+  nnz = 0;
+  B->rowptr[0] = 0;
+  for (fl_int i = 0; i < st->nfree; i++) {
+    fl_int r = st->free[i];
+    // fidx is increasing in the dof, so columns stay sorted
+    for (fl_int q = A->rowptr[r]; q < A->rowptr[r + 1]; q++) {
+      fl_int j = st->fidx[A->col[q]];
+      if (j < 0) continue;
+      B->col[nnz] = j;
+      B->val[nnz++] = A->val[q];
+    }
+    B->rowptr[i + 1] = nnz;
+  }
+  B->nnz = nnz;
+  return FL_OK;
+}
+
+
+static int step_arrays(fl_fem_body *b) {
+  fl_fem_step *st = (fl_fem_step *)b->st;
+  if (st->fidx) return FL_OK;
+  size_t nd = (size_t)b->ndof;
+  st->free = fl_malloc(nd * sizeof(fl_int));
+  st->fidx = fl_malloc(nd * sizeof(fl_int));
+  st->part = fl_malloc(nd * sizeof(fl_int));
+  st->ppos = fl_malloc(nd * sizeof(fl_int));
+  st->vstar = fl_malloc(nd * sizeof(double));
+  st->v0 = fl_malloc(nd * sizeof(double));
+  st->wa = fl_malloc(nd * sizeof(double));
+  st->wb = fl_malloc(nd * sizeof(double));
+  if (!st->free || !st->fidx || !st->part || !st->ppos || !st->vstar || !st->v0 || !st->wa ||
+      !st->wb)
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  return FL_OK;
+}
+
+
+static void mark_side(fl_world *w, const fl__side *s) {
+  if (s->fem < 0) return;
+  fl_fem_body *b = w->fem[s->fem];
+  fl_fem_step *st = (fl_fem_step *)b->st;
+  for (int k = 0; k < s->nvert; k++) {
+    if (s->wt[k] == 0) continue;
+    for (int c = 0; c < 3; c++) {
+      fl_int f = st->fidx[3 * s->vert[k] + c];
+      if (f >= 0) st->ppos[f] = 1;
+    }
+  }
+}
+
+
+int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv, fl_int *ncl) {
+  double dt = w->dt;
+  // free dofs and participating marks
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_fem_body *b = w->fem[k];
+    FL_TRY(step_arrays(b));
+    fl_fem_step *st = (fl_fem_step *)b->st;
+    st->nfree = 0;
+    for (fl_int d = 0; d < b->ndof; d++) {
+      st->fidx[d] = b->held[d] ? -1 : st->nfree;
+      if (!b->held[d]) st->free[st->nfree++] = d;
+    }
+    for (fl_int i = 0; i < st->nfree; i++) st->ppos[i] = 0;
+    st->element_s = st->schur_s = st->recover_s = 0;
+  }
+  for (fl_int c = 0; c < nct; c++) {
+    mark_side(w, &ct[c].a);
+    mark_side(w, &ct[c].b);
+  }
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_fem_body *b = w->fem[k];
+    fl_fem_step *st = (fl_fem_step *)b->st;
+    st->np = 0;
+    for (fl_int i = 0; i < st->nfree; i++) {
+      if (st->ppos[i]) {
+        st->ppos[i] = st->np;
+        st->part[st->np++] = i;
+      } else {
+        st->ppos[i] = -1;
+      }
+    }
+    st->schur = w->fem_solve == FL_FEM_SCHUR;
+
+    //---- elements: f_e(q0), A ----
+    double c0 = cpu_now();
+    double *fe = st->wa;
+    FL_TRY(assemble(b, 1 + b->alpha * dt, dt * (dt + b->beta), w->fem_allow_inversion, fe));
+    // r = dt (f_e + f_ext) - (A - M) vbar - M (vbar - v0), vbar = v0 with held dofs at v_held
+    double s = fl_force_scale(&(fl_force){.t0 = b->f_t0, .t1 = b->f_t1}, w->t);
+    double *vbar = st->wb, *r = fe; /* r overwrites f_e */
+    for (fl_int d = 0; d < b->ndof; d++) vbar[d] = b->held[d] ? b->v_held[d] : b->v[d];
+    // gravity as M g (consistent nodal loads)
+    double *g = st->vstar; /* borrowed as a temporary of ndof */
+    for (fl_int i = 0; i < b->mesh->nvert; i++) memcpy(g + 3 * i, w->gravity, 3 * sizeof(double));
+    double *Mg = st->v0; /* borrowed */
+    fl_csr_gemv(b->M, 1.0, g, 0.0, Mg);
+    for (fl_int d = 0; d < b->ndof; d++) r[d] = dt * (r[d] + Mg[d] + s * b->f_node[d]);
+    // -(A - M) vbar - M (vbar - v0) = -A vbar + M v0
+    fl_csr_gemv(st->A, -1.0, vbar, 1.0, r);
+    fl_csr_gemv(b->M, 1.0, b->v, 1.0, r);
+    FL_TRY(extract_free(b));
+    double c1 = cpu_now();
+
+    //---- factor with the participating dofs last; v* ----
+    fl_int np = st->schur ? st->np : 0;
+    if (st->fac) {
+      fl_schur_free(st->fac);
+      st->fac = NULL;
+    }
+    int rc = fl_schur_create(st->Aff, np, st->part, &st->fac);
+    if (rc < 0) return fl_seterr(rc, "deformable body %s: %s", b->name, fl_errmsg());
+    for (fl_int i = 0; i < st->nfree; i++) st->vstar[i] = r[st->free[i]];
+    FL_TRY(fl_schur_solve(st->fac, st->vstar, st->vstar));
+    for (fl_int i = 0; i < st->nfree; i++) {
+      st->v0[i] = b->v[st->free[i]];
+      st->vstar[i] += st->v0[i];
+    }
+    double c2 = cpu_now();
+    st->element_s = c1 - c0;
+    st->schur_s = c2 - c1;
+
+    //---- problem dofs ----
+    st->nprob = st->schur ? st->np : st->nfree;
+    if (st->nprob > 0) {
+      st->off = *nv;
+      st->clique = (*ncl)++;
+      *nv += st->nprob;
+    } else {
+      st->off = -1;
+      st->clique = -1;
+    }
+  }
+  return FL_OK;
+}
+
+
+fl_int fl__fem_nnz(const fl_world *w) {
+  fl_int n = 0;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_step *st = (const fl_fem_step *)w->fem[k]->st;
+    if (st->nprob == 0) continue;
+    n += st->schur ? st->np * st->np : st->Aff->nnz;
+  }
+  return n;
+}
+
+
+void fl__fem_fill(const fl_world *w, fl_problem *p, fl_int *nnzp) {
+  fl_csr *A = p->A;
+  fl_int nnz = *nnzp;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_step *st = (const fl_fem_step *)w->fem[k]->st;
+    if (st->nprob == 0) continue;
+    fl_int o = st->off;
+    if (st->schur) {
+      const double *S = fl_schur_matrix(st->fac);
+      for (fl_int i = 0; i < st->np; i++) {
+        if (p->adiag_hint) p->adiag_hint[o + i] = fl_csr_get(st->Aff, st->part[i], st->part[i]);
+        for (fl_int j = 0; j < st->np; j++) {
+          A->col[nnz] = o + j;
+          A->val[nnz++] = S[i * st->np + j];
+        }
+        A->rowptr[o + i + 1] = nnz;
+        p->v0[o + i] = st->v0[st->part[i]];
+        p->vstar[o + i] = st->vstar[st->part[i]];
+      }
+    } else {
+      const fl_csr *B = st->Aff;
+      for (fl_int i = 0; i < st->nfree; i++) {
+        if (p->adiag_hint) p->adiag_hint[o + i] = fl_csr_get(B, i, i);
+        for (fl_int q = B->rowptr[i]; q < B->rowptr[i + 1]; q++) {
+          A->col[nnz] = o + B->col[q];
+          A->val[nnz++] = B->val[q];
+        }
+        A->rowptr[o + i + 1] = nnz;
+        p->v0[o + i] = st->v0[i];
+        p->vstar[o + i] = st->vstar[i];
+      }
+    }
+    p->clique_ptr[st->clique] = o;
+    for (fl_int i = 0; i < st->nprob; i++) {
+      p->clique_dof[o + i] = o + i;
+      p->dof_clique[o + i] = st->clique;
+    }
+  }
+  *nnzp = nnz;
+}
+
+
+fl_int fl__fem_clique(const fl_world *w, fl_int k) {
+  return ((const fl_fem_step *)w->fem[k]->st)->clique;
+}
+
+
+int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], double sign,
+                     fl_int *cols, double *vals, double *bconst) {
+  const fl_fem_body *b = w->fem[s->fem];
+  const fl_fem_step *st = (const fl_fem_step *)b->st;
+  int n = 0;
+  for (int k = 0; k < s->nvert; k++) {
+    for (int c = 0; c < 3; c++) {
+      double a = sign * s->wt[k] * d[c];
+      if (a == 0) continue;
+      fl_int dof = 3 * s->vert[k] + c;
+      fl_int f = st->fidx[dof];
+      if (f < 0) {
+        *bconst += a * b->v_held[dof];
+        continue;
+      }
+      fl_int col = st->schur ? st->ppos[f] : f;
+      // every free dof of a contact vertex participates (fl__fem_prepare marked it)
+      cols[n] = st->off + col;
+      vals[n++] = a;
+    }
+  }
+  return n;
+}
+
+
+/* x_f <- A_ff^-1 x_f (full) or x_p <- S^-1 x_p (schur) on body k's slots of x. */
+int fl__fem_apply_Ainv(const fl_world *w, double *x) {
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *b = w->fem[k];
+    fl_fem_step *st = (fl_fem_step *)b->st;
+    if (st->nprob == 0) continue;
+    double *y = st->wa;
+    if (st->schur) {
+      // A [x_n; x_p] = [0; y] gives S x_p = y
+      memset(y, 0, (size_t)st->nfree * sizeof(double));
+      for (fl_int i = 0; i < st->np; i++) y[st->part[i]] = x[st->off + i];
+      FL_TRY(fl_schur_solve(st->fac, y, y));
+      for (fl_int i = 0; i < st->np; i++) x[st->off + i] = y[st->part[i]];
+    } else {
+      FL_TRY(fl_schur_solve(st->fac, x + st->off, x + st->off));
+    }
+  }
+  return FL_OK;
+}
+
+
+int fl__fem_finish(fl_world *w, const double *v) {
+  double dt = w->dt;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_fem_body *b = w->fem[k];
+    fl_fem_step *st = (fl_fem_step *)b->st;
+    double c0 = cpu_now();
+    double *vf = st->wa; /* (nfree) new free velocities */
+    if (st->nprob == 0) {
+      memcpy(vf, st->vstar, (size_t)st->nfree * sizeof(double));
+    } else if (st->schur) {
+      // eq. 15: dv_n = -A_nn^-1 A_np dv_p from the factor
+      double *dvp = st->wb;
+      for (fl_int i = 0; i < st->np; i++) dvp[i] = v[st->off + i] - st->vstar[st->part[i]];
+      FL_TRY(fl_schur_recover(st->fac, dvp, vf));
+      for (fl_int i = 0; i < st->nfree; i++) vf[i] += st->vstar[i];
+      // the solver's own participating velocities, bit for bit
+      for (fl_int i = 0; i < st->np; i++) vf[st->part[i]] = v[st->off + i];
+    } else {
+      memcpy(vf, v + st->off, (size_t)st->nfree * sizeof(double));
+    }
+    for (fl_int d = 0; d < b->ndof; d++) {
+      fl_int f = st->fidx[d];
+      b->v[d] = f >= 0 ? vf[f] : b->v_held[d];
+      if (!isfinite(b->v[d]))
+        return fl_seterr(FL_ERR_STATE, "step %d: deformable body %s: vertex %d has a non-finite velocity",
+                         (int)w->step, b->name, (int)(d / 3));
+      b->x[d] += dt * b->v[d];
+    }
+    st->recover_s = cpu_now() - c0;
+    // inversion check at the new positions
+    if (!w->fem_allow_inversion) {
+      const fl_mesh *m = b->mesh;
+      for (fl_int e = 0; e < m->ntet; e++) {
+        double xe[12], F[9];
+        tet_x(b, b->x, e, xe);
+        fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
+        double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                   F[2] * (F[3] * F[7] - F[4] * F[6]);
+        if (!(J > 0))
+          return fl_seterr(FL_ERR_STATE,
+                           "step %d: deformable body %s: tet %d inverted (det F = %.3g); set "
+                           "fem_allow_inversion to continue",
+                           (int)w->step, b->name, (int)e, J);
+      }
+    }
+  }
+  return FL_OK;
+}
+
+
+//---- queries ----
+
+int fl_fem_energy(const fl_world *w, int k, double *kinetic, double *elastic, double *potential) {
+  FL_TRY(check_body(w, k, "energy"));
+  const fl_fem_body *b = w->fem[k];
+  fl_int nd = b->ndof;
+  double *Mv = fl_malloc((size_t)nd * sizeof(double));
+  if (!Mv) return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  fl_csr_gemv(b->M, 1.0, b->v, 0.0, Mv);
+  double ke = 0;
+  for (fl_int d = 0; d < nd; d++) ke += 0.5 * b->v[d] * Mv[d];
+  // potential -x^T M g: M's rows sum to the nodal masses
+  double pe = 0;
+  double *g = Mv;
+  for (fl_int i = 0; i < b->mesh->nvert; i++) memcpy(g + 3 * i, w->gravity, 3 * sizeof(double));
+  double *Mg = fl_malloc((size_t)nd * sizeof(double));
+  if (!Mg) {
+    fl_free(Mv);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  }
+  fl_csr_gemv(b->M, 1.0, g, 0.0, Mg);
+  for (fl_int d = 0; d < nd; d++) pe -= b->x[d] * Mg[d];
+  double ee = 0;
+  for (fl_int e = 0; e < b->mesh->ntet; e++) {
+    double xe[12], F[9], R[9];
+    tet_x(b, b->x, e, xe);
+    fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
+    fl_fem_polar_rotation(F, R);
+    ee += b->vol[e] * fl_fem_psi(&b->model, F, R, NULL, NULL, 0);
+  }
+  fl_free(Mv);
+  fl_free(Mg);
+  if (kinetic) *kinetic = ke;
+  if (elastic) *elastic = ee;
+  if (potential) *potential = pe;
+  return FL_OK;
+}
+
+
+void fl_fem_momentum(const fl_world *w, int k, double p[3], double com[3]) {
+  const fl_fem_body *b = w->fem[k];
+  double P[3] = {0, 0, 0}, C[3] = {0, 0, 0}, mt = 0;
+  // M's rows sum to the nodal masses, and M v summed per axis is the momentum
+  const fl_csr *M = b->M;
+  for (fl_int r = 0; r < M->nrow; r++) {
+    double mr = 0, mv = 0;
+    for (fl_int q = M->rowptr[r]; q < M->rowptr[r + 1]; q++) {
+      mr += M->val[q];
+      mv += M->val[q] * b->v[M->col[q]];
+    }
+    P[r % 3] += mv;
+    C[r % 3] += mr * b->x[r];
+    if (r % 3 == 0) mt += mr;
+  }
+  for (int c = 0; c < 3; c++) {
+    if (p) p[c] = P[c];
+    if (com) com[c] = mt > 0 ? C[c] / mt : 0;
+  }
+}
+
+
+int fl_fem_von_mises(const fl_world *w, int k, double *vm, double *min_detF) {
+  FL_TRY(check_body(w, k, "von Mises"));
+  const fl_fem_body *b = w->fem[k];
+  double jmin = INFINITY;
+  for (fl_int e = 0; e < b->mesh->ntet; e++) {
+    double xe[12], F[9], R[9], P[9];
+    tet_x(b, b->x, e, xe);
+    fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
+    fl_fem_polar_rotation(F, R);
+    fl_fem_psi(&b->model, F, R, P, NULL, 0);
+    double J = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+               F[2] * (F[3] * F[7] - F[4] * F[6]);
+    if (J < jmin) jmin = J;
+    if (vm) vm[e] = fl_fem_stress_von_mises(F, P);
+  }
+  if (min_detF) *min_detF = jmin;
+  return FL_OK;
+}
+
+
+int fl_fem_write_vtu(const fl_world *w, int k, const char *path) {
+  FL_TRY(check_body(w, k, "vtu"));
+  const fl_fem_body *b = w->fem[k];
+  fl_int nt = b->mesh->ntet;
+  double *vm = fl_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(double));
+  if (!vm) return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  int rc = fl_fem_von_mises(w, k, vm, NULL);
+  if (rc == FL_OK) {
+    fl_vtk_field pf = {"velocity", 3, b->v};
+    fl_vtk_field cf = {"von_mises", 1, vm};
+    rc = fl_mesh_write_vtu(b->mesh, b->x, 1, &pf, 1, &cf, path);
+  }
+  fl_free(vm);
+  return rc;
+}
+
+
+void fl_world_fem_timing(const fl_world *w, fl_fem_timing *t) {
+  memset(t, 0, sizeof *t);
+  t->geometry_s = w->impl ? w->impl->fem_geometry_s : 0;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_step *st = (const fl_fem_step *)w->fem[k]->st;
+    if (!st) continue;
+    t->element_s += st->element_s;
+    t->schur_s += st->schur_s;
+    t->recover_s += st->recover_s;
+    t->nparticipating += st->nprob;
+    t->nfree += st->nfree;
+  }
+}
