@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../sim/fl_fem.h"
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
 
@@ -218,17 +219,42 @@ int fl_cmd_bench(int argc, char **argv) {
   snprintf(label, sizeof label, "%s", prob_arg);
   int nbody = w ? (int)w->nbody : 0;
 
-  //---- collision and assembly stages ----
+  //---- collision and assembly stages (and the deformable bodies' share of them) ----
   if (w) {
+    double *tfem[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < 3 && w->nfem > 0; k++) tfem[k] = fl_calloc((size_t)reps, sizeof(double));
+    fl_fem_timing ft = {0};
     for (int r = 0; r < reps; r++) {
       fl_step_info info;
       if (fl_world_prepare(w, &info) < 0) {
         fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+        for (int k = 0; k < 3; k++) fl_free(tfem[k]);
         goto done;
       }
       tcol[r] = info.collide_s;
       tasm[r] = info.assemble_s;
+      if (w->nfem > 0 && tfem[0] && tfem[1] && tfem[2]) {
+        fl_world_fem_timing(w, &ft);
+        tfem[0][r] = ft.geometry_s;
+        tfem[1][r] = ft.element_s;
+        tfem[2][r] = ft.schur_s;
+      }
     }
+    if (w->nfem > 0 && tfem[0] && tfem[1] && tfem[2]) {
+      // CPU times (s): vertex queries, element loop and assembly, factor + Schur complement + v*
+      fl_int ntet = 0;
+      for (fl_int k = 0; k < w->nfem; k++) ntet += w->fem[k]->mesh->ntet;
+      const char *fst[3] = {"fem_geometry", "fem_elements", "fem_factor_schur"};
+      for (int k = 0; k < 3; k++) {
+        double mn = minimum(tfem[k], reps), md = median(tfem[k], reps);
+        fl_csv_str(f, label);
+        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
+        printf("%-10s %-16s min %.4g s  median %.4g s  (%d tets, %d free dofs, %d in the "
+               "problem, %s)\n", label, fst[k], mn, md, (int)ntet, (int)ft.nfree,
+               (int)ft.nparticipating, w->fem_solve == FL_FEM_SCHUR ? "schur" : "full");
+      }
+    }
+    for (int k = 0; k < 3; k++) fl_free(tfem[k]);
     p = fl_world_problem(w);
     const char *stage[2] = {"collide", "assemble"};
     double *tt[2] = {tcol, tasm};

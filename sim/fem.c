@@ -350,23 +350,39 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
     return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory assembling", b->name);
   }
   memset(fe, 0, (size_t)b->ndof * sizeof(double));
+  // per-tet forces into their own slots, so the element loop runs in parallel; scattered after
+  double *ftet = fl_malloc((size_t)m->ntet * 12 * sizeof(double));
+  if (!ftet) {
+    fl_free(ti);
+    fl_free(tj);
+    fl_free(tv);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory assembling", b->name);
+  }
   int bad = -1;
   double bad_J = 0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (m->ntet > 2000)
+#endif
   for (fl_int e = 0; e < m->ntet; e++) {
     const fl_int *t = m->tet + 4 * e;
-    double xe[12], F[9], R0[9], f[12], K[144], J = 1;
+    double xe[12], F[9], R0[9], K[144], J = 1;
     tet_x(b, b->x, e, xe);
     fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
     fl_fem_polar_rotation(F, R0);
-    fl_fem_tet_eval(&b->model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1, f, K, &J);
-    if (!(J > 0) && bad < 0) {
-      bad = (int)e;
-      bad_J = J;
+    fl_fem_tet_eval(&b->model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1,
+                    ftet + 12 * e, K, &J);
+    if (!(J > 0)) {
+#ifdef _OPENMP
+#pragma omp critical(fl_fem_bad)
+#endif
+      if (bad < 0 || e < bad) {
+        bad = (int)e;
+        bad_J = J;
+      }
     }
     double me = b->density * b->vol[e];
     fl_int k0 = 144 * e;
     for (int i = 0; i < 4; i++) {
-      for (int c = 0; c < 3; c++) fe[3 * t[i] + c] += f[3 * i + c];
       for (int j = 0; j < 4; j++) {
         double mij = b->lumped ? (i == j ? me / 4 : 0) : me * (i == j ? 2.0 : 1.0) / 20;
         for (int r = 0; r < 3; r++) {
@@ -380,6 +396,13 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
       }
     }
   }
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    for (int i = 0; i < 4; i++) {
+      for (int c = 0; c < 3; c++) fe[3 * t[i] + c] += ftet[12 * e + 3 * i + c];
+    }
+  }
+  fl_free(ftet);
   fl_csr_free(st->A);
   st->A = NULL;
   int rc = fl_csr_from_triplets(b->ndof, b->ndof, nt, ti, tj, tv, &st->A);
