@@ -514,8 +514,8 @@ int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv,
     }
     st->schur = w->fem_solve == FL_FEM_SCHUR;
 
-    //---- elements: f_e(q0), A ----
-    double c0 = cpu_now();
+    //---- elements: f_e(q0), A (wall time: CPU time would sum the OpenMP threads) ----
+    double c0 = fl_time_now();
     double *fe = st->wa;
     FL_TRY(assemble(b, 1 + b->alpha * dt, dt * (dt + b->beta), w->fem_allow_inversion, fe));
     // r = dt (f_e + f_ext) - (A - M) vbar - M (vbar - v0), vbar = v0 with held dofs at v_held
@@ -532,7 +532,7 @@ int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv,
     fl_csr_gemv(st->A, -1.0, vbar, 1.0, r);
     fl_csr_gemv(b->M, 1.0, b->v, 1.0, r);
     FL_TRY(extract_free(b));
-    double c1 = cpu_now();
+    double c1 = fl_time_now();
 
     //---- factor with the participating dofs last; v* ----
     fl_int np = st->schur ? st->np : 0;
@@ -548,7 +548,7 @@ int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv,
       st->v0[i] = b->v[st->free[i]];
       st->vstar[i] += st->v0[i];
     }
-    double c2 = cpu_now();
+    double c2 = fl_time_now();
     st->element_s = c1 - c0;
     st->schur_s = c2 - c1;
 

@@ -121,7 +121,8 @@ int fl_fem_write_vtu(const fl_world *w, int k, const char *path);
 
 /* Timing of the last prepared step's FEM work (s): element computations (stress, stiffness,
  * assembly), Schur complement (ordering, factorization, complement, v*), and geometry
- * (vertex queries). Summed over bodies; CPU time of the process. */
+ * (vertex queries). Summed over bodies; wall time for the element and Schur stages (their
+ * loops may run on several threads), CPU time for geometry and recovery. */
 typedef struct fl_fem_timing {
   double element_s, schur_s, geometry_s, recover_s;
   fl_int nparticipating; /* participating dofs over all bodies (schur mode), else free dofs */
