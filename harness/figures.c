@@ -17,7 +17,7 @@
 
 static const fl_figure_recipe pend_han4 = {
   "han-fig4", "000", "cylinder press force against displacement, four meshes, reference", NULL,
-  NULL, "FEM bodies (Mooney-Rivlin tetrahedra), which FrictionLab does not have yet"};
+  NULL, "the cylinder press scene (issue 13) on the deformable bodies of sim/fl_fem.h"};
 static const fl_figure_recipe pend_hantab1 = {
   "han-table1", "000", "scene statistics and real-time rates", NULL, NULL,
   "the arch_masonry scene, the cylinder press (FEM) and the sap solver"};

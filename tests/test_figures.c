@@ -37,7 +37,7 @@ FL_TEST(registry_lists_every_paper_figure) {
   const char *names[] = {"macklin-fig15", "macklin-fig18", "macklin-fig19", "macklin-fig20",
                          "macklin-fig22", "macklin-fig26", "macklin-fig27", "macklin-fig28",
                          "macklin-fig30", "macklin-fig31", "han-fig4", "han-fig5", "han-table1",
-                         "masterjohn-fig5", "masterjohn-fig6", "zong-fig3"};
+                         "masterjohn-fig5", "masterjohn-fig6", "zong-fig3", "zong-fig6"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     const fl_figure_recipe *r = fl_figure_find(names[k]);
     ASSERT(r != NULL);
@@ -46,5 +46,6 @@ FL_TEST(registry_lists_every_paper_figure) {
   }
   ASSERT(fl_figure_find("nonsense") == NULL);
   ASSERT(fl_figure_missing(fl_figure_find("macklin-fig28")) == NULL);
+  ASSERT(fl_figure_missing(fl_figure_find("zong-fig6")) == NULL);
   return 0;
 }
