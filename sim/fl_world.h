@@ -179,10 +179,15 @@ typedef enum fl_obs_kind {
                          consecutive bodies over the same sum at the start, minus 1), tip height */
   FL_OBS_COIN = 5,    /* one disk sliding and spinning on the ground: v (m/s, speed across up),
                          omega (rad/s, spin about up), eps = v/(|omega| R); param: R */
-  FL_OBS_FORCE = 6    /* rigid bodies: the total contact force on each from the last solved
+  FL_OBS_FORCE = 6,   /* rigid bodies: the total contact force on each from the last solved
                          step (N, world frame: <body>_fx, _fy, _fz), gamma / dt summed over its
                          contacts with rigid and deformable bodies (the one observable taken
                          from the solver's impulses, since a force has no other measure) */
+  FL_OBS_PRESS = 7    /* one pressing plate: press_force (N/m: the contact force resisting the
+                         push, per unit length), press_approach (m: the plate's travel along
+                         the push since the start); param: length L (m), push direction (3,
+                         unit), travel limit (m, > 0: observing beyond it is an error, the
+                         plate has passed through what it presses) */
 } fl_obs_kind;
 
 typedef struct fl_obs_group {

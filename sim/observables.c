@@ -42,6 +42,7 @@ static fl_int group_count(const fl_obs_group *g) {
   case FL_OBS_CHAIN: return 2;
   case FL_OBS_COIN: return 3;
   case FL_OBS_FORCE: return 3 * g->n;
+  case FL_OBS_PRESS: return 2;
   }
   return 0;
 }
@@ -77,6 +78,7 @@ static int build_names(fl_world *w) {
                    : g->kind == FL_OBS_SLOPE ? "slope"
                    : g->kind == FL_OBS_COIN  ? "coin"
                    : g->kind == FL_OBS_FORCE ? "force"
+                   : g->kind == FL_OBS_PRESS ? "press"
                                              : "chain";
     if (same) snprintf(pre, sizeof pre, "%s%d", kn, same + 1);
     else snprintf(pre, sizeof pre, "%s", kn);
@@ -112,6 +114,10 @@ static int build_names(fl_world *w) {
         for (int c = 0; c < 3; c++)
           snprintf(m->obs_name[k++], 40, "%.30s_f%c", w->body[g->body[i]].name, "xyz"[c]);
       }
+      break;
+    case FL_OBS_PRESS:
+      snprintf(m->obs_name[k++], 40, "%s_force", pre);
+      snprintf(m->obs_name[k++], 40, "%s_approach", pre);
       break;
     }
   }
@@ -367,6 +373,20 @@ int fl_world_observe(fl_world *w, double *val) {
         for (int c = 0; c < 3; c++) val[k++] = f[c];
       }
       break;
+    case FL_OBS_PRESS: {
+      const fl_body *b = &w->body[g->body[0]];
+      double f[3], d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
+      contact_force(w, g->body[0], f);
+      double len = g->param[0] > 0 ? g->param[0] : 1;
+      double travel = fl_v3_dot(d, g->param + 1);
+      val[k++] = -fl_v3_dot(f, g->param + 1) / len;
+      val[k++] = travel;
+      if (g->param[4] > 0 && travel > g->param[4])
+        return fl_seterr(FL_ERR_STATE, "%s: step %lld, t = %g s: the plate '%s' has travelled "
+                         "%g m, more than %g m: it has passed through what it presses",
+                         w->name, (long long)w->step, w->t, b->name, travel, g->param[4]);
+      break;
+    }
     }
   }
   return FL_OK;

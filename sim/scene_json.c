@@ -523,7 +523,7 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
   static const char *const keys[] = {"kind", "bodies", "param", NULL};
   FL_TRY(check_keys(c, g, path, keys));
   int kind;
-  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force", -1, &kind));
+  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press", -1, &kind));
   char p[256];
   sub(p, sizeof p, path, "bodies");
   const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
@@ -1195,7 +1195,7 @@ static cJSON *world_json(const fl_world *w) {
   static const char *const kinds[] = {"dynamic", "fixed", "prescribed"};
   static const char *const types[] = {"plane", "sphere", "box", "capsule", "cylinder", "convex"};
   static const char *const jtypes[] = {"weld", "ball", "distance", "prismatic", "revolute"};
-  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force"};
+  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force", "press"};
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "format", "frictionlab-scene");
   cJSON_AddNumberToObject(r, "version", 1);
@@ -1322,6 +1322,7 @@ static cJSON *world_json(const fl_world *w) {
       for (fl_int k = 0; k < g->n; k++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(w->body[g->body[k]].name));
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
+      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
       cJSON_AddItemToArray(gs, o);
     }
   }

@@ -371,7 +371,8 @@ static const fl_scene_desc *const scenes[] = {
   &ball_slope_scene, &heavy_stack_scene, &arch_parabolic_scene, &arch_masonry_scene,
   &fl__pendulum_mass_ratio_scene, &fl__pendulum_stiffness_ratio_scene, &fl__chain_scene,
   &fl__cylinder_stack_scene, &fl__capsule_lean_scene, &fl__table_pile_scene,
-  &fl__granular_scene, &fl__spinning_coin_scene, &fl__elastic_cube_scene, NULL
+  &fl__granular_scene, &fl__spinning_coin_scene, &fl__elastic_cube_scene,
+  &fl__cylinder_press_scene, NULL
 };
 
 

@@ -46,5 +46,6 @@ extern const fl_scene_desc fl__table_pile_scene;
 extern const fl_scene_desc fl__granular_scene;
 extern const fl_scene_desc fl__spinning_coin_scene; /* scene_coin.c */
 extern const fl_scene_desc fl__elastic_cube_scene;  /* scene_fem.c */
+extern const fl_scene_desc fl__cylinder_press_scene; /* scene_fem.c */
 
 #endif /* FL_SCENES_IMPL_H */

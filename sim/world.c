@@ -407,7 +407,7 @@ int fl_world_add_force(fl_world *w, const fl_force *f) {
 
 int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
                        const double *param, int nparam) {
-  if (kind < FL_OBS_STACK || kind > FL_OBS_FORCE || n < 1 || nparam < 0 || nparam > 8)
+  if (kind < FL_OBS_STACK || kind > FL_OBS_PRESS || n < 1 || nparam < 0 || nparam > 8)
     return fl_seterr(FL_ERR_INVAL, "observable group: kind %d with %d bodies and %d parameters",
                      (int)kind, (int)n, nparam);
   for (fl_int i = 0; i < n; i++) {

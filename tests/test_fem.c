@@ -485,3 +485,107 @@ FL_TEST(inversion_during_run_is_reported) {
   fl_world_free(w);
   return 0;
 }
+
+
+//---- line contact (Hertz, plane strain) and the cylinder press ----
+
+/* Runs the cylinder_press scene with `set` for `steps` SAP steps; the press observables at
+ * the end in *force (N/m) and *approach (m). */
+static int run_press(const char *const *set, int nset, int steps, double *force,
+                     double *approach) {
+  fl_world *w = NULL;
+  FL_TRY(fl_scene_create("cylinder_press", nset, set, &w));
+  fl_solver *s = make_solver("sap", NULL);
+  int rc = s ? FL_OK : FL_ERR_INVAL;
+  for (int i = 0; i < steps && rc >= 0; i++) rc = fl_world_step(w, s, NULL);
+  if (rc >= 0) {
+    *force = obs(w, "press_force");
+    *approach = obs(w, "press_approach");
+  }
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+/* A linear elastic cylinder (plane strain, E 2.8 MPa, nu 0.3, R 0.2 m) between two rigid
+ * frictionless plates under a line load P (N/m), quasi-static. The total approach of the
+ * plates (two Hertz line contacts plus the disk's compression; Johnson, Contact Mechanics,
+ * 1985, section 5.6, or integrating the Flamant and Hertz fields along the loaded diameter) is
+ *   delta = 2 P (1 - nu^2) / (pi E) (2 ln(4 R / a) - 1),  a^2 = 4 P R (1 - nu^2) / (pi E),
+ * a the contact half-width. At a / R = 0.1 and 0.14 the 16-ring mesh (9216 tets) is within
+ * 2 % and closer than the 8-ring mesh. */
+FL_TEST(slow_hertz_line_contact_plane_strain) {
+  const double E = 2.8e6, nu = 0.3, R = 0.2, Es = E / (1 - nu * nu);
+  const double loads[2] = {4833, 9666};
+  double err8 = 0, err16[2] = {0, 0};
+  for (int l = 0; l < 2; l++) {
+    double P = loads[l], a = sqrt(4 * P * R / (M_PI * Es));
+    double ref = 2 * P / (M_PI * Es) * (2 * log(4 * R / a) - 1);
+    for (int rings = 8; rings <= 16; rings += 8) {
+      if (rings == 8 && l == 1) continue;
+      char r[32], f[32];
+      snprintf(r, sizeof r, "rings=%d", rings);
+      snprintf(f, sizeof f, "force=%g", P);
+      const char *set[] = {r, f, "model=linear", "E=2.8e6", "nu=0.3", "ramp=0.3",
+                           "beta=0.05", "dt=0.01"};
+      double force = NAN, delta = NAN;
+      ASSERT_OK(run_press(set, 8, 80, &force, &delta));
+      double err = (delta - ref) / ref;
+      printf("P = %.0f N/m (a/R = %.3f), %2d rings: approach %.4e m, Hertz %.4e m, error %+.2f %%;"
+             " plate force %.1f N/m\n", P, a / R, rings, delta, ref, 100 * err, force);
+      ASSERT_NEAR(force, P, 1e-3 * P);
+      if (rings == 8) err8 = fabs(err);
+      else err16[l] = fabs(err);
+    }
+  }
+  ASSERT_LE(err16[0], 0.02);
+  ASSERT_LE(err16[1], 0.02);
+  ASSERT_LE(err16[0], err8);
+  return 0;
+}
+
+
+/* The cylinder press on the coarsest mesh with the load ramped to 0.1 MN/m over 5 s (seed:
+ * 1.4 MN/m over 500 s). Quasi-static: the plate's contact force equals the applied push at
+ * every sampled step (0.5 %), the plate never passes through, the approach grows with the
+ * force. Against the reference curve (Bijelonja et al. 2005) at its first points: linear
+ * tets with bulk/shear modulus 1500 lock volumetrically, so the discrete cylinder is stiffer
+ * than the reference; the band asserted is what this mesh gives today (docs/fem.md, "the
+ * cylinder press"): the force at a given approach is 1.0 to 2.0 times the reference. */
+FL_TEST(slow_cylinder_press_first_points) {
+  const char *set[] = {"mesh=1", "force=1e5", "ramp=5"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("cylinder_press", 3, set, &w));
+  fl_solver *s = make_solver("sap", NULL);
+  ASSERT(s != NULL);
+  static const double ref_d[] = {0.020, 0.038}, ref_f[] = {0.028e6, 0.056e6};
+  double prev_d = 0, prev_f = 0;
+  int hit = 0;
+  for (int k = 0; k < 500; k++) {
+    ASSERT_OK(fl_world_step(w, s, NULL));
+    double f = obs(w, "press_force"), d = obs(w, "press_approach");
+    double applied = 1e5 * (w->t - w->dt) / 5; // the push of the step, evaluated at its start
+    if (k % 50 == 49) {
+      printf("t = %.2f s: push %.0f N/m, plate force %.0f N/m, approach %.4f m\n", w->t, applied,
+             f, d);
+      ASSERT_NEAR(f, applied, 5e-3 * applied);
+    }
+    ASSERT(d >= prev_d - 1e-9);
+    for (int r = 0; r < 2; r++) {
+      if (prev_d < ref_d[r] && d >= ref_d[r]) {
+        double fr = prev_f + (f - prev_f) * (ref_d[r] - prev_d) / (d - prev_d);
+        printf("at %.3f m: %.4f MN/m, reference %.3f MN/m, ratio %.3f\n", ref_d[r], 1e-6 * fr,
+               1e-6 * ref_f[r], fr / ref_f[r]);
+        ASSERT(fr >= ref_f[r] && fr <= 2.0 * ref_f[r]);
+        hit++;
+      }
+    }
+    prev_d = d;
+    prev_f = f;
+  }
+  ASSERT(hit == 2);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return 0;
+}

@@ -1,0 +1,226 @@
+/* fig_han4.c: seed 000 Fig. 4 (the rubber cylinder press, force per unit length against total
+ * plate approach for four meshes, with the published reference) and seed 000 Table I / Fig. 2
+ * (scene statistics, real-time rates and where the time goes).
+ *
+ * Both run scenes through scene_stats(), which steps a canonical scene with SAP at the seed's
+ * tolerance (relative 1e-6), writes one CSV row per step (time, contacts, iterations, the
+ * scene's press observables when it has them, the stage times) and totals what Table I and
+ * Fig. 2 report. Process CPU time (all threads) is what the real-time rate divides by, so a
+ * rate is per core even when the element loop runs on several threads.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "../sim/fl_fem.h"
+#include "fl_figure.h"
+
+/* Bijelonja, Demirdzic and Muzaferija (2005), the finite-volume solution of the rubber cylinder
+ * (R 0.2 m, Mooney-Rivlin c1 0.293 MPa, c2 0.177 MPa, K 1410 MPa, plane strain, frictionless
+ * rigid plates): total plate approach (m) and force per unit length (MN/m), seed 000's
+ * reference [46]; the solids4foam copy of the data as tabulated in
+ * ../shared/reference/cylinder_bijelonja2005_force_vs_total_displacement.csv. */
+static const double bij_d[] = {0.000, 0.020, 0.038, 0.058, 0.072, 0.092, 0.114, 0.138,
+                               0.156, 0.174, 0.182, 0.188, 0.196, 0.200};
+static const double bij_f[] = {-0.002, 0.028, 0.056, 0.099, 0.136, 0.216, 0.343, 0.503,
+                               0.690, 0.906, 1.045, 1.160, 1.343, 1.418};
+#define BIJ_N ((int)(sizeof bij_d / sizeof bij_d[0]))
+
+/* ANSYS VM201 (from Sussman and Bathe 1987): 0.25 MN/m at 0.1 m, 1.40 MN/m at 0.2 m. */
+static const double vm201_d[2] = {0.1, 0.2}, vm201_f[2] = {0.25, 1.40};
+
+/* Totals of one run (Table I's columns and Fig. 2's split). */
+typedef struct scene_stats_t {
+  int steps, nfail;
+  fl_int dofs;            /* 6 per dynamic rigid body + 3 per vertex of deformable bodies */
+  fl_int cmax;            /* largest number of contact constraints in a step */
+  double cmean;           /* mean over steps */
+  double sim_s, cpu_s;    /* simulated time, process CPU time (s) */
+  double wall_s;          /* wall time of the steps (s) */
+  double geometry_s, schur_s, element_s, sap_s, other_s; /* wall time per stage (s) */
+  fl_int ntet;
+  /* press runs: approach (m) and force (MN/m) per step (owned, NULL otherwise) */
+  double *approach, *force;
+} scene_stats_t;
+
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+
+static void stats_free(scene_stats_t *st) {
+  fl_free(st->approach);
+  fl_free(st->force);
+  st->approach = st->force = NULL;
+}
+
+
+/* Runs `scene` with overrides `set` ("k=v,k=v") for `duration` s (0: the scene's) with SAP to
+ * relative tolerance 1e-6, writing `csv` (NULL: no file). Returns FL_OK or the first error of
+ * the scene, the solver or a step (a step that fails stops the run: the error names it). */
+static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *set,
+                       double duration, scene_stats_t *st) {
+  memset(st, 0, sizeof *st);
+  char sbuf[1024];
+  const char *sset[32];
+  int ns = fl_split_list(set, sbuf, sizeof sbuf, sset, 32);
+  if (ns < 0) return ns;
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  double *val = NULL;
+  FILE *f = NULL;
+  int rc = fl_scene_create(scene, ns, sset, &w);
+  if (rc < 0) return rc;
+  w->compute_metrics = 0;
+  w->observe_geometry = 0;
+  rc = fl_solver_create("sap", &s);
+  if (rc >= 0) rc = fl_solver_set_options(s, "rel_tol=1e-6");
+  fl_int nobs = fl_world_nobs(w), iforce = -1, iappr = -1;
+  for (fl_int i = 0; i < nobs; i++) {
+    if (!strcmp(fl_world_obs_name(w, i), "press_force")) iforce = i;
+    if (!strcmp(fl_world_obs_name(w, i), "press_approach")) iappr = i;
+  }
+  int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
+  for (fl_int b = 0; b < w->nbody; b++) st->dofs += w->body[b].kind == FL_BODY_DYNAMIC ? 6 : 0;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    st->dofs += w->fem[k]->ndof;
+    st->ntet += w->fem[k]->mesh->ntet;
+  }
+  if (rc >= 0) {
+    val = fl_malloc((size_t)(nobs + 1) * sizeof *val);
+    if (iforce >= 0) {
+      st->approach = fl_malloc((size_t)(steps + 1) * sizeof(double));
+      st->force = fl_malloc((size_t)(steps + 1) * sizeof(double));
+    }
+    if (!val || (iforce >= 0 && (!st->approach || !st->force)))
+      rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  }
+  if (rc >= 0 && csv) {
+    f = fl_fig_csv(ctx, csv, "t,contacts,iterations,approach_m,force_MN_per_m,geometry_s,"
+                             "schur_s,element_s,sap_s,step_s");
+    if (!f) rc = fl_errcode();
+  }
+  double csum = 0, cpu0 = cpu_now();
+  for (int k = 0; rc >= 0 && k < steps; k++) {
+    fl_step_info info;
+    double t0 = fl_time_now();
+    rc = fl_world_step(w, s, &info);
+    double dt_wall = fl_time_now() - t0;
+    if (rc < 0) break;
+    rc = fl_world_observe(w, val);
+    if (rc < 0) break;
+    fl_fem_timing ft;
+    fl_world_fem_timing(w, &ft);
+    double geo = info.collide_s + ft.geometry_s, sch = ft.schur_s + ft.recover_s;
+    st->geometry_s += geo;
+    st->schur_s += sch;
+    st->element_s += ft.element_s;
+    st->sap_s += info.solve_s;
+    st->wall_s += dt_wall;
+    st->steps++;
+    if (info.res.reason < 0) st->nfail++;
+    if (info.nc > st->cmax) st->cmax = info.nc;
+    csum += (double)info.nc;
+    double ap = iappr >= 0 ? val[iappr] : NAN, fo = iforce >= 0 ? 1e-6 * val[iforce] : NAN;
+    if (st->approach) {
+      st->approach[k] = ap;
+      st->force[k] = fo;
+    }
+    if (f)
+      fprintf(f, "%.6g,%d,%d,%.9g,%.9g,%.4g,%.4g,%.4g,%.4g,%.4g\n", info.t, (int)info.nc,
+              info.res.iters, ap, fo, geo, sch, ft.element_s, info.solve_s, dt_wall);
+  }
+  st->cpu_s = cpu_now() - cpu0;
+  st->sim_s = st->steps * w->dt;
+  st->cmean = st->steps ? csum / st->steps : 0;
+  st->other_s = st->wall_s - st->geometry_s - st->schur_s - st->element_s - st->sap_s;
+  if (st->other_s < 0) st->other_s = 0;
+  fl_free(val);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  if (rc < 0) stats_free(st);
+  return rc < 0 ? rc : FL_OK;
+}
+
+
+/* y at x on the polyline (x ascending in the part that matters; the first crossing), NAN when
+ * x is outside the range. */
+static double interp(const double *xs, const double *ys, int n, double x) {
+  for (int i = 1; i < n; i++) {
+    double a = xs[i - 1], b = xs[i];
+    if ((a <= x && x <= b) && b > a) return ys[i - 1] + (ys[i] - ys[i - 1]) * (x - a) / (b - a);
+  }
+  return NAN;
+}
+
+
+//---- han-fig4 ----
+
+static int han4_run(fl_fig_ctx *ctx) {
+  // full: seed 000's load (1.4 MN/m over 500 s, dt 0.01: 50,000 steps per mesh);
+  // quick: the coarsest two meshes, the load to 0.3 MN/m over 10 s (short of 0.2 m)
+  int nmesh = ctx->quick ? 2 : 4;
+  double force = ctx->quick ? 0.3e6 : 1.4e6, ramp = ctx->quick ? 10 : 500;
+  fl_fig_panel *p = fl_fig_panel_add(ctx->fig, "rubber cylinder press (plane strain)",
+                                     "total displacement of the plates (m)",
+                                     "force per unit length (MN/m)", 0, 0);
+  FILE *ref = fl_fig_csv(ctx, "reference.csv", "approach_m,force_MN_per_m");
+  if (!ref) return fl_errcode();
+  for (int i = 0; i < BIJ_N; i++) fprintf(ref, "%.3f,%.3f\n", bij_d[i], bij_f[i]);
+  FILE *vm = fl_fig_csv(ctx, "vm201.csv", "approach_m,force_MN_per_m");
+  if (!vm) return fl_errcode();
+  for (int i = 0; i < 2; i++) fprintf(vm, "%.3f,%.3f\n", vm201_d[i], vm201_f[i]);
+  FILE *tab = fl_fig_csv(ctx, "targets.csv",
+                         "mesh,tets,approach_m,force_MN_per_m,vm201_MN_per_m,rel_err,"
+                         "reference_MN_per_m,rel_err_reference");
+  if (!tab) return fl_errcode();
+  fl_fig_say(ctx, "load %.2f MN/m ramped over %g s, dt 0.01 s, SAP rel_tol 1e-6%s", 1e-6 * force,
+             ramp, ctx->quick ? " (quick: meshes 1-2, not the seed's load)" : "");
+  double err_prev = NAN;
+  for (int m = 1; m <= nmesh; m++) {
+    char set[160], csv[32], label[64];
+    snprintf(set, sizeof set, "mesh=%d,force=%g,ramp=%g,duration=%g", m, force, ramp, ramp);
+    snprintf(csv, sizeof csv, "mesh%d.csv", m);
+    scene_stats_t st;
+    FL_TRY(scene_stats(ctx, csv, "cylinder_press", set, ramp, &st));
+    snprintf(label, sizeof label, "mesh %d (%d tets)", m, (int)st.ntet);
+    fl_fig_series_add(p, csv, "approach_m", "force_MN_per_m", label, 0);
+    for (int k = 0; k < 2; k++) {
+      double fv = interp(st.approach, st.force, st.steps, vm201_d[k]);
+      double fr = interp(bij_d, bij_f, BIJ_N, vm201_d[k]);
+      double e = (fv - vm201_f[k]) / vm201_f[k], er = (fv - fr) / fr;
+      fprintf(tab, "%d,%d,%.3f,%.6g,%.3f,%.4g,%.4g,%.4g\n", m, (int)st.ntet, vm201_d[k], fv,
+              vm201_f[k], e, fr, er);
+      if (isfinite(fv))
+        fl_fig_say(ctx, "mesh %d (%4d tets): %.3f MN/m at %.1f m, VM201 %.2f: %+6.2f %%, "
+                   "reference curve %.3f: %+6.2f %%", m, (int)st.ntet, fv, vm201_d[k],
+                   vm201_f[k], 100 * e, fr, 100 * er);
+      else
+        fl_fig_say(ctx, "mesh %d (%4d tets): the run did not reach %.1f m (largest approach "
+                   "%.4f m)", m, (int)st.ntet, vm201_d[k], st.approach[st.steps - 1]);
+      if (k == 1 && isfinite(e)) {
+        if (isfinite(err_prev))
+          fl_fig_say(ctx, "  error at 0.2 m %s under refinement (%.2f %% -> %.2f %%)",
+                     fabs(e) < fabs(err_prev) ? "falls" : "does not fall", 100 * fabs(err_prev),
+                     100 * fabs(e));
+        err_prev = e;
+      }
+    }
+    fl_fig_say(ctx, "mesh %d: %d steps (%d failed) in %.1f s CPU: real-time rate %.3f", m,
+               st.steps, st.nfail, st.cpu_s, st.sim_s / st.cpu_s);
+    stats_free(&st);
+  }
+  fl_fig_series_add(p, "reference.csv", "approach_m", "force_MN_per_m",
+                    "Bijelonja et al. 2005 (finite volumes)", 2);
+  fl_fig_series_add(p, "vm201.csv", "approach_m", "force_MN_per_m", "VM201 targets", 1);
+  return FL_OK;
+}
+
+
+const fl_figure_recipe fl_fig_han4 = {
+  "han-fig4", "000", "cylinder press force against displacement, four meshes, reference", NULL,
+  han4_run, NULL};
