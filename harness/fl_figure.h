@@ -131,6 +131,7 @@ extern const fl_figure_recipe fl_fig_macklin28;
 extern const fl_figure_recipe fl_fig_macklin30;
 extern const fl_figure_recipe fl_fig_macklin31;
 extern const fl_figure_recipe fl_fig_han4;        /* fig_han4.c */
+extern const fl_figure_recipe fl_fig_han_table1;
 extern const fl_figure_recipe fl_fig_masterjohn5; /* fig_masterjohn.c */
 extern const fl_figure_recipe fl_fig_masterjohn6;
 extern const fl_figure_recipe fl_fig_zong3;
