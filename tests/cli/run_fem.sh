@@ -72,4 +72,14 @@ s["bodies"][2]["mesh"] = {"type": "file", "path": "no_such_mesh.msh"}
 json.dump(s, open(sys.argv[2], "w"))
 PY
 expect_fail "missing mesh file" 1 "no_such_mesh.msh" "$tmp/out-mesh" -- run "$tmp/bad_mesh.json" --steps 1 --out "$tmp/out-mesh"
+
+# cylinder_press: every scene parameter range-checked, named, nothing written
+expect_fail "press mesh level" 2 "mesh=5 is out of range" "$tmp/out-p1" -- run cylinder_press --set mesh=5 --steps 1 --out "$tmp/out-p1"
+expect_fail "press ramp" 2 "ramp=-1 is out of range" "$tmp/out-p2" -- run cylinder_press --set ramp=-1 --steps 1 --out "$tmp/out-p2"
+expect_fail "press force" 2 "force=nan" "$tmp/out-p3" -- run cylinder_press --set force=nan --steps 1 --out "$tmp/out-p3"
+# a push no cylinder can hold (soft rubber, 1e4 MN/m at once): the plate goes through and
+# the run stops, naming it
+"$bin" run cylinder_press --solver sap --set c1=1 --set c2=1 --set kappa=10 --set force=1e10 --set ramp=0 --steps 200 --out "$tmp/out-p4" >"$tmp/stdout" 2>"$tmp/stderr"
+if grep -q "passed through\|inverted" "$tmp/stdout" "$tmp/stderr"; then pass "press: plate through the cylinder or an inverted tet is reported"
+else fail "press: not reported: $(tail -n 3 "$tmp/stdout") $(head -c 300 "$tmp/stderr")"; fi
 finish
