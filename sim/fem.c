@@ -32,6 +32,9 @@ typedef struct fl_fem_step {
   fl_int clique;
   int schur;          /* presented as a Schur complement this step */
   fl_csr *A;          /* (ndof x ndof) A over all dofs */
+  fl_int *amap;       /* (namap) position in A->val of each assembly triplet: the pattern is
+                         the same every step, so later steps scatter instead of sorting */
+  fl_int namap;
   fl_csr *Aff;        /* (nfree x nfree) */
   fl_schur *fac;      /* factor of Aff, participating last */
   double *vstar;      /* (nfree) */
@@ -70,6 +73,7 @@ void fl__fem_free(fl_fem_body *b) {
     fl_free(st->part);
     fl_free(st->ppos);
     fl_csr_free(st->A);
+    fl_free(st->amap);
     fl_csr_free(st->Aff);
     fl_schur_free(st->fac);
     fl_free(st->vstar);
@@ -87,6 +91,9 @@ void fl__fem_free(fl_fem_body *b) {
   fl_free(b->f_node);
   fl_free(b->DmInv);
   fl_free(b->vol);
+  fl_free(b->Vn);
+  fl_free(b->v2t_ptr);
+  fl_free(b->v2t);
   fl_csr_free(b->M);
   fl_free(b);
 }
@@ -128,6 +135,53 @@ static int build_mass(fl_fem_body *b) {
   fl_free(tj);
   fl_free(tv);
   return rc;
+}
+
+
+/* Nodal volume data: rest volumes V_a = sum_(e around a) vol_e / 4, the tets around each
+ * vertex, and the number of stiffness triplets (the (x, y[, z]) dofs of each vertex's patch,
+ * all pairs). */
+static int build_nodal(fl_fem_body *b) {
+  const fl_mesh *m = b->mesh;
+  fl_int nv = m->nvert, nt = m->ntet;
+  b->nodal_volume = 1;
+  b->Vn = fl_calloc((size_t)nv, sizeof(double));
+  b->v2t_ptr = fl_calloc((size_t)nv + 1, sizeof(fl_int));
+  b->v2t = fl_malloc((size_t)(4 * nt) * sizeof(fl_int));
+  fl_int *mark = fl_malloc((size_t)nv * sizeof(fl_int));
+  if (!b->Vn || !b->v2t_ptr || !b->v2t || !mark) {
+    fl_free(mark);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  }
+  for (fl_int e = 0; e < nt; e++) {
+    for (int a = 0; a < 4; a++) {
+      b->Vn[m->tet[4 * e + a]] += b->vol[e] / 4;
+      b->v2t_ptr[m->tet[4 * e + a] + 1]++;
+    }
+  }
+  for (fl_int i = 0; i < nv; i++) b->v2t_ptr[i + 1] += b->v2t_ptr[i];
+  for (fl_int i = 0; i < nv; i++) mark[i] = b->v2t_ptr[i];
+  for (fl_int e = 0; e < nt; e++) {
+    for (int a = 0; a < 4; a++) b->v2t[mark[m->tet[4 * e + a]]++] = e;
+  }
+  int nc = b->plane_strain ? 2 : 3;
+  for (fl_int i = 0; i < nv; i++) mark[i] = -1;
+  b->nodal_nnz = 0;
+  for (fl_int a = 0; a < nv; a++) {
+    fl_int np = 0;
+    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
+      for (int k = 0; k < 4; k++) {
+        fl_int v = m->tet[4 * b->v2t[q] + k];
+        if (mark[v] != a) {
+          mark[v] = a;
+          np++;
+        }
+      }
+    }
+    b->nodal_nnz += (nc * np) * (nc * np);
+  }
+  fl_free(mark);
+  return FL_OK;
 }
 
 
@@ -224,6 +278,14 @@ int fl_world_add_fem(fl_world *w, const fl_fem_desc *d, fl_mesh **meshp) {
     }
   }
   if ((rc = build_mass(b)) < 0) goto fail_body;
+  if (d->nodal_volume) {
+    if (b->model.model != FL_FEM_MOONEY_RIVLIN) {
+      rc = fl_seterr(FL_ERR_INVAL, "%s: nodal volume needs the mooney_rivlin model (its volume "
+                     "term is separate from the isochoric part)", where);
+      goto fail_body;
+    }
+    if ((rc = build_nodal(b)) < 0) goto fail_body;
+  }
   if ((rc = grow((void **)&w->fem, &w->cap_fem, w->nfem + 1, sizeof(fl_fem_body *))) < 0)
     goto fail_body;
   w->fem[w->nfem] = b;
@@ -336,19 +398,97 @@ static void tet_x(const fl_fem_body *b, const double *x, fl_int e, double xe[12]
 }
 
 
+/* The volume term on nodal volumes (average nodal pressure; Bonet and Burton 1998):
+ *   J_a = sum_(e around a) vol_e J_e / 4 / V_a,   U = sum_a V_a kappa/2 (J_a - 1)^2,
+ *   f = -dU/dx = -sum_e pbar_e vol_e dJ_e/dx,  pbar_e = mean of kappa (J_a - 1) over e's vertices,
+ *   K = sum_a kappa / V_a g_a g_a^T,  g_a = sum_(e around a) vol_e / 4 dJ_e/dx,
+ * leaving out the term sum_a kappa (J_a - 1) d2(v_a)/dx2 (indefinite; small beside kappa g g^T
+ * near J = 1): K stays PSD and the forces are exact. One pressure per vertex instead of one per
+ * tet, so nearly incompressible linear tets do not lock. Adds to fe and writes the triplets of
+ * c_k K (b->nodal_nnz of them, the z dofs left out in plane strain); returns their number
+ * or FL_ERR_NOMEM. */
+static fl_int nodal_volume_terms(const fl_fem_body *b, const double *jd, double c_k, double *fe,
+                                 fl_int *ti, fl_int *tj, double *tv) {
+  const fl_mesh *m = b->mesh;
+  fl_int nv = m->nvert;
+  double kappa = b->model.kappa;
+  double *pn = fl_malloc((size_t)nv * sizeof(double)), *g = fl_calloc((size_t)nv * 3, sizeof(double));
+  fl_int *mark = fl_malloc((size_t)nv * sizeof(fl_int)), *patch = fl_malloc((size_t)nv * sizeof(fl_int));
+  if (!pn || !g || !mark || !patch) {
+    fl_free(pn);
+    fl_free(g);
+    fl_free(mark);
+    fl_free(patch);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory for the nodal volume term", b->name);
+  }
+  for (fl_int a = 0; a < nv; a++) {
+    double v = 0;
+    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) v += b->vol[b->v2t[q]] * jd[13 * b->v2t[q]] / 4;
+    pn[a] = kappa * (v / b->Vn[a] - 1);
+  }
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    double pbar = 0.25 * (pn[t[0]] + pn[t[1]] + pn[t[2]] + pn[t[3]]);
+    for (int a = 0; a < 4; a++) {
+      for (int i = 0; i < 3; i++) fe[3 * t[a] + i] -= pbar * b->vol[e] * jd[13 * e + 1 + 3 * a + i];
+    }
+  }
+  int nc = b->plane_strain ? 2 : 3;
+  fl_int k = 0;
+  for (fl_int i = 0; i < nv; i++) mark[i] = -1;
+  for (fl_int a = 0; a < nv; a++) {
+    fl_int np = 0;
+    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
+      fl_int e = b->v2t[q];
+      for (int c = 0; c < 4; c++) {
+        fl_int v = m->tet[4 * e + c];
+        if (mark[v] != a) {
+          mark[v] = a;
+          patch[np++] = v;
+          g[3 * v] = g[3 * v + 1] = g[3 * v + 2] = 0;
+        }
+        for (int i = 0; i < 3; i++) g[3 * v + i] += b->vol[e] / 4 * jd[13 * e + 1 + 3 * c + i];
+      }
+    }
+    double s = c_k * kappa / b->Vn[a];
+    for (fl_int p = 0; p < np; p++) {
+      for (int i = 0; i < nc; i++) {
+        for (fl_int r = 0; r < np; r++) {
+          for (int j = 0; j < nc; j++) {
+            ti[k] = 3 * patch[p] + i;
+            tj[k] = 3 * patch[r] + j;
+            tv[k++] = s * g[3 * patch[p] + i] * g[3 * patch[r] + j];
+          }
+        }
+      }
+    }
+  }
+  fl_free(pn);
+  fl_free(g);
+  fl_free(mark);
+  fl_free(patch);
+  return k;
+}
+
+
 /* Elastic forces f_e(q0) (ndof, into fe) and the triplets of A = c_m M_e + c_k K_e. */
 static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion, double *fe) {
   fl_fem_step *st = (fl_fem_step *)b->st;
   const fl_mesh *m = b->mesh;
-  fl_int nt = 144 * m->ntet;
-  fl_int *ti = fl_malloc((size_t)nt * sizeof(fl_int)), *tj = fl_malloc((size_t)nt * sizeof(fl_int));
-  double *tv = fl_malloc((size_t)nt * sizeof(double));
-  if (!ti || !tj || !tv) {
+  fl_int nt = 144 * m->ntet, ntot = nt + (b->nodal_volume ? b->nodal_nnz : 0);
+  fl_int *ti = fl_malloc((size_t)ntot * sizeof(fl_int)), *tj = fl_malloc((size_t)ntot * sizeof(fl_int));
+  double *tv = fl_malloc((size_t)ntot * sizeof(double));
+  // nodal volume: per tet J and dJ/dx (13 each); the tets' own model without the volume term
+  double *jd = b->nodal_volume ? fl_malloc((size_t)m->ntet * 13 * sizeof(double)) : NULL;
+  if (!ti || !tj || !tv || (b->nodal_volume && !jd)) {
     fl_free(ti);
     fl_free(tj);
     fl_free(tv);
+    fl_free(jd);
     return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory assembling", b->name);
   }
+  fl_fem_material model = b->model;
+  if (b->nodal_volume) model.kappa = 0;
   memset(fe, 0, (size_t)b->ndof * sizeof(double));
   // per-tet forces into their own slots, so the element loop runs in parallel; scattered after
   double *ftet = fl_malloc((size_t)m->ntet * 12 * sizeof(double));
@@ -356,6 +496,7 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
     fl_free(ti);
     fl_free(tj);
     fl_free(tv);
+    fl_free(jd);
     return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory assembling", b->name);
   }
   int bad = -1;
@@ -369,8 +510,9 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
     tet_x(b, b->x, e, xe);
     fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
     fl_fem_polar_rotation(F, R0);
-    fl_fem_tet_eval(&b->model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1,
+    fl_fem_tet_eval(&model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1,
                     ftet + 12 * e, K, &J);
+    if (jd) fl_fem_tet_dJ(b->DmInv + 9 * e, xe, b->plane_strain, jd + 13 * e, jd + 13 * e + 1);
     if (!(J > 0)) {
 #ifdef _OPENMP
 #pragma omp critical(fl_fem_bad)
@@ -403,9 +545,44 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
     }
   }
   fl_free(ftet);
-  fl_csr_free(st->A);
-  st->A = NULL;
-  int rc = fl_csr_from_triplets(b->ndof, b->ndof, nt, ti, tj, tv, &st->A);
+  fl_int nk = jd ? nodal_volume_terms(b, jd, c_k, fe, ti + nt, tj + nt, tv + nt) : 0;
+  fl_free(jd);
+  if (nk < 0) {
+    fl_free(ti);
+    fl_free(tj);
+    fl_free(tv);
+    return (int)nk;
+  }
+  nt += nk;
+  int rc = FL_OK;
+  if (st->A && st->amap && st->namap == nt) {
+    memset(st->A->val, 0, (size_t)st->A->nnz * sizeof(double));
+    for (fl_int q = 0; q < nt; q++) st->A->val[st->amap[q]] += tv[q];
+  } else {
+    fl_csr_free(st->A);
+    fl_free(st->amap);
+    st->A = NULL;
+    st->amap = NULL;
+    rc = fl_csr_from_triplets(b->ndof, b->ndof, nt, ti, tj, tv, &st->A);
+    st->amap = rc >= 0 ? fl_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(fl_int)) : NULL;
+    st->namap = nt;
+    for (fl_int q = 0; st->amap && q < nt; q++) {
+      // rows are sorted: binary search for the column
+      const fl_int *c = st->A->col;
+      fl_int lo = st->A->rowptr[ti[q]], hi = st->A->rowptr[ti[q] + 1];
+      while (lo < hi) {
+        fl_int mid = (lo + hi) / 2;
+        if (c[mid] < tj[q]) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo >= st->A->rowptr[ti[q] + 1] || c[lo] != tj[q]) {
+        fl_free(st->amap); // not found: no map, sort again next step
+        st->amap = NULL;
+        break;
+      }
+      st->amap[q] = lo;
+    }
+  }
   fl_free(ti);
   fl_free(tj);
   fl_free(tv);
@@ -744,12 +921,27 @@ int fl_fem_energy(const fl_world *w, int k, double *kinetic, double *elastic, do
   fl_csr_gemv(b->M, 1.0, g, 0.0, Mg);
   for (fl_int d = 0; d < nd; d++) pe -= b->x[d] * Mg[d];
   double ee = 0;
+  fl_fem_material model = b->model;
+  if (b->nodal_volume) model.kappa = 0;
   for (fl_int e = 0; e < b->mesh->ntet; e++) {
     double xe[12], F[9], R[9];
     tet_x(b, b->x, e, xe);
     fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
     fl_fem_polar_rotation(F, R);
-    ee += b->vol[e] * fl_fem_psi(&b->model, F, R, NULL, NULL, 0);
+    ee += b->vol[e] * fl_fem_psi(&model, F, R, NULL, NULL, 0);
+  }
+  // the volume term on nodal volumes: sum_a V_a kappa/2 (J_a - 1)^2
+  for (fl_int a = 0; b->nodal_volume && a < b->mesh->nvert; a++) {
+    double v = 0;
+    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
+      fl_int e = b->v2t[q];
+      double xe[12], Je, dJ[12];
+      tet_x(b, b->x, e, xe);
+      fl_fem_tet_dJ(b->DmInv + 9 * e, xe, b->plane_strain, &Je, dJ);
+      v += b->vol[e] * Je / 4;
+    }
+    double ja = v / b->Vn[a] - 1;
+    ee += b->Vn[a] * 0.5 * b->model.kappa * ja * ja;
   }
   fl_free(Mv);
   fl_free(Mg);
@@ -757,6 +949,12 @@ int fl_fem_energy(const fl_world *w, int k, double *kinetic, double *elastic, do
   if (elastic) *elastic = ee;
   if (potential) *potential = pe;
   return FL_OK;
+}
+
+
+int fl_fem_elastic_forces(fl_world *w, int k, double *f) {
+  FL_TRY(check_body(w, k, "elastic forces"));
+  return assemble(w->fem[k], 0, 0, 1, f);
 }
 
 

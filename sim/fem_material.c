@@ -578,6 +578,29 @@ void fl_fem_tet_eval(const fl_fem_material *m, const double DmInv[9], double vol
   }
 }
 
+void fl_fem_tet_dJ(const double DmInv[9], const double x[12], int plane_strain, double *J,
+                   double dJ[12]) {
+  double F[9], G[4][3], C[9];
+  fl_fem_tet_F(DmInv, x, plane_strain, F);
+  *J = det3(F);
+  // cof(F)_ij = dJ/dF_ij
+  C[0] = F[4] * F[8] - F[5] * F[7];
+  C[1] = F[5] * F[6] - F[3] * F[8];
+  C[2] = F[3] * F[7] - F[4] * F[6];
+  C[3] = F[2] * F[7] - F[1] * F[8];
+  C[4] = F[0] * F[8] - F[2] * F[6];
+  C[5] = F[1] * F[6] - F[0] * F[7];
+  C[6] = F[1] * F[5] - F[2] * F[4];
+  C[7] = F[2] * F[3] - F[0] * F[5];
+  C[8] = F[0] * F[4] - F[1] * F[3];
+  tet_grad(DmInv, plane_strain, G);
+  for (int a = 0; a < 4; a++) {
+    for (int i = 0; i < 3; i++)
+      dJ[3 * a + i] = C[3 * i] * G[a][0] + C[3 * i + 1] * G[a][1] + C[3 * i + 2] * G[a][2];
+  }
+}
+
+
 double fl_fem_stress_von_mises(const double F[9], const double P[9]) {
   double J = det3(F);
   if (!(J > 0)) return NAN;

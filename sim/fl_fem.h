@@ -58,6 +58,8 @@ typedef struct fl_fem_desc {
   int material;          /* contact material index (friction, stiffness, tau_d) */
   int plane_strain;      /* 1: d/dz = 0 in F and z velocities held at 0 (seed 000 sec. VII-A) */
   int lumped;            /* 0: consistent mass of linear tets (default), 1: row-sum lumped */
+  int nodal_volume;      /* 1: mooney_rivlin's volume term kappa/2 (J - 1)^2 on nodal volumes
+                            (average nodal pressure, docs/fem.md) instead of per tet; 0: per tet */
   double pos[3];         /* m: translation applied to the mesh's rest positions */
   double vel[3];         /* m/s: initial velocity of every vertex */
 } fl_fem_desc;
@@ -68,7 +70,10 @@ typedef struct fl_fem_body {
   fl_mesh *mesh;         /* owned; rest positions X (with desc->pos added) */
   fl_fem_material model;
   double density, alpha, beta;
-  int material, plane_strain, lumped;
+  int material, plane_strain, lumped, nodal_volume;
+  double *Vn;            /* (nvert) nodal rest volumes sum_e vol_e / 4 (nodal_volume only) */
+  fl_int *v2t_ptr, *v2t; /* (nvert + 1), (4 ntet): the tets around each vertex (nodal_volume) */
+  fl_int nodal_nnz;      /* triplets of the nodal volume stiffness per step */
   fl_int ndof;           /* 3 nvert */
   double *x;             /* (ndof) current positions (m) */
   double *v;             /* (ndof) current velocities (m/s) */
@@ -110,6 +115,11 @@ int fl_fem_add_nodal_force(fl_world *w, int k, fl_int n, const fl_int *idx, cons
  * the current F for the lagged model, i.e. its small-strain energy about the current
  * rotation) and gravitational potential (J, -x^T M g). Any output may be NULL. */
 int fl_fem_energy(const fl_world *w, int k, double *kinetic, double *elastic, double *potential);
+/* The elastic forces f_e = -dU/dx (N, ndof, caller-allocated) of body k at its current
+ * positions, U its elastic energy as fl_fem_energy gives it (for corotated_lagged, about the
+ * current rotation). Not to be called between fl_world_prepare and the end of its step (it
+ * rebuilds the step's matrix). FL_OK or an error. */
+int fl_fem_elastic_forces(fl_world *w, int k, double *f);
 /* Total momentum M v (kg m/s) and the centre of mass (m). */
 void fl_fem_momentum(const fl_world *w, int k, double p[3], double com[3]);
 /* Von Mises stress (Pa) of every tet at the current positions (ntet, caller-allocated), and

@@ -142,6 +142,12 @@ void fl_fem_tet_eval(const fl_fem_material *m, const double DmInv[9], double vol
                      const double x[12], const double R0[9], int plane_strain, int project_psd,
                      double f[12], double K[144], double *J);
 
+/* det F of a tet (J) and its gradient with respect to the 12 vertex coordinates (dJ, 1/m),
+ * F as in fl_fem_tet_F (plane strain: the z components of dJ are 0). Used by the nodal volume
+ * term of sim/fem.c. */
+void fl_fem_tet_dJ(const double DmInv[9], const double x[12], int plane_strain, double *J,
+                   double dJ[12]);
+
 /* Von Mises equivalent stress (Pa) of the Cauchy stress sigma = P F^T / det F (its symmetric
  * part; the linear and lagged models give a slightly non-symmetric P F^T):
  * sqrt(3/2 s:s), s the deviator of sigma. F, P are 3x3; returns NAN when det F <= 0. */

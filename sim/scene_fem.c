@@ -116,7 +116,7 @@ const fl_scene_desc fl__elastic_cube_scene = {
  * (576, 1296, 2304, 4356; seed 000's finest has 4151). `rings` overrides the level. */
 typedef struct cylinder_press_params {
   fl_scene_common c;
-  int mesh, rings, model, solve, pin;
+  int mesh, rings, model, solve, pin, volume;
   double radius, length, force, ramp, c1, c2, kappa, E, nu, density, alpha, beta;
   double plate_mass, stiffness;
 } cylinder_press_params;
@@ -131,6 +131,9 @@ static const fl_option_desc cylinder_press_opts[] = {
            "constitutive model"),
   FL__ENUM(cylinder_press_params, solve, FL_FEM_SOLVE_CHOICES, FL_FEM_SCHUR,
            "deformable bodies in the problem: full block or Schur complement"),
+  FL__ENUM(cylinder_press_params, volume, "element|nodal", 1,
+           "mooney_rivlin's volume term per tet (element: locks, docs/fem.md) or on nodal "
+           "volumes (nodal)"),
   FL__INT(cylinder_press_params, pin, 0, 1, 1,
            "1: the vertical diameter's vertices held at x = 0 (no sliding or rolling)"),
   FL__REAL(cylinder_press_params, radius, 1e-3, 1e3, 0.2, "cylinder radius (m)"),
@@ -188,6 +191,7 @@ static int cylinder_press_build(const void *pp, fl_world *w) {
   d.beta = p->beta;
   d.material = mat;
   d.plane_strain = 1;
+  d.nodal_volume = p->volume == 1 && p->model == FL_FEM_MOONEY_RIVLIN;
   int k = fl_world_add_fem(w, &d, &mesh);
   FL_TRY(k);
   fl_fem_mesh_src *src = &w->fem[k]->src;

@@ -818,7 +818,7 @@ static int parse_mesh(const jctx *c, const cJSON *m, const char *path, fl_fem_me
 
 static int parse_deformable(const jctx *c, const cJSON *b, const char *path) {
   static const char *const keys[] = {"name", "kind", "material", "mesh", "model", "density",
-                                     "damping", "plane_strain", "mass_matrix", "position",
+                                     "damping", "plane_strain", "mass_matrix", "volume", "position",
                                      "velocity", "hold", "loads", "load_ramp", "positions",
                                      "velocities", NULL};
   FL_TRY(check_keys(c, b, path, keys));
@@ -869,6 +869,13 @@ static int parse_deformable(const jctx *c, const cJSON *b, const char *path) {
   int mm;
   FL_TRY(get_enum(c, b, "mass_matrix", path, "consistent|lumped", 0, &mm));
   d.lumped = mm;
+  int vol;
+  FL_TRY(get_enum(c, b, "volume", path, "element|nodal", 0, &vol));
+  if (vol && !mr) {
+    sub(p, sizeof p, path, "volume");
+    return jerr(c, p, "\"nodal\" needs the mooney_rivlin model; expected \"element\"");
+  }
+  d.nodal_volume = vol;
   FL_TRY(get_vec(c, b, "position", path, 3, 0, NULL, 0, d.pos));
   FL_TRY(get_vec(c, b, "velocity", path, 3, 0, NULL, 0, d.vel));
   // mesh
@@ -992,6 +999,7 @@ static cJSON *deformable_json(const fl_world *w, fl_int k) {
   cJSON_AddItemToObject(dm, "beta", num(b->beta));
   cJSON_AddBoolToObject(o, "plane_strain", b->plane_strain);
   cJSON_AddStringToObject(o, "mass_matrix", b->lumped ? "lumped" : "consistent");
+  cJSON_AddStringToObject(o, "volume", b->nodal_volume ? "nodal" : "element");
   double zero[3] = {0, 0, 0};
   cJSON_AddItemToObject(o, "position", vec(inl ? zero : b->pos, 3));
   // holds grouped by (axes, velocity); plane strain's own z holds are implied

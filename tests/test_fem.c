@@ -546,17 +546,14 @@ FL_TEST(slow_hertz_line_contact_plane_strain) {
 }
 
 
-/* The cylinder press on the coarsest mesh with the load ramped to 0.1 MN/m over 5 s (seed:
- * 1.4 MN/m over 500 s). Quasi-static: the plate's contact force equals the applied push at
- * every sampled step (0.5 %), the plate never passes through, the approach grows with the
- * force. Against the reference curve (Bijelonja et al. 2005) at its first points: linear
- * tets with bulk/shear modulus 1500 lock volumetrically, so the discrete cylinder is stiffer
- * than the reference; the band asserted is what this mesh gives today (docs/fem.md, "the
- * cylinder press"): the force at a given approach is 1.0 to 2.0 times the reference. */
-FL_TEST(slow_cylinder_press_first_points) {
-  const char *set[] = {"mesh=1", "force=1e5", "ramp=5"};
+/* The cylinder press on the coarsest mesh, the load ramped to 0.1 MN/m over 5 s (seed: 1.4
+ * MN/m over 500 s); ratio[r] = force / reference force at the reference curve's approaches
+ * 0.020 and 0.038 m (Bijelonja et al. 2005). Asserts quasi-statics on the way: the plate's
+ * contact force equals the step's push (0.5 %), the approach never decreases. */
+static int press_first_points(const char *volume, double ratio[2]) {
+  const char *set[] = {"mesh=1", "force=1e5", "ramp=5", volume};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("cylinder_press", 3, set, &w));
+  ASSERT_OK(fl_scene_create("cylinder_press", 4, set, &w));
   fl_solver *s = make_solver("sap", NULL);
   ASSERT(s != NULL);
   static const double ref_d[] = {0.020, 0.038}, ref_f[] = {0.028e6, 0.056e6};
@@ -566,18 +563,14 @@ FL_TEST(slow_cylinder_press_first_points) {
     ASSERT_OK(fl_world_step(w, s, NULL));
     double f = obs(w, "press_force"), d = obs(w, "press_approach");
     double applied = 1e5 * (w->t - w->dt) / 5; // the push of the step, evaluated at its start
-    if (k % 50 == 49) {
-      printf("t = %.2f s: push %.0f N/m, plate force %.0f N/m, approach %.4f m\n", w->t, applied,
-             f, d);
-      ASSERT_NEAR(f, applied, 5e-3 * applied);
-    }
+    if (k % 100 == 99) ASSERT_NEAR(f, applied, 5e-3 * applied);
     ASSERT(d >= prev_d - 1e-9);
     for (int r = 0; r < 2; r++) {
       if (prev_d < ref_d[r] && d >= ref_d[r]) {
         double fr = prev_f + (f - prev_f) * (ref_d[r] - prev_d) / (d - prev_d);
-        printf("at %.3f m: %.4f MN/m, reference %.3f MN/m, ratio %.3f\n", ref_d[r], 1e-6 * fr,
-               1e-6 * ref_f[r], fr / ref_f[r]);
-        ASSERT(fr >= ref_f[r] && fr <= 2.0 * ref_f[r]);
+        ratio[r] = fr / ref_f[r];
+        printf("%s: at %.3f m %.4f MN/m, reference %.3f MN/m, ratio %.3f\n", volume, ref_d[r],
+               1e-6 * fr, 1e-6 * ref_f[r], ratio[r]);
         hit++;
       }
     }
@@ -587,5 +580,82 @@ FL_TEST(slow_cylinder_press_first_points) {
   ASSERT(hit == 2);
   fl_solver_destroy(s);
   fl_world_free(w);
+  return 0;
+}
+
+
+/* The press's first points against the reference curve. With the volume term per tet, linear
+ * tets at bulk/shear 1500 lock: 1.5 to 1.7 times the reference on this mesh, and not better
+ * on finer ones (docs/fem.md). On nodal volumes (the scene's default) the same mesh is within
+ * 30 % at these small loads, the rest being the coarse mesh (4 rings) and the 5 s ramp's
+ * viscous force (beta 0.5). */
+FL_TEST(slow_cylinder_press_first_points) {
+  double el[2] = {0, 0}, nod[2] = {0, 0};
+  ASSERT_OK(press_first_points("volume=element", el));
+  ASSERT_OK(press_first_points("volume=nodal", nod));
+  for (int r = 0; r < 2; r++) {
+    ASSERT(el[r] >= 1.4);
+    ASSERT(nod[r] >= 0.85 && nod[r] <= 1.3);
+    ASSERT(el[r] >= nod[r] + 0.25);
+  }
+  return 0;
+}
+
+
+/* The nodal volume term: its forces are -dU/dx of the energy fl_fem_energy reports (central
+ * differences on a randomly deformed cylinder, 3D and plane strain), and they vanish at rest. */
+FL_TEST(nodal_volume_forces_are_the_energy_gradient) {
+  for (int ps = 0; ps < 2; ps++) {
+    fl_world *w = NULL;
+    ASSERT_OK(fl_world_create(&w));
+    int mat = fl_world_add_material(w, "m", 0.0, INFINITY, 0);
+    ASSERT(mat >= 0);
+    fl_mesh *mesh = NULL;
+    ASSERT_OK(fl_mesh_cylinder(0.2, 0.04, 3, 2, &mesh));
+    fl_fem_desc d;
+    memset(&d, 0, sizeof d);
+    d.model.model = FL_FEM_MOONEY_RIVLIN;
+    d.model.c1 = 0.293e6;
+    d.model.c2 = 0.177e6;
+    d.model.kappa = 50e6;
+    d.density = 1000;
+    d.material = mat;
+    d.plane_strain = ps;
+    d.nodal_volume = 1;
+    int k = fl_world_add_fem(w, &d, &mesh);
+    ASSERT(k >= 0);
+    fl_fem_body *b = w->fem[k];
+    fl_int nd = b->ndof;
+    double *f = malloc((size_t)nd * sizeof(double));
+    ASSERT_OK(fl_fem_elastic_forces(w, k, f));
+    double f0 = 0;
+    for (fl_int i = 0; i < nd; i++) f0 = fmax(f0, fabs(f[i]));
+    ASSERT_LE(f0, 1e-6);
+    srand(7);
+    for (fl_int i = 0; i < nd; i++) {
+      if (ps && i % 3 == 2) continue;
+      b->x[i] += 0.002 * (2.0 * rand() / RAND_MAX - 1);
+    }
+    ASSERT_OK(fl_fem_elastic_forces(w, k, f));
+    double emax = 0, fmaxv = 0;
+    for (fl_int i = 0; i < nd; i += 7) {
+      if (ps && i % 3 == 2) continue;
+      double h = 1e-7, x0 = b->x[i], up, dn;
+      b->x[i] = x0 + h;
+      ASSERT_OK(fl_fem_energy(w, k, NULL, &up, NULL));
+      b->x[i] = x0 - h;
+      ASSERT_OK(fl_fem_energy(w, k, NULL, &dn, NULL));
+      b->x[i] = x0;
+      double fd = -(up - dn) / (2 * h);
+      emax = fmax(emax, fabs(fd - f[i]));
+      fmaxv = fmax(fmaxv, fabs(f[i]));
+    }
+    printf("%s: max |f + dU/dx| = %.3e N against max |f| = %.3e N\n", ps ? "plane strain" : "3D",
+           emax, fmaxv);
+    ASSERT(fmaxv > 1);
+    ASSERT_LE(emax, 1e-5 * fmaxv);
+    free(f);
+    fl_world_free(w);
+  }
   return 0;
 }
