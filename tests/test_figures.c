@@ -47,5 +47,7 @@ FL_TEST(registry_lists_every_paper_figure) {
   ASSERT(fl_figure_find("nonsense") == NULL);
   ASSERT(fl_figure_missing(fl_figure_find("macklin-fig28")) == NULL);
   ASSERT(fl_figure_missing(fl_figure_find("zong-fig6")) == NULL);
+  ASSERT(fl_figure_missing(fl_figure_find("han-fig4")) == NULL);
+  ASSERT(fl_figure_missing(fl_figure_find("han-table1")) == NULL);
   return 0;
 }
