@@ -311,11 +311,31 @@ int fl_world_observe(fl_world *w, double *val) {
     case FL_OBS_ARCH: {
       double dmax = 0, rmax = 0;
       for (fl_int i = 0; i < g->n; i++) {
-        const fl_body *b = &w->body[g->body[i]];
-        double d = body_displacement(b);
+        double d, size;
+        if (g->param[0] == 1) {
+          // a deformable stone: largest vertex displacement, over its rest diameter
+          const fl_fem_body *f = w->fem[g->body[i]];
+          double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+          d = 0;
+          for (fl_int v = 0; v < f->mesh->nvert; v++) {
+            double dv[3];
+            for (int c = 0; c < 3; c++) {
+              dv[c] = f->x[3 * v + c] - f->x_start[3 * v + c];
+              lo[c] = fmin(lo[c], f->x_start[3 * v + c]);
+              hi[c] = fmax(hi[c], f->x_start[3 * v + c]);
+            }
+            d = fmax(d, fl_v3_norm(dv));
+          }
+          double diag[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+          size = fl_v3_norm(diag);
+        } else {
+          const fl_body *b = &w->body[g->body[i]];
+          d = body_displacement(b);
+          size = b->size;
+        }
         val[k++] = d;
         if (d > dmax) dmax = d;
-        if (d / b->size > rmax) rmax = d / b->size;
+        if (d / size > rmax) rmax = d / size;
       }
       val[k++] = dmax;
       val[k++] = rmax;

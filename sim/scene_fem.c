@@ -246,3 +246,58 @@ const fl_scene_desc fl__cylinder_press_scene = {
   "force per unit length against approach: 0.25 MN/m at 0.1 m and 1.40 MN/m at 0.2 m (VM201) "
   "within 5 % on the finest mesh",
   sizeof(cylinder_press_params), cylinder_press_opts, cylinder_press_build};
+
+
+int fl__arch_fem_stones(fl_world *w, int mat, int ns, const double *V, double density, double E,
+                        double nu, double beta, int cells) {
+  fl_int ids[101];
+  if (ns > 101) return fl_seterr(FL_ERR_INVAL, "arch: %d stones (at most 101)", ns);
+  for (int i = 0; i < ns; i++) {
+    // corners z-up; vertex k of the data is (bit 2, bit 1, bit 0) of a unit cube
+    double c[8][3];
+    for (int k = 0; k < 8; k++) {
+      const double *v = V + 3 * (8 * i + k);
+      c[k][0] = v[0];
+      c[k][1] = -v[2];
+      c[k][2] = v[1];
+    }
+    double size[3] = {1, 1, 1};
+    fl_mesh *mesh = NULL;
+    FL_TRY(fl_mesh_box(size, cells, cells, cells, &mesh));
+    // trilinear map; mirrored along the bit-0 axis when it would turn the tets inside out
+    double dd[3][3];
+    for (int a = 0; a < 3; a++) {
+      for (int k = 0; k < 3; k++) dd[a][k] = c[1 << (2 - a)][k] - c[0][k];
+    }
+    double det = dd[0][0] * (dd[1][1] * dd[2][2] - dd[1][2] * dd[2][1]) -
+                 dd[0][1] * (dd[1][0] * dd[2][2] - dd[1][2] * dd[2][0]) +
+                 dd[0][2] * (dd[1][0] * dd[2][1] - dd[1][1] * dd[2][0]);
+    for (fl_int q = 0; q < mesh->nvert; q++) {
+      double s = mesh->X[3 * q] + 0.5, t = mesh->X[3 * q + 1] + 0.5, u = mesh->X[3 * q + 2] + 0.5;
+      if (det < 0) u = 1 - u;
+      double x[3] = {0, 0, 0};
+      for (int k = 0; k < 8; k++) {
+        double wgt = ((k >> 2) & 1 ? s : 1 - s) * ((k >> 1) & 1 ? t : 1 - t) * (k & 1 ? u : 1 - u);
+        for (int m = 0; m < 3; m++) x[m] += wgt * c[k][m];
+      }
+      memcpy(mesh->X + 3 * q, x, sizeof x);
+    }
+    fl_fem_desc d;
+    memset(&d, 0, sizeof d);
+    char name[32];
+    snprintf(name, sizeof name, "stone%d", i + 1);
+    d.name = name;
+    d.model.model = FL_FEM_COROTATED_LAGGED;
+    d.model.E = E;
+    d.model.nu = nu;
+    d.density = density;
+    d.beta = beta;
+    d.material = mat;
+    int k = fl_world_add_fem(w, &d, &mesh);
+    FL_TRY(k);
+    ids[i] = k;
+  }
+  double par[1] = {1}; // the group's indices are deformable bodies
+  FL_TRY(fl_world_add_group(w, FL_OBS_ARCH, ns, ids, par, 1));
+  return FL_OK;
+}

@@ -529,29 +529,36 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
   const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
   int n = cJSON_IsArray(bl) ? cJSON_GetArraySize(bl) : 0;
   if (n < 1) return jerr(c, p, "expected a non-empty array of body names or indices");
+  double par[8] = {0};
+  int np = 0;
+  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(g, "param");
+  if (pl) {
+    np = cJSON_IsArray(pl) ? cJSON_GetArraySize(pl) : -1;
+    char q[256];
+    sub(q, sizeof q, path, "param");
+    if (np < 0 || np > 8) return jerr(c, q, "expected an array of at most 8 numbers");
+    FL_TRY(get_vec(c, g, "param", path, np, 1, NULL, 0, par));
+  }
+  // an arch group with param [1] lists deformable bodies
+  int fem = kind + 1 == FL_OBS_ARCH && np > 0 && par[0] == 1;
   fl_int *ids = fl_malloc((size_t)n * sizeof(fl_int));
   if (!ids) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", c->file);
   int i = 0, rc = FL_OK;
   for (const cJSON *e = bl->child; e && rc >= 0; e = e->next, i++) {
-    cJSON *tmp = cJSON_CreateObject();
-    cJSON_AddItemReferenceToObject(tmp, "b", (cJSON *)e);
     char q[256];
     idx(q, sizeof q, p, i);
-    int b;
-    rc = get_body_ref(c, tmp, "b", "", 0, &b);
-    cJSON_Delete(tmp);
-    if (rc < 0) rc = jerr(c, q, "expected a body name or an index in [0, %d)", (int)c->w->nbody);
-    else ids[i] = b;
-  }
-  double par[8] = {0};
-  int np = 0;
-  const cJSON *pl = cJSON_GetObjectItemCaseSensitive(g, "param");
-  if (rc >= 0 && pl) {
-    np = cJSON_IsArray(pl) ? cJSON_GetArraySize(pl) : -1;
-    char q[256];
-    sub(q, sizeof q, path, "param");
-    if (np < 0 || np > 8) rc = jerr(c, q, "expected an array of at most 8 numbers");
-    else rc = get_vec(c, g, "param", path, np, 1, NULL, 0, par);
+    int b = -1;
+    if (fem) {
+      b = cJSON_IsString(e) ? fl_world_find_fem(c->w, e->valuestring) : -1;
+      if (b < 0) rc = jerr(c, q, "expected the name of a deformable body");
+    } else {
+      cJSON *tmp = cJSON_CreateObject();
+      cJSON_AddItemReferenceToObject(tmp, "b", (cJSON *)e);
+      rc = get_body_ref(c, tmp, "b", "", 0, &b);
+      cJSON_Delete(tmp);
+      if (rc < 0) rc = jerr(c, q, "expected a body name or an index in [0, %d)", (int)c->w->nbody);
+    }
+    if (rc >= 0) ids[i] = b;
   }
   if (rc >= 0) {
     int rg = fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np);
@@ -1327,8 +1334,11 @@ static cJSON *world_json(const fl_world *w) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "kind", gkinds[g->kind]);
       cJSON *bl = cJSON_AddArrayToObject(o, "bodies");
+      int fem = g->kind == FL_OBS_ARCH && g->param[0] == 1;
       for (fl_int k = 0; k < g->n; k++)
-        cJSON_AddItemToArray(bl, cJSON_CreateString(w->body[g->body[k]].name));
+        cJSON_AddItemToArray(bl, cJSON_CreateString(fem ? w->fem[g->body[k]]->name
+                                                        : w->body[g->body[k]].name));
+      if (fem) cJSON_AddItemToObject(o, "param", vec(g->param, 1));
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
       cJSON_AddItemToArray(gs, o);

@@ -259,6 +259,9 @@ typedef struct arch_masonry_params {
   double mu;
   double density; /* kg/m^3 */
   int gaps;       /* closed | as-is */
+  int kind;       /* rigid | deformable */
+  double E, nu, beta;
+  int cells;
 } arch_masonry_params;
 
 static const fl_option_desc arch_masonry_opts[] = {
@@ -266,6 +269,13 @@ static const fl_option_desc arch_masonry_opts[] = {
   FL__ENUM(arch_masonry_params, stones, "25|101", 0, "which arch of Ferguson et al. 2021"),
   FL__REAL(arch_masonry_params, mu, 0, 100, 1.0, "friction coefficient (rigid contact)"),
   FL__REAL(arch_masonry_params, density, 1e-3, 1e6, 2300, "stone density (kg/m^3)"),
+  FL__ENUM(arch_masonry_params, kind, "rigid|deformable", 0,
+           "rigid stones, or tetrahedral FEM stones (seed 000 sec. VII-C)"),
+  FL__REAL(arch_masonry_params, E, 1, 1e13, 20e9, "deformable stones: Young's modulus (Pa)"),
+  FL__REAL(arch_masonry_params, nu, 0, 0.49, 0.3, "deformable stones: Poisson ratio"),
+  FL__REAL(arch_masonry_params, beta, 0, 10, 0.01, "deformable stones: Rayleigh beta (s)"),
+  FL__INT(arch_masonry_params, cells, 1, 8, 1,
+          "deformable stones: cells per edge of each stone (6 tets each)"),
   FL__ENUM(arch_masonry_params, gaps, "closed|as-is", 0,
            "the data leaves 0.12-0.14 m between the (parallel) joint faces; closed: each joint "
            "face is moved by half its gap so that neighbours touch"),
@@ -329,6 +339,8 @@ static int arch_masonry_stones(const arch_masonry_params *p, fl_world *w, int ns
   double zmin = INFINITY;
   for (int k = 0; k < 8 * ns; k++) zmin = fmin(zmin, V[3 * k + 1]);
   FL_TRY(fl__add_ground(w, mat, zmin));
+  if (p->kind == 1) return fl__arch_fem_stones(w, mat, ns, V, p->density, p->E, p->nu, p->beta,
+                                               p->cells);
   fl_int ids[101];
   for (int i = 0; i < ns; i++) {
     double pts[24];

@@ -47,5 +47,10 @@ extern const fl_scene_desc fl__granular_scene;
 extern const fl_scene_desc fl__spinning_coin_scene; /* scene_coin.c */
 extern const fl_scene_desc fl__elastic_cube_scene;  /* scene_fem.c */
 extern const fl_scene_desc fl__cylinder_press_scene; /* scene_fem.c */
+/* The arch's stones as deformable bodies (scene_fem.c): V holds 8 vertices per stone as in
+ * scenes_arch_data.c (y up; turned to z up here), each stone a box mesh of cells^3 cells mapped
+ * trilinearly onto its hexahedron; corotated_lagged model. Adds the arch observable. */
+int fl__arch_fem_stones(fl_world *w, int mat, int ns, const double *V, double density, double E,
+                        double nu, double beta, int cells);
 
 #endif /* FL_SCENES_IMPL_H */

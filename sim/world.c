@@ -410,10 +410,12 @@ int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *bo
   if (kind < FL_OBS_STACK || kind > FL_OBS_PRESS || n < 1 || nparam < 0 || nparam > 8)
     return fl_seterr(FL_ERR_INVAL, "observable group: kind %d with %d bodies and %d parameters",
                      (int)kind, (int)n, nparam);
+  // an arch group with param[0] = 1 lists deformable bodies
+  fl_int nb = kind == FL_OBS_ARCH && nparam > 0 && param[0] == 1 ? w->nfem : w->nbody;
   for (fl_int i = 0; i < n; i++) {
-    if (body[i] < 0 || body[i] >= w->nbody)
+    if (body[i] < 0 || body[i] >= nb)
       return fl_seterr(FL_ERR_INVAL, "observable group: body %d out of range [0, %d)",
-                       (int)body[i], (int)w->nbody);
+                       (int)body[i], (int)nb);
   }
   FL_TRY(grow((void **)&w->group, &w->cap_group, w->ngroup + 1, sizeof(fl_obs_group)));
   fl_obs_group *g = &w->group[w->ngroup];
