@@ -247,6 +247,8 @@ int fl_split_list(const char *list, char *buf, size_t n, const char **out, int m
 
 /* Monotonic wall-clock time in seconds (CLOCK_MONOTONIC). Thread-safe. */
 double fl_time_now(void);
+/* Process CPU time (s, all threads summed): what a benchmark on a shared machine compares. */
+double fl_cpu_now(void);
 
 typedef struct fl_progress {
   const char *label;

@@ -18,6 +18,13 @@ double fl_time_now(void) {
 }
 
 
+double fl_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+
 static void progress_draw(fl_progress *p) {
   const int width = 30;
   double frac = p->total > 0 ? (double)p->done / (double)p->total : 0;

@@ -45,13 +45,6 @@ typedef struct scene_stats_t {
 } scene_stats_t;
 
 
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-
 static void stats_free(scene_stats_t *st) {
   fl_free(st->approach);
   fl_free(st->force);
@@ -104,7 +97,7 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
                              "schur_s,element_s,sap_s,step_s");
     if (!f) rc = fl_errcode();
   }
-  double csum = 0, cpu0 = cpu_now();
+  double csum = 0, cpu0 = fl_cpu_now();
   for (int k = 0; rc >= 0 && k < steps; k++) {
     fl_step_info info;
     double t0 = fl_time_now();
@@ -134,7 +127,7 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
       fprintf(f, "%.6g,%d,%d,%.9g,%.9g,%.4g,%.4g,%.4g,%.4g,%.4g\n", info.t, (int)info.nc,
               info.res.iters, ap, fo, geo, sch, ft.element_s, info.solve_s, dt_wall);
   }
-  st->cpu_s = cpu_now() - cpu0;
+  st->cpu_s = fl_cpu_now() - cpu0;
   st->sim_s = st->steps * w->dt;
   st->cmean = st->steps ? csum / st->steps : 0;
   st->other_s = st->wall_s - st->geometry_s - st->schur_s - st->element_s - st->sap_s;

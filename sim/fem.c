@@ -43,13 +43,6 @@ typedef struct fl_fem_step {
   double element_s, schur_s, recover_s;
 } fl_fem_step;
 
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-
 static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
   if (need <= *cap) return FL_OK;
   fl_int nc = *cap ? *cap : 4;
@@ -138,6 +131,35 @@ static int build_mass(fl_fem_body *b) {
 }
 
 
+/* The vertices of the tets around vertex a (a's patch), each once, into patch (b->v2t must be
+ * built); mark (nvert, the caller's) must not hold a before the call. Returns their number. */
+static fl_int vertex_patch(const fl_fem_body *b, fl_int a, fl_int *mark, fl_int *patch) {
+  fl_int np = 0;
+  for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
+    for (int k = 0; k < 4; k++) {
+      fl_int v = b->mesh->tet[4 * b->v2t[q] + k];
+      if (mark[v] != a) {
+        mark[v] = a;
+        patch[np++] = v;
+      }
+    }
+  }
+  return np;
+}
+
+
+/* Nodal pressures pn[a] = kappa (J_a - 1), J_a = sum_(e around a) vol_e J_e / 4 / V_a, from the
+ * tets' det F at J[stride * e]. */
+static void nodal_pressure(const fl_fem_body *b, const double *J, int stride, double *pn) {
+  for (fl_int a = 0; a < b->mesh->nvert; a++) {
+    double v = 0;
+    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++)
+      v += b->vol[b->v2t[q]] * J[stride * b->v2t[q]] / 4;
+    pn[a] = b->model.kappa * (v / b->Vn[a] - 1);
+  }
+}
+
+
 /* Nodal volume data: rest volumes V_a = sum_(e around a) vol_e / 4, the tets around each
  * vertex, and the number of stiffness triplets (the (x, y[, z]) dofs of each vertex's patch,
  * all pairs). */
@@ -149,8 +171,10 @@ static int build_nodal(fl_fem_body *b) {
   b->v2t_ptr = fl_calloc((size_t)nv + 1, sizeof(fl_int));
   b->v2t = fl_malloc((size_t)(4 * nt) * sizeof(fl_int));
   fl_int *mark = fl_malloc((size_t)nv * sizeof(fl_int));
-  if (!b->Vn || !b->v2t_ptr || !b->v2t || !mark) {
+  fl_int *patch = fl_malloc((size_t)nv * sizeof(fl_int));
+  if (!b->Vn || !b->v2t_ptr || !b->v2t || !mark || !patch) {
     fl_free(mark);
+    fl_free(patch);
     return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
   }
   for (fl_int e = 0; e < nt; e++) {
@@ -168,19 +192,11 @@ static int build_nodal(fl_fem_body *b) {
   for (fl_int i = 0; i < nv; i++) mark[i] = -1;
   b->nodal_nnz = 0;
   for (fl_int a = 0; a < nv; a++) {
-    fl_int np = 0;
-    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
-      for (int k = 0; k < 4; k++) {
-        fl_int v = m->tet[4 * b->v2t[q] + k];
-        if (mark[v] != a) {
-          mark[v] = a;
-          np++;
-        }
-      }
-    }
+    fl_int np = vertex_patch(b, a, mark, patch);
     b->nodal_nnz += (nc * np) * (nc * np);
   }
   fl_free(mark);
+  fl_free(patch);
   return FL_OK;
 }
 
@@ -411,7 +427,6 @@ static fl_int nodal_volume_terms(const fl_fem_body *b, const double *jd, double 
                                  fl_int *ti, fl_int *tj, double *tv) {
   const fl_mesh *m = b->mesh;
   fl_int nv = m->nvert;
-  double kappa = b->model.kappa;
   double *pn = fl_malloc((size_t)nv * sizeof(double)), *g = fl_calloc((size_t)nv * 3, sizeof(double));
   fl_int *mark = fl_malloc((size_t)nv * sizeof(fl_int)), *patch = fl_malloc((size_t)nv * sizeof(fl_int));
   if (!pn || !g || !mark || !patch) {
@@ -421,11 +436,7 @@ static fl_int nodal_volume_terms(const fl_fem_body *b, const double *jd, double 
     fl_free(patch);
     return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory for the nodal volume term", b->name);
   }
-  for (fl_int a = 0; a < nv; a++) {
-    double v = 0;
-    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) v += b->vol[b->v2t[q]] * jd[13 * b->v2t[q]] / 4;
-    pn[a] = kappa * (v / b->Vn[a] - 1);
-  }
+  nodal_pressure(b, jd, 13, pn);
   for (fl_int e = 0; e < m->ntet; e++) {
     const fl_int *t = m->tet + 4 * e;
     double pbar = 0.25 * (pn[t[0]] + pn[t[1]] + pn[t[2]] + pn[t[3]]);
@@ -437,20 +448,16 @@ static fl_int nodal_volume_terms(const fl_fem_body *b, const double *jd, double 
   fl_int k = 0;
   for (fl_int i = 0; i < nv; i++) mark[i] = -1;
   for (fl_int a = 0; a < nv; a++) {
-    fl_int np = 0;
+    fl_int np = vertex_patch(b, a, mark, patch);
+    for (fl_int p = 0; p < np; p++) g[3 * patch[p]] = g[3 * patch[p] + 1] = g[3 * patch[p] + 2] = 0;
     for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
       fl_int e = b->v2t[q];
       for (int c = 0; c < 4; c++) {
-        fl_int v = m->tet[4 * e + c];
-        if (mark[v] != a) {
-          mark[v] = a;
-          patch[np++] = v;
-          g[3 * v] = g[3 * v + 1] = g[3 * v + 2] = 0;
-        }
-        for (int i = 0; i < 3; i++) g[3 * v + i] += b->vol[e] / 4 * jd[13 * e + 1 + 3 * c + i];
+        for (int i = 0; i < 3; i++)
+          g[3 * m->tet[4 * e + c] + i] += b->vol[e] / 4 * jd[13 * e + 1 + 3 * c + i];
       }
     }
-    double s = c_k * kappa / b->Vn[a];
+    double s = c_k * b->model.kappa / b->Vn[a];
     for (fl_int p = 0; p < np; p++) {
       for (int i = 0; i < nc; i++) {
         for (fl_int r = 0; r < np; r++) {
@@ -853,7 +860,7 @@ int fl__fem_finish(fl_world *w, const double *v) {
   for (fl_int k = 0; k < w->nfem; k++) {
     fl_fem_body *b = w->fem[k];
     fl_fem_step *st = (fl_fem_step *)b->st;
-    double c0 = cpu_now();
+    double c0 = fl_cpu_now();
     double *vf = st->wa; /* (nfree) new free velocities */
     if (st->nprob == 0) {
       memcpy(vf, st->vstar, (size_t)st->nfree * sizeof(double));
@@ -876,7 +883,7 @@ int fl__fem_finish(fl_world *w, const double *v) {
                          (int)w->step, b->name, (int)(d / 3));
       b->x[d] += dt * b->v[d];
     }
-    st->recover_s = cpu_now() - c0;
+    st->recover_s = fl_cpu_now() - c0;
     // inversion check at the new positions
     if (!w->fem_allow_inversion) {
       const fl_mesh *m = b->mesh;
@@ -923,26 +930,32 @@ int fl_fem_energy(const fl_world *w, int k, double *kinetic, double *elastic, do
   double ee = 0;
   fl_fem_material model = b->model;
   if (b->nodal_volume) model.kappa = 0;
+  // nodal volume: det F per tet
+  double *Jt = b->nodal_volume ? fl_malloc((size_t)b->mesh->ntet * sizeof(double)) : NULL;
+  double *pn = b->nodal_volume ? fl_malloc((size_t)b->mesh->nvert * sizeof(double)) : NULL;
+  if (b->nodal_volume && (!Jt || !pn)) {
+    fl_free(Jt);
+    fl_free(pn);
+    fl_free(Mv);
+    fl_free(Mg);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  }
   for (fl_int e = 0; e < b->mesh->ntet; e++) {
     double xe[12], F[9], R[9];
     tet_x(b, b->x, e, xe);
     fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
     fl_fem_polar_rotation(F, R);
     ee += b->vol[e] * fl_fem_psi(&model, F, R, NULL, NULL, 0);
+    if (Jt) Jt[e] = F[0] * (F[4] * F[8] - F[5] * F[7]) - F[1] * (F[3] * F[8] - F[5] * F[6]) +
+                    F[2] * (F[3] * F[7] - F[4] * F[6]);
   }
-  // the volume term on nodal volumes: sum_a V_a kappa/2 (J_a - 1)^2
-  for (fl_int a = 0; b->nodal_volume && a < b->mesh->nvert; a++) {
-    double v = 0;
-    for (fl_int q = b->v2t_ptr[a]; q < b->v2t_ptr[a + 1]; q++) {
-      fl_int e = b->v2t[q];
-      double xe[12], Je, dJ[12];
-      tet_x(b, b->x, e, xe);
-      fl_fem_tet_dJ(b->DmInv + 9 * e, xe, b->plane_strain, &Je, dJ);
-      v += b->vol[e] * Je / 4;
-    }
-    double ja = v / b->Vn[a] - 1;
-    ee += b->Vn[a] * 0.5 * b->model.kappa * ja * ja;
+  // the volume term on nodal volumes: sum_a V_a kappa/2 (J_a - 1)^2 = sum_a V_a pn_a^2 / (2 kappa)
+  if (pn) {
+    nodal_pressure(b, Jt, 1, pn);
+    for (fl_int a = 0; a < b->mesh->nvert; a++) ee += b->Vn[a] * pn[a] * pn[a] / (2 * b->model.kappa);
   }
+  fl_free(Jt);
+  fl_free(pn);
   fl_free(Mv);
   fl_free(Mg);
   if (kinetic) *kinetic = ke;

@@ -22,13 +22,6 @@
 #include "fl_fem.h"
 #include "world_impl.h"
 
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-
 static int push(fl__fcontact **ct, fl_int *nct, fl_int *cap, fl__fcontact **out) {
   if (*nct >= *cap) {
     fl_int nc = *cap ? 2 * *cap : 64;
@@ -293,7 +286,7 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
 
 int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, fl_int *cap) {
   FL_TRY(fl__world_impl(w));
-  double c0 = cpu_now();
+  double c0 = fl_cpu_now();
   *nct = 0;
   int rc = FL_OK;
   for (fl_int k = 0; k < w->nfem && rc == FL_OK; k++) {
@@ -314,6 +307,6 @@ int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, 
       if (rc == FL_OK) rc = mesh_vs_mesh(w, l, k, margin, ct, nct, cap);
     }
   }
-  w->impl->fem_geometry_s = cpu_now() - c0;
+  w->impl->fem_geometry_s = fl_cpu_now() - c0;
   return rc;
 }

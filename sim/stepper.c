@@ -37,12 +37,6 @@ static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
 //---- collision ----
 
 /* CPU time of this process (s), for benchmarks on a shared machine. */
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) {
   for (int k = 0; k < 3; k++) {
     double x = floor(a->p[k] * 1e9 + 0.5), y = floor(b->p[k] * 1e9 + 0.5);
@@ -282,12 +276,12 @@ static double put_frow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
 int fl_world_prepare(fl_world *w, fl_step_info *info) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
-  double t0 = fl_time_now(), c0 = cpu_now();
+  double t0 = fl_time_now(), c0 = fl_cpu_now();
   fl_int npairs = 0;
   FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
   m->nfct = 0;
   if (w->nfem > 0) FL_TRY(fl__fem_collide(w, w->margin, &m->fct, &m->nfct, &m->cap_fct));
-  double t1 = fl_time_now(), c1 = cpu_now();
+  double t1 = fl_time_now(), c1 = fl_cpu_now();
 
   //---- sizes ----
   fl_int nv = 0, ncl = 0;
@@ -498,7 +492,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     }
   }
   J->nnz = nnz;
-  double t2 = fl_time_now(), c2 = cpu_now();
+  double t2 = fl_time_now(), c2 = fl_cpu_now();
   if (info) {
     info->collide_cpu_s = c1 - c0;
     info->assemble_cpu_s = c2 - c1;
