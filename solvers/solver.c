@@ -274,7 +274,18 @@ void fl_solver_ops_help(const fl_solver_ops *ops, FILE *f) {
   fl_options_defaults(common_table, &c);
   fprintf(f, "%s: %s\n", ops->name, fl_solver_ops_summary(ops));
   if (ops->common_defaults) fprintf(f, "  common defaults overridden: %s\n", ops->common_defaults);
-  fl_options_help(common_table, ops->name, f);
+  // the rows show the defaults that run: the common table with this solver's overrides
+  enum { NCOMMON = sizeof common_table / sizeof common_table[0] };
+  fl_option_desc eff[NCOMMON];
+  memcpy(eff, common_table, sizeof eff);
+  if (apply_common_defaults(ops, &c) >= 0) {
+    const char *base = (const char *)&c;
+    for (fl_option_desc *t = eff; t->key; t++) {
+      if (t->type == FL_OPT_REAL) t->dflt = *(const double *)(base + t->offset);
+      else if (t->type != FL_OPT_STRING) t->dflt = *(const int *)(base + t->offset);
+    }
+  }
+  fl_options_help(eff, ops->name, f);
   if (ops->options) fl_options_help(ops->options, ops->name, f);
 }
 

@@ -40,6 +40,15 @@ nprob=$(awk 'NR > 2 && ($2 == "global" || $2 == "local")' "$tmp/problems" | wc -
 ((nprob > 0)) && pass "list problems shows $nprob examples" || fail "list problems shows none: $(cat "$tmp/problems")"
 grep -q "cannot be created" "$tmp/problems" && fail "an example cannot be created: $(grep 'cannot be created' "$tmp/problems")"
 
+# the rows show the default that runs, a solver's overrides of the common options included
+"$bin" list solvers >"$tmp/solvers" || fail "list solvers exited non-zero"
+grep -Eq '^  primal-descent.max_iter +int +default 20 ' "$tmp/solvers" &&
+  grep -Eq '^  nsn.max_iter +int +default 8 ' "$tmp/solvers" &&
+  grep -Eq '^  sap.rel_tol +real +default 1e-06 ' "$tmp/solvers" &&
+  grep -Eq '^  pgs.max_iter +int +default 100 ' "$tmp/solvers" &&
+  pass "list solvers shows the defaults that run" ||
+  fail "list solvers defaults: $(grep -E 'max_iter|rel_tol' "$tmp/solvers" | head)"
+
 "$bin" list figures >"$tmp/figures" || fail "list figures exited non-zero"
 [[ -s "$tmp/figures" ]] && pass "list figures prints something" || fail "list figures prints nothing"
 
