@@ -377,14 +377,162 @@ static int vtk_finish(const run_args *a, const char *sname, const fl_world *w, v
 
 //---- one solver's simulation ----
 
+/* Energy gain flagged: E(t) - E(0) > ENERGY_GAIN x S, where E = kinetic + potential + elastic
+ * and S = K(0) + elastic(0) + sum over dynamic rigid bodies of m |g| size (the energy of
+ * raising each body by its own size): a physical scale independent of where z = 0 is. Not
+ * checked where forces, drives or moving prescribed bodies do work on the system. */
+#define ENERGY_GAIN 0.1
+enum { MAX_LIMITS = 64 };
+
+/* one limit's crossings over a run */
+typedef struct {
+  char obs[40], label[24];
+  double lo, hi;
+  long steps, first; /* steps outside [lo, hi], the first of them (-1: none) */
+  double worst;      /* the value farthest outside */
+} limit_tally;
+
 typedef struct run_summary {
   long steps;
   long iters;
   int failed;         /* steps whose reason was < 0 */
+  long first_failed;  /* -1: none */
   double solve_s, collide_s, assemble_s, wall_s;
   double pen_max;     /* largest pen_max over the run */
+  int energy_checked; /* 0 where external work makes a gain legitimate */
+  double e0, escale;  /* E(0) and the scale S (J) */
+  double egain;       /* largest E(t) - E(0) (J) */
+  long energy_steps, energy_first;
+  int nlimit;
+  limit_tally limit[MAX_LIMITS];
   char error[256];    /* error that stopped the run, "" if none */
 } run_summary;
+
+
+/* total energy E = kinetic + potential + elastic from the observables (J) */
+static double total_energy(const fl_world *w, const double *val) {
+  double e = 0;
+  for (fl_int i = 0; i < fl_world_nobs(w); i++) {
+    const char *n = fl_world_obs_name(w, i);
+    if (!strcmp(n, "energy") || !strncmp(n, "elastic_", 8)) e += val[i];
+  }
+  return e;
+}
+
+
+/* whether something outside the system does work on it */
+static int external_work(const fl_world *w) {
+  if (w->nforce > 0) return 1;
+  for (fl_int j = 0; j < w->njoint; j++)
+    if (w->joint[j].driven) return 1;
+  for (fl_int i = 0; i < w->nbody; i++) {
+    const fl_body *b = &w->body[i];
+    if (b->kind == FL_BODY_PRESCRIBED && (fl_v3_norm(b->vel) > 0 || fl_v3_norm(b->omega) > 0))
+      return 1;
+  }
+  return 0;
+}
+
+
+/* Sets up the energy and limit checks of a run from the initial state. */
+static int flags_begin(fl_world *w, double *val, run_summary *sum) {
+  sum->first_failed = sum->energy_first = -1;
+  const fl_obs_limit *lim;
+  const fl_int *ix;
+  fl_int nl;
+  FL_TRY(fl_world_limits(w, &lim, &ix, &nl));
+  for (fl_int k = 0; k < nl && k < MAX_LIMITS; k++) {
+    limit_tally *t = &sum->limit[sum->nlimit++];
+    snprintf(t->obs, sizeof t->obs, "%s", lim[k].obs);
+    snprintf(t->label, sizeof t->label, "%s", lim[k].label);
+    t->lo = lim[k].lo;
+    t->hi = lim[k].hi;
+    t->first = -1;
+    t->worst = NAN;
+  }
+  FL_TRY(fl_world_observe(w, val));
+  double g = fl_v3_norm(w->gravity), s = 0, k0 = 0, el0 = 0;
+  for (fl_int i = 0; i < w->nbody; i++)
+    if (w->body[i].kind == FL_BODY_DYNAMIC && isfinite(w->body[i].size))
+      s += w->body[i].mass * g * w->body[i].size;
+  for (fl_int i = 0; i < fl_world_nobs(w); i++) {
+    const char *n = fl_world_obs_name(w, i);
+    if (!strcmp(n, "kinetic")) k0 = val[i];
+    if (!strncmp(n, "elastic_", 8)) el0 += val[i];
+  }
+  sum->e0 = total_energy(w, val);
+  sum->escale = s + k0 + el0;
+  sum->energy_checked = !external_work(w) && sum->escale > 0;
+  return FL_OK;
+}
+
+
+/* Flags of one step into buf ("" when none; ';'-separated labels) and into the tallies. */
+static void flags_step(const fl_world *w, const double *val, long k, int reason,
+                       run_summary *sum, char *buf, size_t n) {
+  buf[0] = '\0';
+#define ADD(label)                                                                        \
+  do {                                                                                    \
+    if (!strstr(buf, label)) {                                                            \
+      size_t u = strlen(buf);                                                             \
+      snprintf(buf + u, n - u, "%s%s", u ? ";" : "", label);                              \
+    }                                                                                     \
+  } while (0)
+  if (reason < 0) {
+    if (sum->first_failed < 0) sum->first_failed = k;
+    ADD("failed");
+  }
+  if (sum->energy_checked) {
+    double gain = total_energy(w, val) - sum->e0;
+    if (!(gain <= sum->egain)) sum->egain = gain; // NaN sticks
+    if (!(gain <= ENERGY_GAIN * sum->escale)) {
+      sum->energy_steps++;
+      if (sum->energy_first < 0) sum->energy_first = k;
+      ADD("energy");
+    }
+  }
+  const fl_obs_limit *lim;
+  const fl_int *ix;
+  fl_int nl;
+  if (fl_world_limits((fl_world *)w, &lim, &ix, &nl) < 0) nl = 0;
+  for (fl_int j = 0; j < nl && j < sum->nlimit; j++) {
+    limit_tally *t = &sum->limit[j];
+    double v = val[ix[j]];
+    if (v >= t->lo && v <= t->hi) continue;
+    t->steps++;
+    if (t->first < 0) t->first = k;
+    double out = v > t->hi ? v - t->hi : t->lo - v, was = t->worst > t->hi ? t->worst - t->hi : t->lo - t->worst;
+    if (isnan(t->worst) || !(out <= was)) t->worst = v;
+    ADD(t->label);
+  }
+#undef ADD
+}
+
+
+/* the summary's status: "ok", or what went wrong, in words (buf, n bytes) */
+static const char *flags_text(const run_summary *s, char *buf, size_t n) {
+  buf[0] = '\0';
+  size_t u = 0;
+  if (s->error[0]) u += (size_t)snprintf(buf + u, n - u, "%s", s->error);
+  if (s->failed && u < n)
+    u += (size_t)snprintf(buf + u, n - u, "%sfailed %d of %ld steps (first %ld)", u ? "; " : "",
+                          s->failed, s->steps, s->first_failed);
+  if (s->energy_steps && u < n)
+    u += (size_t)snprintf(buf + u, n - u, "%senergy +%.3g J (%.3g x the scale %.3g J) from step %ld",
+                          u ? "; " : "", s->egain, s->egain / s->escale, s->escale, s->energy_first);
+  for (int j = 0; j < s->nlimit && u < n; j++) {
+    const limit_tally *t = &s->limit[j];
+    if (!t->steps) continue;
+    if (t->worst > t->hi)
+      u += (size_t)snprintf(buf + u, n - u, "%s%s: %s %.3g > %.3g in %ld steps from step %ld",
+                            u ? "; " : "", t->label, t->obs, t->worst, t->hi, t->steps, t->first);
+    else
+      u += (size_t)snprintf(buf + u, n - u, "%s%s: %s %.3g < %.3g in %ld steps from step %ld",
+                            u ? "; " : "", t->label, t->obs, t->worst, t->lo, t->steps, t->first);
+  }
+  if (!u) snprintf(buf, n, "ok");
+  return buf;
+}
 
 
 static int simulate(const run_args *a, const char *sname, long nsteps, FILE *steps, FILE *iters,
@@ -401,6 +549,7 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     val = fl_malloc((size_t)(nobs > 0 ? nobs : 1) * sizeof(double));
     if (!val) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   }
+  if (rc >= 0) rc = flags_begin(w, val, sum);
   vtk_series *ser = NULL;
   if (rc >= 0 && a->vtk > 0 && w->nfem > 0) {
     ser = fl_calloc((size_t)w->nfem, sizeof *ser);
@@ -425,6 +574,8 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     sum->collide_s += info.collide_s;
     sum->assemble_s += info.assemble_s;
     if (val[2] > sum->pen_max) sum->pen_max = val[2];
+    char flags[256];
+    flags_step(w, val, k, info.res.reason, sum, flags, sizeof flags);
     // steps.csv
     fprintf(steps, "%ld,", k);
     fl_csv_str(steps, sname);
@@ -447,7 +598,7 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
       fputc(',', steps);
       fl_csv_num(steps, val[i]);
     }
-    fputc('\n', steps);
+    fprintf(steps, ",%s\n", flags);
     // iters.csv: the solver's records of this step
     int nh = 0;
     const fl_iter_stat *h = (info.nc + info.nh > 0) ? fl_solver_history(s, &nh) : NULL;
@@ -556,9 +707,9 @@ int fl_cmd_run(int argc, char **argv) {
     fl_free(obs_header);
     return 1;
   }
-  fprintf(steps, "step,solver,pairs,contacts,bilateral_rows,iters,reason,reason_name,solve_s,"
-                 "collide_s,assemble_s,collide_cpu_s,assemble_cpu_s,warm_matched,error,%s%s\n", fl_csv_metrics_header,
-          obs_header);
+  fprintf(steps, "step,solver,pairs,nc,nh,iters,reason,reason_name,solve_s,"
+                 "collide_s,assemble_s,collide_cpu_s,assemble_cpu_s,warm_matched,error,%s%s,flags\n",
+          fl_csv_metrics_header, obs_header);
   fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
   fprintf(obs, "step,solver%s\n", obs_header);
   fl_free(obs_header);
@@ -595,6 +746,33 @@ int fl_cmd_run(int argc, char **argv) {
     cJSON_AddNumberToObject(r, "assemble_s", sums[j].assemble_s);
     cJSON_AddNumberToObject(r, "wall_s", sums[j].wall_s);
     cJSON_AddNumberToObject(r, "pen_max", sums[j].pen_max);
+    const run_summary *su = &sums[j];
+    cJSON *fl = cJSON_AddObjectToObject(r, "flags");
+    cJSON_AddNumberToObject(fl, "failed_steps", su->failed);
+    cJSON_AddNumberToObject(fl, "first_failed_step", (double)su->first_failed);
+    cJSON *en = cJSON_AddObjectToObject(fl, "energy");
+    cJSON_AddBoolToObject(en, "checked", su->energy_checked);
+    if (su->energy_checked) {
+      cJSON_AddNumberToObject(en, "initial_J", su->e0);
+      cJSON_AddNumberToObject(en, "scale_J", su->escale);
+      cJSON_AddNumberToObject(en, "allowed_gain", ENERGY_GAIN);
+      cJSON_AddNumberToObject(en, "largest_gain_J", isfinite(su->egain) ? su->egain : 1e300);
+      cJSON_AddNumberToObject(en, "steps", (double)su->energy_steps);
+      cJSON_AddNumberToObject(en, "first_step", (double)su->energy_first);
+    }
+    cJSON *ls = cJSON_AddArrayToObject(fl, "limits");
+    for (int q = 0; q < su->nlimit; q++) {
+      const limit_tally *t = &su->limit[q];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "observable", t->obs);
+      cJSON_AddStringToObject(o, "label", t->label);
+      if (isfinite(t->lo)) cJSON_AddNumberToObject(o, "min", t->lo);
+      if (isfinite(t->hi)) cJSON_AddNumberToObject(o, "max", t->hi);
+      cJSON_AddNumberToObject(o, "steps", (double)t->steps);
+      cJSON_AddNumberToObject(o, "first_step", (double)t->first);
+      if (t->steps) cJSON_AddNumberToObject(o, "worst", isfinite(t->worst) ? t->worst : 1e300);
+      cJSON_AddItemToArray(ls, o);
+    }
     cJSON_AddItemToObject(r, "final_observables", final);
     if (sums[j].error[0]) {
       cJSON_AddStringToObject(r, "error", sums[j].error);
@@ -611,9 +789,19 @@ int fl_cmd_run(int argc, char **argv) {
          "solve (s)", "wall (s)", "status");
   for (int j = 0; j < a.nsolvers; j++) {
     const run_summary *s = &sums[j];
+    char st[1024];
     printf("%-16s %8ld %10.1f %12.3g %10.3g %10.3g  %s\n", a.solvers[j], s->steps,
            s->steps ? (double)s->iters / s->steps : 0.0, s->pen_max, s->solve_s, s->wall_s,
-           s->error[0] ? s->error : (s->failed ? "some steps not converged" : "ok"));
+           flags_text(s, st, sizeof st));
+  }
+  if (a.nsolvers > 0) {
+    const run_summary *s = &sums[0];
+    printf("(checked: solver failures; energy gain above %g x %.3g J%s", ENERGY_GAIN, s->escale,
+           s->energy_checked ? "" : ", not checked here: external work");
+    for (int q = 0; q < s->nlimit; q++)
+      printf("; %s %s %s %.3g", s->limit[q].label, s->limit[q].obs,
+             isfinite(s->limit[q].hi) ? "<=" : ">=", isfinite(s->limit[q].hi) ? s->limit[q].hi : s->limit[q].lo);
+    printf("; per step in steps.csv's flags column)\n");
   }
   return failed ? 1 : 0;
 }

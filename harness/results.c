@@ -593,7 +593,7 @@ void fl_csv_num(FILE *f, double x) {
 }
 
 
-const char fl_csv_iter_header[] = "iter,time,error,merit,momentum,objective,step,inner_iters";
+const char fl_csv_iter_header[] = "iter,time,error,merit,momentum,objective,step_length,inner_iters";
 
 
 void fl_csv_iter_row(FILE *f, const fl_iter_stat *st) {

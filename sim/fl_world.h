@@ -197,6 +197,16 @@ typedef struct fl_obs_group {
   double param[8];
 } fl_obs_group;
 
+/* An allowed range of one observable. `run` flags every step whose value lies outside
+ * [lo, hi] (-inf / inf for an open end) under `label` ("collapse", "slip", "penetration"),
+ * in steps.csv and in its summary. Scenes declare their own (scene files: "limits"); the
+ * world adds automatic ones (fl_world_limits). */
+typedef struct fl_obs_limit {
+  char obs[40];   /* observable name (fl_world_obs_name) */
+  double lo, hi;  /* allowed range, in the observable's unit */
+  char label[24]; /* what crossing it means */
+} fl_obs_limit;
+
 /*---- the world ----*/
 
 typedef struct fl_world_impl fl_world_impl; /* stepper scratch (world.c, stepper.c) */
@@ -233,6 +243,8 @@ typedef struct fl_world {
   fl_obs_group *group;
   fl_int nfem, cap_fem;
   fl_fem_body **fem;     /* deformable bodies (sim/fl_fem.h), owned */
+  fl_int nlimit, cap_limit;
+  fl_obs_limit *limit;   /* declared limits on observables */
 
   /* stepper settings */
   int compute_metrics;  /* 1 (default): fill fl_step_info.met after each solve */
@@ -326,6 +338,18 @@ void fl_world_solution(const fl_world *w, const double **v, const double **gamma
  * t, contacts, pen_max, drift_max, kinetic, potential, energy, px, py, pz, Lx, Ly, Lz,
  * joint_err, drift_<body name> for each dynamic body (worlds with at most 32 of them), then
  * each group's (see fl_obs_kind). */
+/* Declares a limit on observable `obs` (copied; at most 39 characters) with its label (at most
+ * 23). Checked against the observable names when fl_world_limits is called. Returns the
+ * limit's index, FL_ERR_INVAL (empty or long name or label, NaN, lo > hi; named in the
+ * message) or FL_ERR_NOMEM. */
+int fl_world_add_limit(fl_world *w, const char *obs, double lo, double hi, const char *label);
+/* Every limit of the world: the declared ones, then automatic ones for observables without a
+ * declared limit: pen_max <= 1 % of the smallest dynamic rigid body's size ("penetration"),
+ * <stack>_collapsed <= 0.5 and <arch>_stands >= 0.5 ("collapse"). *lim points into the
+ * world's own storage (valid until the next call or the world's end); index[k] is limit k's
+ * observable index. Returns FL_OK, FL_ERR_INVAL when a declared limit names no observable (the
+ * message names it), or FL_ERR_NOMEM. */
+int fl_world_limits(fl_world *w, const fl_obs_limit **lim, const fl_int **index, fl_int *n);
 fl_int fl_world_nobs(const fl_world *w);
 /* Name of observable i (static storage of the world) or NULL when out of range. */
 const char *fl_world_obs_name(const fl_world *w, fl_int i);

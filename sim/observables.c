@@ -138,6 +138,64 @@ const char *fl_world_obs_name(const fl_world *w, fl_int i) {
 }
 
 
+static fl_int obs_find(const fl_world *w, const char *name) {
+  for (fl_int i = 0; i < w->impl->nobs; i++)
+    if (!strcmp(w->impl->obs_name[i], name)) return i;
+  return -1;
+}
+
+
+int fl_world_limits(fl_world *w, const fl_obs_limit **lim, const fl_int **index, fl_int *n) {
+  FL_TRY(build_names(w));
+  fl_world_impl *m = w->impl;
+  fl_int cap = w->nlimit + 1 + w->ngroup;
+  fl_free(m->all_limit);
+  fl_free(m->limit_index);
+  m->all_limit = fl_calloc((size_t)cap, sizeof *m->all_limit);
+  m->limit_index = fl_calloc((size_t)cap, sizeof *m->limit_index);
+  if (!m->all_limit || !m->limit_index) return fl_seterr(FL_ERR_NOMEM, "limits: out of memory");
+  fl_int k = 0;
+  for (fl_int i = 0; i < w->nlimit; i++) {
+    fl_int o = obs_find(w, w->limit[i].obs);
+    if (o < 0)
+      return fl_seterr(FL_ERR_INVAL, "limits[%d]: no observable named '%s' in scene %s (see "
+                       "observables.csv's header for the names)", (int)i, w->limit[i].obs, w->name);
+    m->all_limit[k] = w->limit[i];
+    m->limit_index[k++] = o;
+  }
+  // automatic limits, where the scene declared none on the same observable
+  double smallest = INFINITY;
+  for (fl_int i = 0; i < w->nbody; i++)
+    if (w->body[i].kind == FL_BODY_DYNAMIC && w->body[i].size < smallest) smallest = w->body[i].size;
+  for (fl_int o = 0; o < m->nobs; o++) {
+    const char *name = m->obs_name[o], *us = strrchr(name, '_');
+    fl_obs_limit l = {{0}, -INFINITY, INFINITY, {0}};
+    if (!strcmp(name, "pen_max") && isfinite(smallest)) {
+      l.hi = 0.01 * smallest; // 1 % of the smallest dynamic rigid body
+      snprintf(l.label, sizeof l.label, "penetration");
+    } else if (us && !strcmp(us, "_collapsed") && !strncmp(name, "stack", 5)) {
+      l.hi = 0.5;
+      snprintf(l.label, sizeof l.label, "collapse");
+    } else if (us && !strcmp(us, "_stands") && !strncmp(name, "arch", 4)) {
+      l.lo = 0.5;
+      snprintf(l.label, sizeof l.label, "collapse");
+    } else {
+      continue;
+    }
+    int declared = 0;
+    for (fl_int i = 0; i < w->nlimit; i++) declared |= !strcmp(w->limit[i].obs, name);
+    if (declared || k >= cap) continue;
+    snprintf(l.obs, sizeof l.obs, "%s", name);
+    m->all_limit[k] = l;
+    m->limit_index[k++] = o;
+  }
+  *lim = m->all_limit;
+  *index = m->limit_index;
+  *n = k;
+  return FL_OK;
+}
+
+
 //---- geometry helpers ----
 
 /* Deepest overlap (>= 0, m) between bodies i and j at their current poses. */

@@ -569,6 +569,28 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
 }
 
 
+static int parse_limit(const jctx *c, const cJSON *e, const char *path) {
+  static const char *const keys[] = {"observable", "min", "max", "label", NULL};
+  FL_TRY(check_keys(c, e, path, keys));
+  const char *obs = NULL, *label = NULL;
+  FL_TRY(get_str(c, e, "observable", path, NULL, &obs));
+  if (!obs) {
+    char p[256];
+    sub(p, sizeof p, path, "observable");
+    return jerr(c, p, "missing; expected an observable's name");
+  }
+  FL_TRY(get_str(c, e, "label", path, "limit", &label));
+  double lo, hi;
+  FL_TRY(get_num(c, e, "min", path, 0, -INFINITY, -1e300, 1e300, 0, &lo));
+  FL_TRY(get_num(c, e, "max", path, 0, INFINITY, -1e300, 1e300, 0, &hi));
+  if (!cJSON_GetObjectItemCaseSensitive(e, "min") && !cJSON_GetObjectItemCaseSensitive(e, "max"))
+    return jerr(c, path, "expected \"min\", \"max\" or both");
+  int k = fl_world_add_limit(c->w, obs, lo, hi, label);
+  if (k < 0) return jfail(c, path, k);
+  return FL_OK;
+}
+
+
 /* Runs `fn` on every element of the array `key` (optional). */
 static int each(const jctx *c, const cJSON *root, const char *key,
                 int (*fn)(const jctx *, const cJSON *, const char *)) {
@@ -1095,7 +1117,7 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   jctx c = {where, w};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
                                      "margin", "friction_rule", "materials", "pairs", "bodies",
-                                     "joints", "forces", "observe", "fem", NULL};
+                                     "joints", "forces", "observe", "fem", "limits", NULL};
   if (rc >= 0) rc = check_keys(&c, root, "", keys);
   if (rc >= 0) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -1134,6 +1156,18 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = each(&c, root, "joints", parse_joint);
   if (rc >= 0) rc = each(&c, root, "forces", parse_force);
   if (rc >= 0) rc = each(&c, root, "observe", parse_group);
+  if (rc >= 0) rc = each(&c, root, "limits", parse_limit);
+  if (rc >= 0 && w->nlimit > 0) {
+    // every declared limit must name an observable of this scene
+    const fl_obs_limit *lim;
+    const fl_int *ix;
+    fl_int nl;
+    if (fl_world_limits(w, &lim, &ix, &nl) < 0) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", fl_errmsg()); // fl_seterr rewrites the message buffer
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: %s", where, msg);
+    }
+  }
   cJSON_Delete(root);
   if (rc < 0) {
     fl_world_free(w);
@@ -1342,6 +1376,18 @@ static cJSON *world_json(const fl_world *w) {
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
       cJSON_AddItemToArray(gs, o);
+    }
+  }
+  if (w->nlimit) {
+    cJSON *ls = cJSON_AddArrayToObject(r, "limits");
+    for (fl_int i = 0; i < w->nlimit; i++) {
+      const fl_obs_limit *l = &w->limit[i];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "observable", l->obs);
+      if (isfinite(l->lo)) cJSON_AddItemToObject(o, "min", num(l->lo));
+      if (isfinite(l->hi)) cJSON_AddItemToObject(o, "max", num(l->hi));
+      cJSON_AddStringToObject(o, "label", l->label);
+      cJSON_AddItemToArray(ls, o);
     }
   }
   return r;

@@ -142,6 +142,7 @@ void fl_world_free(fl_world *w) {
   fl_free(w->joint);
   fl_free(w->force);
   fl_free(w->group);
+  fl_free(w->limit);
   for (fl_int k = 0; k < w->nfem; k++) fl__fem_free(w->fem[k]);
   fl_free(w->fem);
   fl_world_impl *m = w->impl;
@@ -157,6 +158,8 @@ void fl_world_free(fl_world *w) {
     fl_free(m->ws_gamma);
     fl_free(m->ws_gh);
     fl_free(m->obs_name);
+    fl_free(m->all_limit);
+    fl_free(m->limit_index);
     fl_free(m->obs_ct);
     fl_free(m->fct);
     fl_free(m);
@@ -429,6 +432,27 @@ int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *bo
   // observable names change with the groups
   if (w->impl) w->impl->nobs = 0;
   return w->ngroup++;
+}
+
+
+int fl_world_add_limit(fl_world *w, const char *obs, double lo, double hi, const char *label) {
+  if (!obs || !*obs || strlen(obs) >= sizeof w->limit->obs)
+    return fl_seterr(FL_ERR_INVAL, "limit: observable name '%s': expected 1 to %d characters",
+                     obs ? obs : "(null)", (int)sizeof w->limit->obs - 1);
+  if (!label || !*label || strlen(label) >= sizeof w->limit->label)
+    return fl_seterr(FL_ERR_INVAL, "limit on %s: label '%s': expected 1 to %d characters", obs,
+                     label ? label : "(null)", (int)sizeof w->limit->label - 1);
+  if (isnan(lo) || isnan(hi) || lo > hi)
+    return fl_seterr(FL_ERR_INVAL, "limit on %s: range [%g, %g]: expected min <= max, no NaN",
+                     obs, lo, hi);
+  FL_TRY(grow((void **)&w->limit, &w->cap_limit, w->nlimit + 1, sizeof(fl_obs_limit)));
+  fl_obs_limit *l = &w->limit[w->nlimit];
+  memset(l, 0, sizeof *l);
+  snprintf(l->obs, sizeof l->obs, "%s", obs);
+  snprintf(l->label, sizeof l->label, "%s", label);
+  l->lo = lo;
+  l->hi = hi;
+  return w->nlimit++;
 }
 
 

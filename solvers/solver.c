@@ -533,7 +533,7 @@ int fl_solver_setup(fl_solver *s, const fl_problem *p) {
 //---- monitors and recording ----
 
 static void csv_header(FILE *f) {
-  fputs("iter,t,error,merit,momentum,objective,step,step_norm,gradient,inner_residual,"
+  fputs("iter,t,error,merit,momentum,objective,step_length,step_norm,gradient,inner_residual,"
         "nactive,nstick,nslip,nchange,inner_iters,neval\n", f);
 }
 

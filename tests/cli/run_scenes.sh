@@ -20,7 +20,7 @@ for s in $scenes; do
   rows=$(($(wc -l <"$out/observables.csv") - 1))
   [[ $rows -eq 3 ]] || fail "run $s: observables.csv has $rows rows, expected 3"
   head -n 1 "$out/observables.csv" | grep -q ',pen_max,' || fail "run $s: no pen_max column"
-  head -n 1 "$out/steps.csv" | grep -q ',contacts,.*,natmap,' || fail "run $s: steps.csv header"
+  head -n 1 "$out/steps.csv" | grep -q '^step,solver,pairs,nc,nh,.*,natmap,.*,flags$' || fail "run $s: steps.csv header"
   case $s in
     heavy_stack|cylinder_stack) want=stack_pen_1 ;;
     arch_*) want=arch_disp_max ;;
@@ -44,6 +44,40 @@ if cmp -s "$tmp/a/observables.csv" "$tmp/b/observables.csv"; then
 else
   fail "scene file observables differ: $(diff "$tmp/a/observables.csv" "$tmp/b/observables.csv" | head -n 4)"
 fi
+
+# outcomes stated plainly: a collapsing PGS stack, SAP's overlap beyond 1 % of the smallest
+# box and primal descent's energy gain on the table pile are named, per run and per step
+"$bin" run heavy_stack --solver pgs,sap,primal-descent --steps 100 --out "$tmp/flags" >"$tmp/o" 2>&1 ||
+  fail "run heavy_stack 100 steps: $(cat "$tmp/o")"
+grep -Eq '^pgs .*failed [0-9]+ of 100 steps.*collapse: stack_collapsed 1 > 0.5' "$tmp/o" &&
+  pass "summary names PGS's failed steps and the collapse" || fail "PGS summary: $(cat "$tmp/o")"
+grep -Eq '^sap .*penetration: pen_max 0.1[0-9]* > 0.00866' "$tmp/o" &&
+  pass "summary names SAP's penetration" || fail "SAP summary: $(cat "$tmp/o")"
+grep -Eq '^primal-descent .* ok$' "$tmp/o" && pass "a run without flags says ok" || fail "primal-descent: $(cat "$tmp/o")"
+python3 - "$tmp/flags/steps.csv" <<'PY' && pass "steps.csv flags each step" || fail "steps.csv flags"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+pgs = [r for r in rows if r["solver"] == "pgs"]
+assert any("collapse" in r["flags"] for r in pgs) and any("failed" in r["flags"] for r in pgs)
+assert all(r["flags"] == "" for r in rows if r["solver"] == "primal-descent")
+PY
+"$bin" run table_pile --solver primal-descent --steps 100 --out "$tmp/energy" >"$tmp/o" 2>&1
+grep -Eq '^primal-descent .*energy \+[0-9.e+]+ J' "$tmp/o" && pass "energy gain named" ||
+  fail "energy gain: $(cat "$tmp/o")"
+# a scene file's own limit (a slip limit on one box's drift), and one naming no observable
+python3 - "$tmp/stack.json" "$tmp/limits.json" "$tmp/badlimit.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["limits"] = [{"observable": "drift_box1", "max": 1e-4, "label": "slip"}]
+json.dump(d, open(sys.argv[2], "w"))
+d["limits"] = [{"observable": "no_such_obs", "max": 1, "label": "slip"}]
+json.dump(d, open(sys.argv[3], "w"))
+PY
+"$bin" run "$tmp/limits.json" --solver pgs --steps 40 --out "$tmp/lim" >"$tmp/o" 2>&1
+grep -q "slip: drift_box1" "$tmp/o" && pass "a declared limit is flagged" || fail "declared limit: $(cat "$tmp/o")"
+"$bin" export "$tmp/limits.json" --scene-json "$tmp/limits2.json" >/dev/null 2>&1 &&
+  grep -Pq '"label":\s*"slip"' "$tmp/limits2.json" && pass "limits round-trip" || fail "limits round-trip"
+expect_fail "limit naming no observable" 1 "no_such_obs" "$tmp/bl" -- run "$tmp/badlimit.json" --out "$tmp/bl"
 
 # two solvers: one row per step and solver
 "$bin" run ball_slope --solver pgs,jacobi --steps 5 --set max_iter=30 --out "$tmp/two" >/dev/null 2>&1 ||

@@ -25,7 +25,7 @@ grep -q "results written to $out" "$tmp/stdout" && pass "prints where results we
 
 # columns
 steps_header="problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,setup_s,monitor_s,error,history_lost,natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral"
-iters_header="problem,solver,iter,time,error,merit,momentum,objective,step,inner_iters"
+iters_header="problem,solver,iter,time,error,merit,momentum,objective,step_length,inner_iters"
 [[ "$(head -n 1 "$out/steps.csv")" == "$steps_header" ]] && pass "steps.csv header" ||
   fail "steps.csv header: $(head -n 1 "$out/steps.csv")"
 [[ "$(head -n 1 "$out/iters.csv")" == "$iters_header" ]] && pass "iters.csv header" ||
