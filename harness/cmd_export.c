@@ -26,13 +26,15 @@ static void usage(FILE *f) {
   fprintf(f,
     "usage: frictionlab export PROBLEM|FILE.json --steps A:B --out DIR [--solver NAME]\n"
     "                          [--set key=value]... [--force]\n"
-    "       frictionlab export PROBLEM|FILE.json --scene-json FILE [--set key=value]...\n"
+    "       frictionlab export PROBLEM|FILE.json --scene-json FILE [--steps N] [--solver NAME]\n"
+    "                          [--set key=value]...\n"
     "\n"
     "Writes the contact problems of steps A to B (inclusive, 0-based; A alone is one step) of\n"
     "a scene as FCLIB global files DIR/<scene>-step<k>.hdf5, each with the solution the solver\n"
     "found (default pgs; its options with --set <solver>.key=value or key=value). Scenes with\n"
     "joints cannot be exported (FCLIB has no bilateral rows). --scene-json writes the scene\n"
-    "as a scene file (docs/scene-format.md) instead; --set key=value sets scene parameters.\n");
+    "as a scene file (docs/scene-format.md) instead: its initial state, or with --steps N the\n"
+    "state after N steps with the solver; --set key=value sets scene parameters.\n");
 }
 
 
@@ -127,15 +129,52 @@ int fl_cmd_export(int argc, char **argv) {
                : 1;
   }
 
-  //---- the scene as a scene file ----
+  //---- the scene as a scene file, at its start or after --steps N ----
   if (scene_json) {
-    rc = fl_world_save_json(w, scene_json);
+    long n = 0;
+    if (steps) {
+      char *end;
+      n = strtol(steps, &end, 10);
+      if (*end || n < 0) {
+        fprintf(stderr, "frictionlab export: --steps %s with --scene-json: expected one step count "
+                "N >= 0 (the state after N steps is written)\n", steps);
+        fl_world_free(w);
+        return EXIT_USAGE;
+      }
+    }
+    if (out) {
+      fprintf(stderr, "frictionlab export: --out is for FCLIB files; --scene-json names its file\n");
+      fl_world_free(w);
+      return EXIT_USAGE;
+    }
+    fl_solver *s = NULL;
+    if (n > 0) {
+      rc = fl_solver_create(solver, &s);
+      if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
+      for (int i = 0; rc >= 0 && i < nsolver; i++) {
+        char kv[256];
+        snprintf(kv, sizeof kv, "%s", solver_sets[i]);
+        char *eq = strchr(kv, '=');
+        *eq = 0;
+        rc = fl_solver_set_option(s, kv, eq + 1);
+      }
+      if (rc < 0) {
+        fprintf(stderr, "frictionlab export: --solver/--set: %s\n", fl_errmsg());
+        fl_solver_destroy(s);
+        fl_world_free(w);
+        return EXIT_USAGE;
+      }
+    }
+    for (long k = 0; rc >= 0 && k < n; k++) rc = fl_world_step(w, s, NULL);
+    fl_solver_destroy(s);
+    if (rc >= 0) rc = fl_world_save_json(w, scene_json);
     fl_world_free(w);
     if (rc < 0) {
       fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
       return 1;
     }
-    printf("%s -> %s\n", input, scene_json);
+    if (n > 0) printf("%s after %ld steps with %s -> %s\n", input, n, solver, scene_json);
+    else printf("%s -> %s\n", input, scene_json);
     return 0;
   }
 

@@ -2,11 +2,15 @@
 #
 #   gnuplot -e "dir='results/runs/NAME'" scripts/plot_convergence.gp
 #   gnuplot -e "dir='...'; problem='Capsules-i97-269'; out='/tmp/plots'" scripts/plot_convergence.gp
+#   gnuplot -e "dir='...'; maxn=50" scripts/plot_convergence.gp
 #
-# Writes, per problem of dir/iters.csv (or only `problem`), out/<problem>-gnuplot.png (out
-# defaults to dir/plots): the solver's own residual and, when recorded, the common natural-map
-# residual, against iteration and against wall time, log scales, one curve per solver.
-# iters.csv columns: 1 problem, 2 solver, 3 iter, 4 time, 5 error, 6 merit, ...
+# dir is a solve, profile (its solve/ subfolder is read) or run folder. Solve and profile
+# folders: per problem of iters.csv (at most maxn, default 24, or only `problem`)
+# out/<problem>-gnuplot.png (out defaults to dir/plots): the solver's own residual and, when
+# recorded, the common natural-map residual, against iteration and wall time, one curve per
+# solver. Run folders: one picture out/run-gnuplot.png, a panel per quantity against the step
+# (iterations, own residual at return, natural-map residual), one curve per solver.
+# iters.csv columns (solve): 1 problem, 2 solver, 3 iter, 4 time, 5 error, 6 merit, ...
 
 # errors go to stderr (gnuplot's default for print), the list of pictures to stdout
 if (!exists("dir")) {
@@ -14,17 +18,55 @@ if (!exists("dir")) {
   exit status 2
 }
 if (!exists("out")) { out = dir."/plots" }
-csv = dir."/iters.csv"
-if (system(sprintf("test -r '%s' && echo 1 || echo 0", csv)) ne "1") {
-  print sprintf("plot_convergence.gp: %s: no such file (expected a results folder)", csv)
+if (!exists("maxn")) { maxn = 24 }
+readable(f) = system(sprintf("test -r '%s' && echo 1 || echo 0", f)) eq "1"
+src = dir
+if (!readable(src."/iters.csv") && readable(src."/solve/iters.csv")) { src = dir."/solve" }
+csv = src."/iters.csv"
+if (!readable(csv)) {
+  print sprintf("plot_convergence.gp: %s: no such file (expected a solve, profile or run results folder)", csv)
   exit status 1
 }
 system(sprintf("mkdir -p '%s'", out))
 set print "-"
 
+# a run folder: one overview from steps.csv, columns found by name
+if (system(sprintf("head -n 1 '%s' | cut -d, -f1", csv)) eq "step") {
+  steps = src."/steps.csv"
+  col(name) = int(system(sprintf("head -n 1 '%s' | tr ',' '\\n' | grep -nx '%s' | cut -d: -f1", steps, name)))
+  solvers = system(sprintf("awk -F, 'NR > 1 {print $2}' '%s' | awk '!seen[$0]++' | tr '\\n' ' '", steps))
+  srows(s, c) = sprintf("< awk -F, -v s='%s' 'NR > 1 && $2 == s {print $1, $%d}' '%s'", s, c, steps)
+  set datafile missing "nan"
+  set grid
+  set key top right font ",9"
+  set terminal pngcairo size 1000,900 font ",10" enhanced
+  set output sprintf("%s/run-gnuplot.png", out)
+  set multiplot layout 3, 1 title sprintf("%s: per step, every solver", system(sprintf("basename '%s'", dir))) noenhanced
+  set xlabel "step"
+  set ylabel "iterations per step"
+  plot for [s in solvers] srows(s, col("iters")) using 1:2 with lines lw 1.5 title s noenhanced
+  set logscale y
+  set format y "10^{%L}"
+  set ylabel "own residual at return"
+  plot for [s in solvers] srows(s, col("error")) using 1:($2 > 0 ? $2 : NaN) with lines lw 1.5 title s noenhanced
+  set ylabel "natural-map residual (common)"
+  plot for [s in solvers] srows(s, col("natmap")) using 1:($2 > 0 ? $2 : NaN) with lines lw 1.5 title s noenhanced
+  unset multiplot
+  set output
+  print sprintf("%s/run-gnuplot.png", out)
+  exit
+}
+
 # problems and, per problem, solvers, in file order (names hold no spaces or quotes)
 uniq(col, filter) = system(sprintf("awk -F, 'NR > 1 %s {print $%d}' '%s' | awk '!seen[$0]++' | tr '\\n' ' '", filter, col, csv))
 problems = exists("problem") ? problem : uniq(1, "")
+nprob = words(problems)
+if (nprob > maxn) {
+  set print
+  print sprintf("plot_convergence.gp: drawing %d of %d problems; choose with problem='NAME' or raise maxn", maxn, nprob)
+  set print "-"
+  problems = system(sprintf("echo '%s' | tr ' ' '\\n' | grep -v '^$' | head -n %d | tr '\\n' ' '", problems, maxn))
+}
 if (strlen(problems) == 0) {
   print sprintf("plot_convergence.gp: %s holds no iterations; nothing to plot", csv)
   exit

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """Convergence curves of a FrictionLab results folder (matplotlib, headless).
 
-    /usr/bin/python3 scripts/plot_convergence.py RESULTS_DIR [--problem NAME] [--out DIR]
+    /usr/bin/python3 scripts/plot_convergence.py RESULTS_DIR [--problem NAME] [--max N]
+                                                 [--step K] [--out DIR]
 
-Reads RESULTS_DIR/iters.csv (and steps.csv, manifest.json when present) and writes, per
-problem (or only NAME), OUT/<problem>.png and .pdf (OUT defaults to RESULTS_DIR/plots): the
-solver's own residual and the common natural-map residual (when recorded) against iteration
-and against wall time, log scales, one curve per solver. Use Debian's /usr/bin/python3: it is
-the interpreter that has matplotlib.
+RESULTS_DIR is a `solve`, `profile` (its solve/ subfolder is read) or `run` folder. For solve
+and profile folders: per problem (at most --max, default 24, or only NAME) OUT/<problem>.png
+and .pdf with the solver's own residual and the common natural-map residual against iteration
+and wall time, one curve per solver. For run folders: one picture OUT/run.png with a panel per
+quantity against the step (iterations, own residual at return, natural-map residual; failed
+steps marked), and with --step K the convergence of step K (OUT/step-K.png). OUT defaults to
+RESULTS_DIR/plots. Use Debian's /usr/bin/python3: it is the interpreter with matplotlib.
 """
 import argparse
 import csv
@@ -98,33 +101,123 @@ def plot_problem(problem, solvers, steps, norm, out_dir):
     return base + ".png"
 
 
+def read_run_steps(path):
+    """{solver: {column: [values]}} of a run's steps.csv, in step order."""
+    data = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            cols = data.setdefault(row["solver"], {})
+            for key in ("step", "iters", "error", "natmap", "reason"):
+                cols.setdefault(key, []).append(num(row.get(key)))
+    return data
+
+
+def plot_run(results, steps_path, out_dir):
+    data = read_run_steps(steps_path)
+    panels = [("iters", "iterations per step", False),
+              ("error", "own residual at return", True),
+              ("natmap", "natural-map residual (common)", True)]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.8 * len(panels)), sharex=True)
+    for ax, (col, label, log) in zip(axes, panels):
+        for name, c in data.items():
+            x, y = c["step"], c[col]
+            if log:
+                x, y = positive(x, y)
+            line, = ax.plot(x, y, label=name, lw=1.2)
+            bad = [(s, v) for s, v, r in zip(c["step"], c[col], c["reason"])
+                   if r < 0 and math.isfinite(v) and (v > 0 or not log)]
+            if bad:
+                ax.plot([b[0] for b in bad], [b[1] for b in bad], "x", ms=4,
+                        color=line.get_color(), label=f"{name}: failed step")
+        if log:
+            ax.set_yscale("log")
+        ax.set_ylabel(label, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7, ncol=2)
+    axes[-1].set_xlabel("step")
+    scene = os.path.basename(os.path.normpath(results))
+    try:
+        with open(os.path.join(results, "manifest.json")) as f:
+            scene = json.load(f).get("scene", scene)
+    except (OSError, ValueError):
+        pass
+    fig.suptitle(f"{scene}: per step, every solver", fontsize=11)
+    fig.tight_layout()
+    base = os.path.join(out_dir, "run")
+    fig.savefig(base + ".png", dpi=110)
+    fig.savefig(base + ".pdf")
+    plt.close(fig)
+    return base + ".png"
+
+
+def read_run_iters(path, step):
+    """{solver: {column: [values]}} of one step of a run's iters.csv."""
+    data = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["step"] != str(step):
+                continue
+            cols = data.setdefault(row["solver"], {})
+            for key in ("iter", "time", "error", "merit"):
+                cols.setdefault(key, []).append(num(row.get(key)))
+    return data
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="a results folder (holding iters.csv)")
-    ap.add_argument("--problem", help="plot only this problem")
+    ap.add_argument("results", help="a solve, profile or run folder")
+    ap.add_argument("--problem", help="solve and profile folders: plot only this problem")
+    ap.add_argument("--max", type=int, default=24,
+                    help="solve and profile folders: at most this many problems (default 24)")
+    ap.add_argument("--step", type=int, help="run folders: also the convergence of this step")
     ap.add_argument("--out", help="output folder (default RESULTS/plots)")
     a = ap.parse_args()
 
-    iters = os.path.join(a.results, "iters.csv")
+    src = a.results
+    iters = os.path.join(src, "iters.csv")
+    if not os.path.exists(iters) and os.path.exists(os.path.join(src, "solve", "iters.csv")):
+        src = os.path.join(src, "solve")  # a profile folder keeps its solve results there
+        iters = os.path.join(src, "iters.csv")
     if not os.path.exists(iters):
-        sys.exit(f"plot_convergence.py: {iters}: no such file (expected a results folder)")
-    data = read_iters(iters)
-    steps = read_steps(os.path.join(a.results, "steps.csv"))
+        sys.exit(f"plot_convergence.py: {iters}: no such file (expected a solve, profile or run "
+                 "results folder)")
+    with open(iters, newline="") as f:
+        header = next(csv.reader(f), [])
+    out_dir = a.out or os.path.join(a.results, "plots")
+    os.makedirs(out_dir, exist_ok=True)
     norm = "fclib"
     try:
-        with open(os.path.join(a.results, "manifest.json")) as f:
+        with open(os.path.join(src, "manifest.json")) as f:
             norm = json.load(f).get("norm", norm)
     except (OSError, ValueError):
         pass
+
+    if header[:1] == ["step"]:  # a run folder
+        if a.problem:
+            sys.exit("plot_convergence.py: --problem applies to solve and profile folders; "
+                     f"{a.results} is a run folder (use --step K)")
+        print(plot_run(a.results, os.path.join(src, "steps.csv"), out_dir))
+        if a.step is not None:
+            data = read_run_iters(iters, a.step)
+            if not data:
+                sys.exit(f"plot_convergence.py: no iterations of step {a.step} in {iters}")
+            print(plot_problem(f"step-{a.step}", data, {}, norm, out_dir))
+        return
+
+    data = read_iters(iters)
+    steps = read_steps(os.path.join(src, "steps.csv"))
     if a.problem:
         if a.problem not in data:
             sys.exit(f"plot_convergence.py: no problem '{a.problem}' in {iters}; "
                      f"problems: {', '.join(data) or '(none)'}")
         data = {a.problem: data[a.problem]}
-    out_dir = a.out or os.path.join(a.results, "plots")
-    os.makedirs(out_dir, exist_ok=True)
-    for problem, solvers in data.items():
-        print(plot_problem(problem, solvers, steps, norm, out_dir))
+    names = list(data)
+    for problem in names[:max(a.max, 0)]:
+        print(plot_problem(problem, data[problem], steps, norm, out_dir))
+    if len(names) > a.max:
+        print(f"plot_convergence.py: drew {a.max} of {len(names)} problems; choose one with "
+              "--problem NAME or raise --max", file=sys.stderr)
     if not data:
         print(f"plot_convergence.py: {iters} holds no iterations; nothing to plot")
 

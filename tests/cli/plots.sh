@@ -28,4 +28,29 @@ if ((have_mpl)); then
   /usr/bin/python3 "$src/scripts/plot_convergence.py" "$out" --problem no_such_problem >/dev/null 2>"$tmp/py.err" &&
     fail "matplotlib accepted an unknown problem" || { grep -q no_such_problem "$tmp/py.err" && pass "unknown problem named"; }
 fi
+# a run folder: one overview picture per script (not one per step), and --step K
+"$bin" run heavy_stack --solver pgs,sap --steps 30 --out "$tmp/runf" >/dev/null 2>&1 || fail "run heavy_stack"
+if ((have_gp)); then
+  n=$(gnuplot -e "dir='$tmp/runf'" "$src/scripts/plot_convergence.gp" 2>"$tmp/gp.err" | wc -l)
+  [[ $n -eq 1 ]] && is_png "$tmp/runf/plots/run-gnuplot.png" && pass "gnuplot: one picture for a 30-step run" ||
+    fail "gnuplot on a run folder: $n pictures; $(cat "$tmp/gp.err")"
+fi
+if ((have_mpl)); then
+  n=$(/usr/bin/python3 "$src/scripts/plot_convergence.py" "$tmp/runf" --step 12 2>"$tmp/py.err" | wc -l)
+  [[ $n -eq 2 ]] && is_png "$tmp/runf/plots/run.png" && is_png "$tmp/runf/plots/step-12.png" &&
+    pass "matplotlib: run overview and step 12" || fail "matplotlib on a run folder: $n pictures; $(cat "$tmp/py.err")"
+fi
+# a profile folder (its solve/ subfolder) and a bounded count
+"$bin" profile box_on_plane two_box_stack box_push_slide --solver pgs,sap --out "$tmp/prof" >/dev/null 2>&1 ||
+  fail "profile"
+if ((have_mpl)); then
+  n=$(/usr/bin/python3 "$src/scripts/plot_convergence.py" "$tmp/prof" --max 2 2>"$tmp/py.err" | wc -l)
+  [[ $n -eq 2 ]] && grep -q "drew 2 of 3 problems" "$tmp/py.err" && pass "matplotlib: profile folder, --max 2 of 3" ||
+    fail "matplotlib on a profile folder: $n pictures; $(cat "$tmp/py.err")"
+fi
+if ((have_gp)); then
+  n=$(gnuplot -e "dir='$tmp/prof'; maxn=2" "$src/scripts/plot_convergence.gp" 2>"$tmp/gp.err" | wc -l)
+  [[ $n -eq 2 ]] && grep -q "drawing 2 of 3" "$tmp/gp.err" && pass "gnuplot: profile folder, maxn=2 of 3" ||
+    fail "gnuplot on a profile folder: $n pictures; $(cat "$tmp/gp.err")"
+fi
 finish
