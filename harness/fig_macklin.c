@@ -418,5 +418,7 @@ const fl_figure_recipe fl_fig_macklin19 = {
 const fl_figure_recipe fl_fig_macklin20 = {
   "macklin-fig20", "004", "arch and heavy stack stability by solver", NULL, fig20, NULL};
 const fl_figure_recipe fl_fig_macklin22 = {
-  "macklin-fig22", "004", "convergence quartiles over many steps, identity vs effective-mass scaling",
+  "macklin-fig22", "004",
+  "convergence quartiles over many steps, identity vs effective-mass scaling (stand-in: heavy "
+  "stack for the seed's flexible beam)",
   NULL, fig22, NULL};

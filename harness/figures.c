@@ -101,10 +101,32 @@ void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) {
 
 //---- rendering ----
 
-/* gnuplot string literal: double quotes, with backslash and quote escaped */
+/* s with its spaces turned into line breaks so that no line is longer than width characters
+ * (a word longer than that stays whole); into buf (n bytes), returned */
+static const char *wrap_text(const char *s, int width, char *buf, size_t n) {
+  snprintf(buf, n, "%s", s);
+  int col = 0;
+  char *last_space = NULL;
+  for (char *c = buf; *c; c++, col++) {
+    if (*c == ' ') last_space = c;
+    if (col >= width && last_space) {
+      *last_space = '\n';
+      col = (int)(c - last_space);
+      last_space = NULL;
+    }
+  }
+  return buf;
+}
+
+
+/* gnuplot string literal: double quotes, with backslash and quote escaped, newlines as \n */
 static void gp_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
+    if (*s == '\n') {
+      fputs("\\n", f);
+      continue;
+    }
     if (*s == '"' || *s == '\\') fputc('\\', f);
     fputc(*s, f);
   }
@@ -121,13 +143,21 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
           440 * rows + 40);
   fprintf(f, "set output 'figure-gnuplot.png'\nset datafile separator ','\nset datafile columnheaders\n");
   fprintf(f, "set datafile missing 'nan'\nset grid\nset key top right font ',8'\n");
+  char wrapped[512];
   fprintf(f, "set multiplot layout %d,%d title ", rows, cols);
-  gp_str(f, fig->title);
+  gp_str(f, wrap_text(fig->title, 90 * cols, wrapped, sizeof wrapped));
   fprintf(f, " noenhanced\n");
   for (int k = 0; k < fig->npanel; k++) {
     const fl_fig_panel *p = &fig->panel[k];
-    fprintf(f, "unset logscale\nset title ");
-    gp_str(f, p->title);
+    fprintf(f, "unset logscale\nunset label 1\nset title ");
+    gp_str(f, wrap_text(p->title, 80, wrapped, sizeof wrapped));
+    if (p->not_drawn[0]) {
+      char note[400];
+      snprintf(note, sizeof note, "not drawn (no points): %s", p->not_drawn);
+      fprintf(f, " noenhanced\nset label 1 ");
+      gp_str(f, wrap_text(note, 90, wrapped, sizeof wrapped));
+      fprintf(f, " at graph 0.02, graph 0.04 font ',7' noenhanced");
+    }
     fprintf(f, " noenhanced\nset xlabel ");
     gp_str(f, p->xlabel);
     fprintf(f, " noenhanced\nset ylabel ");
@@ -137,6 +167,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
     else fprintf(f, "set format x '%%g'\n");
     if (p->logy) fprintf(f, "set logscale y\nset format y '10^{%%L}'\n");
     else fprintf(f, "set format y '%%g'\n");
+    if (p->nseries + p->nref == 0) fprintf(f, "unset logscale\n"); // an empty frame
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
@@ -158,7 +189,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
       fprintf(f, " noenhanced");
       first = 0;
     }
-    if (first) fprintf(f, "NaN notitle");
+    if (first) fprintf(f, "[0:1] [0:1] NaN notitle");
     fprintf(f, "\n");
   }
   fprintf(f, "unset multiplot\n");
@@ -189,6 +220,7 @@ static int write_json(const fl_fig *fig, const char *path) {
                               se->points == 1 ? "points" : se->points == 2 ? "linespoints" : "lines");
       cJSON_AddItemToArray(js, o);
     }
+    if (p->not_drawn[0]) cJSON_AddStringToObject(jp, "not_drawn", p->not_drawn);
     cJSON *jr = cJSON_AddArrayToObject(jp, "refs");
     for (int r = 0; r < p->nref; r++) {
       cJSON *o = cJSON_CreateObject();
@@ -261,7 +293,77 @@ static const char *scripts_dir(void) {
 }
 
 
-int fl_fig_render(const fl_fig *fig, const char *dir) {
+/* Points of series se (in dir) that a renderer can draw on the panel's axes: finite x and y,
+ * positive on a log axis. -1 when the file or a column cannot be read. */
+static long drawable_points(const char *dir, const fl_fig_series *se, int logx, int logy) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, se->csv);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  static char line[65536];
+  int ix = -1, iy = -1;
+  long n = 0;
+  if (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (!strcmp(t, se->x)) ix = c;
+      if (!strcmp(t, se->y)) iy = c;
+    }
+  }
+  while (ix >= 0 && iy >= 0 && fgets(line, sizeof line, f)) {
+    double x = NAN, y = NAN;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (c == ix || c == iy) {
+        char *end;
+        double v = strtod(t, &end);
+        if (end == t) v = NAN;
+        if (c == ix) x = v;
+        if (c == iy) y = v;
+      }
+    }
+    n += isfinite(x) && isfinite(y) && (!logx || x > 0) && (!logy || y > 0);
+  }
+  fclose(f);
+  return ix >= 0 && iy >= 0 ? n : -1;
+}
+
+
+static int render_spec(const fl_fig *fig, const char *dir);
+
+
+int fl_fig_render(const fl_fig *given, const char *dir) {
+  fflush(NULL); // the recipes' CSV files are still open in the results folder
+  // a series with nothing to draw gets no legend entry: it is named under its panel instead
+  fl_fig *fig = fl_malloc(sizeof *fig);
+  if (!fig) return fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  *fig = *given;
+  for (int k = 0; k < fig->npanel; k++) {
+    fl_fig_panel *p = &fig->panel[k];
+    int keep = 0;
+    p->not_drawn[0] = 0;
+    for (int s = 0; s < p->nseries; s++) {
+      if (drawable_points(dir, &p->series[s], p->logx, p->logy) > 0) {
+        p->series[keep++] = p->series[s];
+        continue;
+      }
+      size_t u = strlen(p->not_drawn);
+      snprintf(p->not_drawn + u, sizeof p->not_drawn - u, "%s%s", u ? "; " : "",
+               p->series[s].label);
+    }
+    p->nseries = keep;
+  }
+  int rc = render_spec(fig, dir);
+  fl_free(fig);
+  return rc;
+}
+
+
+static int render_spec(const fl_fig *fig, const char *dir) {
   char path[4096];
   snprintf(path, sizeof path, "%s/figure.json", dir);
   FL_TRY(write_json(fig, path));

@@ -40,6 +40,7 @@ typedef struct fl_fig_panel {
   double ref[FL_FIG_MAX_REFS];       /* horizontal reference lines (y values) */
   char ref_label[FL_FIG_MAX_REFS][96];
   int nref;
+  char not_drawn[320]; /* filled by fl_fig_render: labels of series without a drawable point */
 } fl_fig_panel;
 
 typedef struct fl_fig {
@@ -87,7 +88,10 @@ void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label);
 void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Writes figure.json and figure.gp into `dir` and renders them (gnuplot, then matplotlib via
- * Debian's /usr/bin/python3 or $FL_PYTHON). Errors name the tool and its exit status. */
+ * Debian's /usr/bin/python3 or $FL_PYTHON). A series with no point the panel's axes can show
+ * (finite, positive on a log axis) is left out of both legends and named under its panel
+ * ("not drawn"); long titles are wrapped. f is not modified. Errors name the tool and its
+ * exit status. */
 int fl_fig_render(const fl_fig *f, const char *dir);
 
 /*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/

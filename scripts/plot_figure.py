@@ -1,18 +1,22 @@
 #!/usr/bin/python3
 """Render a FrictionLab figure specification (figure.json) with matplotlib.
 
-Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME] [--dpi N]
+Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME] [--dpi N] [--check]
 
 Reads the panels and series of figure.json (written by `frictionlab reproduce`), each series
 being two named columns of a CSV file in the same folder, and writes NAME.png (N dpi, default
 150) and NAME.pdf beside it (NAME defaults to "figure"). Needs Debian's python3-matplotlib, which is
-importable from /usr/bin/python3.
+importable from /usr/bin/python3. Long titles are wrapped to the figure's width; a panel's
+"not_drawn" series (no point its axes can show) are named in a note, not in the legend.
+--check verifies the rendered picture: every legend entry has a drawn line or reference with
+at least one point, every title lies inside the figure; it prints what fails and exits 1.
 """
 import csv
 import json
 import math
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -34,6 +38,35 @@ def read_series(folder, spec):
     return xs, ys
 
 
+def check(fig, panels_axes):
+    """Problems of a rendered figure: legend entries without points, titles outside it."""
+    bad = []
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    fb = fig.bbox
+    texts = [fig._suptitle] if fig._suptitle else []
+    for ax in panels_axes:
+        texts.append(ax.title)
+        leg = ax.get_legend()
+        if leg is None:
+            if ax.lines:
+                bad.append(f"panel '{ax.get_title()}': lines without a legend")
+            continue
+        drawn = {}
+        for line in ax.lines:
+            n = len(line.get_xdata())
+            drawn[line.get_label()] = max(drawn.get(line.get_label(), 0), n)
+        for t in leg.get_texts():
+            if drawn.get(t.get_text(), 0) < 1:
+                bad.append(f"panel '{ax.get_title()}': legend entry '{t.get_text()}' has no points")
+    for t in texts:
+        b = t.get_window_extent(renderer=r)
+        if b.x0 < fb.x0 - 1 or b.x1 > fb.x1 + 1 or b.y1 > fb.y1 + 1:
+            bad.append(f"title '{t.get_text()[:60]}...' does not fit ({b.x0:.0f}..{b.x1:.0f} of "
+                       f"{fb.x1:.0f} px)")
+    return bad
+
+
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write(__doc__)
@@ -48,31 +81,45 @@ def main(argv):
     cols = 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.4 * rows), squeeze=False)
+    used = []
     for k, panel in enumerate(panels):
         ax = axes[k // cols][k % cols]
+        used.append(ax)
         for s in panel["series"]:
             xs, ys = read_series(folder, s)
-            if panel.get("logy"):
-                xs, ys = zip(*[(x, y) for x, y in zip(xs, ys) if y > 0]) if any(y > 0 for y in ys) else ([], [])
+            keep = [(x, y) for x, y in zip(xs, ys)
+                    if (not panel.get("logy") or y > 0) and (not panel.get("logx") or x > 0)]
+            xs, ys = [p[0] for p in keep], [p[1] for p in keep]
             style = {"points": dict(marker="o", linestyle="none", markersize=4),
                      "linespoints": dict(marker="o", markersize=3)}.get(s.get("style"), {})
-            ax.plot(xs, ys, label=s["label"], linewidth=1.5, **style)
+            # a series the renderer cannot show gets no legend entry
+            ax.plot(xs, ys, label=s["label"] if xs else "_nolegend_", linewidth=1.5, **style)
         for r in panel.get("refs", []):
             ax.axhline(r["y"], color="black", linestyle="--", linewidth=1, label=r["label"])
         if panel.get("logx"):
             ax.set_xscale("log")
         if panel.get("logy"):
             ax.set_yscale("log")
-        ax.set_title(panel["title"], fontsize=10)
+        ax.set_title("\n".join(textwrap.wrap(panel["title"], 70)), fontsize=10)
         ax.set_xlabel(panel["xlabel"])
         ax.set_ylabel(panel["ylabel"])
         ax.grid(True, which="both", alpha=0.3)
-        if panel["series"] or panel.get("refs"):
+        if panel.get("not_drawn"):
+            note = "not drawn (no points): " + panel["not_drawn"]
+            ax.text(0.01, 0.01, "\n".join(textwrap.wrap(note, 90)), transform=ax.transAxes,
+                    fontsize=6, va="bottom", color="0.3")
+        if any(not l.get_label().startswith("_") for l in ax.lines):
             ax.legend(fontsize=7)
     for k in range(len(panels), rows * cols):
         axes[k // cols][k % cols].axis("off")
-    fig.suptitle(spec.get("title", ""), fontsize=11)
+    fig.suptitle("\n".join(textwrap.wrap(spec.get("title", ""), 80 * cols)), fontsize=11)
     fig.tight_layout()
+    if "--check" in argv:
+        bad = check(fig, used)
+        for b in bad:
+            print(f"{path}: {b}")
+        plt.close(fig)
+        return 1 if bad else 0
     fig.savefig(os.path.join(folder, name + ".png"), dpi=dpi)
     fig.savefig(os.path.join(folder, name + ".pdf"))
     return 0

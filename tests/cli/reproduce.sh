@@ -44,6 +44,10 @@ for p in spec["panels"]:
         hdr = next(csv.reader(open(os.path.join(d, s["csv"]))))
         assert s["x"] in hdr and s["y"] in hdr, (s, hdr)
 PY
+  # what a reviewer sees: every legend entry has a drawn curve, every title fits the picture
+  /usr/bin/python3 "${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/plot_figure.py" \
+    "$d/figure.json" --check >"$tmp/check.out" 2>&1 && pass "$name: legends have curves, titles fit" ||
+    fail "$name: $(cat "$tmp/check.out")"
 done
 ((nfig >= 5)) && pass "$nfig figures available" || fail "only $nfig figures available"
 
