@@ -351,9 +351,10 @@ int fl_fig_render(const fl_fig *given, const char *dir) {
         p->series[keep++] = p->series[s];
         continue;
       }
+      char item[sizeof p->series[s].label + 2];
+      snprintf(item, sizeof item, "%s%s", p->not_drawn[0] ? "; " : "", p->series[s].label);
       size_t u = strlen(p->not_drawn);
-      snprintf(p->not_drawn + u, sizeof p->not_drawn - u, "%s%s", u ? "; " : "",
-               p->series[s].label);
+      if (u + strlen(item) < sizeof p->not_drawn) memcpy(p->not_drawn + u, item, strlen(item) + 1);
     }
     p->nseries = keep;
   }
