@@ -378,8 +378,8 @@ static int vtk_finish(const run_args *a, const char *sname, const fl_world *w, v
 //---- one solver's simulation ----
 
 /* Energy gain flagged: E(t) - E(0) > ENERGY_GAIN x S, where E = kinetic + potential + elastic
- * and S = K(0) + elastic(0) + sum over dynamic rigid bodies of m |g| size (the energy of
- * raising each body by its own size): a physical scale independent of where z = 0 is. Not
+ * and S = K(0) + elastic(0) + sum over dynamic rigid and deformable bodies of m |g| size (the
+ * energy of raising each body by its own size): a scale independent of where z = 0 is. Not
  * checked where forces, drives or moving prescribed bodies do work on the system. */
 #define ENERGY_GAIN 0.1
 enum { MAX_LIMITS = 64 };
@@ -455,6 +455,18 @@ static int flags_begin(fl_world *w, double *val, run_summary *sum) {
   for (fl_int i = 0; i < w->nbody; i++)
     if (w->body[i].kind == FL_BODY_DYNAMIC && isfinite(w->body[i].size))
       s += w->body[i].mass * g * w->body[i].size;
+  // deformable bodies: the same m |g| size, with size the rest mesh's bounding-box diagonal
+  for (fl_int b = 0; b < w->nfem; b++) {
+    const fl_mesh *me = w->fem[b]->mesh;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (fl_int v = 0; v < me->nvert; v++)
+      for (int c = 0; c < 3; c++) {
+        lo[c] = fmin(lo[c], me->X[3 * v + c]);
+        hi[c] = fmax(hi[c], me->X[3 * v + c]);
+      }
+    double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+    if (me->nvert > 0) s += w->fem[b]->mass * g * fl_v3_norm(d);
+  }
   for (fl_int i = 0; i < fl_world_nobs(w); i++) {
     const char *n = fl_world_obs_name(w, i);
     if (!strcmp(n, "kinetic")) k0 = val[i];
