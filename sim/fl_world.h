@@ -193,7 +193,8 @@ typedef enum fl_obs_kind {
 typedef struct fl_obs_group {
   fl_obs_kind kind;
   fl_int n;       /* bodies */
-  fl_int *body;   /* (n) owned */
+  fl_int *body;   /* (n) owned: indices of rigid bodies, or of deformable ones (deformable) */
+  int deformable; /* 1: body[] indexes w->fem (fl_world_add_fem_group; arch groups only) */
   double param[8];
 } fl_obs_group;
 
@@ -285,9 +286,15 @@ int fl_world_find_body(const fl_world *w, const char *name);
 int fl_world_add_joint(fl_world *w, const fl_joint *j);
 /* Adds an applied force (copied). Returns its index or FL_ERR_INVAL. */
 int fl_world_add_force(fl_world *w, const fl_force *f);
-/* Adds an observable group over n bodies (indices copied). Returns its index or an error. */
+/* Adds an observable group over n rigid bodies (indices copied). Returns its index or an
+ * error. */
 int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
                        const double *param, int nparam);
+/* The same over n deformable bodies (indices into w->fem, copied); only FL_OBS_ARCH reads
+ * deformable bodies (each stone's largest vertex displacement). Returns its index,
+ * FL_ERR_INVAL (another kind, an index out of range) or FL_ERR_NOMEM. */
+int fl_world_add_fem_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *fem,
+                           const double *param, int nparam);
 
 /* Records the current poses as the start poses (pos0, quat0), sets t = 0 and step = 0 and
  * forgets warm-start data. Scenes call it when they are built. */

@@ -370,7 +370,7 @@ int fl_world_observe(fl_world *w, double *val) {
       double dmax = 0, rmax = 0;
       for (fl_int i = 0; i < g->n; i++) {
         double d, size;
-        if (g->param[0] == 1) {
+        if (g->deformable) {
           // a deformable stone: largest vertex displacement, over its rest diameter
           const fl_fem_body *f = w->fem[g->body[i]];
           double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};

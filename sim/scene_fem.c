@@ -297,7 +297,6 @@ int fl__arch_fem_stones(fl_world *w, int mat, int ns, const double *V, double de
     FL_TRY(k);
     ids[i] = k;
   }
-  double par[1] = {1}; // the group's indices are deformable bodies
-  FL_TRY(fl_world_add_group(w, FL_OBS_ARCH, ns, ids, par, 1));
+  FL_TRY(fl_world_add_fem_group(w, FL_OBS_ARCH, ns, ids, NULL, 0));
   return FL_OK;
 }

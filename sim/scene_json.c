@@ -520,7 +520,7 @@ static int parse_force(const jctx *c, const cJSON *f, const char *path) {
 
 
 static int parse_group(const jctx *c, const cJSON *g, const char *path) {
-  static const char *const keys[] = {"kind", "bodies", "param", NULL};
+  static const char *const keys[] = {"kind", "bodies", "param", "deformable", NULL};
   FL_TRY(check_keys(c, g, path, keys));
   int kind;
   FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press", -1, &kind));
@@ -539,8 +539,19 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
     if (np < 0 || np > 8) return jerr(c, q, "expected an array of at most 8 numbers");
     FL_TRY(get_vec(c, g, "param", path, np, 1, NULL, 0, par));
   }
-  // an arch group with param [1] lists deformable bodies
-  int fem = kind + 1 == FL_OBS_ARCH && np > 0 && par[0] == 1;
+  // "deformable": true: the bodies are deformable ones, by name (arch groups)
+  const cJSON *df = cJSON_GetObjectItemCaseSensitive(g, "deformable");
+  if (df && !cJSON_IsBool(df)) {
+    char q[256];
+    sub(q, sizeof q, path, "deformable");
+    return jerr(c, q, "expected true or false");
+  }
+  int fem = cJSON_IsTrue(df);
+  if (fem && kind + 1 != FL_OBS_ARCH) {
+    char q[256];
+    sub(q, sizeof q, path, "deformable");
+    return jerr(c, q, "only arch groups read deformable bodies");
+  }
   fl_int *ids = fl_malloc((size_t)n * sizeof(fl_int));
   if (!ids) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", c->file);
   int i = 0, rc = FL_OK;
@@ -561,7 +572,8 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
     if (rc >= 0) ids[i] = b;
   }
   if (rc >= 0) {
-    int rg = fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np);
+    int rg = fem ? fl_world_add_fem_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np)
+                 : fl_world_add_group(c->w, (fl_obs_kind)(kind + 1), n, ids, par, np);
     if (rg < 0) rc = jfail(c, path, rg);
   }
   fl_free(ids);
@@ -1368,11 +1380,11 @@ static cJSON *world_json(const fl_world *w) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "kind", gkinds[g->kind]);
       cJSON *bl = cJSON_AddArrayToObject(o, "bodies");
-      int fem = g->kind == FL_OBS_ARCH && g->param[0] == 1;
+      int fem = g->deformable;
       for (fl_int k = 0; k < g->n; k++)
         cJSON_AddItemToArray(bl, cJSON_CreateString(fem ? w->fem[g->body[k]]->name
                                                         : w->body[g->body[k]].name));
-      if (fem) cJSON_AddItemToObject(o, "param", vec(g->param, 1));
+      if (fem) cJSON_AddTrueToObject(o, "deformable");
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
       cJSON_AddItemToArray(gs, o);

@@ -408,17 +408,19 @@ int fl_world_add_force(fl_world *w, const fl_force *f) {
 }
 
 
-int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
-                       const double *param, int nparam) {
+static int add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
+                     const double *param, int nparam, int deformable) {
   if (kind < FL_OBS_STACK || kind > FL_OBS_PRESS || n < 1 || nparam < 0 || nparam > 8)
     return fl_seterr(FL_ERR_INVAL, "observable group: kind %d with %d bodies and %d parameters",
                      (int)kind, (int)n, nparam);
-  // an arch group with param[0] = 1 lists deformable bodies
-  fl_int nb = kind == FL_OBS_ARCH && nparam > 0 && param[0] == 1 ? w->nfem : w->nbody;
+  if (deformable && kind != FL_OBS_ARCH)
+    return fl_seterr(FL_ERR_INVAL, "observable group: kind %d does not read deformable bodies "
+                     "(only arch groups do)", (int)kind);
+  fl_int nb = deformable ? w->nfem : w->nbody;
   for (fl_int i = 0; i < n; i++) {
     if (body[i] < 0 || body[i] >= nb)
-      return fl_seterr(FL_ERR_INVAL, "observable group: body %d out of range [0, %d)",
-                       (int)body[i], (int)nb);
+      return fl_seterr(FL_ERR_INVAL, "observable group: %s body %d out of range [0, %d)",
+                       deformable ? "deformable" : "rigid", (int)body[i], (int)nb);
   }
   FL_TRY(grow((void **)&w->group, &w->cap_group, w->ngroup + 1, sizeof(fl_obs_group)));
   fl_obs_group *g = &w->group[w->ngroup];
@@ -428,10 +430,23 @@ int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *bo
   memcpy(g->body, body, (size_t)n * sizeof(fl_int));
   g->kind = kind;
   g->n = n;
+  g->deformable = deformable;
   for (int i = 0; i < nparam; i++) g->param[i] = param[i];
   // observable names change with the groups
   if (w->impl) w->impl->nobs = 0;
   return w->ngroup++;
+}
+
+
+int fl_world_add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
+                       const double *param, int nparam) {
+  return add_group(w, kind, n, body, param, nparam, 0);
+}
+
+
+int fl_world_add_fem_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *fem,
+                           const double *param, int nparam) {
+  return add_group(w, kind, n, fem, param, nparam, 1);
 }
 
 

@@ -690,7 +690,7 @@ FL_TEST(deformable_arch_stands_at_mu_1) {
   fl_world *r = NULL;
   ASSERT_OK(fl_world_load_json(path, &r));
   unlink(path);
-  ASSERT(r->nfem == 25 && r->ngroup == 1 && r->group[0].param[0] == 1);
+  ASSERT(r->nfem == 25 && r->ngroup == 1 && r->group[0].deformable == 1);
   ASSERT(!isnan(obs(r, "arch_disp_max")));
   fl_world_free(r);
   fl_solver_destroy(s);
