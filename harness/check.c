@@ -182,7 +182,7 @@ static int run_case(const case_input *in, const char *solver, const char *opts, 
     }
     if (info.res.reason < 0) r->q[0] += 1;
     // no contact: nothing for the merit to measure (the metric is NaN there)
-    merit[n] = info.nc == 0 ? 0 : isfinite(info.met.natmap) ? info.met.natmap : 1e300;
+    merit[n] = info.nc == 0 ? 0 : fmin(fl_metrics_merit(&info.met, NAN), 1e300);
     joint[n] = isfinite(info.met.bilateral) ? info.met.bilateral : (info.nh > 0 ? 1e300 : 0);
     // the solver's own residual at return: what a looser tolerance moves first
     own[n] = info.nc + info.nh == 0 ? 0 : isfinite(info.res.error) ? fabs(info.res.error) : 1e300;
@@ -217,7 +217,7 @@ static const char *status_name(int st) { return st == 0 ? "ok" : st == 1 ? "unsu
 
 static const char *outcome_name(const record *r, int steps) {
   if (r->status != 0) return status_name(r->status);
-  return r->q[0] == 0 ? "converges" : r->q[0] >= steps ? "fails every step" : "fails some steps";
+  return r->q[0] == 0 ? "no failed step" : r->q[0] >= steps ? "fails every step" : "fails some steps";
 }
 
 
@@ -405,8 +405,8 @@ static void compare(const char *label, const char *solver, const cJSON *bs, cons
   // an expected outcome that no longer holds: the baseline is stale (better or worse)
   const char *bout = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "outcome"));
   const char *now = outcome_name(r, steps);
-  if (bout && strcmp(bout, now) && (!strcmp(bout, "fails every step") || !strcmp(bout, "converges"))) {
-    int worse = !strcmp(bout, "converges");
+  if (bout && strcmp(bout, now) && (!strcmp(bout, "fails every step") || !strcmp(bout, "no failed step"))) {
+    int worse = !strcmp(bout, "no failed step");
     printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, solver, "outcome",
            worse ? "REGRESSED" : "CHANGED", bout, now);
     if (worse) t->regressions++;

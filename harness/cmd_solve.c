@@ -51,7 +51,7 @@ typedef struct outcome {
   const char *reason; /* reason name or error name */
   int code;           /* reason or error code */
   int iters;
-  double solve_s, natmap;
+  double solve_s, natmap, merit;
 } outcome;
 
 
@@ -406,6 +406,8 @@ static void write_step(FILE *f, const fl_problem *p, const char *label, const ch
   fl_csv_num(f, res ? res->monitor_s : NAN);
   fputc(',', f);
   fl_csv_num(f, res ? res->error : NAN);
+  fputc(',', f);
+  fl_csv_num(f, o->merit);
   fprintf(f, ",%ld,", res ? res->history_lost : 0L);
   fl_csv_metrics_row(f, m);
   fputc('\n', f);
@@ -417,7 +419,7 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
                      const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
   memset(o, 0, sizeof *o);
   o->iters  = -1;
-  o->solve_s = o->natmap = NAN;
+  o->solve_s = o->natmap = o->merit = NAN;
   fl_solver *s = NULL;
   if (make_solver(a, sname, &s) != 0) return 1; // checked before; only out of memory now
 
@@ -457,9 +459,14 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
     o->iters  = res.iters;
     o->solve_s = res.solve_s;
     o->natmap = mrc == FL_OK ? m.natmap : NAN;
-    write_step(steps, p, label, sname, o, &res, mrc == FL_OK ? &m : NULL);
     int                 nh = 0;
     const fl_iter_stat *h  = fl_solver_history(s, &nh);
+    // the common measure of the returned iterate: its history record when the solver kept
+    // one (with the growth test against the start), else from the metrics alone
+    o->merit = nh > 0 && h[nh - 1].iter == res.iters && !isnan(h[nh - 1].merit)
+                   ? h[nh - 1].merit
+                   : (mrc == FL_OK ? fl_metrics_merit(&m, NAN) : INFINITY);
+    write_step(steps, p, label, sname, o, &res, mrc == FL_OK ? &m : NULL);
     for (int k = 0; h && k < nh; k++) {
       fl_csv_str(iters, label);
       fputc(',', iters);
@@ -487,7 +494,7 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
     ws = (int)strlen(a->solvers[j]) > ws ? (int)strlen(a->solvers[j]) : ws;
   }
   printf("%-*s  %-*s  %8s  %-24s  %10s  %10s\n", wp, "problem", ws, "solver", "iters", "reason",
-         "solve_s", "natmap");
+         "solve_s", "merit");
   for (int i = 0; i < np; i++) {
     for (int j = 0; j < a->nsolvers; j++) {
       const outcome *r = &o[i * a->nsolvers + j];
@@ -496,7 +503,7 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
       else printf("%8s  ", "-");
       printf("%-24s  ", r->reason ? r->reason : "?");
       if (isnan(r->solve_s)) printf("%10s  %10s\n", "-", "-");
-      else printf("%10.4g  %10.3e\n", r->solve_s, r->natmap);
+      else printf("%10.4g  %10.3e\n", r->solve_s, r->merit);
     }
   }
 }
@@ -616,7 +623,7 @@ int fl_cmd_solve(int argc, char **argv) {
     goto done;
   }
   fprintf(steps, "problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,"
-                 "setup_s,monitor_s,error,history_lost,%s\n", fl_csv_metrics_header);
+                 "setup_s,monitor_s,error,merit,history_lost,%s\n", fl_csv_metrics_header);
   fprintf(iters, "problem,solver,%s\n", fl_csv_iter_header);
 
   // manifest: options of every solver, the problems, the settings

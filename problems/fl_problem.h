@@ -175,8 +175,8 @@ typedef enum fl_norm_kind {
 typedef struct fl_metrics {
   double natmap;      /* natural-map residual with De Saxce's correction, normalized */
   double natmap_raw;  /* the same, unnormalized (N s) */
-  double momentum;    /* ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D J^T gamma||),
-                         D = diag(A)^-1/2; NAN for local problems */
+  double momentum;    /* ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D A v*||,
+                         ||D J^T gamma||), D = diag(A)^-1/2; NAN for local problems */
   double signorini;   /* max_i |min(gamma_n, u_n - vhat_n + R_n gamma_n)|, complementarity of
                          the normal law (without De Saxce's term, which is > 0 when sliding) */
   double cone;        /* max_i of (||gamma_t|| - mu gamma_n)_+ and (-gamma_n)_+ */
@@ -189,6 +189,17 @@ typedef struct fl_metrics {
                          0 where a row sits at a bound that the sign of e_h allows */
   double norm_q, norm_u, norm_gamma; /* raw 2-norms used by the normalizations (fl_norm_kind) */
 } fl_metrics;
+
+/* The common convergence measure ("merit"), the one definition behind `solve`, `profile`,
+ * `check` and the figures: the normalized natural map for local problems, and for global ones
+ * max(natural map, relative momentum residual), since a global iterate must also satisfy
+ * A (v - v*) = J^T gamma (Siconos's gfc3d error combines the same two). NaN or Inf in either
+ * gives INFINITY (never solved). raw0 > 0: the raw natural map at the solve's start; an
+ * iterate whose raw natural map exceeds FL_MERIT_GROWTH_MAX raw0 is diverging and gets
+ * INFINITY whatever its normalized value (a normalization by ||gamma|| hides a blow-up);
+ * raw0 <= 0 or NaN: no such test. */
+#define FL_MERIT_GROWTH_MAX 1e4
+double fl_metrics_merit(const fl_metrics *m, double raw0);
 
 /* Evaluates every metric of (v, gamma) (v: nv, gamma: 3nc+nh). For local problems v is ignored
  * (may be NULL) and u = W gamma + q. Uses A and J directly (no factorization); allocates and

@@ -19,8 +19,10 @@
 static double dmax(double a, double b) { return a > b ? a : b; }
 
 
-/* momentum residual ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D J^T gamma||) with
- * D = diag(A)^-1/2; w is scratch of 3 nv doubles. A zero denominator leaves the raw norm. */
+/* momentum residual ||D (A (v - v*) - J^T gamma)|| / max(||D A v||, ||D A v*||, ||D J^T gamma||)
+ * with D = diag(A)^-1/2: relative to the largest term of the balance, so that the guess
+ * v = 0, gamma = 0 scores 1, not the raw ||D A v*||; w is scratch of 3 nv doubles. A zero
+ * denominator (nothing moves, nothing pushes) leaves the raw norm. */
 static double momentum(const fl_problem *p, const double *v, const double *gamma, double *w) {
   fl_int nv = p->nv;
   double *av = w, *avs = w + nv, *jtg = w + 2 * nv;
@@ -28,17 +30,18 @@ static double momentum(const fl_problem *p, const double *v, const double *gamma
   fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, avs);
   for (fl_int k = 0; k < nv; k++) jtg[k] = 0.0;
   if (p->J) fl_csr_gemtv(p->J, 1.0, gamma, 0.0, jtg);
-  double num = 0.0, nav = 0.0, njg = 0.0;
+  double num = 0.0, nav = 0.0, navs = 0.0, njg = 0.0;
   for (fl_int k = 0; k < nv; k++) {
     double diag = fl_csr_get(p->A, k, k);
     double d2 = diag > 0.0 ? 1.0 / diag : 1.0; /* D_kk^2 */
     double res = av[k] - avs[k] - jtg[k];
     num += d2 * res * res;
     nav += d2 * av[k] * av[k];
+    navs += d2 * avs[k] * avs[k];
     njg += d2 * jtg[k] * jtg[k];
   }
   num = sqrt(num);
-  double den = dmax(sqrt(nav), sqrt(njg));
+  double den = dmax(dmax(sqrt(nav), sqrt(navs)), sqrt(njg));
   return den > 0.0 ? num / den : num;
 }
 
@@ -130,4 +133,13 @@ int fl_problem_metrics(const fl_problem *p, const double *v, const double *gamma
   fl_free(scr);
   *out = m;
   return FL_OK;
+}
+
+
+double fl_metrics_merit(const fl_metrics *m, double raw0) {
+  double r = m->natmap;
+  if (!isnan(m->momentum)) r = isnan(r) ? r : fmax(r, m->momentum); // global problems
+  if (isnan(r) || isinf(r)) return INFINITY;
+  if (raw0 > 0 && !(m->natmap_raw <= FL_MERIT_GROWTH_MAX * raw0)) return INFINITY;
+  return r;
 }

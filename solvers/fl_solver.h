@@ -36,7 +36,8 @@ typedef enum fl_reason {
   FL_CONVERGED_ATOL = 1,         /* own residual <= abs_tol */
   FL_CONVERGED_RTOL = 2,         /* own residual <= rel_tol * initial residual */
   FL_CONVERGED_STAGNATION_OK = 3,/* cost stagnated with a full step (SAP) */
-  FL_CONVERGED_ITS = 4,          /* fixed budget reached with the "never stop" test */
+  FL_STOPPED_ITS = 4,            /* the fixed budget of the "never stop" test ran out: neither
+                                    converged nor failed; its residual says how good it is */
   FL_CONVERGED_EXACT = 5,        /* the guess already satisfied the test (0 iterations) */
   FL_ITERATING = 0,
   FL_DIVERGED_MAX_ITER = -1,     /* budget exhausted before the tolerance */
@@ -45,8 +46,13 @@ typedef enum fl_reason {
   FL_DIVERGED_TIME_LIMIT = -4,   /* time_limit exceeded */
   FL_DIVERGED_LINE_SEARCH = -5,  /* line search failed */
   FL_DIVERGED_STAGNATION = -6,   /* no progress possible (e.g. rank-deficient, stalled) */
-  FL_DIVERGED_BREAKDOWN = -7     /* algorithmic breakdown (e.g. indefinite matrix) */
+  FL_DIVERGED_BREAKDOWN = -7,    /* algorithmic breakdown (e.g. indefinite matrix) */
+  FL_DIVERGED_GROWTH = -8        /* own residual above FL_GROWTH_MAX times its start */
 } fl_reason;
+
+/* The default convergence test stops a solve whose own residual exceeds this factor times
+ * max(its iteration-0 value, abs_tol), whatever never_stop says: it is diverging. */
+#define FL_GROWTH_MAX 1e4
 
 /* Static name of a reason ("CONVERGED_ATOL"). */
 const char *fl_reason_name(int reason);

@@ -29,6 +29,7 @@ typedef struct solver_x {
   int metrics_valid;            /* last_metrics holds the returned iterate's metrics */
   int metrics_iter;             /* iteration at which last_metrics was evaluated */
   const double *metrics_v, *metrics_gamma; /* the arrays it was evaluated on */
+  double raw0;                  /* raw natural map at the first evaluation of this solve */
   FILE *mon_file;               /* csv:PATH monitor while solving */
   int mon_stdout;               /* stdout monitor while solving */
 } solver_x;
@@ -44,7 +45,8 @@ const char *fl_reason_name(int reason) {
   case FL_CONVERGED_ATOL: return "CONVERGED_ATOL";
   case FL_CONVERGED_RTOL: return "CONVERGED_RTOL";
   case FL_CONVERGED_STAGNATION_OK: return "CONVERGED_STAGNATION_OK";
-  case FL_CONVERGED_ITS: return "CONVERGED_ITS";
+  case FL_STOPPED_ITS: return "STOPPED_ITS";
+  case FL_DIVERGED_GROWTH: return "DIVERGED_GROWTH";
   case FL_CONVERGED_EXACT: return "CONVERGED_EXACT";
   case FL_ITERATING: return "ITERATING";
   case FL_DIVERGED_MAX_ITER: return "DIVERGED_MAX_ITER";
@@ -101,7 +103,7 @@ static const fl_option_desc common_table[] = {
    "(libfclib 3.1's merit), "
    "siconos = raw/max(||q||,||gamma||,||u||); used by the merit and by own residuals"},
   {"never_stop", FL_OPT_BOOL, CO(never_stop), 0, 1, 0, NULL,
-   "ignore tolerances and run the whole budget (reason CONVERGED_ITS)"},
+   "ignore tolerances and run the whole budget (reason STOPPED_ITS: neither converged nor failed)"},
   {"monitor", FL_OPT_STRING, CO(monitor), 0, 0, 0, "",
    "built-in monitor: '' (none), 'stdout', or 'csv:PATH' (one row per iteration)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
@@ -552,6 +554,7 @@ static int eval_metrics(fl_solver *s, const double *v, const double *gamma, int 
   int rc = fl_problem_metrics(s->prob, v, gamma, (fl_norm_kind)s->common.norm, &s->last_metrics);
   if (rc < 0) return rc;
   x->metrics_valid = 1;
+  if (isnan(x->raw0)) x->raw0 = s->last_metrics.natmap_raw;
   x->metrics_iter = iter;
   x->metrics_v = v;
   x->metrics_gamma = gamma;
@@ -563,6 +566,8 @@ static int eval_metrics(fl_solver *s, const double *v, const double *gamma, int 
 static int converged_default(fl_solver *s, const fl_iter_stat *st) {
   const fl_solve_common *c = &s->common;
   if (isnan(st->error) || isinf(st->error)) return FL_DIVERGED_NAN;
+  if (st->iter > 0 && s->error0 >= 0 && st->error > FL_GROWTH_MAX * fmax(s->error0, c->abs_tol))
+    return FL_DIVERGED_GROWTH;
   if (!c->never_stop) {
     if (st->iter == 0) {
       if (st->error <= c->abs_tol) return FL_CONVERGED_EXACT;
@@ -571,7 +576,7 @@ static int converged_default(fl_solver *s, const fl_iter_stat *st) {
       if (c->rel_tol > 0 && st->error <= c->rel_tol * s->error0) return FL_CONVERGED_RTOL;
     }
   }
-  if (st->iter >= c->max_iter) return c->never_stop ? FL_CONVERGED_ITS : FL_DIVERGED_MAX_ITER;
+  if (st->iter >= c->max_iter) return c->never_stop ? FL_STOPPED_ITS : FL_DIVERGED_MAX_ITER;
   if (st->t > c->time_limit) return FL_DIVERGED_TIME_LIMIT;
   return FL_ITERATING;
 }
@@ -592,7 +597,7 @@ int fl_solver_record(fl_solver *s, fl_iter_stat *st) {
       s->t_monitor += fl_time_now() - t_in;
       return s->reason = FL_REASON_ABORT;
     }
-    st->merit = s->last_metrics.natmap;
+    st->merit = fl_metrics_merit(&s->last_metrics, x->raw0);
     st->momentum = s->last_metrics.momentum;
   }
 
@@ -686,6 +691,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   s->iters = 0;
   s->abort_code = 0;
   s->error0 = NAN;
+  x->raw0 = NAN;
   s->hist_len = 0;
   s->hist_lost = 0;
   x->metrics_valid = 0;
@@ -710,7 +716,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
     double tm = fl_time_now();
     rc = eval_metrics(s, v, gamma, s->iters);
     if (rc >= 0 && s->hist_len > 0 && s->hist[s->hist_len - 1].iter == s->iters) {
-      s->hist[s->hist_len - 1].merit = s->last_metrics.natmap;
+      s->hist[s->hist_len - 1].merit = fl_metrics_merit(&s->last_metrics, x->raw0);
       s->hist[s->hist_len - 1].momentum = s->last_metrics.momentum;
     }
     s->t_monitor += fl_time_now() - tm;

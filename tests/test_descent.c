@@ -195,7 +195,7 @@ FL_TEST(dual_compliant_and_rigid_rest) {
       double gam[3];
       fl_result res;
       ASSERT_OK(fl_solver_solve(s, p, vs[upd], gam, &res));
-      ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+      ASSERT_EQ(res.reason, FL_STOPPED_ITS);
       ASSERT_NEAR(gam[0], m * g * dt, 1e-10);
       ASSERT_NEAR(vs[upd][2], 0, 1e-10);
       fl_solver_destroy(s);
@@ -218,5 +218,35 @@ FL_TEST(descent_rejects_bad_options) {
   ASSERT_OK(fl_solver_create("dual-descent", &s));
   ASSERT_EQ(fl_solver_set_option(s, "alpha", "-1"), FL_ERR_OPTION_RANGE);
   fl_solver_destroy(s);
+  return 0;
+}
+
+FL_TEST(dual_divergence_is_a_negative_reason_and_never_solved) {
+  // two contacts whose normals are coupled (W_12 = -0.99) with step 1.5: Jacobi's iteration
+  // matrix has an eigenvalue 1 - 1.5 x 1.99 = -1.99, so dual descent diverges. Under the
+  // siconos normalization raw/max(||q||, ||gamma||, ||u||) the blow-up once looked solved.
+  fl_problem *p;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 2, 0, 0, &p));
+  fl_int ii[8] = {0, 1, 2, 3, 4, 5, 0, 3}, jj[8] = {0, 1, 2, 3, 4, 5, 3, 0};
+  double vv[8] = {1, 1, 1, 1, 1, 1, -0.99, -0.99};
+  ASSERT_OK(fl_csr_from_triplets(6, 6, 8, ii, jj, vv, &p->W));
+  p->q[0] = -1;
+  p->q[3] = -0.5;
+  p->mu[0] = p->mu[1] = 0.5;
+  fl_solver *s;
+  ASSERT_OK(fl_register_all());
+  ASSERT_OK(fl_solver_create("dual-descent", &s));
+  ASSERT_OK(fl_solver_set_options(s, "alpha=1.5,max_iter=200,norm=siconos"));
+  ASSERT_OK(fl_solver_setup(s, p));
+  double gam[6];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, p, NULL, gam, &res));
+  ASSERT_EQ(res.reason, FL_DIVERGED_GROWTH);
+  ASSERT(res.iters < 200);
+  int nh = 0;
+  const fl_iter_stat *h = fl_solver_history(s, &nh);
+  ASSERT(nh > 1 && isinf(h[nh - 1].merit)); // the common merit never calls it solved
+  fl_solver_destroy(s);
+  fl_problem_free(p);
   return 0;
 }

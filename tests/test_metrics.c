@@ -131,11 +131,11 @@ FL_TEST(momentum) {
   }
   fl_problem *p;
   ASSERT_OK(fl_problem_create_example("box_on_plane", &p));
-  // v = 0, gamma = 0: residual D(-A v*) = (0, 0, m g dt)/sqrt(m), both scales zero -> raw norm
+  // v = 0, gamma = 0: residual D(-A v*), as large as the largest term of the balance: 1
   memset(v, 0, sizeof(v));
   memset(g, 0, sizeof(g));
   fl_metrics m = metrics_of(p, v, g, FL_NORM_NONE);
-  ASSERT_NEAR(m.momentum, 9.81 * 0.01, 1e-15);
+  ASSERT_NEAR(m.momentum, 1.0, 1e-15);
   // v = v* (free fall), gamma = 0: momentum exact; every corner sinks at g dt, so each contact
   // contributes |gamma - P(gamma - uhat)| = g dt: natmap = 2 g dt; the step ends 0.981 mm deep
   memcpy(v, p->vstar, 6 * sizeof(double));
@@ -255,4 +255,49 @@ FL_TEST(fclib_merit_agrees) {
   fl_problem_free(p);
   return 0;
 #endif
+}
+
+FL_TEST(merit_is_one_honest_definition) {
+  fl_metrics m;
+  memset(&m, 0, sizeof m);
+  m.natmap = 1e-9;
+  m.natmap_raw = 2e-9;
+  m.momentum = NAN; // a local problem: the natural map alone
+  ASSERT_EQ(fl_metrics_merit(&m, NAN), 1e-9);
+  m.momentum = 0.5; // a global one: momentum counts
+  ASSERT_EQ(fl_metrics_merit(&m, NAN), 0.5);
+  m.momentum = 1e-12;
+  ASSERT_EQ(fl_metrics_merit(&m, NAN), 1e-9);
+  m.natmap = NAN;
+  ASSERT(isinf(fl_metrics_merit(&m, NAN)));
+  m.natmap = 1e-9;
+  m.momentum = INFINITY;
+  ASSERT(isinf(fl_metrics_merit(&m, NAN)));
+  // a raw residual grown past FL_MERIT_GROWTH_MAX times its start is never solved
+  m.momentum = NAN;
+  m.natmap_raw = 2e5;
+  ASSERT(isinf(fl_metrics_merit(&m, 1.0)));
+  ASSERT_EQ(fl_metrics_merit(&m, 100.0), 1e-9);
+  return 0;
+}
+
+
+FL_TEST(global_guess_is_not_solved_at_iteration_0) {
+  // a box resting on a plane, guess v = 0, gamma = 0: u = J v + b = 0 satisfies the natural
+  // map, which once counted the guess as solved; A (v - v*) - J^T gamma = -A v* != 0 does not
+  fl_problem *p;
+  ASSERT_OK(fl_problem_create_example("box_on_plane", &p));
+  double *v = calloc((size_t)p->nv, sizeof *v), *g = calloc((size_t)(3 * p->nc), sizeof *g);
+  fl_metrics m;
+  ASSERT_OK(fl_problem_metrics(p, v, g, FL_NORM_FCLIB, &m));
+  ASSERT(m.momentum > 0.5);
+  ASSERT(fl_metrics_merit(&m, NAN) > 0.5);
+  // the exact solution is solved by the same measure
+  ASSERT_OK(fl_example_solution("box_on_plane", v, g));
+  ASSERT_OK(fl_problem_metrics(p, v, g, FL_NORM_FCLIB, &m));
+  ASSERT(fl_metrics_merit(&m, NAN) < 1e-12);
+  free(v);
+  free(g);
+  fl_problem_free(p);
+  return 0;
 }

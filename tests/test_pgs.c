@@ -346,7 +346,7 @@ FL_TEST(orderings) {
   const char *sh[] = {"order=shuffle", "seed=7", "max_iter=3", "never_stop=1", NULL};
   ASSERT_OK(run("pgs", p, sh, v, g1, &r1));
   ASSERT_OK(run("pgs", p, sh, v, g2, &r2));
-  ASSERT_EQ(r1.reason, FL_CONVERGED_ITS);
+  ASSERT_EQ(r1.reason, FL_STOPPED_ITS);
   for (int k = 0; k < 12; k++) ASSERT_EQ(g1[k], g2[k]);
   fl_problem_free(p);
   return 0;
@@ -556,7 +556,7 @@ FL_TEST(no_allocation_in_the_loop) {
       int rc = fl_solver_solve(s, p, v, g, &res);
       fl_alloc_fail_after(-1);
       ASSERT_OK(rc);
-      ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+      ASSERT_EQ(res.reason, FL_STOPPED_ITS);
       ASSERT_LE(res.error, 1e-8);
       fl_solver_destroy(s);
     }

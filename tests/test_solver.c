@@ -119,14 +119,14 @@ static int check_history(const fl_solver *s, const fl_result *res) {
 FL_TEST(reason_names) {
   struct { int r; const char *n; } t[] = {
     {FL_CONVERGED_ATOL, "CONVERGED_ATOL"}, {FL_CONVERGED_RTOL, "CONVERGED_RTOL"},
-    {FL_CONVERGED_STAGNATION_OK, "CONVERGED_STAGNATION_OK"}, {FL_CONVERGED_ITS, "CONVERGED_ITS"},
+    {FL_CONVERGED_STAGNATION_OK, "CONVERGED_STAGNATION_OK"}, {FL_STOPPED_ITS, "STOPPED_ITS"},
     {FL_CONVERGED_EXACT, "CONVERGED_EXACT"}, {FL_ITERATING, "ITERATING"},
     {FL_DIVERGED_MAX_ITER, "DIVERGED_MAX_ITER"}, {FL_DIVERGED_NAN, "DIVERGED_NAN"},
     {FL_DIVERGED_LINEAR_SOLVER, "DIVERGED_LINEAR_SOLVER"},
     {FL_DIVERGED_TIME_LIMIT, "DIVERGED_TIME_LIMIT"},
     {FL_DIVERGED_LINE_SEARCH, "DIVERGED_LINE_SEARCH"},
     {FL_DIVERGED_STAGNATION, "DIVERGED_STAGNATION"},
-    {FL_DIVERGED_BREAKDOWN, "DIVERGED_BREAKDOWN"}};
+    {FL_DIVERGED_BREAKDOWN, "DIVERGED_BREAKDOWN"}, {FL_DIVERGED_GROWTH, "DIVERGED_GROWTH"}};
   for (size_t k = 0; k < sizeof t / sizeof t[0]; k++)
     ASSERT(strcmp(fl_reason_name(t[k].r), t[k].n) == 0);
   ASSERT(strcmp(fl_reason_name(77), "UNKNOWN_REASON") == 0);
@@ -386,7 +386,7 @@ FL_TEST(never_stop) {
   double g[3];
   ASSERT_OK(fake_run((const char *const[]){"e0=1e-12", "max_iter=6", "never_stop=true", NULL},
                      &s, &res, g));
-  ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+  ASSERT_EQ(res.reason, FL_STOPPED_ITS);
   ASSERT_EQ(res.iters, 6);
   if (check_history(s, &res)) return 1;
   fl_solver_destroy(s);
@@ -426,7 +426,7 @@ FL_TEST(history_truncation) {
   ASSERT_OK(fake_run((const char *const[]){"max_iter=200000", "never_stop=1", "rate=1",
                                            "error_every=0", NULL},
                      &s, &res, g));
-  ASSERT_EQ(res.reason, FL_CONVERGED_ITS);
+  ASSERT_EQ(res.reason, FL_STOPPED_ITS);
   ASSERT_EQ(res.iters, 200000);
   ASSERT(res.history_lost > 0);
   ASSERT_EQ(res.history_len + res.history_lost, res.iters + 1);

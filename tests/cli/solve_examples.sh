@@ -24,7 +24,7 @@ grep -q "results written to $out" "$tmp/stdout" && pass "prints where results we
   fail "stdout does not say where results went"
 
 # columns
-steps_header="problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,setup_s,monitor_s,error,history_lost,natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral"
+steps_header="problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,setup_s,monitor_s,error,merit,history_lost,natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral"
 iters_header="problem,solver,iter,time,error,merit,momentum,objective,step_length,inner_iters"
 [[ "$(head -n 1 "$out/steps.csv")" == "$steps_header" ]] && pass "steps.csv header" ||
   fail "steps.csv header: $(head -n 1 "$out/steps.csv")"
@@ -37,8 +37,8 @@ nrows=$(awk 'END {print NR - 1}' "$out/steps.csv")
 ((nprob > 0)) || fail "list problems shows no examples"
 [[ $nrows -eq $((nprob * ${#solvers[@]})) ]] && pass "steps.csv: $nrows rows = $nprob problems x ${#solvers[@]} solvers" ||
   fail "steps.csv: $nrows rows, expected $nprob x ${#solvers[@]}"
-nbad=$(awk -F, 'NR > 1 && NF != 24' "$out/steps.csv" | wc -l)
-[[ $nbad -eq 0 ]] && pass "steps.csv: 24 fields in every row" || fail "steps.csv: $nbad rows without 24 fields"
+nbad=$(awk -F, 'NR > 1 && NF != 25' "$out/steps.csv" | wc -l)
+[[ $nbad -eq 0 ]] && pass "steps.csv: 25 fields in every row" || fail "steps.csv: $nbad rows without 25 fields"
 
 # every solved row: iterations + 1 records (iteration 0 is the guess), numbered 0, 1, ...,
 # time never decreasing, the last record's error equal to the reported final error, finite
