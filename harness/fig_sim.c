@@ -75,7 +75,8 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
       if (gg[3 * c] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * c + 1], gg[3 * c + 2]) / gg[3 * c]);
     if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
     fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g", info.t, info.res.iters, info.res.reason,
-            info.solve_s, info.met.natmap, info.met.bilateral, mu_used);
+            info.solve_s, info.nc > 0 ? fl_metrics_merit(&info.met, NAN) : NAN,
+            info.met.bilateral, mu_used);
     for (fl_int i = 0; i < nobs; i++) {
       if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
       out->last[i] = val[i];
