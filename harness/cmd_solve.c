@@ -47,7 +47,7 @@ typedef struct solve_args {
 
 /* One row of the summary: what happened to (problem, solver). */
 typedef struct outcome {
-  const char *status; /* "solved", "unsupported", "error" */
+  const char *status; /* "returned" (an answer; how good, the merit says), "unsupported", "error" */
   const char *reason; /* reason name or error name */
   int code;           /* reason or error code */
   int iters;
@@ -453,7 +453,7 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
   } else {
     fl_metrics m;
     int        mrc = fl_problem_metrics(p, p->nv > 0 ? v : NULL, gamma, (fl_norm_kind)a->norm, &m);
-    o->status = "solved";
+    o->status = "returned";
     o->reason = fl_reason_name(res.reason);
     o->code   = res.reason;
     o->iters  = res.iters;

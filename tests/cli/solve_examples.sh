@@ -47,8 +47,8 @@ awk -F, '
   FNR == 1 { next }
   FILENAME ~ /steps.csv$/ {
     key = $1 SUBSEP $2
-    status[key] = $7; iters[key] = $8; err[key] = $14; lost[key] = $15
-    natmap[key] = $16; code[key] = $10; kind[key] = $3; mom[key] = $18
+    status[key] = $7; iters[key] = $8; err[key] = $14; merit[key] = $15; lost[key] = $16
+    natmap[key] = $17; code[key] = $10; kind[key] = $3; mom[key] = $19
     next
   }
   {
@@ -62,7 +62,7 @@ awk -F, '
   END {
     for (key in status) {
       split(key, pk, SUBSEP)
-      if (status[key] != "solved") {
+      if (status[key] != "returned") {
         if (key in count) { printf "%s/%s: %s but has iteration rows\n", pk[1], pk[2], status[key]; bad++ }
         continue
       }
@@ -81,9 +81,13 @@ awk -F, '
         printf "%s/%s: momentum %s\n", pk[1], pk[2], mom[key]; bad++
       }
       if (code[key] == 0) { printf "%s/%s: reason 0 after a solve\n", pk[1], pk[2]; bad++ }
+      # the common merit: at least the natural map, and inf exactly when the reason says NaN
+      if (merit[key] == "nan" || (merit[key] != "inf" && merit[key] + 0 < natmap[key] + 0)) {
+        printf "%s/%s: merit %s below natmap %s\n", pk[1], pk[2], merit[key], natmap[key]; bad++
+      }
     }
-    printf "%d solved rows checked\n", nsolved
-    if (nsolved == 0) { print "no solved rows"; bad++ }
+    printf "%d returned rows checked\n", nsolved
+    if (nsolved == 0) { print "no returned rows"; bad++ }
     exit bad > 0
   }' "$out/steps.csv" "$out/iters.csv" && pass "steps.csv and iters.csv agree" || fail "steps.csv and iters.csv disagree"
 
