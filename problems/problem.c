@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fl_contact_ops.h"
 #include "fl_problem.h"
 
 //---- buffer layout ----
@@ -590,19 +591,5 @@ void fl_problem_velocity(const fl_problem *p, const double *v, const double *gam
 
 
 void fl_cone_project(double mu, const double x[3], double out[3]) {
-  double xn = x[0], xt = hypot(x[1], x[2]);
-  // inside K: keep; inside the polar cone (mu xt <= -xn): origin; else onto the boundary ray
-  if (xt <= mu * xn) {
-    out[0] = x[0];
-    out[1] = x[1];
-    out[2] = x[2];
-  } else if (mu * xt <= -xn) {
-    out[0] = out[1] = out[2] = 0.0;
-  } else {
-    double gn = (xn + mu * xt) / (1.0 + mu * mu);
-    double s = xt > 0.0 ? mu * gn / xt : 0.0;
-    out[0] = gn;
-    out[1] = s * x[1];
-    out[2] = s * x[2];
-  }
+  fl_hd_cone_project(mu, x, out);
 }

@@ -33,17 +33,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../core/fl_contact_ops.h"
 #include "relax.h"
 
 
 //---- shared relaxation machinery ----
-
-/* largest eigenvalue of the symmetric 2x2 [a b; b d] */
-static double eig2max(double a, double b, double d) {
-  double h = 0.5 * (a - d);
-  return 0.5 * (a + d) + sqrt(h * h + b * b);
-}
-
 
 /* counts the most constraints sharing a clique: global, per dof the items whose rows of
  * J A^-1 touch it (those rows span whole cliques); local, per block column of W the block rows
@@ -144,7 +138,7 @@ int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant
     fl_problem_normal_law(p, i, &r->Rn[i], &r->vhat[i]);
     double *w = r->Wd + 9 * i;
     w[0] += r->Rn[i];
-    double lm = eig2max(w[4], 0.5 * (w[5] + w[7]), w[8]);
+    double lm = fl_hd_eig2max(w[4], 0.5 * (w[5] + w[7]), w[8]);
     r->lt[i] = lm > 0 ? 1.0 / lm : 0.0;
     double tr = w[0] + w[4] + w[8];
     r->rho[i] = tr > 0 ? 3.0 / tr : 0.0;
@@ -186,44 +180,16 @@ void fl__relax_start(const fl__relax *r, double *v, const double *gamma) {
 
 void fl__relax_contact(const fl__relax *r, fl_int i, const double u[3], const double g[3],
                        double out[3]) {
-  const double *w = r->Wd + 9 * i;
   double mu = r->p->mu[i];
-  double Rn = r->Rn[i], vh = r->vhat[i];
-  if (r->variant == FL_RELAX_BLOCK) {
-    // gamma <- P_K(gamma - rho uhat), uhat with De Saxce's correction
-    double rho = r->rho[i];
-    double uh[3] = {u[0] - vh + Rn * g[0] + mu * hypot(u[1], u[2]), u[1], u[2]};
-    double x[3] = {g[0] - rho * uh[0], g[1] - rho * uh[1], g[2] - rho * uh[2]};
-    fl_cone_project(mu, x, out);
-    return;
-  }
-  // normal: one exact step on 0 <= gamma_n perp u_n - vhat_n + R_n gamma_n >= 0
-  double gn = g[0];
-  if (w[0] > 0) {
-    gn = g[0] - (u[0] - vh + Rn * g[0]) / w[0];
-    if (gn < 0) gn = 0;
-  } else if (gn < 0) {
-    gn = 0;
-  }
-  double dn = gn - g[0];
-  // friction: tangential velocity after the normal change, projected scalar step on the disk
-  double ut1 = u[1] + w[3] * dn, ut2 = u[2] + w[6] * dn;
-  double t1 = g[1] - r->lt[i] * ut1, t2 = g[2] - r->lt[i] * ut2;
-  double nt = hypot(t1, t2), rad = mu * gn;
-  if (nt > rad) {
-    double sc = nt > 0 ? rad / nt : 0.0;
-    t1 *= sc;
-    t2 *= sc;
-  }
-  out[0] = gn;
-  out[1] = t1;
-  out[2] = t2;
+  if (r->variant == FL_RELAX_BLOCK)
+    fl_hd_relax_block(mu, r->Rn[i], r->vhat[i], r->rho[i], u, g, out);
+  else
+    fl_hd_relax_nf(r->Wd + 9 * i, mu, r->Rn[i], r->vhat[i], r->lt[i], u, g, out);
 }
 
 
 double fl__relax_clamp_row(const fl__relax *r, fl_int h, double x) {
-  double lo = r->p->lo ? r->p->lo[h] : -INFINITY, hi = r->p->hi ? r->p->hi[h] : INFINITY;
-  return x < lo ? lo : (x > hi ? hi : x);
+  return fl_hd_clamp(x, r->p->lo ? r->p->lo[h] : -INFINITY, r->p->hi ? r->p->hi[h] : INFINITY);
 }
 
 
@@ -236,23 +202,16 @@ static double row_res(const fl__relax *r, fl_int h, double u_h, double g_h) {
 
 
 double fl__relax_row(const fl__relax *r, fl_int h, double u_h, double g_h) {
-  if (!(r->Wh[h] > 0)) return fl__relax_clamp_row(r, h, g_h);
-  return fl__relax_clamp_row(r, h, g_h - row_res(r, h, u_h, g_h) / r->Wh[h]);
+  const fl_problem *p = r->p;
+  return fl_hd_relax_row(r->Wh[h], p->g0 ? p->g0[h] / p->dt : 0.0,
+                         p->compliance ? p->compliance[h] : 0.0, p->lo ? p->lo[h] : -INFINITY,
+                         p->hi ? p->hi[h] : INFINITY, u_h, g_h);
 }
 
 
 void fl__relax_apply_omega(const fl__relax *r, fl_int i, double omega, const double g[3],
                            double nw[3]) {
-  if (omega == 1.0) return;
-  double x[3] = {g[0] + omega * (nw[0] - g[0]), g[1] + omega * (nw[1] - g[1]),
-                 g[2] + omega * (nw[2] - g[2])};
-  if (omega > 1.0) {
-    fl_cone_project(r->p->mu[i], x, nw);
-  } else {
-    nw[0] = x[0];
-    nw[1] = x[1];
-    nw[2] = x[2];
-  }
+  fl_hd_apply_omega(r->p->mu[i], omega, g, nw);
 }
 
 
@@ -268,19 +227,12 @@ void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_i
   int nact = 0, nstick = 0, nslip = 0, nchg = 0;
   for (fl_int i = 0; i < r->nc; i++) {
     const double *g = gamma + 3 * i, *u = r->u + 3 * i;
-    double mu = r->p->mu[i];
-    // natural map gamma - P_K(gamma - uhat), De Saxce's uhat
-    double ut = hypot(u[1], u[2]);
-    double wn = u[0] - r->vhat[i] + r->Rn[i] * g[0];
-    double x[3] = {g[0] - (wn + mu * ut), g[1] - u[1], g[2] - u[2]}, px[3];
-    fl_cone_project(mu, x, px);
-    for (int c = 0; c < 3; c++) sum += (g[c] - px[c]) * (g[c] - px[c]);
+    double wn;
+    int m;
+    sum += fl_hd_natmap2(r->p->mu[i], r->Rn[i], r->vhat[i], u, g, &wn, &m);
     ng += g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
     nw += wn * wn + u[1] * u[1] + u[2] * u[2];
-    // mode: open, stick (strictly inside the cone), slip (on its boundary)
-    int m = 0;
-    if (g[0] > 0) {
-      m = hypot(g[1], g[2]) < mu * g[0] * (1.0 - 1e-9) ? 1 : 2;
+    if (m > 0) {
       nact++;
       if (m == 1) nstick++;
       else nslip++;
