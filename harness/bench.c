@@ -50,7 +50,8 @@ static void usage(FILE *f) {
     "warm-up steps with solver S, default pgs, then captured), a scene file (.json), an FCLIB\n"
     "file (.hdf5) or a built-in example. For scenes the collision and assembly stages are\n"
     "timed too. Each stage runs R times (default 5); bench.csv gives minimum and median wall\n"
-    "times, per solve and per iteration, and ratios to the first solver of the same run.\n"
+    "times, per solve and per iteration, and ratios to the first solver of the same run;\n"
+    "GPU solvers add their kernel time per iteration and the bandwidth it achieves.\n"
     "Use --set never_stop=true --set max_iter=K for fixed-budget timings.\n");
 }
 
@@ -214,7 +215,7 @@ int fl_cmd_bench(int argc, char **argv) {
     goto done;
   }
   fprintf(f, "problem,what,reps,nbody,nc,nv,iterations,reason,min_s,median_s,min_per_iter_s,"
-             "median_per_iter_s,ratio_median,ratio_per_iter\n");
+             "median_per_iter_s,ratio_median,ratio_per_iter,device_per_iter_s,device_GBps\n");
   char label[160];
   snprintf(label, sizeof label, "%s", prob_arg);
   int nbody = w ? (int)w->nbody : 0;
@@ -248,7 +249,7 @@ int fl_cmd_bench(int argc, char **argv) {
       for (int k = 0; k < 3; k++) {
         double mn = minimum(tfem[k], reps), md = median(tfem[k], reps);
         fl_csv_str(f, label);
-        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
+        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
         printf("%-10s %-16s min %.4g s  median %.4g s  (%d tets, %d free dofs, %d in the "
                "problem, %s)\n", label, fst[k], mn, md, (int)ntet, (int)ft.nfree,
                (int)ft.nparticipating, w->fem_solve == FL_FEM_SCHUR ? "schur" : "full");
@@ -261,7 +262,7 @@ int fl_cmd_bench(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
       double mn = minimum(tt[k], reps), md = median(tt[k], reps);
       fl_csv_str(f, label);
-      fprintf(f, ",%s,%d,%d,%d,%d,,,%.6g,%.6g,,,,\n", stage[k], reps, nbody, (int)p->nc,
+      fprintf(f, ",%s,%d,%d,%d,%d,,,%.6g,%.6g,,,,,,\n", stage[k], reps, nbody, (int)p->nc,
               (int)p->nv, mn, md);
       printf("%-10s %-16s min %.4g s  median %.4g s  (%d bodies, %d contacts)\n", label, stage[k],
              mn, md, nbody, (int)p->nc);
@@ -283,6 +284,7 @@ int fl_cmd_bench(int argc, char **argv) {
   for (int s = 0; s < nsolv; s++) {
     fl_result r0 = {0};
     int unsupported = 0;
+    double dev_it = INFINITY, dev_bw = NAN; /* GPU solvers: fastest kernel time per iteration */
     for (int r = 0; r < reps; r++) {
       fl_solver *h = NULL;
       fl_result rr;
@@ -293,6 +295,8 @@ int fl_cmd_bench(int argc, char **argv) {
       if (rc >= 0) rc = fl_solver_setup(h, p);
       if (rc >= 0) rc = fl_solver_solve(h, p, v, g, &rr);
       double t1 = fl_time_now();
+      // GPU solvers: their view names the device, the colours and the memory held there
+      if (rc >= 0 && r == 0 && (fl_solver_caps(h) & FL_CAP_GPU)) fl_solver_view(h, stdout);
       fl_solver_destroy(h);
       if (rc == FL_ERR_UNSUPPORTED) {
         printf("%-10s %-16s unsupported: %s\n", label, solv[s], fl_errmsg());
@@ -307,13 +311,17 @@ int fl_cmd_bench(int argc, char **argv) {
       }
       tsol[r] = t1 - t0; // setup + solve: what a step pays
       tit[r] = rr.iters > 0 ? rr.solve_s / rr.iters : NAN;
+      if (rr.iters > 0 && rr.device_s > 0 && rr.device_s / rr.iters < dev_it) {
+        dev_it = rr.device_s / rr.iters;
+        dev_bw = rr.device_bytes / rr.device_s * 1e-9;
+      }
       r0 = rr;
     }
     fl_csv_str(f, label);
     fputc(',', f);
     fl_csv_str(f, solv[s]);
     if (unsupported) {
-      fprintf(f, ",0,%d,%d,%d,,unsupported,,,,,,\n", nbody, (int)p->nc, (int)p->nv);
+      fprintf(f, ",0,%d,%d,%d,,unsupported,,,,,,,,\n", nbody, (int)p->nc, (int)p->nv);
       continue;
     }
     double mn = minimum(tsol, reps), md = median(tsol, reps);
@@ -322,12 +330,17 @@ int fl_cmd_bench(int argc, char **argv) {
       base_med = md;
       base_it = mdi;
     }
-    fprintf(f, ",%d,%d,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g\n", reps, nbody, (int)p->nc,
+    fprintf(f, ",%d,%d,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,", reps, nbody, (int)p->nc,
             (int)p->nv, r0.iters, fl_reason_name(r0.reason), mn, md, mi, mdi, md / base_med,
             mdi / base_it);
+    if (isfinite(dev_it)) fprintf(f, "%.6g,%.6g\n", dev_it, dev_bw);
+    else fprintf(f, ",\n");
     printf("%-10s %-16s min %.4g s  median %.4g s  %4d its  %.3g s/it  x%.3g of %s (%s)\n",
            label, solv[s], mn, md, r0.iters, mdi, md / base_med, solv[0],
            fl_reason_name(r0.reason));
+    if (isfinite(dev_it))
+      printf("%-10s %-16s device kernels %.3g s/it (CUDA events, fastest rep), %.0f GB/s of "
+             "compulsory traffic\n", label, solv[s], dev_it, dev_bw);
   }
   fl_free(v);
   fl_free(g);

@@ -227,7 +227,7 @@ static void usage(FILE *f) {
     "                         [--steps N] [--set [solver.]key=value]... [--baselines DIR]\n"
     "                         [--spread-from DIR]\n"
     "\n"
-    "Runs every canonical scene (or the scene file given) with every registered solver for a\n"
+    "Runs every canonical scene (or the scene file given) with every registered CPU solver for a\n"
     "stated number of steps and compares accuracy with the recorded baselines: failed steps,\n"
     "merit quantiles over steps, joint residual, mean iterations, deepest penetration and\n"
     "final drift, each with its own tolerance. Prints what moved; exits 1 on a regression, on\n"
@@ -517,6 +517,9 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
   int err = 0;
   for (int k = 0; solvers[k] && !err; k++) {
     if (!in_list(a->solver_list, solvers[k])) continue;
+    // GPU solvers are checked against their CPU twins (tests/test_gpu.c), not against
+    // baselines: only when named
+    if (!a->solver_list && (fl_solver_ops_caps(fl_solver_find(solvers[k])) & FL_CAP_GPU)) continue;
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
       printf("%-22s %-16s %-12s %-10s\n", label, solvers[k], "-", "MISSING");

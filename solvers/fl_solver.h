@@ -106,6 +106,10 @@ typedef struct fl_result {
   double monitor_s; /* wall time spent in monitors and metric evaluation (s) */
   int history_len;  /* records in the history */
   long history_lost;/* records dropped because the history was full (0 normally) */
+  double device_s;  /* GPU solvers: seconds inside the iteration kernels (CUDA events, summed
+                       over the solve, transfers excluded); NAN for CPU solvers */
+  double device_bytes; /* GPU solvers: bytes those kernels must move between the device's
+                          memory and its cores (the counting of gpu/README.md); NAN otherwise */
 } fl_result;
 
 /* A monitor sees every record after it is stored. Returning < 0 aborts the solve with that

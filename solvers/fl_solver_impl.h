@@ -80,6 +80,7 @@ struct fl_solver {
   int reason;
   int iters;
   int abort_code;
+  double device_s, device_bytes; /* GPU solvers fill these during solve (NAN before) */
 
   /* history */
   fl_iter_stat *hist;
@@ -102,6 +103,11 @@ struct fl_solver {
  * st->t and, every error_every iterations, st->merit and st->momentum from cur_v/cur_gamma. */
 int fl_solver_record(fl_solver *s, fl_iter_stat *st);
 
+/* 1 when the record of iteration `iter` will read the host iterate (cur_v, cur_gamma): the
+ * common metrics are due or monitors are attached. Device solvers copy their iterate back
+ * before fl_solver_record only then. */
+int fl_solver_wants_iterate(const fl_solver *s, int iter);
+
 /* Solver time so far (monitors excluded), seconds. */
 double fl_solver_elapsed(const fl_solver *s);
 
@@ -118,6 +124,10 @@ extern const fl_solver_ops fl_primal_descent_ops;
 extern const fl_solver_ops fl_dual_descent_ops;
 extern const fl_solver_ops fl_sap_ops;
 extern const fl_solver_ops fl_nsn_ops;
+#ifdef FL_HAVE_CUDA
+extern const fl_solver_ops fl_jacobi_cuda_ops; /* gpu/relax_gpu.c */
+extern const fl_solver_ops fl_pgs_cuda_ops;
+#endif
 
 /* Primal descent's objective g(v) and gradient d (nv) at v, with gamma(v) (3nc+nh), for a
  * solver created as "primal-descent" and set up on p (tests check d against finite

@@ -31,6 +31,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/fl_contact_ops.h"
@@ -165,9 +166,88 @@ int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant
 
 void fl__relax_free(fl__relax *r) {
   if (!r) return;
+  free(r->colour_ptr);
+  free(r->colour_items);
+  r->colour_ptr = r->colour_items = NULL;
+  r->ncolour = 0;
   fl_dynamics_free(r->dyn);
   r->dyn = NULL;
   r->B = NULL;
+}
+
+
+/* rows of item it: [*r0, *r1) */
+static void item_rows(const fl__relax *r, fl_int it, fl_int *r0, fl_int *r1) {
+  *r0 = it < r->nc ? 3 * it : 3 * r->nc + (it - r->nc);
+  *r1 = it < r->nc ? *r0 + 3 : *r0 + 1;
+}
+
+
+int fl__relax_colour(fl__relax *r) {
+  fl_int nitem = r->nc + r->nh;
+  free(r->colour_ptr);
+  free(r->colour_items);
+  r->colour_ptr = r->colour_items = NULL;
+  r->ncolour = 0;
+  // global: the transpose's pattern gives, per dof, the rows (hence items) touching it
+  fl_csr *bt = NULL;
+  if (r->global && r->nrow > 0) FL_TRY(fl_csr_transpose(r->B, &bt));
+  fl_int *colour = malloc(sizeof(fl_int) * (size_t)(nitem + 1));
+  fl_int *mark = malloc(sizeof(fl_int) * (size_t)(nitem + 1));
+  fl_int *cnt = calloc((size_t)(nitem + 2), sizeof(fl_int));
+  if (!colour || !mark || !cnt) {
+    free(colour);
+    free(mark);
+    free(cnt);
+    fl_csr_free(bt);
+    return fl_seterr(FL_ERR_NOMEM, "colouring %d items: out of memory", (int)nitem);
+  }
+  int nc = 0;
+  for (fl_int it = 0; it < nitem; it++) mark[it] = -1;
+  for (fl_int it = 0; it < nitem; it++) {
+    fl_int r0, r1;
+    item_rows(r, it, &r0, &r1);
+    // mark the colours of the neighbours already coloured (items before it)
+    for (fl_int row = r0; row < r1; row++) {
+      if (r->global) {
+        for (fl_int k = r->B->rowptr[row]; k < r->B->rowptr[row + 1]; k++) {
+          fl_int j = r->B->col[k];
+          for (fl_int q = bt->rowptr[j]; q < bt->rowptr[j + 1]; q++) {
+            fl_int row2 = bt->col[q];
+            fl_int it2 = row2 < 3 * r->nc ? row2 / 3 : r->nc + (row2 - 3 * r->nc);
+            if (it2 < it) mark[colour[it2]] = it;
+          }
+        }
+      } else {
+        for (fl_int k = r->W->rowptr[row]; k < r->W->rowptr[row + 1]; k++) {
+          fl_int it2 = r->W->col[k] / 3;
+          if (it2 < it && r->W->val[k] != 0.0) mark[colour[it2]] = it;
+        }
+      }
+    }
+    int c = 0;
+    while (c < nc && mark[c] == it) c++;
+    if (c == nc) nc++;
+    colour[it] = c;
+    cnt[c + 1]++;
+  }
+  fl_csr_free(bt);
+  free(mark);
+  r->colour_ptr = malloc(sizeof(fl_int) * (size_t)(nc + 1));
+  r->colour_items = malloc(sizeof(fl_int) * (size_t)(nitem + 1));
+  if (!r->colour_ptr || !r->colour_items) {
+    free(colour);
+    free(cnt);
+    return fl_seterr(FL_ERR_NOMEM, "colouring %d items: out of memory", (int)nitem);
+  }
+  for (int c = 0; c < nc; c++) cnt[c + 1] += cnt[c];
+  for (int c = 0; c <= nc; c++) r->colour_ptr[c] = cnt[c];
+  for (fl_int it = 0; it < nitem; it++) r->colour_items[cnt[colour[it]]++] = it;
+  for (fl_int k = 0; k < nitem; k++) r->order[k] = r->colour_items[k];
+  r->ncolour = nc;
+  free(colour);
+  free(cnt);
+  return FL_OK;
 }
 
 
@@ -215,6 +295,18 @@ void fl__relax_apply_omega(const fl__relax *r, fl_int i, double omega, const dou
 }
 
 
+double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw2) {
+  double den = 1.0;
+  if (r->norm == FL_NORM_FCLIB) {
+    den = 1.0 + sqrt(r->norm_q); /* libfclib 3.1's merit, as fl_problem_metrics */
+  } else if (r->norm == FL_NORM_SICONOS) {
+    den = fmax(r->norm_q, fmax(sqrt(ng2), sqrt(nw2)));
+    if (!(den > DBL_EPSILON)) den = 1.0;
+  }
+  return raw / den;
+}
+
+
 void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st) {
   // u of every row from the current iterate
   if (r->nrow > 0) {
@@ -245,15 +337,7 @@ void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_i
     double d = gh - fl__relax_clamp_row(r, h, gh - row_res(r, h, r->u[3 * r->nc + h], gh));
     sum += d * d;
   }
-  double raw = sqrt(sum);
-  double den = 1.0;
-  if (r->norm == FL_NORM_FCLIB) {
-    den = 1.0 + sqrt(r->norm_q); /* libfclib 3.1's merit, as fl_problem_metrics */
-  } else if (r->norm == FL_NORM_SICONOS) {
-    den = fmax(r->norm_q, fmax(sqrt(ng), sqrt(nw)));
-    if (!(den > DBL_EPSILON)) den = 1.0;
-  }
-  st->error = raw / den;
+  st->error = fl__relax_normalize(r, sqrt(sum), ng, nw);
   st->nactive = nact;
   st->nstick = nstick;
   st->nslip = nslip;
@@ -263,7 +347,7 @@ void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_i
 
 //---- pgs ----
 
-enum { ORDER_NATURAL = 0, ORDER_REVERSE = 1, ORDER_SYMMETRIC = 2, ORDER_SHUFFLE = 3 };
+enum { ORDER_NATURAL = 0, ORDER_REVERSE = 1, ORDER_SYMMETRIC = 2, ORDER_SHUFFLE = 3, ORDER_COLOUR = 4 };
 
 typedef struct pgs_opts {
   double omega;
@@ -281,10 +365,11 @@ static const fl_option_desc pgs_table[] = {
    "over-relaxation: gamma <- P_K(gamma + omega (gamma_new - gamma)), in (0, 2)"},
   {"local", FL_OPT_ENUM, offsetof(pgs_opts, local), 0, 1, FL_RELAX_NF, "nf|block",
    "local update: nf = normal then friction, block = P_K(gamma - rho uhat), rho = 3/tr W_ii"},
-  {"order", FL_OPT_ENUM, offsetof(pgs_opts, order), 0, 3, ORDER_NATURAL,
-   "natural|reverse|symmetric|shuffle",
+  {"order", FL_OPT_ENUM, offsetof(pgs_opts, order), 0, 4, ORDER_NATURAL,
+   "natural|reverse|symmetric|shuffle|colour",
    "sweep order; symmetric = forward then backward in one iteration; shuffle = a new random "
-   "permutation every sweep (common seed)"},
+   "permutation every sweep (common seed); colour = by colour of a greedy colouring of the "
+   "contact graph (the order pgs-cuda runs in parallel)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 
 
@@ -299,7 +384,8 @@ static uint64_t splitmix64(uint64_t *x) {
 static int pgs_setup(fl_solver *s, const fl_problem *p) {
   pgs_data *d = s->data;
   const pgs_opts *o = s->opts;
-  return fl__relax_setup(s, p, &d->r, o->local, s->common.norm);
+  FL_TRY(fl__relax_setup(s, p, &d->r, o->local, s->common.norm));
+  return o->order == ORDER_COLOUR ? fl__relax_colour(&d->r) : FL_OK;
 }
 
 
@@ -344,7 +430,8 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   fl__relax *r = &d->r;
   fl_int nitem = r->nc + r->nh;
   d->rng = (uint64_t)s->common.seed * 0x2545F4914F6CDD1Dull + 1u;
-  for (fl_int k = 0; k < nitem; k++) r->order[k] = k;
+  for (fl_int k = 0; k < nitem; k++)
+    r->order[k] = o->order == ORDER_COLOUR ? r->colour_items[k] : k;
   for (fl_int i = 0; i < r->nc; i++) r->mode[i] = 0;
 
   //---- iteration 0: the guess ----

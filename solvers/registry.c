@@ -13,6 +13,10 @@ int fl_register_all(void) {
     &fl_dual_descent_ops,
     &fl_sap_ops,
     &fl_nsn_ops,
+#ifdef FL_HAVE_CUDA
+    &fl_jacobi_cuda_ops,
+    &fl_pgs_cuda_ops,
+#endif
   };
   // idempotent: a name already present is skipped
   for (size_t k = 0; k < sizeof builtin / sizeof builtin[0]; k++)

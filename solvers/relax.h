@@ -44,6 +44,11 @@ typedef struct fl__relax {
   double *dg;             /* (nrow) impulse change of one Jacobi iteration */
   int *mode;              /* (nc) 0 open, 1 stick, 2 slip at the last residual */
   fl_int *order;          /* (nc + nh) sweep order: items < nc are contacts, then rows */
+
+  /* colouring (fl__relax_colour; malloc'd, freed by fl__relax_free) */
+  int ncolour;            /* 0 until coloured */
+  fl_int *colour_ptr;     /* (ncolour + 1) items of colour c: colour_items[colour_ptr[c]..] */
+  fl_int *colour_items;   /* (nc + nh) items by colour, increasing index within a colour */
 } fl__relax;
 
 /* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`
@@ -51,6 +56,14 @@ typedef struct fl__relax {
 int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
 /* Frees what setup made outside the arena. NULL-safe on a zeroed struct. */
 void fl__relax_free(fl__relax *r);
+
+/* Greedy colouring of the items (contacts, then bilateral rows, in index order; each takes the
+ * smallest colour none of its neighbours has): two items are neighbours when their rows of
+ * J A^-1 share a degree of freedom (global) or their block of W is nonzero (local), so the
+ * items of one colour can be relaxed at once and the result equals a Gauss-Seidel sweep in
+ * colour order. Fills ncolour, colour_ptr, colour_items, and r->order in colour order.
+ * FL_ERR_NOMEM on allocation failure. */
+int fl__relax_colour(fl__relax *r);
 
 /* Global problems: v = v* + A^-1 J^T gamma (restores the invariant for a guess). */
 void fl__relax_start(const fl__relax *r, double *v, const double *gamma);
@@ -70,6 +83,11 @@ double fl__relax_clamp_row(const fl__relax *r, fl_int h, double x);
  * De Saxce's correction over contacts plus gamma_h - clamp(gamma_h - res_h) over bilateral rows,
  * normalized with r->norm; fills st->error, nactive, nstick, nslip, nchange. */
 void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st);
+
+/* The own residual from its raw value and the sums |gamma|^2, |(w_n, u_t)|^2 over contacts,
+ * normalized with r->norm (none: raw; fclib: raw / (1 + sqrt||q||); siconos: raw /
+ * max(||q||, |gamma|, |w|)). */
+double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw2);
 
 /* Row dot and row update on a CSR matrix. */
 static inline double fl__row_dot(const fl_csr *m, fl_int row, const double *x) {

@@ -582,6 +582,12 @@ static int converged_default(fl_solver *s, const fl_iter_stat *st) {
 }
 
 
+int fl_solver_wants_iterate(const fl_solver *s, int iter) {
+  int ee = s->common.error_every;
+  return (ee > 0 && iter % ee == 0) || s->nmon > 0;
+}
+
+
 int fl_solver_record(fl_solver *s, fl_iter_stat *st) {
   solver_x *x = SX(s);
   double t_in = fl_time_now();
@@ -664,6 +670,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   solver_x *x = SX(s);
   memset(res, 0, sizeof *res);
   res->error = NAN;
+  res->device_s = res->device_bytes = NAN;
   if (!s->is_setup)
     return fl_seterr(FL_ERR_STATE, "solver %s: solve before setup (or options changed since)",
                      s->ops->name);
@@ -698,6 +705,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   FL_TRY(open_monitors(s));
 
   x->in_solve = 1;
+  s->device_s = s->device_bytes = NAN;
   s->t_start = fl_time_now();
   int rc = s->ops->solve(s, p, v, gamma);
   double t_end = fl_time_now();
@@ -732,5 +740,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   res->monitor_s = s->t_monitor;
   res->history_len = s->hist_len;
   res->history_lost = s->hist_lost;
+  res->device_s = s->device_s;
+  res->device_bytes = s->device_bytes;
   return rc < 0 ? rc : FL_OK;
 }

@@ -8,7 +8,7 @@ for s in $(solver_names); do
   out=$tmp/run-$s
   if ! "$bin" run elastic_cube --solver "$s" --steps 3 --set cells=2 --out "$out" >"$tmp/stdout" 2>"$tmp/stderr"; then
     # an unsupported combination must say so, not crash
-    if grep -q 'unsupported' "$out/manifest.json" 2>/dev/null || grep -q 'unsupported' "$tmp/stdout"; then
+    if grep -qi 'unsupported' "$out/manifest.json" 2>/dev/null || grep -qi 'unsupported' "$tmp/stdout"; then
       pass "run elastic_cube --solver $s: reported unsupported"
     else
       fail "run elastic_cube --solver $s: exit status $?; $(head -c 400 "$tmp/stderr") $(tail -n 2 "$tmp/stdout")"
