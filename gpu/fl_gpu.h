@@ -2,7 +2,8 @@
  * solver plug-ins of relax_gpu.c. Private to gpu/.
  *
  * One fl_gpu_relax holds, on the device, everything a projected Jacobi or a coloured
- * Gauss-Seidel iteration reads (layout in gpu/README.md): the CSR matrices, the per-contact
+ * Gauss-Seidel iteration reads (layout in gpu/README.md): J (or W) and B^T in sliced ELL
+ * (sell.h), B in CSR for the coloured scatter, the per-contact
  * constants precomputed on the host by solvers/pgs.c's fl__relax_setup, the iterate (v, gamma),
  * the contact velocities u and the impulse change dg. The per-contact arithmetic is
  * core/fl_contact_ops.h, the same statements the CPU solvers run.

@@ -17,6 +17,7 @@
 
 #include "../core/fl_contact_ops.h"
 #include "fl_gpu.h"
+#include "sell.h"
 
 #define NT 256   /* threads per block */
 #define NSUM 8   /* sums per residual: natmap2, ng2, nw2, dg2, nact, nstick, nslip, nchange */
@@ -57,19 +58,10 @@ struct fl_gpu_relax {
 
 //---- kernels ----
 
-/* row `row` of a sliced-ELL matrix times x, summed in the CSR order (the CPU's) */
-__device__ static double sell_dot(const int *sp, const int *len, const int *col,
-                                  const double *val, int row, const double *x) {
-  int base = sp[row >> 5] + (row & 31), n = len[row];
-  double acc = 0;
-  for (int k = 0; k < n; k++) acc += val[base + 32 * k] * x[col[base + 32 * k]];
-  return acc;
-}
-
 /* the velocity u of item `it`'s rows from the current iterate */
 __device__ static void item_u(const fl_gpu_relax g, int r0, int nr, double *u) {
   for (int c = 0; c < nr; c++) {
-    double s = sell_dot(g.A_sp, g.A_len, g.A_col, g.A_val, r0 + c, g.global ? g.v : g.gamma);
+    double s = fl_sell_dot(g.A_sp, g.A_len, g.A_col, g.A_val, r0 + c, g.global ? g.v : g.gamma);
     u[c] = g.cq ? s + g.cq[r0 + c] : s;
   }
 }
@@ -117,13 +109,7 @@ __global__ static void k_jacobi(const fl_gpu_relax g, double omega) {
 __global__ static void k_vupdate(const fl_gpu_relax g, const double *x) {
   int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= g.nv) return;
-  double acc = g.v[j];
-  int base = g.BT_sp[j >> 5] + (j & 31), n = g.BT_len[j];
-  for (int k = 0; k < n; k++) {
-    double xr = x[g.BT_col[base + 32 * k]];
-    if (xr != 0) acc += g.BT_val[base + 32 * k] * xr;
-  }
-  g.v[j] = acc;
+  g.v[j] = fl_sell_add_nonzero(g.BT_sp, g.BT_len, g.BT_col, g.BT_val, j, x, g.v[j]);
 }
 
 /* v = v* (then k_vupdate with gamma) */
@@ -268,50 +254,23 @@ static int alloc0(T **dst, size_t n, size_t *mem, const char *what) {
   return 0;
 }
 
-/* CSR (nrow rows) to sliced ELL on the device: *sp (nslice + 1), *len (nrow), *col, *val */
+/* CSR (nrow rows) to sliced ELL (sell.h) on the device: *dsp, *dlen, *dcol, *dval */
 static int up_sell(int nrow, const int32_t *ptr, const int32_t *col, const double *val,
                    int **dsp, int **dlen, int **dcol, double **dval, size_t *mem,
                    const char *what) {
   *dsp = *dlen = *dcol = NULL;
   *dval = NULL;
   if (nrow <= 0) return 0;
-  int ns = (nrow + 31) / 32;
-  int *sp = (int *)malloc(sizeof(int) * (size_t)(ns + 1)), *len = (int *)malloc(sizeof(int) * (size_t)nrow);
-  if (!sp || !len) {
-    free(sp);
-    free(len);
-    snprintf(g_err, sizeof g_err, "%s: out of host memory", what);
+  fl_sell h;
+  if (fl_sell_from_csr(nrow, ptr, col, val, &h)) {
+    snprintf(g_err, sizeof g_err, "%s: out of host memory (or over 2^31 padded entries)", what);
     return -1;
   }
-  size_t tot = 0;
-  for (int sl = 0; sl < ns; sl++) {
-    int w = 0;
-    for (int r = 32 * sl; r < nrow && r < 32 * sl + 32; r++) {
-      len[r] = ptr[r + 1] - ptr[r];
-      if (len[r] > w) w = len[r];
-    }
-    sp[sl] = (int)tot;
-    tot += 32 * (size_t)w;
-  }
-  sp[ns] = (int)tot;
-  int *c = (int *)calloc(tot + 1, sizeof(int));
-  double *v = (double *)calloc(tot + 1, sizeof(double));
-  int rc = c && v ? 0 : -1;
-  if (rc) snprintf(g_err, sizeof g_err, "%s: out of host memory", what);
-  for (int r = 0; !rc && r < nrow; r++)
-    for (int k = 0; k < len[r]; k++) {
-      size_t at = (size_t)sp[r / 32] + 32 * (size_t)k + (size_t)(r % 32);
-      c[at] = col[ptr[r] + k];
-      v[at] = val[ptr[r] + k];
-    }
-  if (!rc) rc = up(dsp, sp, (size_t)ns + 1, mem, what);
-  if (!rc) rc = up(dlen, len, (size_t)nrow, mem, what);
-  if (!rc) rc = up(dcol, c, tot + 1, mem, what);
-  if (!rc) rc = up(dval, v, tot + 1, mem, what);
-  free(sp);
-  free(len);
-  free(c);
-  free(v);
+  int rc = up(dsp, h.sp, (size_t)h.nslice + 1, mem, what);
+  if (!rc) rc = up(dlen, h.len, (size_t)nrow, mem, what);
+  if (!rc) rc = up(dcol, h.col, h.nent + 1, mem, what);
+  if (!rc) rc = up(dval, h.val, h.nent + 1, mem, what);
+  fl_sell_free(&h);
   return rc;
 }
 

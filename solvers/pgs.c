@@ -220,7 +220,8 @@ int fl__relax_colour(fl__relax *r) {
         }
       } else {
         for (fl_int k = r->W->rowptr[row]; k < r->W->rowptr[row + 1]; k++) {
-          fl_int it2 = r->W->col[k] / 3;
+          fl_int c2 = r->W->col[k];
+          fl_int it2 = c2 < 3 * r->nc ? c2 / 3 : r->nc + (c2 - 3 * r->nc);
           if (it2 < it && r->W->val[k] != 0.0) mark[colour[it2]] = it;
         }
       }

@@ -11,10 +11,13 @@
 #include "../core/fl_contact_ops.h"
 #include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"
+#include "../solvers/fl_solver_impl.h"
+#include "../solvers/relax.h"
 #include "fl_test.h"
 
 #ifdef FL_HAVE_CUDA
 #include "../gpu/fl_gpu.h"
+#include "../gpu/sell.h"
 #endif
 
 //---- host-device arithmetic, on the CPU ----
@@ -132,6 +135,65 @@ FL_TEST(gpu_solvers_registered_or_absent) {
 }
 
 
+/* The device layout of J and B^T (gpu/sell.h), on the CPU: every row of a random CSR matrix
+ * (rows of 0 to 40 entries, row counts around the slice width) sums to the bit the same in
+ * sliced ELL as in CSR order, the zero-skipping sum equals a scatter of the nonzero x in
+ * increasing order, and the padding is each slice's longest row times 32. */
+FL_TEST(sliced_ell_rows_sum_in_csr_order) {
+#ifndef FL_HAVE_CUDA
+  return FL_TEST_SKIP_CODE;
+#else
+  const int sizes[] = {0, 1, 31, 32, 33, 64, 100, 1000};
+  unsigned seed = 777;
+#define RND() (seed = seed * 1103515245u + 12345u, (double)(seed >> 8) / (double)(1u << 24))
+  for (int t = 0; t < 8; t++) {
+    int nrow = sizes[t], ncol = 50;
+    int32_t *ptr = calloc((size_t)nrow + 1, sizeof *ptr);
+    int32_t *col = malloc(sizeof *col * ((size_t)nrow * 41 + 1));
+    double *val = malloc(sizeof *val * ((size_t)nrow * 41 + 1)), x[50];
+    ASSERT(ptr && col && val);
+    for (int r = 0; r < nrow; r++) {
+      int n = (int)(RND() * 41), at = ptr[r];
+      if (r % 7 == 3) n = 0;
+      for (int c = 0; c < ncol && at - ptr[r] < n; c++)
+        if (RND() < 0.6) {
+          col[at] = c;
+          val[at++] = RND() * 2 - 1;
+        }
+      ptr[r + 1] = at;
+    }
+    for (int c = 0; c < ncol; c++) x[c] = c % 3 == 1 ? 0.0 : RND() * 10 - 5;
+    fl_sell m;
+    ASSERT_OK(fl_sell_from_csr(nrow, ptr, col, val, &m));
+    ASSERT_EQ(m.nslice, (nrow + 31) / 32);
+    size_t pad = 0;
+    for (int sl = 0; sl < m.nslice; sl++) {
+      int w = 0;
+      for (int r = 32 * sl; r < nrow && r < 32 * sl + 32; r++)
+        if (ptr[r + 1] - ptr[r] > w) w = ptr[r + 1] - ptr[r];
+      pad += 32 * (size_t)w;
+    }
+    ASSERT_EQ(m.nent, pad);
+    for (int r = 0; r < nrow; r++) {
+      double a = 0, b = 0.25;
+      for (int k = ptr[r]; k < ptr[r + 1]; k++) a += val[k] * x[col[k]];
+      for (int k = ptr[r]; k < ptr[r + 1]; k++)
+        if (x[col[k]] != 0) b += val[k] * x[col[k]];
+      ASSERT(fl_sell_dot(m.sp, m.len, m.col, m.val, r, x) == a);
+      ASSERT(fl_sell_add_nonzero(m.sp, m.len, m.col, m.val, r, x, 0.25) == b);
+    }
+    fl_sell_free(&m);
+    ASSERT(m.sp == NULL && m.nent == 0);
+    free(ptr);
+    free(col);
+    free(val);
+  }
+#undef RND
+  return 0;
+#endif
+}
+
+
 /* max |a - b| / max(max |b|, tiny) */
 static double rel_diff(const double *a, const double *b, long n) {
   double d = 0, m = 0;
@@ -194,6 +256,103 @@ static int compare(const fl_problem *p, const char *cpu, const char *cpu_opts, c
     free(v[a]);
     free(g[a]);
   }
+  return 0;
+}
+
+
+/* The colouring of pgs-cuda (fl__relax_colour) on p: every item once, colours in increasing
+ * item order, and no two items of a colour coupled (rows of J A^-1 sharing a dof, or a nonzero
+ * block of W), checked dof by dof and row by row independently of the colouring's own walk.
+ * Returns 0 and the colour count in *ncolour. */
+static int check_colouring(const fl_problem *p, int *ncolour) {
+  fl_solver *s;
+  ASSERT_OK(fl_solver_create("pgs", &s));
+  fl__relax r;
+  memset(&r, 0, sizeof r);
+  ASSERT_OK(fl__relax_setup(s, p, &r, 0, s->common.norm));
+  ASSERT_OK(fl__relax_colour(&r));
+  fl_int nitem = r.nc + r.nh;
+  ASSERT(r.ncolour >= (nitem > 0) && r.colour_ptr[0] == 0 && r.colour_ptr[r.ncolour] == nitem);
+  int *colour = malloc(sizeof(int) * (size_t)(nitem + 1));
+  fl_int ndof = r.global ? r.nv : r.nrow;
+  fl_int *owner = malloc(sizeof(fl_int) * (size_t)(ndof + 1));
+  ASSERT(colour && owner);
+  for (fl_int it = 0; it < nitem; it++) colour[it] = -1;
+  for (int c = 0; c < r.ncolour; c++)
+    for (fl_int k = r.colour_ptr[c]; k < r.colour_ptr[c + 1]; k++) {
+      fl_int it = r.colour_items[k];
+      ASSERT(it >= 0 && it < nitem && colour[it] == -1);
+      if (k > r.colour_ptr[c]) ASSERT(it > r.colour_items[k - 1]);
+      colour[it] = c;
+    }
+  for (int c = 0; c < r.ncolour; c++) {
+    for (fl_int j = 0; j < ndof; j++) owner[j] = -1;
+    for (fl_int k = r.colour_ptr[c]; k < r.colour_ptr[c + 1]; k++) {
+      fl_int it = r.colour_items[k];
+      fl_int r0 = it < r.nc ? 3 * it : 3 * r.nc + (it - r.nc), r1 = it < r.nc ? r0 + 3 : r0 + 1;
+      for (fl_int row = r0; row < r1; row++) {
+        const fl_csr *m = r.global ? r.B : r.W;
+        for (fl_int q = m->rowptr[row]; q < m->rowptr[row + 1]; q++) {
+          fl_int j = m->col[q];
+          if (r.global) {
+            // a dof written by two items of one colour: a race on the device
+            ASSERT(owner[j] == -1 || owner[j] == it);
+            owner[j] = it;
+          } else if (m->val[q] != 0.0) {
+            fl_int it2 = j < 3 * r.nc ? j / 3 : r.nc + (j - 3 * r.nc);
+            ASSERT(it2 == it || colour[it2] != c);
+          }
+        }
+      }
+    }
+  }
+  *ncolour = r.ncolour;
+  free(colour);
+  free(owner);
+  fl__relax_free(&r);
+  fl_solver_destroy(s);
+  return 0;
+}
+
+
+FL_TEST(colouring_separates_coupled_items) {
+  ASSERT_OK(fl_register_all());
+  const char *sub[] = {"fclib", "fclib/converted_from_siconos_dat"};
+  int nfile = 0, most = 0, nc;
+  for (int d = 0; d < 2; d++) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", fl_test_shared_dir(), sub[d]);
+    DIR *dp = opendir(dir);
+    if (!dp) continue;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+      size_t n = strlen(e->d_name);
+      if (n < 6 || strcmp(e->d_name + n - 5, ".hdf5")) continue;
+      char path[2048];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      fl_problem *p;
+      if (fl_problem_load_fclib(path, &p) != FL_OK) continue;
+      int rc = check_colouring(p, &nc);
+      fl_problem_free(p);
+      if (rc) {
+        fprintf(stderr, "  (file %s)\n", path);
+        return rc;
+      }
+      if (nc > most) most = nc;
+      nfile++;
+    }
+    closedir(dp);
+  }
+  ASSERT(nfile >= 10);
+  // granular: spheres touch at most 12 neighbours and the ground, so a handful of colours
+  const char *set[] = {"n=1000", "spacing=1"};
+  fl_world *w;
+  ASSERT_OK(fl_scene_create("granular", 2, set, &w));
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  ASSERT_OK(check_colouring(fl_world_problem(w), &nc));
+  printf("%d FCLIB files (at most %d colours), granular 1e3: %d colours\n", nfile, most, nc);
+  ASSERT(nc >= 2 && nc <= 13);
+  fl_world_free(w);
   return 0;
 }
 
