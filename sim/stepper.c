@@ -574,8 +574,15 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     rc = fl_solver_solve(s, p, m->v, m->gamma, &res);
     if (rc < 0) return rc;
     if (w->compute_metrics) {
-      rc = fl_problem_metrics(p, m->v, m->gamma, FL_NORM_FCLIB, &met);
-      if (rc < 0) return rc;
+      // the solver evaluated the same metrics on the same iterate when its norm is FCLIB's
+      const fl_metrics *fm = fl_solver_final_metrics(s);
+      char norm[16] = "";
+      if (fm && fl_solver_get_option(s, "norm", norm, sizeof norm) >= 0 && !strcmp(norm, "fclib")) {
+        met = *fm;
+      } else {
+        rc = fl_problem_metrics(p, m->v, m->gamma, FL_NORM_FCLIB, &met);
+        if (rc < 0) return rc;
+      }
     }
   }
   m->solved = 1;
