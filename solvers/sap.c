@@ -472,13 +472,16 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
     // unreduced diagonal where A is a Schur complement, so that a condensed body gets the
     // same regularization as the full one
     const double *ad = p->adiag_hint ? p->adiag_hint : d->Adiag;
-    double fro = 0.0;
+    // the block is symmetric to the bit (products commute): the upper triangle is computed,
+    // and the sum of squares runs in full row order as before
+    double wb[9], fro = 0.0;
     for (fl_int i = 0; i < n; i++)
-      for (fl_int j = 0; j < n; j++) {
+      for (fl_int j = i; j < n; j++) {
         double wij = 0.0;
         for (fl_int a = 0; a < m; a++) wij += B[i * m + a] * B[j * m + a] / ad[S[a]];
-        fro += wij * wij;
+        wb[i * n + j] = wb[j * n + i] = wij;
       }
+    for (fl_int q = 0; q < n * n; q++) fro += wb[q] * wb[q];
     double w = sqrt(fro) / (double)n;
     d->w[k] = w;
     if (k < d->nc) {
