@@ -66,7 +66,6 @@ static int gpu_setup(fl_solver *s, const fl_problem *p) {
   g.nv = (int)r->nv;
   g.variant = r->variant;
   const fl_csr *A = r->global ? r->J : r->W;
-  fl_csr *bt = NULL;
   if (A && r->nrow > 0) {
     g.A_ptr = A->rowptr;
     g.A_col = A->col;
@@ -74,7 +73,8 @@ static int gpu_setup(fl_solver *s, const fl_problem *p) {
     g.A_nnz = (int)A->nnz;
   }
   if (r->global && r->nrow > 0) {
-    FL_TRY(fl_csr_transpose(r->B, &bt));
+    const fl_csr *bt;
+    FL_TRY(fl__relax_bt(r, &bt));
     g.B_ptr = r->B->rowptr;
     g.B_col = r->B->col;
     g.B_val = r->B->val;
@@ -96,7 +96,6 @@ static int gpu_setup(fl_solver *s, const fl_problem *p) {
   size_t nh = (size_t)r->nh;
   double *rows = malloc(sizeof(double) * (4 * nh + 1));
   if (!rows) {
-    fl_csr_free(bt);
     return fl_seterr(FL_ERR_NOMEM, "solver %s: out of memory", nm);
   }
   for (size_t h = 0; h < nh; h++) {
@@ -115,7 +114,6 @@ static int gpu_setup(fl_solver *s, const fl_problem *p) {
   char err[600];
   int rc = fl_gpu_relax_create(&g, &d->g, err, sizeof err);
   free(rows);
-  fl_csr_free(bt);
   if (rc < 0) return fl_seterr(FL_ERR_LIBRARY, "solver %s: problem %s: %s", nm, p->name, err);
   return FL_OK;
 }

@@ -170,9 +170,20 @@ void fl__relax_free(fl__relax *r) {
   free(r->colour_items);
   r->colour_ptr = r->colour_items = NULL;
   r->ncolour = 0;
+  fl_csr_free(r->BT);
+  r->BT = NULL;
   fl_dynamics_free(r->dyn);
   r->dyn = NULL;
   r->B = NULL;
+}
+
+
+int fl__relax_bt(fl__relax *r, const fl_csr **bt) {
+  *bt = NULL;
+  if (!r->global || r->nrow <= 0 || !r->B) return FL_OK;
+  if (!r->BT) FL_TRY(fl_csr_transpose(r->B, &r->BT));
+  *bt = r->BT;
+  return FL_OK;
 }
 
 
@@ -190,8 +201,8 @@ int fl__relax_colour(fl__relax *r) {
   r->colour_ptr = r->colour_items = NULL;
   r->ncolour = 0;
   // global: the transpose's pattern gives, per dof, the rows (hence items) touching it
-  fl_csr *bt = NULL;
-  if (r->global && r->nrow > 0) FL_TRY(fl_csr_transpose(r->B, &bt));
+  const fl_csr *bt;
+  FL_TRY(fl__relax_bt(r, &bt));
   fl_int *colour = malloc(sizeof(fl_int) * (size_t)(nitem + 1));
   fl_int *mark = malloc(sizeof(fl_int) * (size_t)(nitem + 1));
   fl_int *cnt = calloc((size_t)(nitem + 2), sizeof(fl_int));
@@ -199,7 +210,6 @@ int fl__relax_colour(fl__relax *r) {
     free(colour);
     free(mark);
     free(cnt);
-    fl_csr_free(bt);
     return fl_seterr(FL_ERR_NOMEM, "colouring %d items: out of memory", (int)nitem);
   }
   int nc = 0;
@@ -232,7 +242,6 @@ int fl__relax_colour(fl__relax *r) {
     colour[it] = c;
     cnt[c + 1]++;
   }
-  fl_csr_free(bt);
   free(mark);
   r->colour_ptr = malloc(sizeof(fl_int) * (size_t)(nc + 1));
   r->colour_items = malloc(sizeof(fl_int) * (size_t)(nitem + 1));

@@ -28,6 +28,7 @@ typedef struct fl__relax {
   int norm;               /* fl_norm_kind of the own residual */
   fl_dynamics *dyn;       /* global: owned (freed by fl__relax_free) */
   const fl_csr *B;        /* global: J A^-1, owned by dyn */
+  fl_csr *BT;             /* global: B^T once fl__relax_bt made it (owned; fl__relax_free) */
   const fl_csr *J;        /* global: the problem's J */
   const fl_csr *W;        /* local: the problem's W */
   const double *cq;       /* (nrow) constant term: b (global) or q (local) */
@@ -56,6 +57,11 @@ typedef struct fl__relax {
 int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
 /* Frees what setup made outside the arena. NULL-safe on a zeroed struct. */
 void fl__relax_free(fl__relax *r);
+
+/* Global problems: B^T, made on the first call and kept (the colouring and the GPU solvers
+ * both read it). Sets *bt (owned by r), or NULL for a local problem or one without rows.
+ * FL_ERR_NOMEM on allocation failure. */
+int fl__relax_bt(fl__relax *r, const fl_csr **bt);
 
 /* Greedy colouring of the items (contacts, then bilateral rows, in index order; each takes the
  * smallest colour none of its neighbours has): two items are neighbours when their rows of
