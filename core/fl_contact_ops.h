@@ -49,6 +49,16 @@ FL_HD double fl_hd_eig2max(double a, double b, double d) {
   return 0.5 * (a + d) + sqrt(h * h + b * b);
 }
 
+/* Projects the tangential impulse (t1, t2) onto the disk of radius rad >= 0, in place. */
+FL_HD void fl_hd_disk_clamp(double rad, double *t1, double *t2) {
+  double nt = hypot(*t1, *t2);
+  if (nt > rad) {
+    double sc = nt > 0 ? rad / nt : 0.0;
+    *t1 *= sc;
+    *t2 *= sc;
+  }
+}
+
 /* "nf" local update: one exact normal step on 0 <= g_n perp u_n - vhat_n + R_n g_n >= 0 with
  * W[0], then a scalar tangential step lt = 1/lambda_max(W_tt) on the tangential velocity after
  * the normal change, projected on the disk of radius mu g_n. out (3) is the new impulse. */
@@ -64,12 +74,7 @@ FL_HD void fl_hd_relax_nf(const double *W, double mu, double Rn, double vh, doub
   double dn = gn - g[0];
   double ut1 = u[1] + W[3] * dn, ut2 = u[2] + W[6] * dn;
   double t1 = g[1] - lt * ut1, t2 = g[2] - lt * ut2;
-  double nt = hypot(t1, t2), rad = mu * gn;
-  if (nt > rad) {
-    double sc = nt > 0 ? rad / nt : 0.0;
-    t1 *= sc;
-    t2 *= sc;
-  }
+  fl_hd_disk_clamp(mu * gn, &t1, &t2);
   out[0] = gn;
   out[1] = t1;
   out[2] = t2;

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../core/fl_contact_ops.h"
 #include "fl_solver_impl.h"
 
 typedef struct {
@@ -197,12 +198,7 @@ static int dd_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma)
       double gn = g[0] - st3[0] * (ui[0] - w->vhat[i] + w->rreg[3 * i] * g[0]);
       gn = gn > 0 ? gn : 0;
       double gt1 = g[1] - st3[1] * ui[1], gt2 = g[2] - st3[2] * ui[2];
-      double nt = hypot(gt1, gt2), lim = p->mu[i] * gn;
-      if (nt > lim) {
-        double sc = nt > 0 ? lim / nt : 0;
-        gt1 *= sc;
-        gt2 *= sc;
-      }
+      fl_hd_disk_clamp(p->mu[i] * gn, &gt1, &gt2);
       g[0] = gn;
       g[1] = gt1;
       g[2] = gt2;
