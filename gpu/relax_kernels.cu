@@ -156,6 +156,17 @@ __global__ static void k_u(const fl_gpu_relax g) {
   if (r < g.nrow) item_u(g, r, 1, g.u + r);
 }
 
+/* the NSUM sums q of the block's threads into sh[k][0], in a fixed tree (same bits every run) */
+__device__ static void block_sum(double (*sh)[NT], const double *q) {
+  for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] = q[k];
+  __syncthreads();
+  for (int s = NT / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s)
+      for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] += sh[k][threadIdx.x + s];
+    __syncthreads();
+  }
+}
+
 /* the residual terms of u (k_u's), block sums into part[blockIdx.x * NSUM + q] */
 __global__ static void k_residual(const fl_gpu_relax g) {
   __shared__ double sh[NSUM][NT];
@@ -182,13 +193,7 @@ __global__ static void k_residual(const fl_gpu_relax g) {
     q[0] = d * d;
     q[3] = g.dg[row] * g.dg[row];
   }
-  for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] = q[k];
-  __syncthreads();
-  for (int s = NT / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s)
-      for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] += sh[k][threadIdx.x + s];
-    __syncthreads();
-  }
+  block_sum(sh, q);
   if (threadIdx.x == 0)
     for (int k = 0; k < NSUM; k++) g.part[blockIdx.x * NSUM + k] = sh[k][0];
 }
@@ -199,13 +204,7 @@ __global__ static void k_sum_parts(const fl_gpu_relax g) {
   double q[NSUM] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int b = threadIdx.x; b < g.nblk; b += NT)
     for (int k = 0; k < NSUM; k++) q[k] += g.part[b * NSUM + k];
-  for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] = q[k];
-  __syncthreads();
-  for (int s = NT / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s)
-      for (int k = 0; k < NSUM; k++) sh[k][threadIdx.x] += sh[k][threadIdx.x + s];
-    __syncthreads();
-  }
+  block_sum(sh, q);
   if (threadIdx.x == 0)
     for (int k = 0; k < NSUM; k++) g.sums[k] = sh[k][0];
 }
