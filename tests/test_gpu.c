@@ -260,6 +260,40 @@ static int compare(const fl_problem *p, const char *cpu, const char *cpu_opts, c
 }
 
 
+/* Calls fn on every FCLIB file of the shared folder and its converted/ folder that loads (the
+ * rolling file does not); stops at the first non-zero return, naming the file. *ndir counts the
+ * folders found (none in a bare clone), *nfile the files visited. */
+static int for_each_fclib(int (*fn)(const fl_problem *p, void *ctx), void *ctx, int *ndir,
+                          int *nfile) {
+  const char *sub[] = {"fclib", "fclib/converted_from_siconos_dat"};
+  *ndir = *nfile = 0;
+  for (int d = 0; d < 2; d++) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", fl_test_shared_dir(), sub[d]);
+    DIR *dp = opendir(dir);
+    if (!dp) continue;
+    (*ndir)++;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(dp))) {
+      size_t n = strlen(e->d_name);
+      if (n < 6 || strcmp(e->d_name + n - 5, ".hdf5")) continue;
+      char path[2048];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      fl_problem *p;
+      if (fl_problem_load_fclib(path, &p) != FL_OK) continue;
+      rc = fn(p, ctx);
+      fl_problem_free(p);
+      if (rc) fprintf(stderr, "  (file %s)\n", path);
+      (*nfile)++;
+    }
+    closedir(dp);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+
 /* The colouring of pgs-cuda (fl__relax_colour) on p: every item once, colours in increasing
  * item order, and no two items of a colour coupled (rows of J A^-1 sharing a dof, or a nonzero
  * block of W), checked dof by dof and row by row independently of the colouring's own walk.
@@ -315,35 +349,18 @@ static int check_colouring(const fl_problem *p, int *ncolour) {
 }
 
 
+static int colouring_on_file(const fl_problem *p, void *ctx) {
+  int nc, *most = ctx, rc = check_colouring(p, &nc);
+  if (nc > *most) *most = nc;
+  return rc;
+}
+
+
 FL_TEST(colouring_separates_coupled_items) {
   ASSERT_OK(fl_register_all());
-  const char *sub[] = {"fclib", "fclib/converted_from_siconos_dat"};
-  int nfile = 0, most = 0, nc, ndir = 0; /* ndir: FCLIB folders found (none in a bare clone) */
-  for (int d = 0; d < 2; d++) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", fl_test_shared_dir(), sub[d]);
-    DIR *dp = opendir(dir);
-    if (!dp) continue;
-    ndir++;
-    struct dirent *e;
-    while ((e = readdir(dp))) {
-      size_t n = strlen(e->d_name);
-      if (n < 6 || strcmp(e->d_name + n - 5, ".hdf5")) continue;
-      char path[2048];
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      fl_problem *p;
-      if (fl_problem_load_fclib(path, &p) != FL_OK) continue;
-      int rc = check_colouring(p, &nc);
-      fl_problem_free(p);
-      if (rc) {
-        fprintf(stderr, "  (file %s)\n", path);
-        return rc;
-      }
-      if (nc > most) most = nc;
-      nfile++;
-    }
-    closedir(dp);
-  }
+  int nfile, most = 0, nc, ndir;
+  int rc = for_each_fclib(colouring_on_file, &most, &ndir, &nfile);
+  if (rc) return rc;
   if (ndir) ASSERT(nfile >= 10);
   // granular: spheres touch at most 12 neighbours and the ground, so a handful of colours
   const char *set[] = {"n=1000", "spacing=1"};
@@ -358,41 +375,37 @@ FL_TEST(colouring_separates_coupled_items) {
 }
 
 
+/* one GPU solver against its CPU twin: the solvers and the largest difference so far */
+typedef struct pair_ctx {
+  const char *cpu, *cpu_opts, *gpu;
+  double worst;
+} pair_ctx;
+
+
+/* the pair on p under the three option sets, 20 iterations each */
+static int compare_variants(const fl_problem *p, void *ctx) {
+  pair_ctx *c = ctx;
+  const char *variants[] = {"", "local=block", "omega=1.3"};
+  for (int vv = 0; vv < 3; vv++) {
+    int rc = compare(p, c->cpu, c->cpu_opts, c->gpu, variants[vv], 20, &c->worst);
+    if (rc) {
+      fprintf(stderr, "  (options '%s')\n", variants[vv]);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+
 /* every FCLIB file of the shared folder (and its converted/ folder) and granular with 1e4
  * grains, for one GPU solver against its CPU twin */
 static int compare_all(const char *cpu, const char *cpu_opts, const char *gpu) {
   if (!have_device()) return FL_TEST_SKIP_CODE;
   ASSERT_OK(fl_register_all());
-  const char *sub[] = {"fclib", "fclib/converted_from_siconos_dat"};
-  int nfile = 0, ndir = 0; /* ndir: FCLIB folders found (none in a bare clone) */
-  double worst = 0;
-  const char *variants[] = {"", "local=block", "omega=1.3"};
-  for (int d = 0; d < 2; d++) {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", fl_test_shared_dir(), sub[d]);
-    DIR *dp = opendir(dir);
-    if (!dp) continue;
-    ndir++;
-    struct dirent *e;
-    while ((e = readdir(dp))) {
-      size_t n = strlen(e->d_name);
-      if (n < 6 || strcmp(e->d_name + n - 5, ".hdf5")) continue;
-      char path[2048];
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      fl_problem *p;
-      if (fl_problem_load_fclib(path, &p) != FL_OK) continue; /* the rolling file */
-      for (int vv = 0; vv < 3; vv++) {
-        int rc = compare(p, cpu, cpu_opts, gpu, variants[vv], 20, &worst);
-        if (rc) {
-          fprintf(stderr, "  (file %s, options '%s')\n", path, variants[vv]);
-          return rc;
-        }
-      }
-      fl_problem_free(p);
-      nfile++;
-    }
-    closedir(dp);
-  }
+  pair_ctx c = {cpu, cpu_opts, gpu, 0};
+  int nfile, ndir;
+  int rc = for_each_fclib(compare_variants, &c, &ndir, &nfile);
+  if (rc) return rc;
   // granular, 1e4 grains in contact at the start
   const char *set[] = {"n=10000", "spacing=1"};
   fl_world *w;
@@ -400,11 +413,11 @@ static int compare_all(const char *cpu, const char *cpu_opts, const char *gpu) {
   ASSERT_OK(fl_world_prepare(w, NULL));
   fl_problem *p = fl_world_problem(w);
   ASSERT(p && p->nc > 1000);
-  for (int vv = 0; vv < 3; vv++) ASSERT_OK(compare(p, cpu, cpu_opts, gpu, variants[vv], 20, &worst));
+  ASSERT_OK(compare_variants(p, &c));
   fl_world_free(w);
   printf("%s = %s%s%s: %d FCLIB files and granular (1e4 grains), 3 option sets, 20 "
          "iterations: largest relative difference %.3g\n",
-         gpu, cpu, cpu_opts[0] ? " with " : "", cpu_opts, nfile, worst);
+         gpu, cpu, cpu_opts[0] ? " with " : "", cpu_opts, nfile, c.worst);
   if (ndir) ASSERT(nfile >= 10);
   return 0;
 }
