@@ -22,8 +22,10 @@
 #include "../sim/fl_fem.h"
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
+#include "fl_record.h"
 
 #define EXIT_USAGE 2
+#define RECORD_BUDGET 16e6 /* bytes: the automatic recording interval keeps the file below */
 #define MAX_SOLVERS 32
 #define MAX_SETS 128
 
@@ -40,7 +42,8 @@ typedef struct run_args {
   int every;                      /* observables every k steps */
   const char *out;
   int force;
-  int vtk;           /* > 0: deformable meshes as VTK every vtk steps */
+  int vtk;           /* > 0: bodies, contacts and deformable meshes as VTK every vtk steps */
+  long record;       /* recording interval in steps: 0 off, -1 automatic (RECORD_BUDGET) */
   const char *staging; /* the results' staging folder (set once it exists) */
 } run_args;
 
@@ -48,13 +51,15 @@ typedef struct run_args {
 static void usage(FILE *f) {
   fprintf(f,
     "usage: frictionlab run PROBLEM|FILE.json [--solver a,b] [--steps N] [--set key=value]...\n"
-    "                       [--out DIR] [--every K] [--vtk K] [--force]\n"
+    "                       [--out DIR] [--every K] [--record K] [--vtk K] [--force]\n"
     "\n"
     "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
     "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
     "results folder: manifest.json, steps.csv (one row per step and solver: contacts,\n"
     "iterations, reason, times, final errors, observables), iters.csv (one row per solver\n"
-    "iteration), observables.csv (one row per K steps and solver).\n"
+    "iteration), observables.csv (one row per K steps and solver), recording.flrec (poses,\n"
+    "contacts and impulses per step: docs/recording.md) and viewer.html, which plays every\n"
+    "solver's run side by side in a browser (`frictionlab view DIR`).\n"
     "\n"
     "  --solver a,b     solvers by registered name (default pgs)\n"
     "  --steps N        steps to take (default: the scene's duration / dt)\n"
@@ -64,9 +69,14 @@ static void usage(FILE *f) {
     "                   scene.margin and scene.fem_solve=full|schur. Repeatable.\n"
     "  --out DIR        results folder (default results/runs/run-<problem>-<date>-<time>)\n"
     "  --every K        observables.csv every K steps (default 1)\n"
-    "  --vtk K          every deformable body's mesh every K steps (and the last) as VTK:\n"
-    "                   vtk/<solver>/<body>_<step>.vtu with point velocities and per-tet von\n"
-    "                   Mises stress, and <body>.pvd, the time series ParaView opens\n"
+    "  --record K       record every K-th step (and the first and last) for the viewer;\n"
+    "                   0: no recording, no viewer (default: every step, or the interval\n"
+    "                   that keeps the recording under 16 MB)\n"
+    "  --vtk K          VTK files every K steps (and the last) for ParaView, per solver in\n"
+    "                   vtk/<solver>/: bodies_<step>.vtp (rigid bodies' surfaces, velocity),\n"
+    "                   contacts_<step>.vtp (points with normal, impulse, phi, slip) and\n"
+    "                   <body>_<step>.vtu per deformable body (velocity, von Mises stress);\n"
+    "                   each series has its .pvd, the time series ParaView opens\n"
     "  --force          replace an existing --out folder\n"
     "\n"
     "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
@@ -119,6 +129,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
   a->steps = -1;
   a->every = 1;
+  a->record = -1;
   const char *raw_sets[MAX_SETS];
   int nraw = 0;
   for (int i = 0; i < argc; i++) {
@@ -141,11 +152,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
       continue;
     }
     static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every",
-                                         "--vtk", NULL};
+                                         "--vtk", "--record", NULL};
     const char *name = NULL, *value = NULL;
     if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
       fprintf(stderr, "frictionlab run: unknown argument '%s'; expected --solver, --steps, "
-                      "--set, --out, --every, --vtk, --force, --help, or a problem\n", arg);
+                      "--set, --out, --every, --record, --vtk, --force, --help, or a problem\n", arg);
       return EXIT_USAGE;
     }
     if (!value || !*value) {
@@ -176,6 +187,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
         return EXIT_USAGE;
       }
       a->vtk = (int)n;
+    } else if (strcmp(name, "--record") == 0) {
+      char *end;
+      long n = strtol(value, &end, 10);
+      if (*end || n < 0 || n > 1000000000L) {
+        fprintf(stderr, "frictionlab run: --record '%s': expected an integer >= 0 (0: off)\n", value);
+        return EXIT_USAGE;
+      }
+      a->record = n;
     } else if (strcmp(name, "--every") == 0) {
       char *end;
       long n = strtol(value, &end, 10);
@@ -317,7 +336,7 @@ static void default_out(const char *input, char *buf, size_t n) {
 }
 
 
-//---- VTK frames of deformable bodies ----
+//---- VTK frames ----
 
 typedef struct vtk_series {
   int nframe, cap;
@@ -326,7 +345,27 @@ typedef struct vtk_series {
 } vtk_series;
 
 
-/* Writes body k's frame of step `step` and records it; the .pvd is rewritten at the end. */
+/* Series k's next file name for step `step` (recorded with the time t). */
+static const char *vtk_next(vtk_series *s, const char *stem, long step, const char *ext, double t) {
+  if (s->nframe == s->cap) {
+    int nc = s->cap ? 2 * s->cap : 64;
+    double *tt = fl_realloc(s->t, (size_t)nc * sizeof(double));
+    if (!tt) return NULL;
+    s->t = tt;
+    void *f = fl_realloc(s->file, (size_t)nc * sizeof *s->file);
+    if (!f) return NULL;
+    s->file = f;
+    s->cap = nc;
+  }
+  snprintf(s->file[s->nframe], sizeof s->file[0], "%.40s_%06ld.%s", stem, step, ext);
+  s->t[s->nframe] = t;
+  return s->file[s->nframe++];
+}
+
+
+/* Writes the frame of step `step`: with rigid bodies, bodies_<step>.vtp and (after a step)
+ * contacts_<step>.vtp; every deformable body's .vtu. Series: ser[0] bodies, ser[1] contacts,
+ * ser[2 + k] deformable body k. The .pvd files are written at the end. */
 static int vtk_frame(const run_args *a, const char *sname, fl_world *w, long step,
                      vtk_series *ser) {
   char dir[1024], path[1200];
@@ -334,22 +373,20 @@ static int vtk_frame(const run_args *a, const char *sname, fl_world *w, long ste
   mkdir(dir, 0777);
   snprintf(dir, sizeof dir, "%s/vtk/%s", a->staging, sname);
   mkdir(dir, 0777);
+  if (w->nbody > 0) {
+    const char *fb = vtk_next(&ser[0], "bodies", step, "vtp", w->t);
+    const char *fc = step > 0 ? vtk_next(&ser[1], "contacts", step, "vtp", w->t) : NULL;
+    if (!fb || (step > 0 && !fc)) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+    char pc[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, fb);
+    if (fc) snprintf(pc, sizeof pc, "%s/%s", dir, fc);
+    FL_TRY(fl_vtk_write_rigid(w, path, fc ? pc : NULL));
+  }
   for (fl_int k = 0; k < w->nfem; k++) {
-    vtk_series *s = &ser[k];
-    if (s->nframe == s->cap) {
-      int nc = s->cap ? 2 * s->cap : 64;
-      double *t = fl_realloc(s->t, (size_t)nc * sizeof(double));
-      if (!t) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-      s->t = t;
-      void *f = fl_realloc(s->file, (size_t)nc * sizeof *s->file);
-      if (!f) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-      s->file = f;
-      s->cap = nc;
-    }
-    snprintf(s->file[s->nframe], sizeof s->file[0], "%.40s_%06ld.vtu", w->fem[k]->name, step);
-    snprintf(path, sizeof path, "%s/%s", dir, s->file[s->nframe]);
+    const char *f = vtk_next(&ser[2 + k], w->fem[k]->name, step, "vtu", w->t);
+    if (!f) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+    snprintf(path, sizeof path, "%s/%s", dir, f);
     FL_TRY(fl_fem_write_vtu(w, (int)k, path));
-    s->t[s->nframe++] = w->t;
   }
   return FL_OK;
 }
@@ -357,14 +394,15 @@ static int vtk_frame(const run_args *a, const char *sname, fl_world *w, long ste
 
 static int vtk_finish(const run_args *a, const char *sname, const fl_world *w, vtk_series *ser) {
   int rc = FL_OK;
-  for (fl_int k = 0; k < w->nfem; k++) {
+  for (fl_int k = 0; k < 2 + w->nfem; k++) {
     vtk_series *s = &ser[k];
     if (rc >= 0 && s->nframe > 0) {
       char path[1200];
       const char **files = fl_malloc((size_t)s->nframe * sizeof(char *));
       if (!files) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
       for (int f = 0; f < s->nframe; f++) files[f] = s->file[f];
-      snprintf(path, sizeof path, "%s/vtk/%s/%.40s.pvd", a->staging, sname, w->fem[k]->name);
+      snprintf(path, sizeof path, "%s/vtk/%s/%.40s.pvd", a->staging, sname,
+               k == 0 ? "bodies" : k == 1 ? "contacts" : w->fem[k - 2]->name);
       rc = fl_pvd_write(path, s->nframe, s->t, files);
       fl_free(files);
     }
@@ -547,8 +585,9 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
 }
 
 
-static int simulate(const run_args *a, const char *sname, long nsteps, FILE *steps, FILE *iters,
-                    FILE *obs, fl_progress *bar, long bar0, run_summary *sum, cJSON *final) {
+static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE *iters, FILE *obs,
+                    fl_recorder *rec, fl_progress *bar, long bar0, run_summary *sum, cJSON *final) {
+  const char *sname = a->solvers[sidx];
   memset(sum, 0, sizeof *sum);
   sum->pen_max = 0;
   fl_world *w = NULL;
@@ -563,11 +602,12 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
   }
   if (rc >= 0) rc = flags_begin(w, val, sum);
   vtk_series *ser = NULL;
-  if (rc >= 0 && a->vtk > 0 && w->nfem > 0) {
-    ser = fl_calloc((size_t)w->nfem, sizeof *ser);
+  if (rc >= 0 && a->vtk > 0) {
+    ser = fl_calloc((size_t)w->nfem + 2, sizeof *ser);
     if (!ser) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
     if (rc >= 0) rc = vtk_frame(a, sname, w, 0, ser);
   }
+  if (rc >= 0 && rec) rc = fl_record_frame(rec, sidx, 0, w, NULL);
   double t0 = fl_time_now();
   for (long k = 0; rc >= 0 && k < nsteps; k++) {
     fl_step_info info;
@@ -575,6 +615,10 @@ static int simulate(const run_args *a, const char *sname, long nsteps, FILE *ste
     if (rc < 0) break;
     if (ser && ((k + 1) % a->vtk == 0 || k == nsteps - 1)) {
       rc = vtk_frame(a, sname, w, k + 1, ser);
+      if (rc < 0) break;
+    }
+    if (rec && ((k + 1) % a->record == 0 || k == nsteps - 1)) {
+      rc = fl_record_frame(rec, sidx, k + 1, w, &info);
       if (rc < 0) break;
     }
     rc = fl_world_observe(w, val);
@@ -742,6 +786,31 @@ int fl_cmd_run(int argc, char **argv) {
     }
   }
 
+  // the recording: every step unless that passes RECORD_BUDGET bytes
+  fl_recorder *rec = NULL;
+  if (a.record != 0) {
+    fl_world *w0 = NULL;
+    FILE *rf = NULL;
+    int rr = make_world(&a, &w0);
+    if (rr >= 0 && a.record < 0) {
+      double per = (double)fl_record_frame_bytes(w0, 3 * (long)w0->nbody + 2 * (long)w0->nfem * 100);
+      double want = per * (double)(nsteps + 1) * a.nsolvers / RECORD_BUDGET;
+      a.record = want > 1 ? (long)ceil(want) : 1;
+    }
+    if (rr >= 0) rf = fl_results_file(res, FL_RECORD_FILE);
+    if (rr >= 0 && !rf) rr = fl_errcode();
+    if (rr >= 0) rr = fl_record_begin(rf, w0, a.input, a.nsolvers, a.solvers, (int)a.record, nsteps, &rec);
+    fl_world_free(w0);
+    if (rr < 0) {
+      fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+      fl_results_abort(res);
+      return 1;
+    }
+    cJSON *ro = cJSON_AddObjectToObject(man, "recording");
+    cJSON_AddStringToObject(ro, "file", FL_RECORD_FILE);
+    cJSON_AddNumberToObject(ro, "every", (double)a.record);
+  }
+
   fl_progress bar;
   fl_progress_begin(&bar, "run", nsteps * a.nsolvers);
   run_summary sums[MAX_SOLVERS];
@@ -749,7 +818,7 @@ int fl_cmd_run(int argc, char **argv) {
   for (int j = 0; j < a.nsolvers; j++) {
     cJSON *r = cJSON_AddObjectToObject(runs, a.solvers[j]);
     cJSON *final = cJSON_CreateObject();
-    simulate(&a, a.solvers[j], nsteps, steps, iters, obs, &bar, (long)j * nsteps, &sums[j], final);
+    simulate(&a, j, nsteps, steps, iters, obs, rec, &bar, (long)j * nsteps, &sums[j], final);
     cJSON_AddNumberToObject(r, "steps", (double)sums[j].steps);
     cJSON_AddNumberToObject(r, "iterations", (double)sums[j].iters);
     cJSON_AddNumberToObject(r, "steps_not_converged", sums[j].failed);
@@ -792,11 +861,29 @@ int fl_cmd_run(int argc, char **argv) {
     }
   }
   fl_progress_end(&bar);
+  fl_record_free(rec);
+  // the viewer, from the recording as written (the same file `frictionlab view` reads)
+  char viewer_note[512] = "";
+  if (rec) {
+    char rp[1200], vp[1200];
+    snprintf(rp, sizeof rp, "%s/%s", a.staging, FL_RECORD_FILE);
+    snprintf(vp, sizeof vp, "%s/%s", a.staging, FL_VIEWER_FILE);
+    FILE *rf = fl_results_file(res, FL_RECORD_FILE);
+    fl_record_info ri;
+    int rv = rf && fflush(rf) == 0 ? fl_viewer_write(rp, vp, &ri) : fl_errcode();
+    if (rv >= 0)
+      snprintf(viewer_note, sizeof viewer_note, "viewer: %s/%s (%ld frames, every %ld steps; "
+               "`frictionlab view %s`)", a.out, FL_VIEWER_FILE, ri.frames, a.record, a.out);
+    else
+      snprintf(viewer_note, sizeof viewer_note, "no viewer.html: %s (the recording is in %s)",
+               fl_errmsg(), FL_RECORD_FILE);
+  }
   if (fl_results_commit(res) < 0) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
     return 1;
   }
   printf("%s: %ld steps of %g s -> %s\n", a.input, nsteps, dt, a.out);
+  if (viewer_note[0]) printf("%s\n", viewer_note);
   printf("%-16s %8s %10s %12s %10s %10s  %s\n", "solver", "steps", "iters/step", "pen_max (m)",
          "solve (s)", "wall (s)", "status");
   for (int j = 0; j < a.nsolvers; j++) {

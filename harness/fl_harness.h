@@ -33,7 +33,8 @@ int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... 
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
 int fl_cmd_check(int argc, char **argv);     /* frictionlab check [--update] */
 int fl_cmd_run(int argc, char **argv);     /* frictionlab run PROBLEM|FILE.json --solver a,b --steps N */
-int fl_cmd_export(int argc, char **argv);  /* frictionlab export PROBLEM --steps A:B --out DIR */
+int fl_cmd_export(int argc, char **argv);
+int fl_cmd_view(int argc, char **argv);    /* frictionlab view RESULTS_DIR [--print] [--rebuild] */  /* frictionlab export PROBLEM --steps A:B --out DIR */
 
 /* Dolan-More performance profile. cost is (np x ns) row-major: the cost of solver s on problem
  * p (time, iterations; INFINITY when s did not solve p; >= 0, no NaN). For each solver s and

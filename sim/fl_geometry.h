@@ -144,6 +144,17 @@ void fl_shape_recenter(fl_shape *s, double shift[3]);
 void fl_shape_aabb(const fl_shape *s, const double pos[3], const double quat[4], double margin,
                    double lo[3], double hi[3]);
 
+/* Triangle surface of a shape, for drawing only (viewer, VTK), in the body frame (m).
+ * Polyhedra (box, cylinder, convex) fan-triangulate their own faces and keep their vertices;
+ * spheres and capsules get a 24 x 12 latitude-longitude grid; a plane a square of half side
+ * plane_half (m) in its surface z = 0, centred at (plane_centre[0], plane_centre[1]) of the
+ * plane's frame (NULL: the origin). Triangles are counter-clockwise seen from outside.
+ * *vert (nvert x 3) and *tri (ntri x 3) are allocated with fl_malloc and owned by the caller.
+ * Returns FL_OK, FL_ERR_INVAL (a plane with plane_half not positive and finite) or
+ * FL_ERR_NOMEM; the outputs are empty on error. */
+int fl_shape_tessellate(const fl_shape *s, double plane_half, const double plane_centre[2],
+                        fl_int *nvert, double **vert, fl_int *ntri, fl_int **tri);
+
 /*---- narrow phase ----*/
 
 /* Feature kinds of the 32-bit feature codes (bits 28..31). */

@@ -83,6 +83,15 @@ typedef struct fl_vtk_field {
 int fl_mesh_write_vtu(const fl_mesh *m, const double *x, int npf, const fl_vtk_field *pf, int ncf,
                       const fl_vtk_field *cf, const char *path);
 
+/* Writes a VTK XML PolyData file (ASCII): npt points x (npt x 3, m), nverts one-point vertex
+ * cells (verts: point indices; NULL when nverts is 0), ntri triangles (tri: ntri x 3 point
+ * indices), npf point fields (npt tuples each) and ncf cell fields (nverts + ntri tuples: the
+ * vertex cells first, then the triangles, VTK's cell order). Written to a temporary file and
+ * renamed. Returns FL_OK or FL_ERR_IO naming the file. */
+int fl_vtp_write(const char *path, fl_int npt, const double *x, fl_int nverts, const fl_int *verts,
+                 fl_int ntri, const fl_int *tri, int npf, const fl_vtk_field *pf, int ncf,
+                 const fl_vtk_field *cf);
+
 /* Writes a ParaView collection: n frames at times (s) with file names relative to the .pvd. */
 int fl_pvd_write(const char *path, int n, const double *times, const char *const *files);
 

@@ -339,6 +339,13 @@ int fl_world_step(fl_world *w, fl_solver *s, fl_step_info *info);
 /* The solution of the last solve: v (nv) and gamma (3 nc + nh); pointers owned by the world. */
 void fl_world_solution(const fl_world *w, const double **v, const double **gamma);
 
+/* The two sides of contact c (0 <= c < nc) of the last prepared problem, whose normal points
+ * from side 0 to side 1: rigid body indices body[0..1] (-1 where a side is a deformable body
+ * or the world) and deformable body indices fem[0..1] (-1 where a side is rigid). The contact's
+ * point, frame, phi0 and mu are in fl_world_problem, its impulse in fl_world_solution. Returns
+ * FL_OK, or FL_ERR_INVAL when there is no prepared problem or c is out of range. */
+int fl_world_contact_sides(const fl_world *w, fl_int c, fl_int body[2], fl_int fem[2]);
+
 /*---- observables (measured from the geometry) ----*/
 
 /* Number of observables of this world (fixed once the world is built). Their names are

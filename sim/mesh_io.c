@@ -413,6 +413,50 @@ int fl_mesh_write_vtu(const fl_mesh *m, const double *x, int npf, const fl_vtk_f
 }
 
 
+int fl_vtp_write(const char *path, fl_int npt, const double *x, fl_int nverts, const fl_int *verts,
+                 fl_int ntri, const fl_int *tri, int npf, const fl_vtk_field *pf, int ncf,
+                 const fl_vtk_field *cf) {
+  char tmp[1100];
+  FILE *f = open_tmp(path, tmp, sizeof tmp);
+  if (!f) return FL_ERR_IO;
+  fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+             "  <PolyData>\n    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"%d\" NumberOfLines=\"0\" "
+             "NumberOfStrips=\"0\" NumberOfPolys=\"%d\">\n", (int)npt, (int)nverts, (int)ntri);
+  fprintf(f, "      <Points>\n        <DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n");
+  for (fl_int v = 0; v < npt; v++)
+    fprintf(f, "          %.17g %.17g %.17g\n", x[3 * v], x[3 * v + 1], x[3 * v + 2]);
+  fprintf(f, "        </DataArray>\n      </Points>\n");
+  // a section with no cells is left out: readers take an absent section as empty
+  if (nverts > 0) {
+    fprintf(f, "      <Verts>\n        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
+    for (fl_int k = 0; k < nverts; k++) fprintf(f, "          %d\n", (int)verts[k]);
+    fprintf(f, "        </DataArray>\n        <DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">\n");
+    for (fl_int k = 0; k < nverts; k++) fprintf(f, "          %d\n", (int)k + 1);
+    fprintf(f, "        </DataArray>\n      </Verts>\n");
+  }
+  if (ntri > 0) {
+    fprintf(f, "      <Polys>\n        <DataArray type=\"Int32\" Name=\"connectivity\" format=\"ascii\">\n");
+    for (fl_int k = 0; k < ntri; k++)
+      fprintf(f, "          %d %d %d\n", (int)tri[3 * k], (int)tri[3 * k + 1], (int)tri[3 * k + 2]);
+    fprintf(f, "        </DataArray>\n        <DataArray type=\"Int32\" Name=\"offsets\" format=\"ascii\">\n");
+    for (fl_int k = 0; k < ntri; k++) fprintf(f, "          %d\n", 3 * ((int)k + 1));
+    fprintf(f, "        </DataArray>\n      </Polys>\n");
+  }
+  if (npf > 0) {
+    fprintf(f, "      <PointData>\n");
+    for (int k = 0; k < npf; k++) vtk_field(f, &pf[k], npt);
+    fprintf(f, "      </PointData>\n");
+  }
+  if (ncf > 0) {
+    fprintf(f, "      <CellData>\n");
+    for (int k = 0; k < ncf; k++) vtk_field(f, &cf[k], nverts + ntri);
+    fprintf(f, "      </CellData>\n");
+  }
+  fprintf(f, "    </Piece>\n  </PolyData>\n</VTKFile>\n");
+  return close_tmp(f, tmp, path);
+}
+
+
 int fl_pvd_write(const char *path, int n, const double *times, const char *const *files) {
   char tmp[1100];
   FILE *f = open_tmp(path, tmp, sizeof tmp);

@@ -516,6 +516,26 @@ void fl_world_solution(const fl_world *w, const double **v, const double **gamma
 }
 
 
+int fl_world_contact_sides(const fl_world *w, fl_int c, fl_int body[2], fl_int fem[2]) {
+  const fl_world_impl *m = w->impl;
+  if (!m || !m->prob || c < 0 || c >= m->prob->nc)
+    return fl_seterr(FL_ERR_INVAL, "contact %ld: no such contact in the last prepared problem",
+                     (long)c);
+  if (c < m->nct) {
+    body[0] = m->ct[c].a;
+    body[1] = m->ct[c].b;
+    fem[0] = fem[1] = -1;
+    return FL_OK;
+  }
+  const fl__fcontact *f = &m->fct[c - m->nct];
+  body[0] = f->a.body;
+  body[1] = f->b.body;
+  fem[0] = f->a.fem;
+  fem[1] = f->b.fem;
+  return FL_OK;
+}
+
+
 //---- solve and integrate ----
 
 /* First problem dof after the rigid bodies'. */

@@ -1,0 +1,89 @@
+/* fl_record.h: recorded trajectories of `run` (recording.flrec), the browser viewer built from
+ * them (viewer.html) and the VTK series of rigid bodies and contacts.
+ *
+ * The recording format is specified in docs/recording.md: an 8-byte magic "FLREC01\n", a u32
+ * header length and a JSON header (scene, solvers, body meshes, deformable surfaces), then
+ * length-prefixed frames, each one solver's state after one step: body poses (float32),
+ * deformable vertices (float32), the step's contacts with their impulses, and the solver's
+ * outcome (iterations, reason, residual). Frames are appended and flushed as the run goes, so a
+ * run that is killed leaves a file whose whole frames can still be read.
+ *
+ * Units: m, s, N s (impulses); poses are (x, y, z, qw, qx, qy, qz) of the body frame.
+ */
+#ifndef FL_RECORD_H
+#define FL_RECORD_H
+
+#include <stdio.h>
+
+#include "../sim/fl_world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FL_RECORD_FILE "recording.flrec"
+#define FL_VIEWER_FILE "viewer.html"
+
+typedef struct fl_recorder fl_recorder;
+
+/* Starts a recording on the open stream f (not owned; the caller closes it) of world w, whose
+ * current state must be the initial state, for nsolver solvers named in solvers (copied):
+ * writes the magic and the header. problem is the name or file the user gave; every and steps
+ * are the recording interval and the run's planned steps (both stored for the viewer).
+ * Returns FL_OK, FL_ERR_IO (write failed), FL_ERR_NOMEM; *out is NULL on error. */
+int fl_record_begin(FILE *f, const fl_world *w, const char *problem, int nsolver,
+                    const char *const *solvers, int every, long steps, fl_recorder **out);
+
+/* Appends one frame: solver index (0 <= solver < nsolver), steps taken (0 for the initial
+ * state), the world's current poses and deformable vertices, and, when info is not NULL, the
+ * contacts of the step just taken (fl_world_problem and fl_world_solution, as the solver left
+ * them) and its outcome. The stream is flushed, so the frame survives a killed process.
+ * Returns FL_OK, FL_ERR_IO, FL_ERR_NOMEM. */
+int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info);
+
+/* Frees the recorder (the stream stays open). NULL-safe. */
+void fl_record_free(fl_recorder *r);
+
+/* Bytes one frame of w takes with nc contacts (for choosing the default interval). */
+size_t fl_record_frame_bytes(const fl_world *w, long nc);
+
+/* What a recording holds, read back without trusting it. */
+typedef struct fl_record_info {
+  long header_bytes;    /* magic, length and header */
+  long frames;          /* whole frames */
+  long bytes_whole;     /* bytes up to the end of the last whole frame */
+  long bytes_file;      /* the file's size */
+  int cut;              /* 1: bytes after the last whole frame (a run killed mid-write) */
+  int nsolver, nbody;   /* from the header */
+  long frames_of[32];   /* whole frames of each of the first 32 solvers */
+  char scene[64];       /* from the header */
+} fl_record_info;
+
+/* Reads the recording at path and checks it: the magic, the header (JSON with "format",
+ * "version" 1, "solvers", "bodies"), and each frame's length, solver index and counts against
+ * the header; stops at the first frame that does not fit (a cut-short file is not an error, it
+ * sets info->cut). Returns FL_OK, FL_ERR_IO (cannot open or read; the message names the file)
+ * or FL_ERR_FORMAT (the message names the file, the byte offset and what was expected). */
+int fl_record_read_info(const char *path, fl_record_info *info);
+
+/* 1 when this build holds the viewer's page and three.js (they are embedded at build time from
+ * viewer/ and the three package installed by scripts/setup), else 0. */
+int fl_viewer_available(void);
+
+/* Writes html_path, a self-contained page (three.js, the viewer and the recording's whole
+ * frames as base64) that opens from disk without a server. Written to a temporary name and
+ * renamed. Returns FL_OK, FL_ERR_UNSUPPORTED (this build has no viewer: the message says how
+ * to get one), FL_ERR_IO or FL_ERR_FORMAT (from fl_record_read_info); info (may be NULL)
+ * receives what was read. */
+int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info *info);
+
+/* VTK PolyData of the rigid bodies at their current poses (surface triangles, cell data
+ * body_id, point data velocity) at path_bodies, and of the last step's contacts (vertex cells
+ * at the contact points, point data normal, impulse (N s, world), phi (m), slip (0/1)) at
+ * path_contacts (NULL: not written). Returns FL_OK, FL_ERR_IO, FL_ERR_NOMEM. */
+int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_contacts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FL_RECORD_H */
