@@ -792,11 +792,7 @@ int fl_cmd_run(int argc, char **argv) {
     fl_world *w0 = NULL;
     FILE *rf = NULL;
     int rr = make_world(&a, &w0);
-    if (rr >= 0 && a.record < 0) {
-      double per = (double)fl_record_frame_bytes(w0, 3 * (long)w0->nbody + 2 * (long)w0->nfem * 100);
-      double want = per * (double)(nsteps + 1) * a.nsolvers / RECORD_BUDGET;
-      a.record = want > 1 ? (long)ceil(want) : 1;
-    }
+    if (rr >= 0 && a.record < 0) a.record = fl_record_auto_every(w0, nsteps, a.nsolvers, RECORD_BUDGET);
     if (rr >= 0) rf = fl_results_file(res, FL_RECORD_FILE);
     if (rr >= 0 && !rf) rr = fl_errcode();
     if (rr >= 0) rr = fl_record_begin(rf, w0, a.input, a.nsolvers, a.solvers, (int)a.record, nsteps, &rec);

@@ -9,6 +9,9 @@
 
 #include "../sim/fl_world.h"
 #include "fl_figure.h"
+#include "fl_record.h"
+
+#define FIG_RECORD_BUDGET 8e6 /* bytes per simulated run of a figure */
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
 static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
@@ -55,9 +58,27 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     if (!f) rc = fl_errcode();
   }
   int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
+  // the run's recording and viewer beside its CSV: <csv stem>.flrec, <csv stem>.html
+  char stem[256], label[300];
+  snprintf(stem, sizeof stem, "%s", csv);
+  char *dot = strrchr(stem, '.');
+  if (dot) *dot = 0;
+  snprintf(label, sizeof label, "%s %s", solver, solver_set ? solver_set : "");
+  const char *labels[1] = {label};
+  fl_recorder *rec = NULL;
+  long every = rc >= 0 ? fl_record_auto_every(w, steps, 1, FIG_RECORD_BUDGET) : 1;
+  char rname[300];
+  snprintf(rname, sizeof rname, "%s.flrec", stem);
+  if (rc >= 0) {
+    FILE *rf = fl_results_file(ctx->res, rname);
+    rc = rf ? fl_record_begin(rf, w, scene, 1, labels, (int)every, steps, &rec) : fl_errcode();
+    if (rc >= 0) rc = fl_record_frame(rec, 0, 0, w, NULL);
+  }
   for (int k = 0; rc >= 0 && k < steps; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
+    if (rc < 0) break;
+    if ((k + 1) % every == 0 || k == steps - 1) rc = fl_record_frame(rec, 0, k + 1, w, &info);
     if (rc < 0) break;
     rc = fl_world_observe(w, val);
     if (rc < 0) break;
@@ -85,6 +106,14 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     fputc('\n', f);
   }
   if (rc >= 0 && s && w) manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out);
+  fl_record_free(rec);
+  FILE *rf = rec ? fl_results_file(ctx->res, rname) : NULL;
+  if (rc >= 0 && rf && fflush(rf) == 0 && fl_viewer_available()) {
+    char rp[1200], vp[1200];
+    snprintf(rp, sizeof rp, "%s/%s", fl_results_staging(ctx->res), rname);
+    snprintf(vp, sizeof vp, "%s/%s.html", fl_results_staging(ctx->res), stem);
+    rc = fl_viewer_write(rp, vp, NULL);
+  }
   fl_free(val);
   fl_solver_destroy(s);
   fl_world_free(w);

@@ -47,6 +47,10 @@ void fl_record_free(fl_recorder *r);
 /* Bytes one frame of w takes with nc contacts (for choosing the default interval). */
 size_t fl_record_frame_bytes(const fl_world *w, long nc);
 
+/* The smallest recording interval (steps, >= 1) that keeps nsolver runs of `steps` steps of w
+ * under budget bytes, estimating 3 contacts per rigid body and 100 per deformable body. */
+long fl_record_auto_every(const fl_world *w, long steps, int nsolver, double budget);
+
 /* What a recording holds, read back without trusting it. */
 typedef struct fl_record_info {
   long header_bytes;    /* magic, length and header */

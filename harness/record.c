@@ -245,6 +245,13 @@ size_t fl_record_frame_bytes(const fl_world *w, long nc) {
 }
 
 
+long fl_record_auto_every(const fl_world *w, long steps, int nsolver, double budget) {
+  double per = (double)fl_record_frame_bytes(w, 3 * (long)w->nbody + 100 * (long)w->nfem);
+  double want = per * (double)(steps + 1) * nsolver / budget;
+  return want > 1 ? (long)ceil(want) : 1;
+}
+
+
 //---- frames ----
 
 static unsigned char *put32(unsigned char *p, uint32_t x) {
