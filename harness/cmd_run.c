@@ -25,7 +25,7 @@
 #include "fl_record.h"
 
 #define EXIT_USAGE 2
-#define RECORD_BUDGET 16e6 /* bytes: the automatic recording interval keeps the file below */
+#define RECORD_BUDGET 12e6 /* bytes: the automatic recording interval keeps the file below */
 #define MAX_SOLVERS 32
 #define MAX_SETS 128
 
@@ -71,7 +71,7 @@ static void usage(FILE *f) {
     "  --every K        observables.csv every K steps (default 1)\n"
     "  --record K       record every K-th step (and the first and last) for the viewer;\n"
     "                   0: no recording, no viewer (default: every step, or the interval\n"
-    "                   that keeps the recording under 16 MB)\n"
+    "                   that keeps the recording under 12 MB)\n"
     "  --vtk K          VTK files every K steps (and the last) for ParaView, per solver in\n"
     "                   vtk/<solver>/: bodies_<step>.vtp (rigid bodies' surfaces, velocity),\n"
     "                   contacts_<step>.vtp (points with normal, impulse, phi, slip) and\n"

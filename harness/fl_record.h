@@ -48,7 +48,8 @@ void fl_record_free(fl_recorder *r);
 size_t fl_record_frame_bytes(const fl_world *w, long nc);
 
 /* The smallest recording interval (steps, >= 1) that keeps nsolver runs of `steps` steps of w
- * under budget bytes, estimating 3 contacts per rigid body and 100 per deformable body. */
+ * under budget bytes, estimating 3 contacts per rigid body, 100 per deformable body and one
+ * per triangle of a hydroelastic patch. */
 long fl_record_auto_every(const fl_world *w, long steps, int nsolver, double budget);
 
 /* What a recording holds, read back without trusting it. */

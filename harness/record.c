@@ -246,7 +246,12 @@ size_t fl_record_frame_bytes(const fl_world *w, long nc) {
 
 
 long fl_record_auto_every(const fl_world *w, long steps, int nsolver, double budget) {
-  double per = (double)fl_record_frame_bytes(w, 3 * (long)w->nbody + 100 * (long)w->nfem);
+  long nc = 3 * (long)w->nbody + 100 * (long)w->nfem;
+  for (fl_int i = 0; i < w->nbody; i++) { // a hydroelastic patch: one contact per triangle
+    long m = w->body[i].hydro_mesh;
+    if (w->body[i].hydro_modulus > 0) nc += m > 0 ? m : 6 * m * m;
+  }
+  double per = (double)fl_record_frame_bytes(w, nc);
   double want = per * (double)(steps + 1) * nsolver / budget;
   return want > 1 ? (long)ceil(want) : 1;
 }
