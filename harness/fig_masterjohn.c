@@ -147,7 +147,15 @@ static int fig5(fl_fig_ctx *ctx) {
       snprintf(set, sizeof set, "eps0=%.17g,speed=%.17g", eps0[i], speed);
       fl_coin_run r;
       int keep = fabs(eps0[i] - 1) < 1e-12 || (ctx->quick && i == 0);
-      rc = fl_coin_simulate(set, sp->solver, sp->options, &r, keep ? t : NULL, v, wr, cap);
+      // the trajectory runs are recorded for the viewer (traj_<solver>.html)
+      fl_fig_rec rec = {.ctx = ctx};
+      csv_name(rec.stem, sizeof rec.stem, "traj", sp->key);
+      char *dot = strrchr(rec.stem, '.');
+      if (dot) *dot = 0;
+      snprintf(rec.label, sizeof rec.label, "%s, eps0 = %g", sp->label, eps0[i]);
+      rc = fl_coin_simulate_observed(set, sp->solver, sp->options, &r, keep ? t : NULL, v, wr, cap,
+                                     keep ? fl_fig_record_step : NULL, &rec);
+      rc = fl_fig_record_end(&rec, rc);
       if (rc < 0) break;
       double ed = r.eps_star / EPS_DISC_SEED - 1, et = r.eps_star / EPS_THEORY - 1;
       if (!(fabs(ed) <= worst)) worst = fabs(ed);

@@ -11,7 +11,6 @@
 #include "fl_figure.h"
 #include "fl_record.h"
 
-#define FIG_RECORD_BUDGET 8e6 /* bytes per simulated run of a figure */
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
 static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
@@ -58,27 +57,18 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     if (!f) rc = fl_errcode();
   }
   int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
-  // the run's recording and viewer beside its CSV: <csv stem>.flrec, <csv stem>.html
-  char stem[256], label[300];
-  snprintf(stem, sizeof stem, "%s", csv);
-  char *dot = strrchr(stem, '.');
+  // the run's recording and viewer beside its CSV
+  fl_fig_rec fr = {.ctx = ctx, .steps = steps};
+  snprintf(fr.stem, sizeof fr.stem, "%s", csv);
+  char *dot = strrchr(fr.stem, '.');
   if (dot) *dot = 0;
-  snprintf(label, sizeof label, "%s %s", solver, solver_set ? solver_set : "");
-  const char *labels[1] = {label};
-  fl_recorder *rec = NULL;
-  long every = rc >= 0 ? fl_record_auto_every(w, steps, 1, FIG_RECORD_BUDGET) : 1;
-  char rname[300];
-  snprintf(rname, sizeof rname, "%s.flrec", stem);
-  if (rc >= 0) {
-    FILE *rf = fl_results_file(ctx->res, rname);
-    rc = rf ? fl_record_begin(rf, w, scene, 1, labels, (int)every, steps, &rec) : fl_errcode();
-    if (rc >= 0) rc = fl_record_frame(rec, 0, 0, w, NULL);
-  }
+  snprintf(fr.label, sizeof fr.label, "%s %s", solver, solver_set ? solver_set : "");
+  if (rc >= 0) rc = fl_fig_record_step(&fr, w, 0, NULL);
   for (int k = 0; rc >= 0 && k < steps; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
     if (rc < 0) break;
-    if ((k + 1) % every == 0 || k == steps - 1) rc = fl_record_frame(rec, 0, k + 1, w, &info);
+    rc = fl_fig_record_step(&fr, w, k + 1, &info);
     if (rc < 0) break;
     rc = fl_world_observe(w, val);
     if (rc < 0) break;
@@ -106,14 +96,7 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     fputc('\n', f);
   }
   if (rc >= 0 && s && w) manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out);
-  fl_record_free(rec);
-  FILE *rf = rec ? fl_results_file(ctx->res, rname) : NULL;
-  if (rc >= 0 && rf && fflush(rf) == 0 && fl_viewer_available()) {
-    char rp[1200], vp[1200];
-    snprintf(rp, sizeof rp, "%s/%s", fl_results_staging(ctx->res), rname);
-    snprintf(vp, sizeof vp, "%s/%s.html", fl_results_staging(ctx->res), stem);
-    rc = fl_viewer_write(rp, vp, NULL);
-  }
+  rc = fl_fig_record_end(&fr, rc);
   fl_free(val);
   fl_solver_destroy(s);
   fl_world_free(w);
@@ -160,4 +143,36 @@ double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max) {
   for (int i = 0; i < s->nobs; i++)
     if (strcmp(s->name[i], name) == 0) return max ? s->maxabs[i] : s->last[i];
   return NAN;
+}
+
+
+int fl_fig_record_step(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  fl_fig_rec *r = ctx;
+  if (step == 0) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.flrec", fl_results_staging(r->ctx->res), r->stem);
+    // its own stream, closed at the end: a figure's results keep few streams open
+    r->f = fopen(path, "wb");
+    if (!r->f) return fl_seterr(FL_ERR_IO, "%s: cannot write", path);
+    if (r->steps <= 0) r->steps = lround(w->duration / w->dt);
+    r->every = fl_record_auto_every(w, r->steps, 1, FL_FIG_RECORD_BUDGET);
+    const char *labels[1] = {r->label};
+    FL_TRY(fl_record_begin(r->f, w, w->name, 1, labels, (int)r->every, r->steps, &r->rec));
+  }
+  if (!r->rec || !(step == 0 || step % r->every == 0 || step == r->steps)) return FL_OK;
+  return fl_record_frame(r->rec, 0, step, w, info);
+}
+
+
+int fl_fig_record_end(fl_fig_rec *r, int rc) {
+  fl_record_free(r->rec);
+  r->rec = NULL;
+  if (r->f && fclose(r->f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s.flrec: write failed", r->stem);
+  int opened = r->f != NULL;
+  r->f = NULL;
+  if (rc < 0 || !opened || !fl_viewer_available()) return rc;
+  char rp[1200], vp[1200];
+  snprintf(rp, sizeof rp, "%s/%s.flrec", fl_results_staging(r->ctx->res), r->stem);
+  snprintf(vp, sizeof vp, "%s/%s.html", fl_results_staging(r->ctx->res), r->stem);
+  return fl_viewer_write(rp, vp, NULL);
 }

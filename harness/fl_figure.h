@@ -116,6 +116,31 @@ typedef struct fl_fig_sim {
  * contact: the friction the solution uses), then every
  * observable of the scene, one row per step. A diverged step is recorded, not an error.
  * Returns FL_OK or the error of a scene, solver or option. */
+/* A run's recording and viewer in a figure's folder: <stem>.flrec and <stem>.html
+ * (docs/recording.md), at most FL_FIG_RECORD_BUDGET bytes of recording per run. Fill ctx, stem
+ * (the CSV's name without its extension), label (the run's pane title) and steps (planned;
+ * 0: the scene's duration / dt),
+ * zero the rest, pass fl_fig_record_step as a step observer (or call it with step 0 and info
+ * NULL, then after every step), then call fl_fig_record_end once. */
+#define FL_FIG_RECORD_BUDGET 4e6
+typedef struct fl_fig_rec {
+  fl_fig_ctx *ctx;
+  char stem[200], label[200];
+  long steps;
+  /* set by fl_fig_record_step */
+  long every;
+  FILE *f;
+  struct fl_recorder *rec;
+} fl_fig_rec;
+struct fl_world;
+struct fl_step_info;
+/* Observer (fl_step_observer's signature; ctx is the fl_fig_rec): begins the recording at step
+ * 0, then records every `every`-th step and the last planned one. Returns FL_OK or the error. */
+int fl_fig_record_step(void *ctx, struct fl_world *w, long step, const struct fl_step_info *info);
+/* Closes the recording and, when rc >= 0 and this build has the viewer, writes <stem>.html.
+ * Returns rc when rc < 0, else FL_OK or the viewer's error. */
+int fl_fig_record_end(fl_fig_rec *r, int rc);
+
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
                     const char *solver, const char *solver_set, double duration,
                     fl_fig_sim *out);

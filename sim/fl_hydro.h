@@ -124,6 +124,15 @@ typedef struct fl_coin_run {
 int fl_coin_simulate(const char *scene_set, const char *solver, const char *solver_set,
                      fl_coin_run *out, double *t, double *v, double *wr, int cap);
 
+/* Called by fl_coin_simulate_observed with the initial state (step 0, info NULL) and after
+ * every step (step = steps taken): the world may be read, not changed. A negative return stops
+ * the run and is returned. */
+typedef int (*fl_step_observer)(void *ctx, fl_world *w, long step, const fl_step_info *info);
+/* fl_coin_simulate with an observer (NULL: none) given ctx. */
+int fl_coin_simulate_observed(const char *scene_set, const char *solver, const char *solver_set,
+                              fl_coin_run *out, double *t, double *v, double *wr, int cap,
+                              fl_step_observer observe, void *ctx);
+
 /* Terminal eps from a sampled trajectory (n samples of v and omega R, m/s): the ratio
  * v/(omega R) at the last sample where v + omega R > s_min. Returns NAN when no sample is. */
 double fl_coin_eps_star(const double *v, const double *wr, int n, double s_min);

@@ -91,6 +91,13 @@ double fl_coin_eps_star(const double *v, const double *wr, int n, double s_min) 
 
 int fl_coin_simulate(const char *scene_set, const char *solver, const char *solver_set,
                      fl_coin_run *out, double *t, double *v, double *wr, int cap) {
+  return fl_coin_simulate_observed(scene_set, solver, solver_set, out, t, v, wr, cap, NULL, NULL);
+}
+
+
+int fl_coin_simulate_observed(const char *scene_set, const char *solver, const char *solver_set,
+                              fl_coin_run *out, double *t, double *v, double *wr, int cap,
+                              fl_step_observer observe, void *ctx) {
   char sbuf[1024];
   const char *sset[32];
   int ns = fl_split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
@@ -118,9 +125,11 @@ int fl_coin_simulate(const char *scene_set, const char *solver, const char *solv
   // eps* is read where v + omega R last exceeded s_min = 10 mu g dt (docs/coin.md)
   out->s_min = 10 * mug * (w ? w->dt : 0);
   double last_eps = NAN;
+  if (rc >= 0 && observe) rc = observe(ctx, w, 0, NULL);
   for (int k = 0; rc >= 0 && k < steps; k++) {
     fl_step_info info;
     rc = fl_world_step(w, s, &info);
+    if (rc >= 0 && observe) rc = observe(ctx, w, k + 1, &info);
     if (rc < 0) break;
     out->steps++;
     if (info.res.reason < 0) out->nfail++;
