@@ -138,7 +138,7 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   for (int k = 0; k < nsolver; k++) cJSON_AddItemToArray(sv, cJSON_CreateString(solvers[k]));
   cJSON *rs = cJSON_AddObjectToObject(h, "reasons");
   for (int c = -16; c <= 16; c++) {
-    char key[8];
+    char key[16];
     snprintf(key, sizeof key, "%d", c);
     cJSON_AddStringToObject(rs, key, fl_reason_name(c));
   }
