@@ -97,12 +97,22 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
                              "schur_s,element_s,sap_s,step_s");
     if (!f) rc = fl_errcode();
   }
+  // a figure's run (csv given) is recorded for the viewer: <csv stem>.flrec and .html
+  fl_fig_rec rec = {.ctx = ctx, .steps = steps};
+  if (rc >= 0 && csv) {
+    snprintf(rec.stem, sizeof rec.stem, "%s", csv);
+    char *dot = strrchr(rec.stem, '.');
+    if (dot) *dot = 0;
+    snprintf(rec.label, sizeof rec.label, "sap rel_tol=1e-6");
+    rc = fl_fig_record_step(&rec, w, 0, NULL);
+  }
   double csum = 0, cpu0 = fl_cpu_now();
   for (int k = 0; rc >= 0 && k < steps; k++) {
     fl_step_info info;
     double t0 = fl_time_now();
     rc = fl_world_step(w, s, &info);
     double dt_wall = fl_time_now() - t0;
+    if (rc >= 0 && rec.f) rc = fl_fig_record_step(&rec, w, k + 1, &info);
     if (rc < 0) break;
     rc = fl_world_observe(w, val);
     if (rc < 0) break;
@@ -128,6 +138,7 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
               info.res.iters, ap, fo, geo, sch, ft.element_s, info.solve_s, dt_wall);
   }
   st->cpu_s = fl_cpu_now() - cpu0;
+  rc = fl_fig_record_end(&rec, rc);
   st->sim_s = st->steps * w->dt;
   st->cmean = st->steps ? csum / st->steps : 0;
   st->other_s = st->wall_s - st->geometry_s - st->schur_s - st->element_s - st->sap_s;

@@ -224,7 +224,7 @@
 
   const up = new THREE.Vector3(0, 1, 0), tmpM = new THREE.Matrix4(), tmpQ = new THREE.Quaternion();
   const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3();
-  function fmt(x) { return Number.isFinite(x) ? x.toExponential(2) : String(x); }
+  function fmt(x) { return Number.isFinite(x) ? x.toExponential(2) : Number.isNaN(x) ? 'n/a' : String(x); }
 
   function showPane(p, step) {
     const f = frameAt(p.run, step);
