@@ -62,6 +62,36 @@ static void scene_bounds(const fl_world *w, double lo[3], double hi[3]) {
 }
 
 
+/* Contact c's impulse in the world frame (N s, on the second body) and whether it slides. */
+static int contact_impulse(const fl_problem *p, const double *gamma, fl_int c, double imp[3]) {
+  const double *fr = p->frame + 9 * c, *g = gamma + 3 * c;
+  for (int k = 0; k < 3; k++) imp[k] = g[0] * fr[k] + g[1] * fr[3 + k] + g[2] * fr[6 + k];
+  return g[0] > 0 && hypot(g[1], g[2]) >= SLIP_RATIO * p->mu[c] * g[0];
+}
+
+
+/* The scene's middle (m) and the half side of the square that draws a plane (m). */
+static double scene_middle(const fl_world *w, double mid[3]) {
+  double lo[3], hi[3];
+  scene_bounds(w, lo, hi);
+  double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+  for (int k = 0; k < 3; k++) mid[k] = 0.5 * (lo[k] + hi[k]);
+  return fmax(0.75 * fl_v3_norm(d), 0.05);
+}
+
+
+/* A plane is drawn as a square under the scene's middle `mid`: the middle's position in the
+ * plane's frame (x, y) into pc; (0, 0) for other shapes. */
+static void plane_centre(const fl_body *b, const double mid[3], double pc[2]) {
+  pc[0] = pc[1] = 0;
+  if (b->shape.type != FL_SHAPE_PLANE) return;
+  double R[9], rel[3] = {mid[0] - b->pos[0], mid[1] - b->pos[1], mid[2] - b->pos[2]};
+  fl_quat_to_mat(b->quat, R);
+  pc[0] = R[0] * rel[0] + R[3] * rel[1] + R[6] * rel[2];
+  pc[1] = R[1] * rel[0] + R[4] * rel[1] + R[7] * rel[2];
+}
+
+
 static cJSON *num_array(const double *x, size_t n) {
   cJSON *a = cJSON_CreateArray();
   for (size_t k = 0; a && k < n; k++) {
@@ -145,7 +175,7 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   double lo[3], hi[3];
   scene_bounds(w, lo, hi);
   double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]}, len = fl_v3_norm(d);
-  double mid[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
+  double mid[3], half = scene_middle(w, mid);
   cJSON *bd = cJSON_AddArrayToObject(h, "bounds");
   cJSON_AddItemToArray(bd, num_array(lo, 3));
   cJSON_AddItemToArray(bd, num_array(hi, 3));
@@ -158,15 +188,9 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   cJSON *bodies = cJSON_AddArrayToObject(h, "bodies");
   for (fl_int i = 0; i < w->nbody; i++) {
     const fl_body *b = &w->body[i];
-    // a plane is drawn as a square of 1.5 x the scene's size under the scene's middle
-    double pc[2] = {0, 0};
-    if (b->shape.type == FL_SHAPE_PLANE) {
-      double R[9], rel[3] = {mid[0] - b->pos[0], mid[1] - b->pos[1], mid[2] - b->pos[2]};
-      fl_quat_to_mat(b->quat, R);
-      pc[0] = R[0] * rel[0] + R[3] * rel[1] + R[6] * rel[2];
-      pc[1] = R[1] * rel[0] + R[4] * rel[1] + R[7] * rel[2];
-    }
-    int mi = add_mesh(meshes, &b->shape, fmax(0.75 * len, 0.05), pc);
+    double pc[2];
+    plane_centre(b, mid, pc);
+    int mi = add_mesh(meshes, &b->shape, half, pc);
     if (mi < 0) {
       cJSON_Delete(h);
       return NULL;
@@ -321,9 +345,9 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
     for (fl_int j = 0; j < 3 * fb->mesh->nvert; j++) q = putf(q, fb->x[j]);
   }
   for (fl_int c = 0; c < nc; c++) {
-    const double *fr = p->frame + 9 * c, *g = gamma + 3 * c;
-    double imp[3], gt = hypot(g[1], g[2]);
-    for (int k = 0; k < 3; k++) imp[k] = g[0] * fr[k] + g[1] * fr[3 + k] + g[2] * fr[6 + k];
+    const double *fr = p->frame + 9 * c;
+    double imp[3];
+    unsigned slip = (unsigned)contact_impulse(p, gamma, c, imp);
     fl_int body[2] = {-1, -1}, fem[2] = {-1, -1};
     fl_world_contact_sides(w, c, body, fem);
     for (int k = 0; k < 3; k++) q = putf(q, p->point[3 * c + k]);
@@ -332,7 +356,7 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
     q = putf(q, p->phi0[c]);
     q = puti(q, side_code(body[0], fem[0]));
     q = puti(q, side_code(body[1], fem[1]));
-    q = put32(q, g[0] > 0 && gt >= SLIP_RATIO * p->mu[c] * g[0] ? 1u : 0u);
+    q = put32(q, slip);
   }
   if (fwrite(r->buf, 1, need, r->f) != need || fflush(r->f) != 0)
     return fl_seterr(FL_ERR_IO, "record: write failed (disk full?)");
@@ -422,24 +446,15 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
 
 int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_contacts) {
   // bodies: every shape's surface at its pose; planes as a square the size of the scene
-  double lo[3], hi[3];
-  scene_bounds(w, lo, hi);
-  double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
-  double half = fmax(0.75 * fl_v3_norm(d), 0.05);
-  double mid[3] = {0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])};
+  double mid[3], half = scene_middle(w, mid);
   fl_int np = 0, nt = 0, cap_p = 0, cap_t = 0;
   double *x = NULL, *vel = NULL, *id = NULL;
   fl_int *tri = NULL;
   int rc = FL_OK;
   for (fl_int i = 0; rc >= 0 && i < w->nbody; i++) {
     const fl_body *b = &w->body[i];
-    double R[9], pc[2] = {0, 0};
-    fl_quat_to_mat(b->quat, R);
-    if (b->shape.type == FL_SHAPE_PLANE) {
-      double rel[3] = {mid[0] - b->pos[0], mid[1] - b->pos[1], mid[2] - b->pos[2]};
-      pc[0] = R[0] * rel[0] + R[3] * rel[1] + R[6] * rel[2];
-      pc[1] = R[1] * rel[0] + R[4] * rel[1] + R[7] * rel[2];
-    }
+    double pc[2];
+    plane_centre(b, mid, pc);
     fl_int nv, ntr;
     double *v;
     fl_int *t;
@@ -505,14 +520,12 @@ int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_co
   }
   double *pt = buf, *nrm = buf + 3 * nc, *imp = buf + 6 * nc, *phi = buf + 9 * nc, *slip = buf + 10 * nc;
   for (fl_int c = 0; c < nc; c++) {
-    const double *fr = p->frame + 9 * c, *g = gamma + 3 * c;
     for (int k = 0; k < 3; k++) {
       pt[3 * c + k] = p->point[3 * c + k];
-      nrm[3 * c + k] = fr[k];
-      imp[3 * c + k] = g[0] * fr[k] + g[1] * fr[3 + k] + g[2] * fr[6 + k];
+      nrm[3 * c + k] = p->frame[9 * c + k];
     }
+    slip[c] = contact_impulse(p, gamma, c, imp + 3 * c);
     phi[c] = p->phi0[c];
-    slip[c] = g[0] > 0 && hypot(g[1], g[2]) >= SLIP_RATIO * p->mu[c] * g[0];
     vert[c] = c;
   }
   fl_vtk_field f[4] = {{"normal", 3, nrm}, {"impulse", 3, imp}, {"phi", 1, phi}, {"slip", 1, slip}};
