@@ -214,6 +214,41 @@ static double tri_plane(const double *p0, const double *p1, const double *p2, co
 }
 
 
+/* 1 when x lies in one of mesh b's tets (barycentric coordinates >= -tol), at its current
+ * positions. A vertex below a boundary triangle's plane is inside the mesh only if this
+ * holds: beside a slanted face (a voussoir's joint, a wedge) a point outside the mesh can lie
+ * below another face's plane and project into it. */
+static int inside_mesh(const fl_fem_body *b, const double x[3]) {
+  const fl_mesh *m = b->mesh;
+  const double tol = 1e-9;
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    const double *p0 = b->x + 3 * t[0];
+    double D[9], r[3];
+    for (int k = 0; k < 3; k++) {
+      r[k] = x[k] - p0[k];
+      for (int c = 0; c < 3; c++) D[3 * c + k] = b->x[3 * t[k + 1] + c] - p0[c];
+    }
+    // quick reject by the tet's box
+    int out = 0;
+    for (int c = 0; c < 3 && !out; c++) {
+      double lo = p0[c], hi = p0[c];
+      for (int k = 1; k < 4; k++) {
+        lo = fmin(lo, b->x[3 * t[k] + c]);
+        hi = fmax(hi, b->x[3 * t[k] + c]);
+      }
+      out = x[c] < lo - tol * (hi - lo + 1) || x[c] > hi + tol * (hi - lo + 1);
+    }
+    if (out) continue;
+    double Di[9], l[3];
+    if (fl_m3_inv(D, Di) < 0) continue;
+    for (int c = 0; c < 3; c++) l[c] = Di[3 * c] * r[0] + Di[3 * c + 1] * r[1] + Di[3 * c + 2] * r[2];
+    if (l[0] >= -tol && l[1] >= -tol && l[2] >= -tol && l[0] + l[1] + l[2] <= 1 + tol) return 1;
+  }
+  return 0;
+}
+
+
 /* Boundary vertices of mesh kb against the boundary triangles of mesh ka. */
 static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fcontact **ct,
                         fl_int *nct, fl_int *cap) {
@@ -239,6 +274,7 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
     int inside = 1;
     for (int c = 0; c < 3; c++) inside &= x[c] >= alo[c] - margin && x[c] <= ahi[c] + margin;
     if (!inside) continue;
+    int deep = -1; // whether x is inside mesh a: asked once, when a triangle would say so
     double best = INFINITY, bn[3] = {0, 0, 1}, bw[3] = {0, 0, 0}, bphi = 0;
     fl_int bt = -1;
     for (fl_int t = 0; t < ma->ntri; t++) {
@@ -254,6 +290,8 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
       double phi = tri_plane(p0, p1, p2, x, n, wt);
       if (!(phi <= margin && phi >= -depth)) continue;
       if (wt[0] < -tol || wt[1] < -tol || wt[2] < -tol) continue;
+      if (phi < 0 && deep < 0) deep = inside_mesh(A, x);
+      if (phi < 0 && !deep) continue;
       if (fabs(phi) < best) {
         best = fabs(phi);
         bphi = phi;
