@@ -63,7 +63,7 @@ void fl_peer_free(fl_peer *p); /* NULL-safe */
 
 /* One step of dt: applies the world's forces at time w->t, steps the peer, copies poses and
  * velocities back into w's dynamic bodies, advances w->t and w->step and reports the contact
- * count to w (the `contacts` observable). info (may be NULL) gets nc (contacts), nh = 0, the
+ * count to w (the `contacts` observable). info (may be NULL) gets nc (fl_peer_contacts), nh = 0, the
  * iterations and a reason (FL_CONVERGED_EXACT without constraints, FL_CONVERGED_ATOL when the
  * solver stopped before its iteration limit, FL_DIVERGED_MAX_ITER at it), error = the last
  * iteration's improvement, the stage times (collide_s, assemble_s, solve_s = set-up and
@@ -89,7 +89,8 @@ void fl_peer_stages_last(const fl_peer *p, fl_peer_stages *st);
  * updates in it (Newton); every other field NAN or -1. */
 const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n);
 
-/* Contacts of the last step and their total normal impulse (N s): the sum over contacts of
+/* Contacts of the last step (those MuJoCo made constraints of: distance below zero; touching
+ * pairs at exactly zero distance are found but left out) and their total normal impulse (N s): the sum over contacts of
  * the normal component of the contact force times dt. For the elliptic cone the normal force
  * is the normal row's force; for the pyramidal cone it is the sum of the contact's pyramid
  * edge forces (each edge direction n +- mu t has unit normal component), which is what

@@ -466,6 +466,7 @@ struct fl_peer {
   int nhist;
   fl_peer_stages st;
   double impulse;     /* total normal impulse of the last step (N s) */
+  int ncon;           /* contacts of the last step that became constraints */
   char json[512];
 };
 
@@ -630,8 +631,10 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
   }
   // the normal impulse of the step's contacts (see fl_peer.h)
   p->impulse = 0;
+  p->ncon = 0;
   for (int c = 0; c < d->ncon; c++) {
-    if (d->contact[c].efc_address < 0) continue;
+    if (d->contact[c].efc_address < 0) continue; // found but not a constraint (distance >= 0)
+    p->ncon++;
     mjtNum fr[6];
     mj_contactForce(m, d, c, fr);
     p->impulse += fr[0] * m->opt.timestep;
@@ -645,13 +648,13 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
   p->st.integrate_s = t[mjTIMER_STEP].duration - t[mjTIMER_FORWARD].duration;
   p->st.assemble_s = t[mjTIMER_FORWARD].duration - p->st.collide_s - p->st.setup_s -
                      p->st.solve_s;
-  fl_world_set_peer_contacts(w, d->ncon);
+  FL_TRY(fl_world_set_peer_contacts(w, p->ncon));
   if (info) {
     memset(info, 0, sizeof *info);
     info->step = w->step;
     info->t = w->t;
     info->nbody_pairs = -1;
-    info->nc = d->ncon;
+    info->nc = p->ncon;
     info->nh = 0;
     info->collide_s = p->st.collide_s;
     info->assemble_s = p->st.assemble_s;
@@ -689,7 +692,7 @@ const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n) {
 }
 
 
-int fl_peer_contacts(const fl_peer *p) { return p ? p->d->ncon : 0; }
+int fl_peer_contacts(const fl_peer *p) { return p ? p->ncon : 0; }
 double fl_peer_normal_impulse(const fl_peer *p) { return p ? p->impulse : NAN; }
 
 
