@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "fl_test.h"
 #include "harness/fl_peer.h"
@@ -304,3 +305,84 @@ FL_TEST(heavy_stack_4096_first_step) {
 #endif
 }
 
+
+
+/* Runs the frictionlab binary ($FL_BINARY) with `args`; returns its exit status. */
+static int run_cli(const char *args) {
+  const char *bin = getenv("FL_BINARY");
+  if (!bin) return -1;
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s > /dev/null", bin, args);
+  int st = system(cmd);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+
+FL_TEST(bench_steps_csv) {
+  if (!getenv("FL_BINARY")) SKIP("FL_BINARY not set (run through ctest)");
+  char dir[] = "/tmp/test_peer_bench_XXXXXX";
+  ASSERT(mkdtemp(dir) != NULL);
+  char args[1024], path[1100];
+#ifdef FL_HAVE_MUJOCO
+  const char *solvers = "sap,mujoco-newton";
+  int nrow_expect = 2;
+#else
+  const char *solvers = "sap,pgs";
+  int nrow_expect = 2;
+#endif
+  snprintf(args, sizeof args, "bench heavy_stack --steps 10 --reps 1 --solver %s --out %s/b "
+           "--force", solvers, dir);
+  ASSERT_EQ(run_cli(args), 0);
+  snprintf(path, sizeof path, "%s/b/bench.csv", dir);
+  FILE *f = fopen(path, "r");
+  ASSERT(f != NULL);
+  char line[4096];
+  ASSERT(fgets(line, sizeof line, f) != NULL);
+  // the columns, by name
+  const char *want[] = {"problem", "solver", "steps", "reps", "nc_mean", "iters_mean",
+                        "step_min_s", "step_median_s", "collide_s", "assemble_s", "setup_s",
+                        "solve_s", "integrate_s", "other_s", "pen_max", "instr_per_step",
+                        "ratio_median", "ratio_instr"};
+  int col[18], ncol = 0;
+  char *names[64];
+  for (char *t = strtok(line, ",\n"); t && ncol < 64; t = strtok(NULL, ",\n")) names[ncol++] = t;
+  for (int k = 0; k < 18; k++) {
+    col[k] = -1;
+    for (int c = 0; c < ncol; c++)
+      if (!strcmp(names[c], want[k])) col[k] = c;
+    if (col[k] < 0) FL_FAIL_("bench.csv has no column %s", want[k]);
+  }
+  int nrow = 0;
+  while (fgets(line, sizeof line, f)) {
+    double v[64];
+    int n = 0;
+    char *p = line;
+    // numeric fields by position (empty ones read as NaN)
+    while (n < 64) {
+      char *comma = strchr(p, ',');
+      v[n++] = (*p && *p != ',' && *p != '\n') ? strtod(p, NULL) : NAN;
+      if (!comma) break;
+      p = comma + 1;
+    }
+    ASSERT_EQ(n, ncol);
+    ASSERT_NEAR(v[col[2]], 10, 0);
+    // the five boxes' 20 contacts (MuJoCo: none at the first step, where the boxes touch at
+    // exactly zero distance, and fewer while they bounce)
+    ASSERT(v[col[4]] >= 10 && v[col[4]] <= 20);
+    // with one repetition the stages and the step are one run's means: the stages fit in it
+    double sum = 0;
+    for (int k = 8; k <= 12; k++) {
+      ASSERT(v[col[k]] >= 0);
+      sum += v[col[k]];
+    }
+    ASSERT_LE(sum, v[col[7]]);
+    ASSERT_NEAR(v[col[6]], v[col[7]], 0); // one repetition: min = median
+    ASSERT(v[col[14]] >= 0);
+    nrow++;
+  }
+  fclose(f);
+  ASSERT_EQ(nrow, nrow_expect);
+  snprintf(args, sizeof args, "rm -rf %s", dir);
+  ASSERT_EQ(system(args), 0);
+  return 0;
+}
