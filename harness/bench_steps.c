@@ -225,7 +225,11 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
       if (p > deepest) deepest = p;
     }
   }
-  if (rc < 0) fl_seterr(rc, "%s on %s: %s", sname, a->scene, fl_errmsg());
+  if (rc < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", fl_errmsg());
+    fl_seterr(rc, "%s on %s: %s", sname, a->scene, msg);
+  }
   if (pen) *pen = deepest;
   *nc_mean = nc;
   *it_mean = its;

@@ -19,6 +19,8 @@
 #include "fl_peer.h"
 
 #ifdef FL_HAVE_MUJOCO
+#include <setjmp.h>
+
 #include <mujoco/mujoco.h>
 #endif
 
@@ -260,8 +262,16 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
           o->elliptic ? "elliptic" : "pyramidal", o->solver, o->iterations);
   put_vec(f, "tolerance", &o->tolerance, 1);
   fprintf(f, " noslip_iterations=\"0\"/>\n");
-  // buffers: room for a full manifold per body and its constraint rows (warnings otherwise)
-  long ncon = 64 + 16 * (long)ndyn, nefc = 6 * ncon;
+  // buffers, fixed at compile time in MuJoCo 2.2: room for 4 contacts per body and their rows
+  // (a fuller step stops with MuJoCo's warning), capped so that mjData, whose size is an int
+  // and which holds J (rows x nv) and A (rows x rows) densely, stays under 1.5 GB
+  long nv = 6 * (long)ndyn, rows = o->elliptic ? 3 : 4;
+  long ncon = 64 + 4 * (long)ndyn, nefc = rows * ncon;
+  double cap = 1.5e9, per = 24.0 * (double)nv;
+  if ((double)nefc * (per + 12.0 * (double)nefc) > cap) {
+    nefc = (long)((-per + sqrt(per * per + 48.0 * cap)) / 24.0);
+    ncon = nefc / rows;
+  }
   fprintf(f, "  <size nconmax=\"%ld\" njmax=\"%ld\"/>\n", ncon, nefc);
   fprintf(f, "  <default>\n    <geom condim=\"3\" margin=\"0\" gap=\"0\"");
   put_contact_params(f, o);
@@ -467,6 +477,7 @@ struct fl_peer {
   fl_peer_stages st;
   double impulse;     /* total normal impulse of the last step (N s) */
   int ncon;           /* contacts of the last step that became constraints */
+  int broken;         /* MuJoCo raised an error: the data is not usable */
   char json[512];
 };
 
@@ -483,6 +494,16 @@ static mjtNum timer_cb(void) { return wall_now(); }
 // MuJoCo's messages: kept for the next error instead of its log file and stdout
 static char mj_msg[512];
 static void warn_cb(const char *msg) { snprintf(mj_msg, sizeof mj_msg, "%s", msg); }
+
+// MuJoCo's errors (its stack exhausted, ...) would end the process: jump back to the call
+static jmp_buf mj_jump;
+static int mj_armed;
+static void error_cb(const char *msg) {
+  snprintf(mj_msg, sizeof mj_msg, "%s", msg);
+  if (mj_armed) longjmp(mj_jump, 1);
+  fprintf(stderr, "MuJoCo error outside a peer call: %s\n", msg);
+  abort();
+}
 
 
 void fl_peer_free(fl_peer *p) {
@@ -526,14 +547,24 @@ int fl_peer_create(const char *name, const fl_world *w, int nset, const char *co
   if (rc >= 0) {
     char err[1024] = "";
     mju_user_warning = warn_cb;
+    mju_user_error = error_cb;
     mjcb_time = timer_cb;
-    p->m = mj_loadXML(path, NULL, err, sizeof err);
-    if (!p->m) rc = fl_seterr(FL_ERR_FORMAT, "peer %s: MuJoCo refused the MJCF (%s): %s", name,
-                              path, err);
+    mj_msg[0] = 0;
+    if (setjmp(mj_jump)) {
+      mj_armed = 0;
+      snprintf(err, sizeof err, "%s", mj_msg);
+    } else {
+      mj_armed = 1;
+      p->m = mj_loadXML(path, NULL, err, sizeof err);
+      if (p->m) p->d = mj_makeData(p->m);
+      mj_armed = 0;
+    }
+    if (!p->m || !p->d)
+      rc = fl_seterr(FL_ERR_FORMAT, "peer %s: MuJoCo refused the MJCF (%s): %s", name,
+                     mjcf_path ? mjcf_path : "temporary file", err[0] ? err : mj_msg);
   }
   if (tmp[0]) unlink(tmp);
   if (rc >= 0) {
-    p->d = mj_makeData(p->m);
     p->mjbody = fl_malloc((size_t)(w->nbody > 0 ? w->nbody : 1) * sizeof(fl_int));
     if (!p->d || !p->mjbody) rc = fl_seterr(FL_ERR_NOMEM, "peer %s: out of memory", name);
   }
@@ -591,7 +622,17 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
   for (int k = 0; k < mjNWARNING; k++) warn0[k] = d->warning[k].number;
   memset(d->timer, 0, sizeof d->timer);
   mj_msg[0] = 0;
+  if (p->broken)
+    return fl_seterr(FL_ERR_STATE, "peer %s: stepped after a MuJoCo error", p->name);
+  if (setjmp(mj_jump)) {
+    mj_armed = 0;
+    p->broken = 1;
+    return fl_seterr(FL_ERR_LIBRARY, "peer %s: step %d: MuJoCo error: %s", p->name,
+                     (int)w->step, mj_msg);
+  }
+  mj_armed = 1;
   mj_step(m, d);
+  mj_armed = 0;
   for (int k = 0; k < mjNWARNING; k++) {
     if (d->warning[k].number > warn0[k])
       return fl_seterr(FL_ERR_STATE, "peer %s: step %d: MuJoCo warning %d: %s", p->name,
