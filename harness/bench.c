@@ -166,6 +166,11 @@ int fl_cmd_bench(int argc, char **argv) {
   for (char *t = strtok(sbuf, ","); t && nsolv < MAXSOLV; t = strtok(NULL, ",")) solv[nsolv++] = t;
   for (int s = 0; s < nsolv; s++) {
     fl_solver *h;
+    if (fl_peer_prefix(solv[s])) {
+      fprintf(stderr, "frictionlab bench: %s is a peer simulator: it steps whole scenes "
+                      "(bench SCENE --steps N --solver %s)\n", solv[s], solv[s]);
+      return 2;
+    }
     if (fl_solver_create(solv[s], &h) < 0 || fl_harness_apply_sets(h, nset, set) < 0) {
       fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
       fl_solver_destroy(h);

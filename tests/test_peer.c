@@ -366,9 +366,9 @@ FL_TEST(bench_steps_csv) {
     }
     ASSERT_EQ(n, ncol);
     ASSERT_NEAR(v[col[2]], 10, 0);
-    // the five boxes' 20 contacts (MuJoCo: none at the first step, where the boxes touch at
-    // exactly zero distance, and fewer while they bounce)
-    ASSERT(v[col[4]] >= 10 && v[col[4]] <= 20);
+    // about the five boxes' 20 contacts (MuJoCo: none at the first step, where the boxes
+    // touch at exactly zero distance; PGS: a few more speculative ones while they settle)
+    ASSERT(v[col[4]] >= 10 && v[col[4]] <= 28);
     // with one repetition the stages and the step are one run's means: the stages fit in it
     double sum = 0;
     for (int k = 8; k <= 12; k++) {
