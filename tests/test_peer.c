@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "fl_test.h"
+#include "harness/fl_figure.h"
 #include "harness/fl_peer.h"
 #include "sim/fl_world.h"
 
@@ -126,10 +127,14 @@ FL_TEST(peer_names_without_mujoco) {
   ASSERT(fl_peer_prefix("mujoco"));
   ASSERT(fl_peer_prefix("mujoco-newton"));
   ASSERT(!fl_peer_prefix("sap"));
+  const fl_figure_recipe *fig = fl_figure_find("peers-heavy-stack");
+  ASSERT(fig != NULL);
 #ifdef FL_HAVE_MUJOCO
   ASSERT(fl_peer_find("mujoco-cg"));
   ASSERT(fl_peer_unavailable("mujoco-cg") == NULL);
+  ASSERT(fl_figure_missing(fig) == NULL);
 #else
+  ASSERT_STR_CONTAINS(fl_figure_missing(fig), "MuJoCo");
   ASSERT(!fl_peer_find("mujoco-cg"));
   ASSERT_STR_CONTAINS(fl_peer_unavailable("mujoco-cg"), "no MuJoCo");
   ASSERT(fl_peer_list()[0] == NULL);
