@@ -182,6 +182,37 @@ static int load_scene(const char *name, int nset, const char *const *set, int *n
     for (int k = 0; k < 3; k++) ASSERT_NEAR(d->xipos[3 * b + k], w->body[i].pos[k], 1e-12);
     b++;
   }
+  // every geom where FrictionLab has its shape: the same world box (meshes: MuJoCo keeps the
+  // vertices in single precision, recentred on the mesh's own centroid and axes)
+  for (int g = 0; g < m->ngeom; g++) {
+    int i = atoi(mj_id2name(m, mjOBJ_GEOM, g) + 1); // geoms are named g<body index>
+    const fl_body *fb = &w->body[i];
+    if (fb->shape.type == FL_SHAPE_PLANE) continue;
+    double lo[3], hi[3], mlo[3] = {INFINITY, INFINITY, INFINITY}, mhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    fl_shape_aabb(&fb->shape, fb->pos, fb->quat, 0, lo, hi);
+    const mjtNum *xp = d->geom_xpos + 3 * g, *xm = d->geom_xmat + 9 * g;
+    if (m->geom_type[g] == mjGEOM_MESH) {
+      int id = m->geom_dataid[g];
+      for (int v = 0; v < m->mesh_vertnum[id]; v++) {
+        const float *mv = m->mesh_vert + 3 * (m->mesh_vertadr[id] + v);
+        for (int k = 0; k < 3; k++) {
+          double x = xp[k] + xm[3 * k] * mv[0] + xm[3 * k + 1] * mv[1] + xm[3 * k + 2] * mv[2];
+          mlo[k] = fmin(mlo[k], x);
+          mhi[k] = fmax(mhi[k], x);
+        }
+      }
+    } else {
+      for (int k = 0; k < 3; k++) {
+        mlo[k] = mhi[k] = xp[k]; // primitives: their centre
+        lo[k] = hi[k] = 0.5 * (lo[k] + hi[k]);
+      }
+    }
+    double tol = 1e-6 * (1 + fb->size);
+    for (int k = 0; k < 3; k++) {
+      ASSERT_NEAR(mlo[k], lo[k], tol);
+      ASSERT_NEAR(mhi[k], hi[k], tol);
+    }
+  }
   mj_deleteData(d);
   mj_deleteModel(m);
   fl_world_free(w);
