@@ -17,6 +17,7 @@
 #include "../sim/fl_fem.h"
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
+#include "fl_peer.h"
 
 #define MAXSOLV 16
 #define MAXSET 32
@@ -52,7 +53,15 @@ static void usage(FILE *f) {
     "timed too. Each stage runs R times (default 5); bench.csv gives minimum and median wall\n"
     "times, per solve and per iteration, and ratios to the first solver of the same run;\n"
     "GPU solvers add their kernel time per iteration and the bandwidth it achieves.\n"
-    "Use --set never_stop=true --set max_iter=K for fixed-budget timings.\n");
+    "Use --set never_stop=true --set max_iter=K for fixed-budget timings.\n"
+    "\n"
+    "Whole steps: frictionlab bench SCENE --steps N --solver a,b [--set ...] [--scene-set ...]\n"
+    "                         [--reps R] [--callgrind] [--out DIR] [--force]\n"
+    "takes N steps of the scene with each solver, R times interleaved, and reports per step the\n"
+    "minimum and median wall time and its stages (collision, assembly, solver set-up, solve,\n"
+    "integration, other), the deepest penetration from the poses and, with --callgrind, the\n"
+    "instructions per step counted by valgrind inside the step calls. Solvers may be peer\n"
+    "simulators (mujoco-pgs, mujoco-cg, mujoco-newton; harness/fl_peer.h).\n");
 }
 
 
@@ -66,7 +75,8 @@ int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
     char *dot = strchr(buf, '.');
     if (dot) {
       *dot = '\0';
-      int other = fl_solver_find(buf) != NULL && strcmp(buf, fl_solver_name(s)) != 0;
+      int other = (fl_solver_find(buf) != NULL && strcmp(buf, fl_solver_name(s)) != 0) ||
+                  fl_peer_prefix(buf); // peers' options (fl_peer.h)
       *dot = '.';
       if (other) continue;
     }
@@ -83,6 +93,12 @@ static int ends_with(const char *s, const char *suf) {
 
 
 int fl_cmd_bench(int argc, char **argv) {
+  for (int k = 0; k < argc; k++)
+    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+  if (fl__bench_steps_wanted(argc, argv)) return fl__bench_steps(argc, argv);
   const char *prob_arg = NULL, *out = NULL, *warm_solver = "pgs";
   char *solver_list = NULL, *set[MAXSET], *sset[MAXSET];
   int nset = 0, nsset = 0, warmup = 0, reps = 5, force = 0, status = 1;
@@ -150,6 +166,11 @@ int fl_cmd_bench(int argc, char **argv) {
   for (char *t = strtok(sbuf, ","); t && nsolv < MAXSOLV; t = strtok(NULL, ",")) solv[nsolv++] = t;
   for (int s = 0; s < nsolv; s++) {
     fl_solver *h;
+    if (fl_peer_prefix(solv[s])) {
+      fprintf(stderr, "frictionlab bench: %s is a peer simulator: it steps whole scenes "
+                      "(bench SCENE --steps N --solver %s)\n", solv[s], solv[s]);
+      return 2;
+    }
     if (fl_solver_create(solv[s], &h) < 0 || fl_harness_apply_sets(h, nset, set) < 0) {
       fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
       fl_solver_destroy(h);

@@ -7,6 +7,7 @@
 #include "../sim/fl_world.h"
 #include "fl_figure.h"
 #include "fl_harness.h"
+#include "fl_peer.h"
 
 static const char *const sections[] = {"solvers", "problems", "figures", NULL};
 
@@ -69,6 +70,14 @@ static void list_solvers(FILE *f) {
     fprintf(f, "\n  options (key, type, default, range, help):\n");
     help_body(ops, names[i], f);
   }
+  // peer simulators step whole scenes (harness/fl_peer.h, docs/peers.md)
+  const char *why = fl_peer_unavailable("mujoco-newton");
+  fprintf(f, "\npeer simulators (whole steps of a scene in `run` and `bench --steps`; options "
+             "cone, solref, solimp, iterations, tolerance as mujoco.key=value): ");
+  if (why) fprintf(f, "mujoco-pgs, mujoco-cg, mujoco-newton unavailable: %s\n", why);
+  for (const char *const *pn = fl_peer_list(); *pn; pn++)
+    fprintf(f, "%s%s", pn == fl_peer_list() ? "" : ", ", *pn);
+  if (!why) fprintf(f, " (MuJoCo)\n");
 }
 
 

@@ -22,6 +22,7 @@
 #include "../sim/fl_fem.h"
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
+#include "fl_peer.h"
 #include "fl_record.h"
 
 #define EXIT_USAGE 2
@@ -227,10 +228,15 @@ static int parse_args(int argc, char **argv, run_args *a) {
   for (char *tok = a->solver_buf, *next; tok; tok = next) {
     next = strchr(tok, ',');
     if (next) *next++ = 0;
-    if (!*tok || !fl_solver_find(tok)) {
+    if (*tok && fl_peer_unavailable(tok)) {
+      fprintf(stderr, "frictionlab run: --solver %s: %s\n", tok, fl_peer_unavailable(tok));
+      return EXIT_USAGE;
+    }
+    if (!*tok || (!fl_solver_find(tok) && !fl_peer_find(tok))) {
       fprintf(stderr, "frictionlab run: --solver: unknown solver '%s'; registered: ", tok);
       const char *const *names = fl_solver_list();
       for (int i = 0; names && names[i]; i++) fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+      for (const char *const *pn = fl_peer_list(); *pn; pn++) fprintf(stderr, ", %s", *pn);
       fprintf(stderr, "\n");
       return EXIT_USAGE;
     }
@@ -302,7 +308,7 @@ static int make_solver(const run_args *a, const char *name, fl_solver **out) {
     char *dot = strchr(key, '.');
     if (dot) {
       *dot = 0;
-      int other = 0;
+      int other = fl_peer_prefix(key); // peers' options are theirs (fl_peer.h)
       for (int i = 0; i < a->nsolvers; i++) other |= strcmp(a->solvers[i], key) == 0;
       *dot = '.';
       if (other && !(strncmp(key, name, nl) == 0 && key[nl] == '.')) continue;
@@ -592,9 +598,16 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   sum->pen_max = 0;
   fl_world *w = NULL;
   fl_solver *s = NULL;
+  fl_peer *peer = NULL; /* a whole simulator stepping the world instead (fl_peer.h) */
   double *val = NULL;
   int rc = make_world(a, &w);
-  if (rc >= 0) rc = make_solver(a, sname, &s);
+  if (rc >= 0 && fl_peer_find(sname)) {
+    char xml[1200];
+    snprintf(xml, sizeof xml, "%s/%s.xml", a->staging, sname);
+    rc = fl_peer_create(sname, w, a->nsolver_sets, a->solver_sets, xml, &peer);
+  } else if (rc >= 0) {
+    rc = make_solver(a, sname, &s);
+  }
   fl_int nobs = rc >= 0 ? fl_world_nobs(w) : 0;
   if (rc >= 0) {
     val = fl_malloc((size_t)(nobs > 0 ? nobs : 1) * sizeof(double));
@@ -611,7 +624,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   double t0 = fl_time_now();
   for (long k = 0; rc >= 0 && k < nsteps; k++) {
     fl_step_info info;
-    rc = fl_world_step(w, s, &info);
+    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
     if (rc < 0) break;
     if (ser && ((k + 1) % a->vtk == 0 || k == nsteps - 1)) {
       rc = vtk_frame(a, sname, w, k + 1, ser);
@@ -657,7 +670,8 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     fprintf(steps, ",%s\n", flags);
     // iters.csv: the solver's records of this step
     int nh = 0;
-    const fl_iter_stat *h = (info.nc + info.nh > 0) ? fl_solver_history(s, &nh) : NULL;
+    const fl_iter_stat *h = peer ? fl_peer_history(peer, &nh)
+                            : (info.nc + info.nh > 0) ? fl_solver_history(s, &nh) : NULL;
     for (int i = 0; h && i < nh; i++) {
       fprintf(iters, "%ld,", k);
       fl_csv_str(iters, sname);
@@ -692,6 +706,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   }
   fl_free(val);
   fl_solver_destroy(s);
+  fl_peer_free(peer);
   fl_world_free(w);
   return rc;
 }
@@ -731,9 +746,22 @@ int fl_cmd_run(int argc, char **argv) {
     strcat(obs_header, ",");
     strcat(obs_header, fl_world_obs_name(w, i));
   }
+  for (int j = 0; j < a.nsolvers; j++) {
+    // a peer must express the scene and take its options (else the reason, before any folder)
+    fl_peer *pe = NULL;
+    if (fl_peer_find(a.solvers[j]) &&
+        fl_peer_create(a.solvers[j], w, a.nsolver_sets, a.solver_sets, NULL, &pe) < 0) {
+      fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], fl_errmsg());
+      fl_free(obs_header);
+      fl_world_free(w);
+      return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : EXIT_USAGE;
+    }
+    fl_peer_free(pe);
+  }
   fl_world_free(w);
   for (int j = 0; j < a.nsolvers; j++) {
     fl_solver *s;
+    if (fl_peer_find(a.solvers[j])) continue;
     if (make_solver(&a, a.solvers[j], &s) < 0) {
       fprintf(stderr, "frictionlab run: solver '%s': %s\n", a.solvers[j], fl_errmsg());
       fl_free(obs_header);
@@ -780,6 +808,13 @@ int fl_cmd_run(int argc, char **argv) {
   cJSON *runs = cJSON_AddObjectToObject(man, "runs");
   for (int j = 0; j < a.nsolvers; j++) {
     fl_solver *s;
+    if (fl_peer_find(a.solvers[j])) {
+      char js[1024];
+      if (fl_peer_options_resolve(a.solvers[j], a.nsolver_sets, a.solver_sets, js, sizeof js) >= 0)
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(man, "solvers"), a.solvers[j],
+                              cJSON_Parse(js));
+      continue;
+    }
     if (make_solver(&a, a.solvers[j], &s) == 0) {
       fl_results_add_solver(res, s);
       fl_solver_destroy(s);

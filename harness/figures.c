@@ -20,7 +20,7 @@ static const fl_figure_recipe *const registry[] = {
   &fl_fig_macklin15, &fl_fig_macklin18, &fl_fig_macklin19, &fl_fig_macklin20, &fl_fig_macklin22,
   &fl_fig_macklin26, &fl_fig_macklin27, &fl_fig_macklin28, &fl_fig_macklin30, &fl_fig_macklin31,
   &fl_fig_han4,    &fl_fig_han5,      &fl_fig_han_table1,    &fl_fig_masterjohn5, &fl_fig_masterjohn6,
-  &fl_fig_zong3,     &fl_fig_zong6,     NULL};
+  &fl_fig_zong3,     &fl_fig_zong6,     &fl_fig_peers_heavy_stack, NULL};
 
 
 const fl_figure_recipe *const *fl_figures(void) { return registry; }

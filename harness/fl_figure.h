@@ -166,6 +166,7 @@ extern const fl_figure_recipe fl_fig_masterjohn6;
 extern const fl_figure_recipe fl_fig_zong3;
 extern const fl_figure_recipe fl_fig_zong6;
 extern const fl_figure_recipe fl_fig_han5;
+extern const fl_figure_recipe fl_fig_peers_heavy_stack; /* fig_peers.c (MuJoCo peers) */
 
 
 #endif /* FL_FIGURE_H */

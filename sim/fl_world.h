@@ -371,6 +371,10 @@ const char *fl_world_obs_name(const fl_world *w, fl_int i);
  * per-interface penetrations come from the narrow phase on the current poses (margin 0), not
  * from the solver; contacts is the count of the last prepared problem. */
 int fl_world_observe(fl_world *w, double *val);
+/* A peer simulator that steps the world's state itself (harness/fl_peer.h) reports its
+ * contact count here: the `contacts` observable of a world that never prepared a problem.
+ * FL_OK or FL_ERR_NOMEM. */
+int fl_world_set_peer_contacts(fl_world *w, fl_int nc);
 /* Largest penetration (m, >= 0) between any two bodies at the current poses. */
 int fl_world_penetration(fl_world *w, double *pen);
 /* Kinetic and potential energy (J), linear momentum (kg m/s), angular momentum about the

@@ -213,6 +213,13 @@ static int pair_penetration(const fl_world *w, fl_int i, fl_int j, double *pen) 
 }
 
 
+int fl_world_set_peer_contacts(fl_world *w, fl_int nc) {
+  FL_TRY(fl__world_impl(w));
+  w->impl->peer_nc = nc;
+  return FL_OK;
+}
+
+
 int fl_world_penetration(fl_world *w, double *pen) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
@@ -301,7 +308,7 @@ int fl_world_observe(fl_world *w, double *val) {
     }
   }
   val[k++] = w->t;
-  val[k++] = m->prob ? m->prob->nc : 0;
+  val[k++] = m->prob ? m->prob->nc : m->peer_nc;
   val[k++] = pen;
   val[k++] = drift;
   val[k++] = ke;

@@ -63,6 +63,7 @@ struct fl_world_impl {
   char (*obs_name)[40];
   fl_obs_limit *all_limit; /* fl_world_limits: declared and automatic */
   fl_int *limit_index;     /* observable index of each */
+  fl_int peer_nc;         /* contacts reported by a peer simulator (fl_world_set_peer_contacts) */
   fl_int nobs_ct, cap_obs_ct;
   fl__contact *obs_ct;    /* contacts found by the observables (margin 0) */
   /* deformable bodies: their contacts of the prepared problem (after the rigid ones) */

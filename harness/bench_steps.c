@@ -1,0 +1,506 @@
+/* bench_steps.c: `frictionlab bench SCENE --steps N --solver a,b [--callgrind]`, whole
+ * simulation steps timed against each other, FrictionLab's solvers and peer simulators alike.
+ *
+ * Outline: for each of R repetitions, for each solver in turn (interleaved, so that a change
+ * of machine load spreads over all of them), build the scene afresh and take N steps, timing
+ * each whole step (wall) and its stages: collision, assembly, solver set-up, solve,
+ * integration, and the rest (FrictionLab: the guess and warm-start bookkeeping; MuJoCo: its
+ * timers' own cost). Per repetition the mean per step; over repetitions the minimum and the
+ * median. The deepest penetration (from the poses, after every step of the first repetition,
+ * outside the timing) is FrictionLab's measure for every solver. --callgrind re-runs this
+ * program under valgrind's callgrind with collection switched on only inside the step calls
+ * and reports instructions per step per solver. Nothing here asserts on time.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "../sim/fl_world.h"
+#include "fl_harness.h"
+#include "fl_peer.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define FL_HAVE_CALLGRIND_H 1
+#endif
+#endif
+
+#define MAXSOLV 16
+#define MAXSET 64
+
+typedef struct step_args {
+  const char *scene;
+  char solver_buf[1024];
+  const char *solv[MAXSOLV];
+  int nsolv;
+  const char *set[MAXSET], *sset[MAXSET];
+  int nset, nsset;
+  long steps;
+  int reps;
+  const char *out;
+  int force, callgrind, child;
+} step_args;
+
+/* Per solver and repetition: means per step (s) of the whole step and of each stage. */
+enum { ST_STEP, ST_COLLIDE, ST_ASSEMBLE, ST_SETUP, ST_SOLVE, ST_INTEGRATE, ST_OTHER, NST };
+static const char *const st_name[NST] = {"step", "collide", "assemble", "setup", "solve",
+                                         "integrate", "other"};
+
+
+int fl__bench_steps_wanted(int argc, char **argv) {
+  for (int k = 0; k < argc; k++)
+    if (!strcmp(argv[k], "--steps") || !strncmp(argv[k], "--steps=", 8)) return 1;
+  return 0;
+}
+
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+
+static double median_of(const double *x, int n) {
+  double *c = fl_malloc((size_t)n * sizeof(double));
+  if (!c) return NAN;
+  memcpy(c, x, (size_t)n * sizeof(double));
+  qsort(c, (size_t)n, sizeof *c, cmp_double);
+  double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+  fl_free(c);
+  return m;
+}
+
+
+static int parse(int argc, char **argv, step_args *a) {
+  memset(a, 0, sizeof *a);
+  a->reps = 5;
+  for (int k = 0; k < argc; k++) {
+    const char *s = argv[k];
+    if (!strcmp(s, "--force")) {
+      a->force = 1;
+      continue;
+    }
+    if (!strcmp(s, "--callgrind")) {
+      a->callgrind = 1;
+      continue;
+    }
+    if (!strcmp(s, "--callgrind-child")) { // internal: the run under valgrind
+      a->child = 1;
+      continue;
+    }
+    if (s[0] != '-') {
+      if (a->scene) {
+        fprintf(stderr, "frictionlab bench: one SCENE, got '%s' and '%s'\n", a->scene, s);
+        return 2;
+      }
+      a->scene = s;
+      continue;
+    }
+    static const char *const valued[] = {"--solver", "--set", "--scene-set", "--steps", "--reps",
+                                         "--out", NULL};
+    const char *name = NULL, *v = NULL;
+    if (!fl_harness_valued_arg(valued, argc, argv, &k, &name, &v)) {
+      fprintf(stderr, "frictionlab bench: unknown argument '%s' with --steps (expected "
+                      "--solver, --set, --scene-set, --reps, --out, --callgrind, --force)\n", s);
+      return 2;
+    }
+    if (!v || !*v) {
+      fprintf(stderr, "frictionlab bench: %s needs a value\n", name);
+      return 2;
+    }
+    char *end;
+    if (!strcmp(name, "--solver")) {
+      size_t u = strlen(a->solver_buf);
+      if (u + strlen(v) + 2 > sizeof a->solver_buf) return 2;
+      if (u) strcat(a->solver_buf, ",");
+      strcat(a->solver_buf, v);
+    } else if (!strcmp(name, "--set")) {
+      if (a->nset == MAXSET) return 2;
+      a->set[a->nset++] = v;
+    } else if (!strcmp(name, "--scene-set")) {
+      if (a->nsset == MAXSET) return 2;
+      a->sset[a->nsset++] = v;
+    } else if (!strcmp(name, "--out")) {
+      a->out = v;
+    } else {
+      long n = strtol(v, &end, 10);
+      int reps = !strcmp(name, "--reps");
+      if (*end || n < 1 || n > 100000000L) {
+        fprintf(stderr, "frictionlab bench: %s %s: expected a positive integer\n", name, v);
+        return 2;
+      }
+      if (reps) a->reps = (int)n;
+      else a->steps = n;
+    }
+  }
+  if (!a->scene || !a->solver_buf[0]) {
+    fprintf(stderr, "frictionlab bench: --steps needs a SCENE and --solver\n");
+    return 2;
+  }
+  if (!fl_scene_find(a->scene)) {
+    fprintf(stderr, "frictionlab bench: --steps runs canonical scenes; '%s' is none (see "
+                    "`frictionlab list problems`)\n", a->scene);
+    return 2;
+  }
+  for (char *t = strtok(a->solver_buf, ","); t; t = strtok(NULL, ",")) {
+    if (a->nsolv == MAXSOLV) return 2;
+    if (fl_peer_unavailable(t)) {
+      fprintf(stderr, "frictionlab bench: --solver %s: %s\n", t, fl_peer_unavailable(t));
+      return 2;
+    }
+    if (!fl_peer_find(t) && !fl_solver_find(t)) {
+      fprintf(stderr, "frictionlab bench: --solver: unknown solver '%s'\n", t);
+      return 2;
+    }
+    a->solv[a->nsolv++] = t;
+  }
+  return 0;
+}
+
+
+/* One solver's run of a->steps steps: means per step of every stage into mean[NST], deepest
+ * penetration (when pen != NULL), mean contacts and iterations. cg: toggle callgrind's
+ * collection around every step call. */
+static int run_one(const step_args *a, const char *sname, int cg, double mean[NST], double *pen,
+                   double *nc_mean, double *it_mean) {
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  fl_peer *peer = NULL;
+  int rc = fl_scene_create(a->scene, a->nsset, a->sset, &w);
+  if (rc >= 0) {
+    w->compute_metrics = 0; // the harness's common metrics are no part of a step
+    if (fl_peer_find(sname)) {
+      rc = fl_peer_create(sname, w, a->nset, a->set, NULL, &peer);
+    } else {
+      rc = fl_solver_create(sname, &s);
+      if (rc >= 0) rc = fl_harness_apply_sets(s, a->nset, (char *const *)a->set);
+      if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
+    }
+  }
+  for (int k = 0; k < NST; k++) mean[k] = 0;
+  double nc = 0, its = 0, deepest = 0;
+  for (long k = 0; rc >= 0 && k < a->steps; k++) {
+    fl_step_info info;
+    double t0;
+#ifdef FL_HAVE_CALLGRIND_H
+    if (cg) CALLGRIND_TOGGLE_COLLECT;
+#endif
+    t0 = fl_time_now();
+    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
+    double t1 = fl_time_now();
+#ifdef FL_HAVE_CALLGRIND_H
+    if (cg) CALLGRIND_TOGGLE_COLLECT;
+#endif
+    if (rc < 0) break;
+    double st[NST];
+    st[ST_STEP] = t1 - t0;
+    st[ST_COLLIDE] = info.collide_s;
+    st[ST_ASSEMBLE] = info.assemble_s;
+    if (peer) {
+      fl_peer_stages ps;
+      fl_peer_stages_last(peer, &ps);
+      st[ST_SETUP] = ps.setup_s;
+      st[ST_SOLVE] = ps.solve_s;
+    } else {
+      st[ST_SETUP] = info.nc + info.nh > 0 ? info.res.setup_s : 0;
+      st[ST_SOLVE] = info.nc + info.nh > 0 ? info.res.solve_s : 0;
+    }
+    st[ST_INTEGRATE] = info.integrate_s;
+    st[ST_OTHER] = st[ST_STEP];
+    for (int q = ST_COLLIDE; q < ST_OTHER; q++) st[ST_OTHER] -= st[q];
+    for (int q = 0; q < NST; q++) mean[q] += st[q] / (double)a->steps;
+    nc += (double)info.nc / (double)a->steps;
+    its += (double)info.res.iters / (double)a->steps;
+    if (pen) {
+      double p = 0;
+      rc = fl_world_penetration(w, &p);
+      if (p > deepest) deepest = p;
+    }
+  }
+  if (rc < 0) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", fl_errmsg());
+    fl_seterr(rc, "%s on %s: %s", sname, a->scene, msg);
+  }
+  if (pen) *pen = deepest;
+  *nc_mean = nc;
+  *it_mean = its;
+  fl_solver_destroy(s);
+  fl_peer_free(peer);
+  fl_world_free(w);
+  return rc;
+}
+
+
+//---- instructions: this program again under callgrind ----
+
+/* The child: one run per solver, collection on only inside the steps, one dump per solver. */
+static int callgrind_child(const step_args *a) {
+#ifdef FL_HAVE_CALLGRIND_H
+  for (int s = 0; s < a->nsolv; s++) {
+    double mean[NST], nc, it;
+    CALLGRIND_ZERO_STATS;
+    if (run_one(a, a->solv[s], 1, mean, NULL, &nc, &it) < 0) {
+      fprintf(stderr, "frictionlab bench (callgrind): %s\n", fl_errmsg());
+      return 1;
+    }
+    CALLGRIND_DUMP_STATS_AT(a->solv[s]);
+  }
+  return 0;
+#else
+  (void)a;
+  fprintf(stderr, "frictionlab bench: built without valgrind/callgrind.h\n");
+  return 1;
+#endif
+}
+
+
+/* The total Ir of one callgrind dump file ("totals:" or "summary:" line), or -1. */
+static double dump_total(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[512];
+  double tot = -1;
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "totals:", 7)) tot = strtod(line + 7, NULL);
+    else if (!strncmp(line, "summary:", 8) && tot < 0) tot = strtod(line + 8, NULL);
+  }
+  fclose(f);
+  return tot;
+}
+
+
+/* Instructions per step of every solver (instr[s]), by running the child under valgrind. */
+static int callgrind_parent(const step_args *a, double *instr) {
+  for (int s = 0; s < a->nsolv; s++) instr[s] = NAN;
+#ifndef FL_HAVE_CALLGRIND_H
+  return fl_seterr(FL_ERR_UNSUPPORTED, "bench --callgrind: built without valgrind/callgrind.h "
+                   "(install valgrind and configure again)");
+#else
+  char dir[] = "/tmp/frictionlab-cg-XXXXXX";
+  if (!mkdtemp(dir)) return fl_seterr(FL_ERR_IO, "bench --callgrind: cannot make a temporary folder");
+  char outfile[128], steps[32], exe[4096];
+  snprintf(outfile, sizeof outfile, "--callgrind-out-file=%s/cg.out", dir);
+  snprintf(steps, sizeof steps, "%ld", a->steps);
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return fl_seterr(FL_ERR_IO, "bench --callgrind: cannot find this program's path");
+  exe[n] = 0;
+  const char *av[20 + 2 * MAXSET + 2 * MAXSET];
+  int k = 0;
+  av[k++] = "valgrind";
+  av[k++] = "-q";
+  av[k++] = "--tool=callgrind";
+  av[k++] = "--collect-atstart=no";
+  av[k++] = outfile;
+  av[k++] = exe;
+  av[k++] = "bench";
+  av[k++] = a->scene;
+  av[k++] = "--steps";
+  av[k++] = steps;
+  char solvers[1024] = "";
+  for (int s = 0; s < a->nsolv; s++) {
+    strcat(solvers, s ? "," : "");
+    strcat(solvers, a->solv[s]);
+  }
+  av[k++] = "--solver";
+  av[k++] = solvers;
+  for (int i = 0; i < a->nset; i++) {
+    av[k++] = "--set";
+    av[k++] = a->set[i];
+  }
+  for (int i = 0; i < a->nsset; i++) {
+    av[k++] = "--scene-set";
+    av[k++] = a->sset[i];
+  }
+  av[k++] = "--callgrind-child";
+  av[k] = NULL;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return fl_seterr(FL_ERR_IO, "bench --callgrind: fork failed");
+  if (pid == 0) {
+    // valgrind's own chatter goes away; the child's errors stay on stderr
+    FILE *nul = freopen("/dev/null", "w", stdout);
+    (void)nul;
+    execvp("valgrind", (char *const *)av);
+    fprintf(stderr, "frictionlab bench --callgrind: cannot run valgrind (apt-get install "
+                    "valgrind)\n");
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  int rc = FL_OK;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    rc = fl_seterr(FL_ERR_LIBRARY, "bench --callgrind: valgrind exited with status %d",
+                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  // dumps cg.out.1, cg.out.2, ... in solver order (callgrind numbers them from 1)
+  for (int s = 0; s < a->nsolv && rc >= 0; s++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/cg.out.%d", dir, s + 1);
+    double t = dump_total(path);
+    if (t < 0) rc = fl_seterr(FL_ERR_FORMAT, "bench --callgrind: no totals in %s", path);
+    else instr[s] = t / (double)a->steps;
+  }
+  // the temporary folder and its files
+  DIR *d = opendir(dir);
+  if (d) {
+    for (struct dirent *e; (e = readdir(d));) {
+      if (e->d_name[0] == '.') continue;
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+  return rc;
+#endif
+}
+
+
+//---- the command ----
+
+int fl__bench_steps(int argc, char **argv) {
+  fl_register_all();
+  step_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc;
+  if (a.child) return callgrind_child(&a);
+  // everything checked before anything is written: the scene, every solver and peer
+  for (int s = 0; s < a.nsolv; s++) {
+    double mean[NST], nc, it;
+    step_args one = a;
+    one.steps = 0;
+    if (run_one(&one, a.solv[s], 0, mean, NULL, &nc, &it) < 0) {
+      fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+      return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : 2;
+    }
+  }
+  long nstep = a.steps;
+  int ns = a.nsolv, R = a.reps;
+  double *m = fl_calloc((size_t)(ns * R * NST), sizeof(double));
+  double *tmp = fl_calloc((size_t)R, sizeof(double));
+  double pen[MAXSOLV], nc[MAXSOLV], its[MAXSOLV], instr[MAXSOLV];
+  if (!m || !tmp) {
+    fl_free(m);
+    fl_free(tmp);
+    fprintf(stderr, "frictionlab bench: out of memory\n");
+    return 1;
+  }
+  printf("bench %s: %ld steps, %d interleaved repetitions of %d solvers\n", a.scene, nstep, R, ns);
+  for (int r = 0; r < R; r++)
+    for (int s = 0; s < ns; s++) {
+      double ncm, itm;
+      if (run_one(&a, a.solv[s], 0, m + (s * R + r) * NST, r == 0 ? &pen[s] : NULL, &ncm,
+                  &itm) < 0) {
+        fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+        fl_free(m);
+        fl_free(tmp);
+        return 1;
+      }
+      if (r == 0) {
+        nc[s] = ncm;
+        its[s] = itm;
+      }
+    }
+  for (int s = 0; s < ns; s++) instr[s] = NAN;
+  if (a.callgrind && callgrind_parent(&a, instr) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    fl_free(m);
+    fl_free(tmp);
+    return 1;
+  }
+  // results: one row per solver
+  fl_results *res = NULL;
+  const char *out = a.out ? a.out : "results/bench/latest";
+  if (fl_results_begin(out, "bench", a.force, &res) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    fl_free(m);
+    fl_free(tmp);
+    return 1;
+  }
+  FILE *f = fl_results_file(res, "bench.csv");
+  if (!f) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    fl_results_abort(res);
+    fl_free(m);
+    fl_free(tmp);
+    return 1;
+  }
+  fprintf(f, "problem,solver,steps,reps,nc_mean,iters_mean,step_min_s,step_median_s");
+  for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%s_s", st_name[q]);
+  fprintf(f, ",pen_max,instr_per_step,ratio_median,ratio_instr\n");
+  printf("%-16s %9s %9s %8s %8s %8s %8s %8s %8s %8s %10s %12s %7s\n", "solver", "min (us)",
+         "med (us)", "collide", "assemble", "setup", "solve", "integr.", "other", "iters",
+         "pen_max (m)", "instr/step", "x med");
+  double base = NAN, base_i = NAN;
+  for (int s = 0; s < ns; s++) {
+    const double *x = m + s * R * NST;
+    double col[NST], mn = INFINITY;
+    for (int q = 0; q < NST; q++) {
+      for (int r = 0; r < R; r++) tmp[r] = x[r * NST + q];
+      col[q] = median_of(tmp, R);
+      if (q == ST_STEP)
+        for (int r = 0; r < R; r++) mn = fmin(mn, tmp[r]);
+    }
+    if (s == 0) {
+      base = col[ST_STEP];
+      base_i = instr[0];
+    }
+    fl_csv_str(f, a.scene);
+    fputc(',', f);
+    fl_csv_str(f, a.solv[s]);
+    fprintf(f, ",%ld,%d,%.6g,%.6g,%.6g,%.6g", nstep, R, nc[s], its[s], mn, col[ST_STEP]);
+    for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%.6g", col[q]);
+    fprintf(f, ",%.6g,", pen[s]);
+    if (isfinite(instr[s])) fprintf(f, "%.0f", instr[s]);
+    fprintf(f, ",%.4g,", col[ST_STEP] / base);
+    if (isfinite(instr[s]) && isfinite(base_i)) fprintf(f, "%.4g", instr[s] / base_i);
+    fputc('\n', f);
+    printf("%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %10.3g %12.0f %7.3g\n",
+           a.solv[s], 1e6 * mn, 1e6 * col[ST_STEP], 1e6 * col[ST_COLLIDE], 1e6 * col[ST_ASSEMBLE],
+           1e6 * col[ST_SETUP], 1e6 * col[ST_SOLVE], 1e6 * col[ST_INTEGRATE], 1e6 * col[ST_OTHER],
+           its[s], pen[s], instr[s], col[ST_STEP] / base);
+  }
+  printf("(stage columns: medians over repetitions of the mean per step, us; instr/step from "
+         "callgrind, %s)\n", a.callgrind ? "collected inside the step calls only" : "not asked");
+  cJSON *man = fl_results_manifest(res);
+  cJSON_AddStringToObject(man, "problem", a.scene);
+  cJSON_AddStringToObject(man, "mode", "steps");
+  cJSON_AddNumberToObject(man, "steps", (double)nstep);
+  cJSON_AddNumberToObject(man, "reps", R);
+  cJSON_AddBoolToObject(man, "callgrind", a.callgrind);
+  cJSON *ss = cJSON_AddArrayToObject(man, "scene_settings");
+  for (int i = 0; i < a.nsset; i++) cJSON_AddItemToArray(ss, cJSON_CreateString(a.sset[i]));
+  cJSON *so = cJSON_AddArrayToObject(man, "settings");
+  for (int i = 0; i < a.nset; i++) cJSON_AddItemToArray(so, cJSON_CreateString(a.set[i]));
+  cJSON *sv = cJSON_GetObjectItemCaseSensitive(man, "solvers");
+  for (int s = 0; s < ns; s++) {
+    if (fl_peer_find(a.solv[s])) {
+      char js[1024];
+      if (sv && fl_peer_options_resolve(a.solv[s], a.nset, a.set, js, sizeof js) >= 0)
+        cJSON_AddItemToObject(sv, a.solv[s], cJSON_Parse(js));
+    } else {
+      fl_solver *h = NULL;
+      if (fl_solver_create(a.solv[s], &h) >= 0 &&
+          fl_harness_apply_sets(h, a.nset, (char *const *)a.set) >= 0)
+        fl_results_add_solver(res, h);
+      fl_solver_destroy(h);
+    }
+  }
+  fl_free(m);
+  fl_free(tmp);
+  if (fl_results_commit(res) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    return 1;
+  }
+  printf("bench written to %s/bench.csv\n", out);
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* fig_peers.c: `peers-heavy-stack`, FrictionLab's solvers beside MuJoCo's on the five-box
+ * 4096:1 stack (issue 17).
+ *
+ * The heavy_stack scene (dt 1/120) for 2 s (0.5 s with --quick) with SAP, NSN (PCR) and MuJoCo's
+ * PGS, CG and Newton, each at its default setting and at its stiff one (SAP near-rigid,
+ * sap.beta=0.001; MuJoCo's stiffest reference, solref 0.0167 1, two steps, the least MuJoCo
+ * accepts at this dt; NSN solves the rigid problem either way, so it runs once). Per step:
+ * the deepest penetration, measured by FrictionLab on the poses for every solver, and the
+ * whole step's wall time. Two panels: penetration against time, time per step against time.
+ * Times are wall times on whatever machine runs the recipe: `bench --steps` gives the
+ * careful comparison (interleaved repetitions, instruction counts).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../sim/fl_world.h"
+#include "fl_figure.h"
+#include "fl_peer.h"
+
+static const char *missing(void) {
+  return fl_peer_find("mujoco-newton") ? NULL
+                                       : "MuJoCo (libmujoco-dev and libqhull-dev; this build "
+                                         "has no MuJoCo peers)";
+}
+
+
+typedef struct variant {
+  const char *solver;  /* registered solver or peer */
+  const char *setting; /* "key=value" or NULL */
+  const char *label;
+} variant;
+
+
+/* Steps the stack with one variant, one CSV row per step; summary into the ctx. */
+static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *csv) {
+  FILE *f = fl_fig_csv(ctx, csv, "t,pen_max,step_us,contacts,iters");
+  if (!f) return fl_errcode();
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  fl_peer *peer = NULL;
+  const char *set[1] = {v->setting};
+  int nset = v->setting ? 1 : 0;
+  int rc = fl_scene_create("heavy_stack", 0, NULL, &w);
+  if (rc >= 0) {
+    w->compute_metrics = 0;
+    if (fl_peer_find(v->solver)) {
+      rc = fl_peer_create(v->solver, w, nset, set, NULL, &peer);
+    } else {
+      rc = fl_solver_create(v->solver, &s);
+      if (rc >= 0) rc = fl_harness_apply_sets(s, nset, (char *const *)set);
+    }
+  }
+  double pen_max = 0, tsum = 0;
+  long its = 0;
+  for (long k = 0; rc >= 0 && k < nstep; k++) {
+    fl_step_info info;
+    double t0 = fl_time_now();
+    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
+    double dt = fl_time_now() - t0;
+    if (rc < 0) break;
+    double pen = 0;
+    rc = fl_world_penetration(w, &pen);
+    pen_max = fmax(pen_max, pen);
+    tsum += dt;
+    its += info.res.iters;
+    fprintf(f, "%.9g,%.9g,%.6g,%d,%d\n", w->t, pen, 1e6 * dt, (int)info.nc, info.res.iters);
+  }
+  if (rc >= 0)
+    fl_fig_say(ctx, "%-36s deepest penetration %.3g m, %.1f us per step (mean wall), %.1f "
+                    "iterations per step", v->label, pen_max, 1e6 * tsum / (double)nstep,
+               (double)its / (double)nstep);
+  fl_solver_destroy(s);
+  fl_peer_free(peer);
+  fl_world_free(w);
+  return rc;
+}
+
+
+static int run(fl_fig_ctx *ctx) {
+  static const variant vs[] = {
+    {"sap", NULL, "SAP, defaults"},
+    {"sap", "sap.beta=0.001", "SAP near-rigid (beta 0.001)"},
+    {"nsn", NULL, "NSN (PCR), rigid"},
+    {"mujoco-newton", NULL, "MuJoCo Newton, solref 0.02 1"},
+    {"mujoco-newton", "solref=0.0167,1", "MuJoCo Newton, solref 0.0167 1"},
+    {"mujoco-cg", NULL, "MuJoCo CG, solref 0.02 1"},
+    {"mujoco-cg", "solref=0.0167,1", "MuJoCo CG, solref 0.0167 1"},
+    {"mujoco-pgs", NULL, "MuJoCo PGS, solref 0.02 1"},
+    {"mujoco-pgs", "solref=0.0167,1", "MuJoCo PGS, solref 0.0167 1"},
+  };
+  long nstep = ctx->quick ? 60 : 240;
+  fl_fig_panel *pp = fl_fig_panel_add(ctx->fig, "heavy_stack (4096:1): deepest penetration",
+                                      "time (s)", "penetration (m)", 0, 1);
+  fl_fig_panel *pt = fl_fig_panel_add(ctx->fig, "heavy_stack (4096:1): wall time per step",
+                                      "time (s)", "step (us)", 0, 1);
+  for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++) {
+    char csv[64];
+    snprintf(csv, sizeof csv, "%s%s.csv", vs[k].solver, vs[k].setting ? "-stiff" : "");
+    FL_TRY(simulate(ctx, &vs[k], nstep, csv));
+    fl_fig_series_add(pp, csv, "t", "pen_max", vs[k].label, 0);
+    fl_fig_series_add(pt, csv, "t", "step_us", vs[k].label, 0);
+  }
+  fl_fig_ref_add(pp, 1e-3, "1 mm");
+  fl_fig_say(ctx, "penetration from FrictionLab's narrow phase on each solver's poses (MuJoCo's "
+                  "own box-box distances report half the overlap in 2.2.2)");
+  return FL_OK;
+}
+
+
+const fl_figure_recipe fl_fig_peers_heavy_stack = {
+  "peers-heavy-stack", "n/a",
+  "penetration and time per step of SAP, NSN and MuJoCo's PGS, CG, Newton on the 4096:1 stack",
+  missing, run, NULL};
