@@ -117,10 +117,6 @@ FL_TEST(gpu_solvers_registered_or_absent) {
 #ifdef FL_HAVE_CUDA
     ASSERT(ops != NULL);
     ASSERT(fl_solver_ops_caps(ops) & FL_CAP_GPU);
-#else
-    ASSERT(ops == NULL);
-    continue;
-#endif
     if (fl_gpu_device_count() > 0) continue;
     fl_problem *p;
     ASSERT_OK(fl_problem_create_example("one_contact_slide", &p));
@@ -130,6 +126,9 @@ FL_TEST(gpu_solvers_registered_or_absent) {
     ASSERT(strstr(fl_errmsg(), "no CUDA device") != NULL);
     fl_solver_destroy(s);
     fl_problem_free(p);
+#else
+    ASSERT(ops == NULL);
+#endif
   }
   return 0;
 }
