@@ -60,7 +60,8 @@ static void usage(FILE *f) {
     "takes N steps of the scene with each solver, R times interleaved, and reports per step the\n"
     "minimum and median wall time and its stages (collision, assembly, solver set-up, solve,\n"
     "integration, other), the deepest penetration from the poses and, with --callgrind, the\n"
-    "instructions per step counted by valgrind inside the step calls. Solvers may be peer\n"
+    "instructions per step counted by valgrind inside the step calls, whole and by stage.\n"
+    "Solvers may be peer\n"
     "simulators (mujoco-pgs, mujoco-cg, mujoco-newton; harness/fl_peer.h).\n");
 }
 

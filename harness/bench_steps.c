@@ -278,9 +278,73 @@ static double dump_total(const char *path) {
 }
 
 
-/* Instructions per step of every solver (instr[s]), by running the child under valgrind. */
-static int callgrind_parent(const step_args *a, double *instr) {
+/* Instruction stages of one dump (per step), from callgrind_annotate's inclusive counts of the
+ * stage functions: FrictionLab: collision fl__collide_all, assembly the rest of
+ * fl_world_prepare, set-up fl_solver_setup, solve fl_solver_solve, other the rest of the step
+ * (the guess, warm-start bookkeeping, integration); MuJoCo: collision mj_collision, set-up
+ * mj_makeConstraint + mj_projectConstraint, solve mj_fwdConstraint, other mj_Euler (the
+ * integration), assembly the rest of mj_step. NAN where a function was not found. */
+enum { IS_COLLIDE, IS_ASSEMBLE, IS_SETUP, IS_SOLVE, IS_OTHER, NIS };
+static const char *const is_name[NIS] = {"collide", "assemble", "setup", "solve", "other"};
+
+static void dump_stages(const char *path, int peer, double total, long steps, double out[NIS]) {
+  for (int k = 0; k < NIS; k++) out[k] = NAN;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "callgrind_annotate --inclusive=yes --threshold=100 '%s' 2>/dev/null",
+           path);
+  FILE *f = popen(cmd, "r");
+  if (!f) return;
+  // inclusive counts of the functions of interest
+  static const char *const fn[] = {"fl__collide_all", "fl_world_prepare", "fl_solver_setup",
+                                   "fl_solver_solve", "mj_collision", "mj_makeConstraint",
+                                   "mj_projectConstraint", "mj_fwdConstraint", "mj_Euler"};
+  enum { NFN = sizeof fn / sizeof fn[0] };
+  double c[NFN];
+  for (int k = 0; k < NFN; k++) c[k] = NAN;
+  char line[1024];
+  while (fgets(line, sizeof line, f)) {
+    // "  1,234,567 (12.34%)  file:function[.part.0] [object]"
+    char num[64];
+    int n = 0;
+    const char *p = line;
+    while (*p == ' ') p++;
+    while ((*p >= '0' && *p <= '9') || *p == ',') {
+      if (*p != ',' && n < 63) num[n++] = *p;
+      p++;
+    }
+    num[n] = 0;
+    if (!n) continue;
+    const char *colon = strchr(p, ':');
+    if (!colon) continue;
+    const char *name = colon + 1;
+    size_t len = strcspn(name, " .[\n");
+    for (int k = 0; k < NFN; k++)
+      if (strlen(fn[k]) == len && !strncmp(name, fn[k], len) && isnan(c[k])) c[k] = strtod(num, NULL);
+  }
+  pclose(f);
+  double x[NIS];
+  if (peer) {
+    x[IS_COLLIDE] = c[4];
+    x[IS_SETUP] = c[5] + (isnan(c[6]) ? 0 : c[6]);
+    x[IS_SOLVE] = c[7];
+    x[IS_OTHER] = c[8];
+    x[IS_ASSEMBLE] = total - x[IS_COLLIDE] - x[IS_SETUP] - x[IS_SOLVE] - x[IS_OTHER];
+  } else {
+    x[IS_COLLIDE] = c[0];
+    x[IS_ASSEMBLE] = c[1] - c[0];
+    x[IS_SETUP] = c[2];
+    x[IS_SOLVE] = c[3];
+    x[IS_OTHER] = total - c[1] - c[2] - c[3];
+  }
+  for (int k = 0; k < NIS; k++) out[k] = x[k] / (double)steps;
+}
+
+
+/* Instructions per step of every solver (instr[s]) and their stages (stage[NIS s + k]), by
+ * running the child under valgrind. */
+static int callgrind_parent(const step_args *a, double *instr, double *stage) {
   for (int s = 0; s < a->nsolv; s++) instr[s] = NAN;
+  for (int s = 0; s < NIS * a->nsolv; s++) stage[s] = NAN;
 #ifndef FL_HAVE_CALLGRIND_H
   return fl_seterr(FL_ERR_UNSUPPORTED, "bench --callgrind: built without valgrind/callgrind.h "
                    "(install valgrind and configure again)");
@@ -347,6 +411,7 @@ static int callgrind_parent(const step_args *a, double *instr) {
     double t = dump_total(path);
     if (t < 0) rc = fl_seterr(FL_ERR_FORMAT, "bench --callgrind: no totals in %s", path);
     else instr[s] = t / (double)a->steps;
+    if (rc >= 0) dump_stages(path, fl_peer_find(a->solv[s]), t, a->steps, stage + NIS * s);
   }
   // the temporary folder and its files
   DIR *d = opendir(dir);
@@ -387,7 +452,7 @@ int fl__bench_steps(int argc, char **argv) {
   int ns = a.nsolv, R = a.reps;
   double *m = fl_calloc((size_t)(ns * R * NST), sizeof(double));
   double *tmp = fl_calloc((size_t)R, sizeof(double));
-  double pen[MAXSOLV], nc[MAXSOLV], its[MAXSOLV], instr[MAXSOLV];
+  double pen[MAXSOLV], nc[MAXSOLV], its[MAXSOLV], instr[MAXSOLV], istage[NIS * MAXSOLV];
   if (!m || !tmp) {
     fl_free(m);
     fl_free(tmp);
@@ -411,7 +476,8 @@ int fl__bench_steps(int argc, char **argv) {
       }
     }
   for (int s = 0; s < ns; s++) instr[s] = NAN;
-  if (a.callgrind && callgrind_parent(&a, instr) < 0) {
+  for (int s = 0; s < NIS * ns; s++) istage[s] = NAN;
+  if (a.callgrind && callgrind_parent(&a, instr, istage) < 0) {
     fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
     fl_free(m);
     fl_free(tmp);
@@ -436,7 +502,9 @@ int fl__bench_steps(int argc, char **argv) {
   }
   fprintf(f, "problem,solver,steps,reps,nc_mean,iters_mean,step_min_s,step_median_s");
   for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%s_s", st_name[q]);
-  fprintf(f, ",pen_max,instr_per_step,ratio_median,ratio_instr\n");
+  fprintf(f, ",pen_max,instr_per_step,ratio_median,ratio_instr");
+  for (int q = 0; q < NIS; q++) fprintf(f, ",instr_%s", is_name[q]);
+  fputc('\n', f);
   printf("%-16s %9s %9s %8s %8s %8s %8s %8s %8s %8s %10s %12s %7s\n", "solver", "min (us)",
          "med (us)", "collide", "assemble", "setup", "solve", "integr.", "other", "iters",
          "pen_max (m)", "instr/step", "x med");
@@ -463,6 +531,10 @@ int fl__bench_steps(int argc, char **argv) {
     if (isfinite(instr[s])) fprintf(f, "%.0f", instr[s]);
     fprintf(f, ",%.4g,", col[ST_STEP] / base);
     if (isfinite(instr[s]) && isfinite(base_i)) fprintf(f, "%.4g", instr[s] / base_i);
+    for (int q = 0; q < NIS; q++) {
+      fputc(',', f);
+      if (isfinite(istage[NIS * s + q])) fprintf(f, "%.0f", istage[NIS * s + q]);
+    }
     fputc('\n', f);
     printf("%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %10.3g %12.0f %7.3g\n",
            a.solv[s], 1e6 * mn, 1e6 * col[ST_STEP], 1e6 * col[ST_COLLIDE], 1e6 * col[ST_ASSEMBLE],
@@ -471,6 +543,15 @@ int fl__bench_steps(int argc, char **argv) {
   }
   printf("(stage columns: medians over repetitions of the mean per step, us; instr/step from "
          "callgrind, %s)\n", a.callgrind ? "collected inside the step calls only" : "not asked");
+  if (a.callgrind) {
+    printf("%-16s %12s %12s %12s %12s %12s   (instructions per step by stage)\n", "solver",
+           is_name[0], is_name[1], is_name[2], is_name[3], is_name[4]);
+    for (int s = 0; s < ns; s++) {
+      printf("%-16s", a.solv[s]);
+      for (int q = 0; q < NIS; q++) printf(" %12.0f", istage[NIS * s + q]);
+      printf("\n");
+    }
+  }
   cJSON *man = fl_results_manifest(res);
   cJSON_AddStringToObject(man, "problem", a.scene);
   cJSON_AddStringToObject(man, "mode", "steps");

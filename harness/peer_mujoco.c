@@ -324,7 +324,6 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
       for (fl_int j = i + 1; j < w->nbody; j++) {
         const fl_body *a = &w->body[i], *b = &w->body[j];
         if (!can_meet(a, b) || !explicit_pair[a->material * nm + b->material]) continue;
-        if (a->kind != FL_BODY_DYNAMIC && b->kind != FL_BODY_DYNAMIC) continue;
         double mu, k;
         pair_law(w, a->material, b->material, &mu, &k);
         fprintf(f, "    <pair geom1=\"g%d\" geom2=\"g%d\" condim=\"3\" friction=\"%.17g %.17g 0 0 0\"",

@@ -379,11 +379,13 @@ FL_TEST(bench_steps_csv) {
   const char *want[] = {"problem", "solver", "steps", "reps", "nc_mean", "iters_mean",
                         "step_min_s", "step_median_s", "collide_s", "assemble_s", "setup_s",
                         "solve_s", "integrate_s", "other_s", "pen_max", "instr_per_step",
-                        "ratio_median", "ratio_instr"};
-  int col[18], ncol = 0;
+                        "ratio_median", "ratio_instr", "instr_collide", "instr_assemble",
+                        "instr_setup", "instr_solve", "instr_other"};
+  enum { NWANT = sizeof want / sizeof want[0] };
+  int col[NWANT], ncol = 0;
   char *names[64];
   for (char *t = strtok(line, ",\n"); t && ncol < 64; t = strtok(NULL, ",\n")) names[ncol++] = t;
-  for (int k = 0; k < 18; k++) {
+  for (int k = 0; k < NWANT; k++) {
     col[k] = -1;
     for (int c = 0; c < ncol; c++)
       if (!strcmp(names[c], want[k])) col[k] = c;
