@@ -179,6 +179,15 @@ const fl_problem *fl_solver_problem(const fl_solver *s);
  * `norm` option), or NULL before any solve. Pointer owned by the solver. */
 const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
 
+#ifdef FL_HAVE_SICONOS
+/* Siconos plug-ins (solvers/siconos.c): the BLAS library that Siconos's cblas calls bind to in
+ * the child process a Siconos solve runs in (its path, written into buf of n bytes) and
+ * OpenBLAS's thread count there (*threads; -1 when that BLAS is not OpenBLAS). Forks a
+ * short-lived child, so the harness itself never loads Siconos. FL_OK, or FL_ERR_NOT_FOUND
+ * when libsiconos_numerics.so.7 cannot be loaded, FL_ERR_NOMEM. */
+int fl_siconos_blas(char *buf, size_t n, int *threads);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
