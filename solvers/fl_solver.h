@@ -68,7 +68,10 @@ enum {
   FL_CAP_WARMSTART = 1u << 5,  /* uses the incoming v, gamma as a guess */
   FL_CAP_GPU = 1u << 6,
   FL_CAP_MPI = 1u << 7,
-  FL_CAP_REGULARIZED = 1u << 8 /* solves its own regularized model (SAP, penalty) */
+  FL_CAP_REGULARIZED = 1u << 8, /* solves its own regularized model (SAP, penalty) */
+  FL_CAP_PEER = 1u << 9         /* another library's solver (Siconos): like GPU solvers, left
+                                   out of the default solver lists of solve and check, so
+                                   their tables do not depend on what is installed */
 };
 
 /*---- iteration records ----*/

@@ -490,28 +490,32 @@ static int sic_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     }
   }
 
-  // replay the records into the history; metrics only on the returned answer
-  int nrec = w.h->nrec < hcap ? w.h->nrec : hcap;
-  if (nrec < 1) nrec = 1;
-  int last_iter = done ? (w.h->iters > nrec - 1 ? w.h->iters : nrec - 1) : nrec - 1;
+  /* replay into the history, one record per iteration as the contract wants: 0 = the guess,
+   * 1..K-1 = the errors Siconos's callback reported (error NAN and the end time where the
+   * solver reports fewer than it counts, e.g. ADMM), K = the answer with Siconos's error
+   * recomputed on it. A child that did not finish leaves the guess: one record. Metrics are
+   * evaluated on the returned answer only (the callbacks' iterates are not kept). */
+  int ncb = w.h->nrec - 1;
+  int K = !done ? 0 : (w.h->iters > ncb ? w.h->iters : ncb);
+  int use_cb = ncb >= K;
   int rc = FL_OK;
-  for (int k = 0; k < nrec + (done && nrec == 1 ? 1 : 0); k++) {
-    int final = k >= nrec - 1;
+  for (int k = 0; k <= K; k++) {
     fl_iter_stat st;
-    fl_iter_stat_init(&st, final && done ? last_iter : k);
-    st.error = k < nrec && w.h->nrec > 0 ? w.rec_err[k] : NAN;
-    double tk = k < nrec && w.h->nrec > 0 ? w.rec_t[k] : NAN;
-    if (final && done) {
+    fl_iter_stat_init(&st, k);
+    double tk = done ? w.h->driver_s : NAN;
+    if (k == K && done) {
       st.error = w.h->err_final;
-      tk = w.h->driver_s;
+    } else if ((k == 0 || use_cb) && k < hcap && k <= ncb) {
+      st.error = w.rec_err[k];
+      tk = w.rec_t[k];
     }
-    s->cur_v = final && p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
-    s->cur_gamma = final ? gamma : NULL;
+    s->cur_v = k == K && p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
+    s->cur_gamma = k == K ? gamma : NULL;
     if (fl_solver_record(s, &st) == FL_REASON_ABORT) {
       rc = s->abort_code;
       break;
     }
-    if (isfinite(tk) && s->hist_len > 0) s->hist[s->hist_len - 1].t = tk;
+    if (s->hist_len > 0) s->hist[s->hist_len - 1].t = isfinite(tk) ? tk : 0.0;
   }
   if (rc >= 0) {
     if (timed_out) {
@@ -612,8 +616,8 @@ int fl_siconos_blas(char *buf, size_t n, int *threads) {
     .common_defaults = defaults,                                                                 \
   }
 
-#define LOCAL_CAPS (FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_LOCAL | FL_CAP_WARMSTART)
-#define GLOBAL_CAPS (FL_CAP_RIGID | FL_CAP_NEEDS_AJ | FL_CAP_WARMSTART)
+#define LOCAL_CAPS (FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_LOCAL | FL_CAP_WARMSTART | FL_CAP_PEER)
+#define GLOBAL_CAPS (FL_CAP_RIGID | FL_CAP_NEEDS_AJ | FL_CAP_WARMSTART | FL_CAP_PEER)
 
 SIC_OPS(fl_siconos_nsgs_ops, "siconos-nsgs", nsgs_table,
         "Siconos 4.4 NSGS (fc3d) on the local form, in a child process", LOCAL_CAPS,
