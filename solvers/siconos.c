@@ -101,7 +101,7 @@ typedef struct sic_shm {
   double t0;
   double err_final, driver_s;
   int blas_threads;
-  char blas[160];
+  char blas[512];
   char msg[256];
 } sic_shm;
 
@@ -281,7 +281,9 @@ static void on_iteration(void *env, int size, double *r, double *u, double error
 static void note_blas(void *h, sic_shm *sh) {
   void *f = dlsym(h, "cblas_dnrm2");
   Dl_info di;
-  snprintf(sh->blas, sizeof sh->blas, "%s", f && dladdr(f, &di) && di.dli_fname ? di.dli_fname : "?");
+  char real[4096];
+  const char *path = f && dladdr(f, &di) && di.dli_fname ? di.dli_fname : "?";
+  snprintf(sh->blas, sizeof sh->blas, "%.500s", realpath(path, real) ? real : path);
   int (*nth)(void) = (int (*)(void))dlsym(h, "openblas_get_num_threads");
   sh->blas_threads = nth ? nth() : -1;
 }
