@@ -4,8 +4,9 @@
  * file Rover4396 (skipped without ../shared/fclib): Siconos's tolerance 1e-10 (abs_tol, its
  * dparam[TOL]) reached, and FrictionLab's merit of the answer (norm siconos) <= 1e-9. One
  * global solver on box_on_plane and on Box_Stacks-i0035-31-0. Siconos's own error against
- * FrictionLab's measure on the same points. A child that aborts, or hangs past time_limit,
- * gives a negative reason and the next solve on the same handle works.
+ * FrictionLab's measure on the same points. A child that aborts (test hook, and a real
+ * Siconos assertion), or hangs past time_limit, gives a negative reason and the harness goes
+ * on.
  * Without Siconos every case exits 77.
  */
 #include <math.h>
@@ -306,6 +307,27 @@ FL_TEST(child_abort_is_a_reason) {
   fl_problem_free(p);
   fl_problem_free(g);
   return 0;
+}
+
+/* a real assertion in Siconos 4.4 (Debian): NSN-FB on LMGC_100_PR_PerioBox fails
+ * `-x12 + x6>=0.` in FischerBurmeisterGenerated.c and aborts; the harness records
+ * DIVERGED_BREAKDOWN and the next solver solves the same problem */
+FL_TEST(siconos_assertion_is_a_reason) {
+  NEED_SICONOS();
+  fl_problem *p = load_shared("LMGC_100_PR_PerioBox-i00361-60-03000.hdf5");
+  if (!p) SKIP("no %s/fclib/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", fl_test_shared_dir());
+  double *gamma = fl_calloc(3 * (size_t)p->nc, sizeof *gamma), merit;
+  fl_result res;
+  int rc = solve_one("siconos-nsn-fb", p, 1e-8, "", gamma, NULL, &res, &merit);
+  if (!rc) {
+    ASSERT_EQ(res.reason, FL_DIVERGED_BREAKDOWN);
+    ASSERT_EQ(res.iters, 0);
+    rc = solve_one("siconos-nsgs", p, 1e-8, "", gamma, NULL, &res, &merit);
+  }
+  if (!rc) ASSERT(res.reason > 0);
+  fl_free(gamma);
+  fl_problem_free(p);
+  return rc;
 }
 
 FL_TEST(unsupported_inputs) {
