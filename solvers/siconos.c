@@ -258,12 +258,13 @@ static int load_api(void *h, sic_api *a) {
 #undef SYM
 }
 
-/* a CSR matrix (optionally only its first `nrow` rows) as a Siconos sparse (triplet) matrix */
+/* a CSR matrix as a Siconos sparse (triplet) matrix, every stored entry */
 static NumericsMatrix *to_nm(const sic_api *a, const fl_csr *c) {
   NumericsMatrix *M = a->NM_create(NM_SPARSE, (int)c->nrow, (int)c->ncol);
   a->NM_triplet_alloc(M, c->nnz > 0 ? c->nnz : 1);
   for (fl_int i = 0; i < c->nrow; i++)
-    for (fl_int k = c->rowptr[i]; k < c->rowptr[i + 1]; k++) a->NM_entry(M, (int)i, (int)c->col[k], c->val[k]);
+    for (fl_int k = c->rowptr[i]; k < c->rowptr[i + 1]; k++)
+      a->NM_entry(M, (int)i, (int)c->col[k], c->val[k]);
   return M;
 }
 

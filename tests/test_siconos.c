@@ -166,7 +166,8 @@ FL_TEST(global_fclib_file) {
   NEED_SICONOS();
   fl_problem *p = load_shared("Box_Stacks-i0035-31-0.hdf5");
   if (!p) SKIP("no %s/fclib/Box_Stacks-i0035-31-0.hdf5", fl_test_shared_dir());
-  double *v = fl_calloc((size_t)p->nv, sizeof *v), *gamma = fl_calloc(3 * (size_t)p->nc, sizeof *gamma);
+  double *v = fl_calloc((size_t)p->nv, sizeof *v);
+  double *gamma = fl_calloc(3 * (size_t)p->nc, sizeof *gamma);
   double merit;
   fl_result res;
   int rc = solve_one("siconos-gfc3d-nsgs-wr", p, 1e-10, "", gamma, v, &res, &merit);
