@@ -518,8 +518,10 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
   for (int k = 0; solvers[k] && !err; k++) {
     if (!in_list(a->solver_list, solvers[k])) continue;
     // GPU solvers are checked against their CPU twins (tests/test_gpu.c), not against
-    // baselines: only when named
-    if (!a->solver_list && (fl_solver_ops_caps(fl_solver_find(solvers[k])) & FL_CAP_GPU)) continue;
+    // baselines, and peer (Siconos) solvers are not FrictionLab's to check: only when named
+    if (!a->solver_list &&
+        (fl_solver_ops_caps(fl_solver_find(solvers[k])) & (FL_CAP_GPU | FL_CAP_PEER)))
+      continue;
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
       printf("%-22s %-16s %-12s %-10s\n", label, solvers[k], "-", "MISSING");

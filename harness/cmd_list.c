@@ -21,7 +21,7 @@ static void print_caps(unsigned caps, FILE *f) {
                {FL_CAP_BILATERAL, "bilateral"}, {FL_CAP_LOCAL, "local-problems"},
                {FL_CAP_NEEDS_AJ, "needs-A-and-J"}, {FL_CAP_WARMSTART, "warm-start"},
                {FL_CAP_GPU, "gpu"},             {FL_CAP_MPI, "mpi"},
-               {FL_CAP_REGULARIZED, "regularized-model"}};
+               {FL_CAP_REGULARIZED, "regularized-model"}, {FL_CAP_PEER, "peer"}};
   int first = 1;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     if (caps & names[i].bit) {

@@ -63,8 +63,8 @@ static void usage(FILE *f) {
     "\n"
     "Solves each problem (an FCLIB .hdf5 file, or a built-in example by name; none given =\n"
     "every built-in example) with each solver (none given = every registered CPU solver; GPU\n"
-    "solvers when named) and writes a results folder: manifest.json, steps.csv (one row per\n"
-    "problem and solver), iters.csv (one row per iteration).\n"
+    "and peer (Siconos) solvers when named) and writes a results folder: manifest.json,\n"
+    "steps.csv (one row per problem and solver), iters.csv (one row per iteration).\n"
     "\n"
     "  --solver a,b       solvers by registered name (see `frictionlab list solvers`)\n"
     "  --set key=value    an option for every solver (common options: max_iter, abs_tol,\n"
@@ -283,8 +283,8 @@ static int parse_args(int argc, char **argv, solve_args *a) {
   int rc = split_solvers(a);
   if (rc != 0) return rc;
   if (a->nsolvers == 0) {
-    // default: every registered CPU solver (the same table on every machine); GPU solvers
-    // run when named
+    // default: every registered CPU solver (the same table on every machine); GPU and peer
+    // (Siconos) solvers run when named
     const char *const *names = fl_solver_list();
     int n = 0;
     while (names && names[n]) n++;
@@ -295,7 +295,7 @@ static int parse_args(int argc, char **argv, solve_args *a) {
     a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
     if (!a->solvers) return -1;
     for (int i = 0; i < n; i++)
-      if (!(fl_solver_ops_caps(fl_solver_find(names[i])) & FL_CAP_GPU))
+      if (!(fl_solver_ops_caps(fl_solver_find(names[i])) & (FL_CAP_GPU | FL_CAP_PEER)))
         a->solvers[a->nsolvers++] = names[i];
   }
 

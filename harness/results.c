@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -251,6 +252,28 @@ static void add_libraries(cJSON *root) {
   cJSON_AddNullToObject(l, "petsc");
 #endif
   cJSON_AddStringToObject(l, "cjson", cJSON_Version());
+  // the BLAS this process (CHOLMOD, LAPACK, PETSc) resolves dgemm_ to: scripts/setup pins the
+  // reference one, and a change here explains a change in round-off
+  Dl_info di;
+  void *dg = dlsym(RTLD_DEFAULT, "dgemm_");
+  char real[4096];
+  const char *bl = dg && dladdr(dg, &di) && di.dli_fname ? di.dli_fname : "?";
+  cJSON_AddStringToObject(l, "blas", realpath(bl, real) ? real : bl);
+#ifdef FL_HAVE_SICONOS
+  // Siconos runs in child processes with its own BLAS binding (docs/siconos.md)
+  char sb[256];
+  int sth = -1;
+  if (fl_siconos_blas(sb, sizeof sb, &sth) == FL_OK) {
+    cJSON *sj = cJSON_AddObjectToObject(l, "siconos");
+    cJSON_AddStringToObject(sj, "library", "libsiconos_numerics.so.7");
+    cJSON_AddStringToObject(sj, "blas", sb);
+    cJSON_AddNumberToObject(sj, "blas_threads", sth);
+  } else {
+    cJSON_AddNullToObject(l, "siconos");
+  }
+#else
+  cJSON_AddNullToObject(l, "siconos");
+#endif
 #ifdef FL_HAVE_CUDA
   cJSON_AddBoolToObject(l, "cuda", 1);
 #else

@@ -68,7 +68,10 @@ enum {
   FL_CAP_WARMSTART = 1u << 5,  /* uses the incoming v, gamma as a guess */
   FL_CAP_GPU = 1u << 6,
   FL_CAP_MPI = 1u << 7,
-  FL_CAP_REGULARIZED = 1u << 8 /* solves its own regularized model (SAP, penalty) */
+  FL_CAP_REGULARIZED = 1u << 8, /* solves its own regularized model (SAP, penalty) */
+  FL_CAP_PEER = 1u << 9         /* another library's solver (Siconos): like GPU solvers, left
+                                   out of the default solver lists of solve and check, so
+                                   their tables do not depend on what is installed */
 };
 
 /*---- iteration records ----*/
@@ -178,6 +181,15 @@ const fl_problem *fl_solver_problem(const fl_solver *s);
 /* The common metrics of the iterate returned by the last solve (evaluated on it with the
  * `norm` option), or NULL before any solve. Pointer owned by the solver. */
 const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
+
+#ifdef FL_HAVE_SICONOS
+/* Siconos plug-ins (solvers/siconos.c): the BLAS library that Siconos's cblas calls bind to in
+ * the child process a Siconos solve runs in (its path, written into buf of n bytes) and
+ * OpenBLAS's thread count there (*threads; -1 when that BLAS is not OpenBLAS). Forks a
+ * short-lived child, so the harness itself never loads Siconos. FL_OK, or FL_ERR_NOT_FOUND
+ * when libsiconos_numerics.so.7 cannot be loaded, FL_ERR_NOMEM. */
+int fl_siconos_blas(char *buf, size_t n, int *threads);
+#endif
 
 #ifdef __cplusplus
 }

@@ -124,6 +124,17 @@ extern const fl_solver_ops fl_primal_descent_ops;
 extern const fl_solver_ops fl_dual_descent_ops;
 extern const fl_solver_ops fl_sap_ops;
 extern const fl_solver_ops fl_nsn_ops;
+#ifdef FL_HAVE_SICONOS /* solvers/siconos.c */
+extern const fl_solver_ops fl_siconos_nsgs_ops, fl_siconos_nsn_ac_ops, fl_siconos_nsn_fb_ops,
+  fl_siconos_prox_ops, fl_siconos_admm_ops, fl_siconos_vi_eg_ops, fl_siconos_gfc3d_nsgs_wr_ops,
+  fl_siconos_gfc3d_prox_wr_ops, fl_siconos_gfc3d_admm_ops;
+/* Siconos's own error (fc3d_compute_error with norm ||q||, or gfc3d_compute_error with ||q||,
+ * ||b||) of the answer (v: nv, used by global solvers only; gamma: 3nc) on the problem a
+ * Siconos solver s was set up on, evaluated in a child process (tests compare it with
+ * FrictionLab's metrics). FL_OK, FL_ERR_STATE (not set up, child failed), FL_ERR_NOMEM. */
+int fl__siconos_error(fl_solver *s, const fl_problem *p, const double *v, const double *gamma,
+                      double *err);
+#endif
 #ifdef FL_HAVE_CUDA
 extern const fl_solver_ops fl_jacobi_cuda_ops; /* gpu/relax_gpu.c */
 extern const fl_solver_ops fl_pgs_cuda_ops;

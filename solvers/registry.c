@@ -1,6 +1,7 @@
 /* registry.c: the explicit list of built-in solvers (PETSc KSPRegisterAll).
  *
- * A new solver adds one line below; GPU solvers go inside #ifdef FL_HAVE_CUDA. No solver
+ * A new solver adds one line below; GPU solvers go inside #ifdef FL_HAVE_CUDA, Siconos's
+ * (solvers/siconos.c) inside #ifdef FL_HAVE_SICONOS. No solver
  * registers itself. */
 #include "fl_solver_impl.h"
 
@@ -13,6 +14,17 @@ int fl_register_all(void) {
     &fl_dual_descent_ops,
     &fl_sap_ops,
     &fl_nsn_ops,
+#ifdef FL_HAVE_SICONOS
+    &fl_siconos_nsgs_ops,
+    &fl_siconos_nsn_ac_ops,
+    &fl_siconos_nsn_fb_ops,
+    &fl_siconos_prox_ops,
+    &fl_siconos_admm_ops,
+    &fl_siconos_vi_eg_ops,
+    &fl_siconos_gfc3d_nsgs_wr_ops,
+    &fl_siconos_gfc3d_prox_wr_ops,
+    &fl_siconos_gfc3d_admm_ops,
+#endif
 #ifdef FL_HAVE_CUDA
     &fl_jacobi_cuda_ops,
     &fl_pgs_cuda_ops,
