@@ -601,6 +601,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   fl_peer *peer = NULL; /* a whole simulator stepping the world instead (fl_peer.h) */
   double *val = NULL;
   int rc = make_world(a, &w);
+  if (rc >= 0) w->cpu_times = 1; // steps.csv's collide_cpu_s and assemble_cpu_s
   if (rc >= 0 && fl_peer_find(sname)) {
     char xml[1200];
     snprintf(xml, sizeof xml, "%s/%s.xml", a->staging, sname);

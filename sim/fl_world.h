@@ -250,6 +250,9 @@ typedef struct fl_world {
   /* stepper settings */
   int compute_metrics;  /* 1 (default): fill fl_step_info.met after each solve */
   int observe_geometry; /* 1 (default): observables run a narrow phase for penetrations */
+  int cpu_times;        /* 1: fl_step_info's collide_cpu_s and assemble_cpu_s from the process
+                           CPU clock, a system call of about 3 us on a virtual machine (three
+                           per step); 0 (default): NAN, and the step does not pay for them */
   fl_fem_solve fem_solve; /* FL_FEM_SCHUR (default) or FL_FEM_FULL */
   int fem_allow_inversion; /* 0 (default): a tet with det F <= 0 after a step stops the run
                              with FL_ERR_STATE naming step, body and element; 1: continue */
@@ -315,8 +318,9 @@ typedef struct fl_step_info {
   double assemble_s;   /* wall time of building fl_problem (s) */
   double solve_s;      /* wall time of setup + solve (s) */
   double integrate_s;  /* wall time of the position update (s) */
-  double collide_cpu_s, assemble_cpu_s; /* process CPU time of the same stages (s): what a
-                                          benchmark on a shared machine should compare */
+  double collide_cpu_s, assemble_cpu_s; /* process CPU time of the same stages (s) when the
+                                          world's cpu_times is set (else NAN): what a benchmark
+                                          on a shared machine should compare */
   int warm_matched;    /* contacts whose impulse was found in the previous step */
   fl_result res;       /* the solver's result (reason FL_CONVERGED_EXACT, 0 iterations, when
                           there was nothing to solve) */

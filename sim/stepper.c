@@ -276,12 +276,12 @@ static double put_frow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
 int fl_world_prepare(fl_world *w, fl_step_info *info) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
-  double t0 = fl_time_now(), c0 = fl_cpu_now();
+  double t0 = fl_time_now(), c0 = w->cpu_times ? fl_cpu_now() : NAN;
   fl_int npairs = 0;
   FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
   m->nfct = 0;
   if (w->nfem > 0) FL_TRY(fl__fem_collide(w, w->margin, &m->fct, &m->nfct, &m->cap_fct));
-  double t1 = fl_time_now(), c1 = fl_cpu_now();
+  double t1 = fl_time_now(), c1 = w->cpu_times ? fl_cpu_now() : NAN;
 
   //---- sizes ----
   fl_int nv = 0, ncl = 0;
@@ -492,7 +492,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     }
   }
   J->nnz = nnz;
-  double t2 = fl_time_now(), c2 = fl_cpu_now();
+  double t2 = fl_time_now(), c2 = w->cpu_times ? fl_cpu_now() : NAN;
   if (info) {
     info->collide_cpu_s = c1 - c0;
     info->assemble_cpu_s = c2 - c1;
