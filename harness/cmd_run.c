@@ -10,6 +10,7 @@
  * summary per solver.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,19 @@ static int scene_key(const run_args *a, const char *kv, const char **stripped) {
 }
 
 
+/* An integer option's value in [lo, hi] into *out; 1 (after saying why) when it is not one. */
+static int count_arg(const char *name, const char *value, long lo, long hi, long *out) {
+  char *end;
+  long n = strtol(value, &end, 10);
+  if (*end || n < lo || n > hi) {
+    fprintf(stderr, "frictionlab run: %s '%s': expected an integer >= %ld\n", name, value, lo);
+    return 1;
+  }
+  *out = n;
+  return 0;
+}
+
+
 static int parse_args(int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
   a->steps = -1;
@@ -133,6 +147,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
   a->record = -1;
   const char *raw_sets[MAX_SETS];
   int nraw = 0;
+  long n;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
     if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -173,36 +188,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (used) strcat(a->solver_buf, ",");
       strcat(a->solver_buf, value);
     } else if (strcmp(name, "--steps") == 0) {
-      char *end;
-      long n = strtol(value, &end, 10);
-      if (*end || n < 0) {
-        fprintf(stderr, "frictionlab run: --steps '%s': expected an integer >= 0\n", value);
-        return EXIT_USAGE;
-      }
-      a->steps = n;
+      if (count_arg(name, value, 0, LONG_MAX, &a->steps)) return EXIT_USAGE;
     } else if (strcmp(name, "--vtk") == 0) {
-      char *end;
-      long n = strtol(value, &end, 10);
-      if (*end || n < 1 || n > 1000000000L) {
-        fprintf(stderr, "frictionlab run: --vtk '%s': expected an integer >= 1\n", value);
-        return EXIT_USAGE;
-      }
+      if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
       a->vtk = (int)n;
     } else if (strcmp(name, "--record") == 0) {
-      char *end;
-      long n = strtol(value, &end, 10);
-      if (*end || n < 0 || n > 1000000000L) {
-        fprintf(stderr, "frictionlab run: --record '%s': expected an integer >= 0 (0: off)\n", value);
-        return EXIT_USAGE;
-      }
-      a->record = n;
+      if (count_arg(name, value, 0, 1000000000L, &a->record)) return EXIT_USAGE;
     } else if (strcmp(name, "--every") == 0) {
-      char *end;
-      long n = strtol(value, &end, 10);
-      if (*end || n < 1 || n > 1000000000L) {
-        fprintf(stderr, "frictionlab run: --every '%s': expected an integer >= 1\n", value);
-        return EXIT_USAGE;
-      }
+      if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
       a->every = (int)n;
     } else if (strcmp(name, "--set") == 0) {
       if (!strchr(value, '=') || value[0] == '=') {
