@@ -180,9 +180,20 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   cJSON_AddItemToArray(bd, num_array(lo, 3));
   cJSON_AddItemToArray(bd, num_array(hi, 3));
   cJSON_AddNumberToObject(h, "length", len);
-  double smallest = INFINITY;
+  double smallest = INFINITY; // of the dynamic bodies, deformable ones by their box's diagonal
   for (fl_int i = 0; i < w->nbody; i++)
     if (w->body[i].kind == FL_BODY_DYNAMIC) smallest = fmin(smallest, w->body[i].size);
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *fb = w->fem[k];
+    double l[3] = {INFINITY, INFINITY, INFINITY}, u[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (fl_int v = 0; v < fb->mesh->nvert; v++)
+      for (int c = 0; c < 3; c++) {
+        l[c] = fmin(l[c], fb->x[3 * v + c]);
+        u[c] = fmax(u[c], fb->x[3 * v + c]);
+      }
+    double e[3] = {u[0] - l[0], u[1] - l[1], u[2] - l[2]};
+    if (fb->mesh->nvert > 0) smallest = fmin(smallest, fl_v3_norm(e));
+  }
   if (isfinite(smallest)) cJSON_AddNumberToObject(h, "pen_limit", 0.01 * smallest);
   cJSON *meshes = cJSON_AddArrayToObject(h, "meshes");
   cJSON *bodies = cJSON_AddArrayToObject(h, "bodies");
