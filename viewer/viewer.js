@@ -179,7 +179,7 @@
       g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3));
       g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3));
       g.setIndex(d.tri);
-      const mesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ vertexColors: true, side: THREE.DoubleSide }));
+      const mesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ vertexColors: true, side: THREE.DoubleSide, flatShading: true }));
       scene.add(mesh);
       return { mesh, d };
     });
@@ -382,9 +382,14 @@
     }, { passive: false });
   });
 
-  // #step=N shows the recorded step nearest at or below N; #colour=displacement; #play
+  // #step=N shows the recorded step nearest at or below N; #colour=displacement; #play;
+  // #az=A&el=E (radians) and #zoom=Z (distance / the default) place the camera
   const hash = new URLSearchParams(location.hash.slice(1));
   if (hash.get('colour')) ui.colour.value = hash.get('colour');
+  for (const [key, field] of [['az', 'az'], ['el', 'el']])
+    if (Number.isFinite(Number(hash.get(key))) && hash.get(key) !== null) orbit[field] = Number(hash.get(key));
+  if (Number(hash.get('zoom')) > 0) orbit.dist *= Number(hash.get('zoom'));
+  placeCamera();
   let start = 0;
   if (hash.get('step') !== null) {
     const want = Number(hash.get('step'));
