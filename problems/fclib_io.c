@@ -896,8 +896,10 @@ static int wr_csr_as_csc(const wr *w, const char *grp, const fl_csr *a) {
   return rc;
 }
 
-static int wr_info(const wr *w, const char *grp, const fl_problem *p, const char *title) {
-  char hp[HP_MAX], desc[256];
+/* /info of a problem; ne: extra dofs standing for compliant contacts (see compliant_dofs) */
+static int wr_info(const wr *w, const char *grp, const fl_problem *p, const char *title,
+                   fl_int ne) {
+  char hp[HP_MAX], desc[320];
   snprintf(hp, sizeof hp, "%s/info", grp);
   FL_TRY(wr_group(w, hp));
   snprintf(hp, sizeof hp, "%s/info/title", grp);
@@ -907,9 +909,10 @@ static int wr_info(const wr *w, const char *grp, const fl_problem *p, const char
                                      : "FrictionLab problem"));
   snprintf(
       desc, sizeof desc,
-      "written by FrictionLab %s: %s problem, %d contacts, %d dofs, %d bilateral rows, dt = %g s",
+      "written by FrictionLab %s: %s problem, %d contacts, %d dofs, %d bilateral rows, dt = %g s%s",
       fl_version(), p->kind == FL_PROBLEM_LOCAL ? "local" : "global", (int)p->nc, (int)p->nv,
-      (int)p->nh, p->dt);
+      (int)p->nh, p->dt,
+      ne ? "; plus one dof of mass 1/R_n per compliant contact, seen by its normal row only" : "");
   snprintf(hp, sizeof hp, "%s/info/description", grp);
   FL_TRY(wr_string(w, hp, desc));
   snprintf(hp, sizeof hp, "%s/info/math_info", grp);
@@ -955,12 +958,11 @@ static int save_check(const fl_problem *p, const char *path, const double *v, co
   for (fl_int i = 0; i < p->nc; i++) {
     double Rn, vhat;
     fl_problem_normal_law(p, i, &Rn, &vhat);
-    if (Rn != 0)
-      return fl_seterr(
-          FL_ERR_UNSUPPORTED,
-          "%s: contact %d of '%s' is compliant (stiffness %g N/m); FCLIB's global form "
-          "has no compliance, expected rigid contact",
-          path, (int)i, p->name, p->stiffness[i]);
+    if (!(Rn >= 0 && Rn < INFINITY))
+      return fl_seterr(FL_ERR_INVAL,
+                       "%s: contact %d of '%s' has normal compliance R_n = %g; expected a finite "
+                       "value >= 0",
+                       path, (int)i, p->name, Rn);
   }
   // bilateral rows become G^T v + b = 0: hard and unbounded only
   for (fl_int h = 0; h < p->nh; h++) {
@@ -981,7 +983,7 @@ static int save_local(const wr *w, const fl_problem *p, const char *title, const
   FL_TRY(wr_group(w, "/fclib_local/vectors"));
   FL_TRY(wr_data(w, "/fclib_local/vectors/q", 0, (hsize_t)m, p->q));
   FL_TRY(wr_data(w, "/fclib_local/vectors/mu", 0, (hsize_t)p->nc, p->mu));
-  FL_TRY(wr_info(w, "/fclib_local", p, title));
+  FL_TRY(wr_info(w, "/fclib_local", p, title, 0));
   if (!gamma) return FL_OK;
 
   // solution: r = gamma, u = W r + q
@@ -996,14 +998,85 @@ static int save_local(const wr *w, const fl_problem *p, const char *title, const
   return rc;
 }
 
+static int save_global_rest(const wr *w, const fl_problem *p, const char *title, const double *v,
+                            const double *gamma, const fl_csr *J, fl_int nv, fl_int nc3,
+                            fl_int nr);
+
+/* FCLIB's global form has no compliance. A compliant contact i (R_n > 0) is written as a rigid
+ * one with one extra dof e of mass 1/R_n, seen by its normal row only (H_{e,3i} = 1, f_e = 0):
+ * M_e v_e = r_n gives v_e = R_n r_n, so u_n = J_n v + w_n + R_n r_n and the file's local form
+ * J A^-1 J^T + diag(R_n, 0, 0) equals the problem's to round-off. Builds A' = diag(A, 1/R_n)
+ * and J' = [J E] (new CSRs, caller frees both), and, when v and gamma are given, v' = (v, R_n
+ * gamma_n) in a new array (caller frees). *ne = 0 leaves the outputs NULL: nothing to add. */
+static int compliant_dofs(const fl_problem *p, const double *v, const double *gamma, fl_int *ne,
+                          fl_csr **A2, fl_csr **J2, double **v2) {
+  fl_int nv = p->nv, nr = fl_problem_nrows(p), n = 0;
+  *ne = 0, *A2 = *J2 = NULL, *v2 = NULL;
+  for (fl_int i = 0; i < p->nc; i++) {
+    double Rn;
+    fl_problem_normal_law(p, i, &Rn, NULL);
+    n += Rn > 0;
+  }
+  if (n == 0) return FL_OK;
+  int rc = fl_csr_alloc(nv + n, nv + n, p->A->nnz + n, A2);
+  if (rc >= 0) rc = fl_csr_alloc(nr, nv + n, p->J->nnz + n, J2);
+  if (rc >= 0 && v && gamma) {
+    *v2 = (double *)fl_malloc((size_t)(nv + n) * sizeof(double));
+    if (!*v2) rc = fl_seterr(FL_ERR_NOMEM, "compliant contacts: out of memory");
+  }
+  if (rc < 0) {
+    fl_csr_free(*A2), fl_csr_free(*J2), fl_free(*v2);
+    *A2 = *J2 = NULL, *v2 = NULL;
+    return rc;
+  }
+  fl_csr *a = *A2, *j = *J2;
+  memcpy(a->rowptr, p->A->rowptr, (size_t)(nv + 1) * sizeof(fl_int));
+  memcpy(a->col, p->A->col, (size_t)p->A->nnz * sizeof(fl_int));
+  memcpy(a->val, p->A->val, (size_t)p->A->nnz * sizeof(double));
+  if (*v2) memcpy(*v2, v, (size_t)nv * sizeof(double));
+  fl_int e = 0, nz = 0;
+  for (fl_int r = 0; r < nr; r++) {
+    j->rowptr[r] = nz;
+    for (fl_int k = p->J->rowptr[r]; k < p->J->rowptr[r + 1]; k++, nz++)
+      j->col[nz] = p->J->col[k], j->val[nz] = p->J->val[k];
+    double Rn = 0;
+    if (r < 3 * p->nc && r % 3 == 0) fl_problem_normal_law(p, r / 3, &Rn, NULL);
+    if (Rn > 0) {
+      fl_int c = p->A->nnz + e;
+      a->rowptr[nv + e] = c, a->col[c] = nv + e, a->val[c] = 1.0 / Rn;
+      j->col[nz] = nv + e, j->val[nz] = 1.0, nz++;
+      if (*v2) (*v2)[nv + e] = Rn * gamma[r];
+      e++;
+    }
+  }
+  j->rowptr[nr]     = nz;
+  a->rowptr[nv + n] = p->A->nnz + n;
+  *ne               = n;
+  return FL_OK;
+}
+
 static int save_global(const wr *w, const fl_problem *p, const char *title, const double *v,
                        const double *gamma) {
-  fl_int        nc3 = 3 * p->nc, nr = fl_problem_nrows(p), nv = p->nv;
-  const fl_csr *J = p->J;
-  int           rc;
-  FL_TRY(wr_group(w, "/fclib_global"));
-  FL_TRY(wr_int1(w, "/fclib_global/spacedim", 3));
-  FL_TRY(wr_csr_as_csc(w, "/fclib_global/M", p->A));
+  fl_int  nc3 = 3 * p->nc, nr = fl_problem_nrows(p), ne;
+  fl_csr *A2, *J2;
+  double *v2;
+  FL_TRY(compliant_dofs(p, v, gamma, &ne, &A2, &J2, &v2));
+  const fl_csr *A = ne ? A2 : p->A, *J = ne ? J2 : p->J;
+  fl_int        nv = p->nv + ne;
+  if (ne && v && gamma) v = v2;
+  int rc = wr_group(w, "/fclib_global");
+  if (rc >= 0) rc = wr_int1(w, "/fclib_global/spacedim", 3);
+  if (rc >= 0) rc = wr_csr_as_csc(w, "/fclib_global/M", A);
+  if (rc >= 0) rc = save_global_rest(w, p, title, v, gamma, J, nv, nc3, nr);
+  fl_csr_free(A2), fl_csr_free(J2), fl_free(v2);
+  return rc;
+}
+
+/* The rest of save_global on the (possibly augmented) J (nr x nv). */
+static int save_global_rest(const wr *w, const fl_problem *p, const char *title, const double *v,
+                            const double *gamma, const fl_csr *J, fl_int nv, fl_int nc3,
+                            fl_int nr) {
+  int rc;
   // H = J_c^T: column j of H is row j of J, so J's CSR arrays are H's CSC arrays
   FL_TRY(wr_csc(w, "/fclib_global/H", nv, nc3, J->rowptr, J->col, J->val));
   if (p->nh > 0) FL_TRY(wr_csc(w, "/fclib_global/G", nv, p->nh, J->rowptr + nc3, J->col, J->val));
@@ -1012,7 +1085,7 @@ static int save_global(const wr *w, const fl_problem *p, const char *title, cons
   double *buf = (double *)fl_calloc((size_t)(nv + nr + nr + 1), sizeof(double));
   if (!buf) return fl_seterr(FL_ERR_NOMEM, "%s: /fclib_global/vectors: out of memory", w->path);
   double *f = buf, *wv = buf + nv, *u = wv + nr;
-  fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, f);
+  fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, f); // the extra dofs' f stays 0
   global_w(p, wv);
   for (fl_int h = 0; h < p->nh; h++) {
     double g    = p->b[nc3 + h];
@@ -1023,7 +1096,7 @@ static int save_global(const wr *w, const fl_problem *p, const char *title, cons
   if (rc >= 0) rc = wr_data(w, "/fclib_global/vectors/w", 0, (hsize_t)nc3, wv);
   if (rc >= 0) rc = wr_data(w, "/fclib_global/vectors/mu", 0, (hsize_t)p->nc, p->mu);
   if (rc >= 0 && p->nh > 0) rc = wr_data(w, "/fclib_global/vectors/b", 0, (hsize_t)p->nh, wv + nc3);
-  if (rc >= 0) rc = wr_info(w, "/fclib_global", p, title);
+  if (rc >= 0) rc = wr_info(w, "/fclib_global", p, title, nv - p->nv);
 
   // solution: v, u = H^T v + w, r = contact impulses, l = bilateral impulses
   if (rc >= 0 && gamma) {

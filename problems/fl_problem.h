@@ -252,9 +252,12 @@ int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, do
  * for local problems), and optionally a solution (v may be NULL for local problems). The file
  * is written to a temporary name and renamed, so no half-written file is left on error.
  * Matrices are written as compressed columns (nz = -1). Hard, unbounded bilateral rows are
- * written as G with b = b_h + g0_h/dt (and the solution's l); compliant contact and
- * compliant or bounded bilateral rows are not representable: FL_ERR_UNSUPPORTED. A global
- * solution needs v (FL_ERR_INVAL otherwise). */
+ * written as G with b = b_h + g0_h/dt (and the solution's l). A compliant contact (R_n > 0 in
+ * fl_problem_normal_law) is written as a rigid one plus one extra dof of mass 1/R_n that only
+ * its normal row sees (H entry 1, f 0, solution v_e = R_n r_n), so the file's local form equals
+ * the problem's W = J A^-1 J^T + diag(R_n, 0, 0) to round-off; the file then has nv + (number
+ * of compliant contacts) dofs. Compliant or bounded bilateral rows are not representable:
+ * FL_ERR_UNSUPPORTED. A global solution needs v (FL_ERR_INVAL otherwise). */
 int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title,
                           const double *v, const double *gamma);
 

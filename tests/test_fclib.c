@@ -520,8 +520,8 @@ FL_TEST(roundtrip_global) {
 }
 
 /* A problem with gaps and bilateral rows: w = b - vhat_n keeps the gaps; hard unbounded
- * bilateral rows become G (b_G = b + g0/dt); compliant contact is refused and leaves no
- * file behind. */
+ * bilateral rows become G (b_G = b + g0/dt); a bounded row is refused and leaves no file
+ * behind. */
 FL_TEST(roundtrip_gaps_bilateral) {
   char out[512];
   ASSERT(tmp_dir());
@@ -546,14 +546,9 @@ FL_TEST(roundtrip_gaps_bilateral) {
   ASSERT_EQ(b->ncl, 2);
   fl_problem_free(b);
 
-  // compliant contact: unsupported, nothing written
-  a->stiffness[1] = 1e5;
-  tmp_path(out, sizeof out, "compliant.hdf5");
-  ASSERT_EQ(fl_problem_save_fclib(a, out, NULL, NULL, NULL), FL_ERR_UNSUPPORTED);
-  ASSERT_STR_CONTAINS(fl_errmsg(), out);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "compliant");
-  a->stiffness[1] = INFINITY;
-  a->hi[0]        = 5;
+  // a bounded bilateral row: unsupported, nothing written
+  tmp_path(out, sizeof out, "bounded.hdf5");
+  a->hi[0] = 5;
   ASSERT_EQ(fl_problem_save_fclib(a, out, NULL, NULL, NULL), FL_ERR_UNSUPPORTED);
   ASSERT_STR_CONTAINS(fl_errmsg(), "bilateral row 0");
   ASSERT(!file_exists(out));
@@ -567,6 +562,61 @@ FL_TEST(roundtrip_gaps_bilateral) {
   ASSERT_STR_CONTAINS(fl_errmsg(), "/nonexistent-dir/x.hdf5");
   ASSERT_EQ(h5_open_objects(), 0);
   fl_problem_free(a);
+  tmp_clean();
+  return 0;
+}
+
+/* Compliant contact becomes rigid contact plus one dof of mass 1/R_n per contact: the file's
+ * local form equals the problem's (W = J A^-1 J^T + diag(R_n, 0, 0), q) to round-off, and the
+ * stored solution has the same merit as (v, gamma) on the original. */
+FL_TEST(roundtrip_compliant) {
+  char out[512];
+  ASSERT(tmp_dir());
+  fl_problem *a, *b;
+  ASSERT_OK(fl_problem_create_example("box_on_plane_compliant", &a));
+  a->stiffness[2] = INFINITY; // one rigid contact among compliant ones: no extra dof for it
+  fl_int nc = a->nc, m = 3 * nc, nv = a->nv;
+  double *v = calloc((size_t)nv, sizeof(double)), *g = calloc((size_t)m, sizeof(double));
+  ASSERT_OK(fl_example_solution("box_on_plane_compliant", v, g));
+  tmp_path(out, sizeof out, "compliant.hdf5");
+  ASSERT_OK(fl_problem_save_fclib(a, out, NULL, v, g));
+  ASSERT_OK(fl_problem_load_fclib(out, &b));
+  ASSERT_EQ(b->nc, nc);
+  ASSERT_EQ(b->nv, nv + nc - 1);
+  fl_dynamics *da, *db;
+  fl_csr      *Wa, *Wb;
+  double      *qa = malloc(sizeof(double) * (size_t)m), *qb = malloc(sizeof(double) * (size_t)m);
+  ASSERT_OK(fl_dynamics_create(a, &da));
+  ASSERT_OK(fl_dynamics_create(b, &db));
+  ASSERT_OK(fl_problem_local_form(a, da, &Wa, qa));
+  ASSERT_OK(fl_problem_local_form(b, db, &Wb, qb));
+  double wmax = 0;
+  for (fl_int i = 0; i < m; i++)
+    for (fl_int j = 0; j < m; j++)
+      wmax = fmax(wmax, fabs(fl_csr_get(Wa, i, j)));
+  ASSERT(wmax > 0);
+  for (fl_int i = 0; i < m; i++) {
+    for (fl_int j = 0; j < m; j++)
+      ASSERT_NEAR(fl_csr_get(Wb, i, j), fl_csr_get(Wa, i, j), 1e-13 * wmax);
+    ASSERT_NEAR(qb[i], qa[i], 1e-13 * (1 + fabs(qa[i])));
+  }
+  // the diagonal carries R_n on compliant normal rows only
+  double R0;
+  fl_problem_normal_law(a, 0, &R0, NULL);
+  ASSERT(R0 > 0);
+  // the stored solution: v' = (v, R_n gamma_n); same natural map as (v, gamma) on a
+  double     *v2 = malloc(sizeof(double) * (size_t)b->nv), *g2 = malloc(sizeof(double) * (size_t)m);
+  fl_metrics  ma, mb;
+  ASSERT_OK(fl_fclib_read_solution(out, b->nv, nc, v2, g2, NULL));
+  ASSERT_NEAR(v2[nv], R0 * g[0], 1e-15 * (1 + fabs(R0 * g[0])));
+  ASSERT_OK(fl_problem_metrics(a, v, g, FL_NORM_NONE, &ma));
+  ASSERT_OK(fl_problem_metrics(b, v2, g2, FL_NORM_NONE, &mb));
+  ASSERT_NEAR(mb.natmap_raw, ma.natmap_raw, 1e-12 * (1 + ma.norm_gamma));
+  ASSERT(mb.momentum < 1e-12);
+  fl_csr_free(Wa), fl_csr_free(Wb);
+  fl_dynamics_free(da), fl_dynamics_free(db);
+  fl_problem_free(a), fl_problem_free(b);
+  free(v), free(g), free(v2), free(g2), free(qa), free(qb);
   tmp_clean();
   return 0;
 }
@@ -1262,12 +1312,12 @@ FL_TEST(alloc_failures) {
 /* Every built-in example with rigid contact goes through a file and back with the same
  * dynamics (A, J or W, mu bit for bit) and the same meaning: its exact solution has the same
  * metrics before and after (the gaps and bilateral errors move into w and b), and the stored
- * solution reads back bit for bit. The compliant example is refused as unsupported. */
+ * solution reads back bit for bit. The compliant example gains one dof per contact. */
 FL_TEST(examples_roundtrip) {
   char out[512];
   ASSERT(tmp_dir());
   const char *const *names  = fl_examples_list();
-  int                nsaved = 0, nrefused = 0;
+  int                nsaved = 0, ncompliant = 0;
   for (int e = 0; names[e]; e++) {
     fl_problem *a, *b;
     ASSERT_OK(fl_problem_create_example(names[e], &a));
@@ -1282,9 +1332,20 @@ FL_TEST(examples_roundtrip) {
     for (fl_int i = 0; i < a->nc; i++)
       compliant |= !isinf(a->stiffness[i]);
     if (compliant) {
-      ASSERT_EQ(rc, FL_ERR_UNSUPPORTED);
-      ASSERT(!file_exists(out));
-      nrefused++;
+      // written with one extra dof per compliant contact (roundtrip_compliant checks W);
+      // the stored solution is exact on the file as (v, gamma) is on the example
+      if (rc != FL_OK) FL_FAIL_("%s: %s", names[e], fl_errmsg());
+      ASSERT_OK(fl_problem_load_fclib(out, &b));
+      ASSERT_EQ(b->nv, nv + a->nc);
+      double    *v3 = calloc((size_t)b->nv, sizeof(double));
+      fl_metrics mb;
+      ASSERT_OK(fl_fclib_read_solution(out, b->nv, a->nc, v3, g2, NULL));
+      ASSERT_OK(fl_problem_metrics(b, v3, g2, FL_NORM_NONE, &mb));
+      ASSERT_LE(mb.natmap_raw, 1e-9);
+      ASSERT_LE(mb.momentum, 1e-12);
+      free(v3);
+      fl_problem_free(b);
+      ncompliant++;
     } else {
       if (rc != FL_OK) FL_FAIL_("%s: %s", names[e], fl_errmsg());
       ASSERT_OK(fl_problem_load_fclib(out, &b));
@@ -1327,7 +1388,7 @@ FL_TEST(examples_roundtrip) {
     fl_problem_free(a);
   }
   ASSERT(nsaved >= 5);
-  ASSERT(nrefused >= 1);
+  ASSERT(ncompliant >= 1);
   ASSERT_EQ(h5_open_objects(), 0);
   tmp_clean();
   return 0;
