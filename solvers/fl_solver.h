@@ -167,7 +167,7 @@ void fl_solver_options_json(const fl_solver *s, FILE *f);
 
 /* Checks capabilities against the problem (FL_ERR_UNSUPPORTED with a message saying why),
  * sizes the history and arena, and runs the solver's setup. A local problem given to a solver
- * without FL_CAP_LOCAL (SAP, primal descent, Siconos's global solvers) is first lifted to an
+ * without FL_CAP_LOCAL (SAP, primal descent; not FL_CAP_PEER solvers) is first lifted to an
  * equivalent global one (fl_problem_lift_local, docs/lift.md), which the solver is set up on
  * and solves; fl_solver_solve still takes and returns the local problem's gamma (v may be
  * NULL), and the history's merit, the final metrics and the monitors see the local problem

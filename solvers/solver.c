@@ -493,8 +493,9 @@ static int check_caps(const fl_solver *s, const fl_problem *p) {
   if (p->kind == FL_PROBLEM_LOCAL) {
     if (caps & FL_CAP_NEEDS_AJ)
       return fl_seterr(FL_ERR_UNSUPPORTED,
-                       "solver %s needs A and J; FCLIB local problem %s has only W, q", nm,
-                       p->name);
+                       "solver %s needs A and J; FCLIB local problem %s has only W, q (local "
+                       "problems are lifted for FrictionLab's own solvers, not for peers: use "
+                       "the peer's local solvers)", nm, p->name);
     if (!(caps & FL_CAP_LOCAL))
       return fl_seterr(FL_ERR_UNSUPPORTED,
                        "solver %s does not work on local problems (W, q only) such as %s", nm,
@@ -532,9 +533,12 @@ int fl_solver_setup(fl_solver *s, const fl_problem *p) {
   s->is_setup = 0;
   x->setup_prob = NULL;
   lift_free(x);
-  // a local problem for a solver that needs A and J: solve its lift (docs/lift.md)
+  // a local problem for a solver that needs A and J: solve its lift (docs/lift.md). Not for
+  // another library's solvers (Siconos's gfc3d-*): most reformulate a global problem back into
+  // its local form themselves, and Siconos's local solvers take the local problem directly
   const fl_problem *sp = p;
-  if (p->kind == FL_PROBLEM_LOCAL && !(s->ops->caps & FL_CAP_LOCAL)) {
+  if (p->kind == FL_PROBLEM_LOCAL && !(s->ops->caps & FL_CAP_LOCAL) &&
+      !(s->ops->caps & FL_CAP_PEER)) {
     fl_lift_info li;
     int rc = fl_problem_lift_local(p, &x->lifted, &li);
     if (rc < 0) {
