@@ -836,3 +836,45 @@ FL_TEST(lift_one_contact_examples_exact) {
   }
   return 0;
 }
+
+
+FL_TEST(lift_fclib_local_files) {
+  // every FCLIB local file at hand lifts, its symmetric part reproduced to round-off; prints
+  // the table of docs/lift.md (nc, rank, errors, seconds)
+  const char *files[] = {"Capsules-i97-269.hdf5",
+                         "Capsules-i125-1213.hdf5",
+                         "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+                         "local_problem_test.hdf5",
+                         "converted_from_siconos_dat/BoxesStack1-i100000-32.hdf5",
+                         "converted_from_siconos_dat/Capsules-i101-404.hdf5",
+                         "converted_from_siconos_dat/FrictionContact3D_1c.hdf5",
+                         "converted_from_siconos_dat/KaplasTower-i1061-4.hdf5",
+                         "converted_from_siconos_dat/OneObject-i100000-499.hdf5",
+                         "converted_from_siconos_dat/Rover4396.hdf5",
+                         NULL};
+  int ran = 0;
+  printf("%-38s %5s %5s %9s %10s %10s %10s %8s\n", "problem", "nc", "rank", "nnz(J)",
+         "exactness", "asymmetry", "psd_error", "lift_s");
+  for (int f = 0; files[f]; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fclib/%s", fl_test_shared_dir(), files[f]);
+    if (access(path, R_OK) != 0) continue;
+    fl_problem *p, *g;
+    ASSERT_OK(fl_problem_load_fclib(path, &p));
+    ASSERT_EQ(p->kind, FL_PROBLEM_LOCAL);
+    fl_lift_info li;
+    double t = fl_time_now();
+    ASSERT_OK(fl_problem_lift_local(p, &g, &li));
+    t = fl_time_now() - t;
+    printf("%-38s %5d %5d %9d %10.3g %10.3g %10.3g %8.3f\n", p->name, (int)p->nc, (int)li.rank,
+           (int)g->J->nnz, li.exactness, li.asymmetry, li.psd_error, t);
+    ASSERT_LE(li.psd_error, 1e-13);
+    ASSERT(li.rank > 0 && li.rank <= 3 * p->nc);
+    ASSERT_LE(li.exactness, li.asymmetry + li.psd_error + 1e-15);
+    fl_problem_free(g);
+    fl_problem_free(p);
+    ran++;
+  }
+  if (!ran) SKIP("no FCLIB local file under %s/fclib", fl_test_shared_dir());
+  return 0;
+}
