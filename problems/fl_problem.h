@@ -122,6 +122,48 @@ int fl_problem_validate(const fl_problem *p, const char *where);
  * rigid) and vhat_n = -phi0/(dt + tau_d). Local problems: R_n = vhat_n = 0. */
 void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *vhat_n);
 
+/*---- a local problem as a global one (problems/lift.c, docs/lift.md) ----*/
+
+/* Largest relative error max_ij |sym(W)_ij - (J A^-1 J^T)_ij| / max_ij |W_ij| that the lift
+ * accepts, sym(W) = (W + W^T)/2; above it sym(W) is not positive semidefinite (to that
+ * accuracy) and no A, J exist. */
+#define FL_LIFT_MAX_ERROR 1e-9
+/* Largest nc the (dense) lift takes: 3 nc x 3 nc matrices of doubles, two of them at once. */
+#define FL_LIFT_MAX_CONTACTS 8192
+
+/* What a lift reproduces, every error relative to max_ij |W_ij| (dimensionless). */
+typedef struct fl_lift_info {
+  fl_int rank;      /* r = nv of the lift: the numerical rank of sym(W) */
+  double exactness; /* max_ij |W_ij - (J A^-1 J^T)_ij|: the lift's whole error */
+  double asymmetry; /* max_ij |W_ij - W_ji| / 2: the skew part of W, which no lift represents
+                       (J A^-1 J^T is symmetric); exactness >= asymmetry - psd_error */
+  double psd_error; /* max_ij |sym(W)_ij - (J A^-1 J^T)_ij|: round-off and dropped pivots */
+} fl_lift_info;
+
+/* Lifts a local problem (W, q, mu) to a global one with the same contact problem, so that
+ * primal solvers (which need A and J) run on it:
+ *
+ *     A = I_r (r x r, one clique),  J = P L (3nc x r),  v* = v0 = 0,  b = q,
+ *     phi0 = 0, rigid contact (k = INFINITY, tau_d = 0), dt = 1, mu, feature and name copied,
+ *
+ * from LAPACK's pivoted Cholesky P^T sym(W) P = L L^T + S (dpstrf), stopped at the rank r
+ * where every pivot left is <= 3nc u max_i W_ii (u = DBL_EPSILON / 2), so |S_ij| <= that too.
+ * Then J A^-1 J^T = sym(W) - P S P^T, and for every gamma the lifted u = J v + b at the balance
+ * v = v* + A^-1 J^T gamma = J^T gamma differs from the local u = W gamma + q by
+ * -(skew(W) + P S P^T) gamma, |.| <= 3nc max|W_ij| exactness ||gamma||: the gamma of a lifted
+ * solution is the local problem's gamma, to be judged with u = W gamma + q.
+ * *global (caller-owned, free with fl_problem_free) has nv = r (0 when sym(W) = 0: every row of
+ * J empty), nh = 0, ncl = 1 (0 when r = 0), clique_a = 0 for contacts whose rows of J are not
+ * all zero (-1 otherwise), clique_b = -1, frames the identity. info may be NULL.
+ * Cost: O(nc^2) memory (two dense 3nc x 3nc matrices), O(nc r^2) flops for the factorization
+ * and O(nc^2 r) for the error measurement.
+ * Returns FL_OK; FL_ERR_INVAL (NULL argument, or not a local problem with W and q);
+ * FL_ERR_FORMAT (W of the wrong size or not finite); FL_ERR_UNSUPPORTED when psd_error exceeds
+ * FL_LIFT_MAX_ERROR (the message gives the rank and the error) or nc > FL_LIFT_MAX_CONTACTS;
+ * FL_ERR_NOMEM; FL_ERR_LIBRARY (LAPACK refused). On error *global is NULL; info holds the
+ * measured errors when the factorization ran (else rank -1 and NANs). */
+int fl_problem_lift_local(const fl_problem *local, fl_problem **global, fl_lift_info *info);
+
 /*---- shared operators on A (global problems) ----*/
 
 /* Cached factorization of A per clique (dense Cholesky for cliques of <= 64 dofs, CHOLMOD

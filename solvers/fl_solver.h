@@ -113,6 +113,9 @@ typedef struct fl_result {
                        over the solve, transfers excluded); NAN for CPU solvers */
   double device_bytes; /* GPU solvers: bytes those kernels must move between the device's
                           memory and its cores (the counting of gpu/README.md); NAN otherwise */
+  double lift_s;    /* wall time of setup spent lifting a local problem to a global one for a
+                       solver without FL_CAP_LOCAL (fl_problem_lift_local; included in
+                       setup_s), s; NAN when the solver ran on the problem as given */
 } fl_result;
 
 /* A monitor sees every record after it is stored. Returning < 0 aborts the solve with that
@@ -163,7 +166,14 @@ void fl_solver_view(const fl_solver *s, FILE *f);
 void fl_solver_options_json(const fl_solver *s, FILE *f);
 
 /* Checks capabilities against the problem (FL_ERR_UNSUPPORTED with a message saying why),
- * sizes the history and arena, and runs the solver's setup. */
+ * sizes the history and arena, and runs the solver's setup. A local problem given to a solver
+ * without FL_CAP_LOCAL (SAP, primal descent; not FL_CAP_PEER solvers) is first lifted to an
+ * equivalent global one (fl_problem_lift_local, docs/lift.md), which the solver is set up on
+ * and solves; fl_solver_solve still takes and returns the local problem's gamma (v may be
+ * NULL), and the history's merit, the final metrics and the monitors see the local problem
+ * (u = W gamma + q), so results compare with local solvers'. FL_ERR_UNSUPPORTED also when the
+ * lift is impossible (the symmetric part of W not positive semidefinite; the message says by
+ * how much). */
 int fl_solver_setup(fl_solver *s, const fl_problem *p);
 /* Solves. v (nv; may be NULL for local problems) and gamma (3nc+nh) are the guess on entry
  * when warm_start is set (ignored otherwise) and the solution on return. Fills *res. Returns
@@ -174,10 +184,16 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
 int fl_solver_monitor_add(fl_solver *s, fl_monitor_fn fn, void *ctx, void (*destroy)(void *));
 /* History of the last solve: *n records (pointer owned by the solver). */
 const fl_iter_stat *fl_solver_history(const fl_solver *s, int *n);
-/* The current iterate during a solve (for monitors): v (NULL for local problems), gamma. */
+/* The current iterate during a solve (for monitors): v (NULL for local problems solved as
+ * given; for a lifted local problem, the lift's velocities, fl_solver_lifted(s)->nv), gamma. */
 void fl_solver_iterate(const fl_solver *s, const double **v, const double **gamma);
 /* The problem being solved (for monitors), or NULL outside solve. */
 const fl_problem *fl_solver_problem(const fl_solver *s);
+/* The global problem a solver set up on a local problem actually solves (fl_problem_lift_local),
+ * or NULL when it runs on the problem as given or is not set up; *info (may be NULL) receives
+ * the lift's rank and errors (rank -1 and NANs without a lift). Owned by the solver, valid
+ * until the next setup or destroy. */
+const fl_problem *fl_solver_lifted(const fl_solver *s, fl_lift_info *info);
 /* The common metrics of the iterate returned by the last solve (evaluated on it with the
  * `norm` option), or NULL before any solve. Pointer owned by the solver. */
 const fl_metrics *fl_solver_final_metrics(const fl_solver *s);

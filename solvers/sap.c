@@ -91,7 +91,8 @@ static const fl_option_desc sap_table[] = {
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 1, LS_EXACT, "exact|backtracking",
    "exact (Newton with bisection on l'(alpha)) or Armijo backtracking"},
   {"linear", FL_OPT_ENUM, OO(linear), 0, 2, LIN_AUTO, "auto|dense|cholmod",
-   "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max)"},
+   "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max "
+   "or when the constraint blocks hold more than 4 nv^2 dof pairs)"},
   {"dense_max", FL_OPT_INT, OO(dense_max), 0, 100000, 96, NULL,
    "largest nv solved densely with linear=auto"},
   {"cholmod", FL_OPT_ENUM, OO(cholmod), 0, 2, CHOL_AUTO, "auto|supernodal|simplicial",
@@ -706,7 +707,18 @@ static int sap_setup(fl_solver *s, const fl_problem *p) {
   }
 
   // linear solver
-  d->dense = o->linear == LIN_DENSE || (o->linear == LIN_AUTO && d->nv <= o->dense_max);
+  // auto: dense for small nv, and also where the constraints couple so many dofs that the
+  // sparse path's map of block pairs into H (4 bytes a pair) would outgrow the dense matrix
+  // (8 nv^2 bytes) several times over: H is dense then anyway (a lifted local problem, whose
+  // J = P L has dense rows, docs/lift.md)
+  double npairs = 0.0;
+  for (fl_int k = 0; k < d->ncon; k++) {
+    double m = (double)(d->dptr[k + 1] - d->dptr[k]);
+    npairs += 0.5 * m * (m + 1.0);
+  }
+  d->dense = o->linear == LIN_DENSE ||
+             (o->linear == LIN_AUTO &&
+              (d->nv <= o->dense_max || npairs > 4.0 * (double)d->nv * (double)d->nv));
   if (d->dense) {
     d->Hd = fl_malloc(((size_t)d->nv * (size_t)d->nv + 1) * sizeof(double));
     if (!d->Hd)

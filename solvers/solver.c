@@ -32,6 +32,12 @@ typedef struct solver_x {
   double raw0;                  /* raw natural map at the first evaluation of this solve */
   FILE *mon_file;               /* csv:PATH monitor while solving */
   int mon_stdout;               /* stdout monitor while solving */
+  /* a local problem given to a solver without FL_CAP_LOCAL is solved as its lift
+     (fl_problem_lift_local): the solver sees `lifted` and iterates on lift_v (its nv) */
+  fl_problem *lifted;
+  double *lift_v;
+  double lift_s;
+  fl_lift_info lift_info;
 } solver_x;
 
 #define SX(s) ((solver_x *)(s))
@@ -330,10 +336,23 @@ int fl_solver_create(const char *name, fl_solver **out) {
 }
 
 
+/* drops the lift of a previous setup */
+static void lift_free(solver_x *x) {
+  fl_problem_free(x->lifted);
+  fl_free(x->lift_v);
+  x->lifted = NULL;
+  x->lift_v = NULL;
+  x->lift_s = NAN;
+  x->lift_info.rank = -1;
+  x->lift_info.exactness = x->lift_info.asymmetry = x->lift_info.psd_error = NAN;
+}
+
+
 void fl_solver_destroy(fl_solver *s) {
   if (!s) return;
   solver_x *x = SX(s);
   if (x->data_live && s->ops->destroy) s->ops->destroy(s);
+  lift_free(x);
   for (int k = 0; k < s->nmon; k++)
     if (s->mon[k].destroy) s->mon[k].destroy(s->mon[k].ctx);
   if (x->mon_file) fclose(x->mon_file);
@@ -384,6 +403,17 @@ const fl_metrics *fl_solver_final_metrics(const fl_solver *s) {
 }
 
 
+const fl_problem *fl_solver_lifted(const fl_solver *s, fl_lift_info *info) {
+  const fl_problem *g = s && s->is_setup ? CSX(s)->lifted : NULL;
+  if (info) {
+    info->rank = -1;
+    info->exactness = info->asymmetry = info->psd_error = NAN;
+    if (g) *info = CSX(s)->lift_info;
+  }
+  return g;
+}
+
+
 double fl_solver_elapsed(const fl_solver *s) {
   return fl_time_now() - s->t_start - s->t_monitor;
 }
@@ -409,6 +439,12 @@ void fl_solver_view(const fl_solver *s, FILE *f) {
   if (s->is_setup)
     fprintf(f, "  set up on '%s': history capacity %d, arena %zu bytes (high water %zu)\n",
             s->prob ? s->prob->name : "", s->hist_cap, s->arena.size, s->arena.high);
+  if (s->is_setup && CSX(s)->lifted)
+    fprintf(f, "  local problem lifted to A = I_%d, J = P L (%d x %d, %d entries) in %.3g s: "
+            "relative error %.3g (asymmetry of W %.3g, factorization %.3g)\n",
+            (int)CSX(s)->lifted->nv, (int)CSX(s)->lifted->J->nrow, (int)CSX(s)->lifted->J->ncol,
+            (int)CSX(s)->lifted->J->nnz, CSX(s)->lift_s, CSX(s)->lift_info.exactness,
+            CSX(s)->lift_info.asymmetry, CSX(s)->lift_info.psd_error);
   if (s->ops->view && SX((fl_solver *)s)->data_live) s->ops->view(s, f);
 }
 
@@ -457,8 +493,9 @@ static int check_caps(const fl_solver *s, const fl_problem *p) {
   if (p->kind == FL_PROBLEM_LOCAL) {
     if (caps & FL_CAP_NEEDS_AJ)
       return fl_seterr(FL_ERR_UNSUPPORTED,
-                       "solver %s needs A and J; FCLIB local problem %s has only W, q", nm,
-                       p->name);
+                       "solver %s needs A and J; FCLIB local problem %s has only W, q (local "
+                       "problems are lifted for FrictionLab's own solvers, not for peers: use "
+                       "the peer's local solvers)", nm, p->name);
     if (!(caps & FL_CAP_LOCAL))
       return fl_seterr(FL_ERR_UNSUPPORTED,
                        "solver %s does not work on local problems (W, q only) such as %s", nm,
@@ -495,7 +532,37 @@ int fl_solver_setup(fl_solver *s, const fl_problem *p) {
   double t0 = fl_time_now();
   s->is_setup = 0;
   x->setup_prob = NULL;
-  FL_TRY(check_caps(s, p));
+  lift_free(x);
+  // a local problem for a solver that needs A and J: solve its lift (docs/lift.md). Not for
+  // another library's solvers (Siconos's gfc3d-*): most reformulate a global problem back into
+  // its local form themselves, and Siconos's local solvers take the local problem directly
+  const fl_problem *sp = p;
+  if (p->kind == FL_PROBLEM_LOCAL && !(s->ops->caps & FL_CAP_LOCAL) &&
+      !(s->ops->caps & FL_CAP_PEER)) {
+    fl_lift_info li;
+    int rc = fl_problem_lift_local(p, &x->lifted, &li);
+    if (rc < 0) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", fl_errmsg());
+      return fl_seterr(rc, "solver %s needs A and J; local problem %s has only W, q and cannot "
+                       "be lifted: %s", s->ops->name, p->name, why);
+    }
+    x->lift_info = li;
+    x->lift_v = fl_calloc((size_t)x->lifted->nv + 1, sizeof(double));
+    if (!x->lift_v) {
+      lift_free(x);
+      return fl_seterr(FL_ERR_NOMEM, "solver %s: out of memory (lifted velocities)", s->ops->name);
+    }
+    x->lift_s = fl_time_now() - t0;
+    sp = x->lifted;
+  }
+  {
+    int rc = check_caps(s, sp);
+    if (rc < 0) {
+      lift_free(x);
+      return rc;
+    }
+  }
 
   // history: iteration 0 plus max_iter iterations, capped (overflow is counted, not silent)
   int cap = s->common.max_iter < FL_HIST_MAX - 1 ? s->common.max_iter + 1 : FL_HIST_MAX;
@@ -516,15 +583,17 @@ int fl_solver_setup(fl_solver *s, const fl_problem *p) {
   if (s->data) memset(s->data, 0, s->ops->data_size);
   if (s->arena.base) fl_arena_release(&s->arena, 0);
 
-  s->prob = p;
+  s->prob = sp;
   x->data_live = 1;
-  int rc = s->ops->setup ? s->ops->setup(s, p) : FL_OK;
+  int rc = s->ops->setup ? s->ops->setup(s, sp) : FL_OK;
   if (rc < 0) {
     if (s->ops->destroy) s->ops->destroy(s);
     x->data_live = 0;
     if (s->data) memset(s->data, 0, s->ops->data_size);
+    lift_free(x);
     return rc;
   }
+  s->prob = p;
   x->setup_prob = p;
   x->setup_s = fl_time_now() - t0;
   s->is_setup = 1;
@@ -670,7 +739,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   solver_x *x = SX(s);
   memset(res, 0, sizeof *res);
   res->error = NAN;
-  res->device_s = res->device_bytes = NAN;
+  res->device_s = res->device_bytes = res->lift_s = NAN;
   if (!s->is_setup)
     return fl_seterr(FL_ERR_STATE, "solver %s: solve before setup (or options changed since)",
                      s->ops->name);
@@ -683,15 +752,23 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
     return fl_seterr(FL_ERR_INVAL, "solver %s: v is NULL on global problem %s", s->ops->name,
                      p->name);
 
+  // a lifted local problem: the solver runs on the lift (sp) with its own velocities (sv);
+  // the metrics, monitors and the result stay with the local problem p
+  const fl_problem *sp = x->lifted ? x->lifted : p;
+  double *sv = x->lifted ? x->lift_v : v;
+
   // the guess: the incoming one with warm_start, else v = v*, gamma = 0
   if (!s->common.warm_start) {
     if (gamma) memset(gamma, 0, (size_t)fl_problem_nrows(p) * sizeof *gamma);
-    if (v && p->kind == FL_PROBLEM_GLOBAL && p->vstar)
-      memcpy(v, p->vstar, (size_t)p->nv * sizeof *v);
+    if (sv && sp->kind == FL_PROBLEM_GLOBAL && sp->vstar)
+      memcpy(sv, sp->vstar, (size_t)sp->nv * sizeof *sv);
+  } else if (x->lifted) {
+    // the lift's balance at the incoming gamma: v = v* + A^-1 J^T gamma = J^T gamma
+    fl_csr_gemtv(sp->J, 1.0, gamma, 0.0, sv);
   }
 
   s->prob = p;
-  s->cur_v = v;
+  s->cur_v = sv;
   s->cur_gamma = gamma;
   s->t_monitor = 0;
   s->reason = FL_ITERATING;
@@ -707,7 +784,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   x->in_solve = 1;
   s->device_s = s->device_bytes = NAN;
   s->t_start = fl_time_now();
-  int rc = s->ops->solve(s, p, v, gamma);
+  int rc = s->ops->solve(s, sp, sv, gamma);
   double t_end = fl_time_now();
   x->in_solve = 0;
 
@@ -719,10 +796,10 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   double solve_s = (t_end - s->t_start) - s->t_monitor;
 
   // the final metrics are those of the returned iterate
-  if (rc >= 0 && !(x->metrics_valid && x->metrics_iter == s->iters && x->metrics_v == v &&
-                   x->metrics_gamma == gamma && s->cur_v == v && s->cur_gamma == gamma)) {
+  if (rc >= 0 && !(x->metrics_valid && x->metrics_iter == s->iters && x->metrics_v == sv &&
+                   x->metrics_gamma == gamma && s->cur_v == sv && s->cur_gamma == gamma)) {
     double tm = fl_time_now();
-    rc = eval_metrics(s, v, gamma, s->iters);
+    rc = eval_metrics(s, sv, gamma, s->iters);
     if (rc >= 0 && s->hist_len > 0 && s->hist[s->hist_len - 1].iter == s->iters) {
       s->hist[s->hist_len - 1].merit = fl_metrics_merit(&s->last_metrics, x->raw0);
       s->hist[s->hist_len - 1].momentum = s->last_metrics.momentum;
@@ -742,5 +819,6 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   res->history_lost = s->hist_lost;
   res->device_s = s->device_s;
   res->device_bytes = s->device_bytes;
+  res->lift_s = x->lifted ? x->lift_s : NAN;
   return rc < 0 ? rc : FL_OK;
 }

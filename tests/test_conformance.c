@@ -28,8 +28,9 @@
 /* the capability that makes p unsupported for a solver, or NULL if p is supported */
 static const char *why_unsupported(unsigned caps, const fl_problem *p) {
   if (p->kind == FL_PROBLEM_LOCAL) {
-    if (caps & FL_CAP_NEEDS_AJ) return "needs A and J";
-    if (!(caps & FL_CAP_LOCAL)) return "no local problems";
+    // a solver without FL_CAP_LOCAL runs on the lift (A = I, J = P L: rigid, no bilateral
+    // rows), so only rigid contact is needed either way; peers are not lifted
+    if ((caps & FL_CAP_PEER) && (caps & FL_CAP_NEEDS_AJ)) return "peer that needs A and J";
     if (p->nc > 0 && !(caps & FL_CAP_RIGID)) return "no rigid contact";
   } else {
     for (fl_int i = 0; i < p->nc; i++) {

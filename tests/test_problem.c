@@ -1,5 +1,6 @@
 /* test_problem.c: fl_problem creation, cliques, validation, the shared operators on A and J
- * (apply/solve A, J A^-1, Delassus blocks and full W, local form) and the example problems. */
+ * (apply/solve A, J A^-1, Delassus blocks and full W, local form), the example problems and
+ * the lift of local problems to global ones (fl_problem_lift_local). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -652,4 +653,228 @@ FL_TEST(fclib_sizes) {
   }
   return 0;
 #endif
+}
+
+
+//---- the lift of a local problem (problems/lift.c) ----
+
+/* a local problem with W = C0 C0^T (+ skew K, K_ij = kappa (i - j)/n) from a random n x k C0,
+ * q random, mu 0.5 */
+static fl_problem *lift_local(fl_int nc, int k, double kappa) {
+  int n = 3 * (int)nc;
+  double *c0 = malloc(sizeof(double) * (size_t)n * (size_t)k);
+  for (int i = 0; i < n * k; i++) c0[i] = urand();
+  fl_int *ti = malloc(sizeof(fl_int) * (size_t)n * (size_t)n);
+  fl_int *tj = malloc(sizeof(fl_int) * (size_t)n * (size_t)n);
+  double *tv = malloc(sizeof(double) * (size_t)n * (size_t)n);
+  int nt = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double w = kappa * (double)(i - j) / n;
+      for (int a = 0; a < k; a++) w += c0[i * k + a] * c0[j * k + a];
+      ti[nt] = i, tj[nt] = j, tv[nt++] = w;
+    }
+  fl_problem *p = NULL;
+  if (fl_problem_alloc(FL_PROBLEM_LOCAL, 0, nc, 0, 0, &p) == FL_OK &&
+      fl_csr_from_triplets(n, n, nt, ti, tj, tv, &p->W) == FL_OK) {
+    snprintf(p->name, sizeof p->name, "lift%d_%d", n, k);
+    for (int i = 0; i < n; i++) p->q[i] = urand();
+    for (fl_int i = 0; i < nc; i++) p->mu[i] = 0.5;
+  }
+  free(c0), free(ti), free(tj), free(tv);
+  return p;
+}
+
+
+/* max_ij |W_ij - (J A^-1 J^T)_ij| / max |W_ij| computed densely here (A^-1 by the Gaussian
+ * elimination above, not by the code under test), and the structure of the lifted problem */
+static double lift_error(const fl_problem *p, const fl_problem *g) {
+  int n = 3 * (int)p->nc, r = (int)g->nv;
+  if (g->kind != FL_PROBLEM_GLOBAL || g->nc != p->nc || g->nh != 0 || g->J->nrow != n ||
+      g->J->ncol != r || g->A->nrow != r || g->dt != 1.0)
+    return INFINITY;
+  for (int i = 0; i < n; i++)
+    if (g->b[i] != p->q[i]) return INFINITY;
+  for (int i = 0; i < r; i++)
+    if (g->vstar[i] != 0.0 || g->v0[i] != 0.0) return INFINITY;
+  for (fl_int i = 0; i < p->nc; i++)
+    if (g->mu[i] != p->mu[i] || !isinf(g->stiffness[i]) || g->phi0[i] != 0.0) return INFINITY;
+  double *W = dense_of(p->W), *J = dense_of(g->J), *A = dense_of(g->A);
+  // X = A^-1 J^T (r x n)
+  double *X = malloc(sizeof(double) * ((size_t)r * (size_t)n + 1));
+  for (int i = 0; i < r; i++)
+    for (int j = 0; j < n; j++) X[i * n + j] = J[j * r + i];
+  if (r > 0) gauss_solve(r, A, n, X);
+  double e = 0, wmax = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double s = 0;
+      for (int a = 0; a < r; a++) s += J[i * r + a] * X[a * n + j];
+      e = fmax(e, fabs(W[i * n + j] - s));
+      wmax = fmax(wmax, fabs(W[i * n + j]));
+    }
+  free(W), free(J), free(A), free(X);
+  return wmax > 0 ? e / wmax : e;
+}
+
+
+FL_TEST(lift_spd_and_rank_deficient) {
+  // full rank (SPD, k > n), rank 7 of 12, rank 1 of 6: W = J A^-1 J^T to round-off
+  const struct {
+    fl_int nc;
+    int k, rank;
+  } cases[] = {{4, 20, 12}, {4, 7, 7}, {2, 1, 1}, {10, 13, 13}};
+  for (int c = 0; c < 4; c++) {
+    fl_problem *p = lift_local(cases[c].nc, cases[c].k, 0.0), *g;
+    ASSERT(p);
+    fl_lift_info li;
+    ASSERT_OK(fl_problem_lift_local(p, &g, &li));
+    ASSERT_OK(fl_problem_validate(g, "lift"));
+    double e = lift_error(p, g);
+    printf("nc %d, rank %d: rank found %d, error %.3g (lift says %.3g)\n", (int)cases[c].nc,
+           cases[c].rank, (int)li.rank, e, li.exactness);
+    ASSERT_EQ(li.rank, cases[c].rank);
+    ASSERT_EQ(g->nv, cases[c].rank);
+    ASSERT_EQ(g->ncl, 1);
+    ASSERT_LE(e, 1e-14);
+    ASSERT_LE(li.exactness, 1e-14);
+    ASSERT_NEAR(li.exactness, e, 2e-15);
+    ASSERT_EQ(li.asymmetry, 0.0);
+    ASSERT_LE(li.psd_error, li.exactness);
+    // J A^-1 J^T = W means u = J v + b at the balance v = J^T gamma is W gamma + q
+    fl_int n = 3 * p->nc;
+    double *gam = malloc(sizeof(double) * (size_t)n), *u = malloc(sizeof(double) * (size_t)n);
+    double *ul = malloc(sizeof(double) * (size_t)n), *v = malloc(sizeof(double) * ((size_t)g->nv + 1));
+    for (fl_int i = 0; i < n; i++) gam[i] = urand();
+    fl_csr_gemtv(g->J, 1.0, gam, 0.0, v);
+    fl_problem_velocity(g, v, gam, u);
+    fl_problem_velocity(p, NULL, gam, ul);
+    for (fl_int i = 0; i < n; i++) ASSERT_NEAR(u[i], ul[i], 1e-13 * (1 + fabs(ul[i])));
+    free(gam), free(u), free(ul), free(v);
+    fl_problem_free(g);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+
+FL_TEST(lift_asymmetric_indefinite_and_zero) {
+  // a skew part is not representable: the symmetric part is lifted, the skew part reported
+  fl_problem *p = lift_local(3, 5, 1e-3), *g;
+  ASSERT(p);
+  fl_lift_info li;
+  ASSERT_OK(fl_problem_lift_local(p, &g, &li));
+  ASSERT_EQ(li.rank, 5);
+  ASSERT_LE(li.psd_error, 1e-14);
+  double e = lift_error(p, g);
+  printf("skew 1e-3 (i - j)/n: asymmetry %.3g, exactness %.3g (measured here %.3g)\n",
+         li.asymmetry, li.exactness, e);
+  ASSERT_NEAR(li.exactness, e, 2e-15);
+  ASSERT(li.asymmetry > 1e-5 && li.exactness >= li.asymmetry - li.psd_error);
+  fl_problem_free(g);
+  fl_problem_free(p);
+
+  // indefinite: W = diag(1, -1, 1) is no J A^-1 J^T
+  static const fl_int ij[3] = {0, 1, 2};
+  static const double w[3] = {1, -1, 1};
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 1, 0, 0, &p));
+  snprintf(p->name, sizeof p->name, "indefinite");
+  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, ij, ij, w, &p->W));
+  ASSERT_EQ(fl_problem_lift_local(p, &g, &li), FL_ERR_UNSUPPORTED);
+  ASSERT(g == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "indefinite: the symmetric part of W is not positive semidefinite");
+  ASSERT_EQ(li.rank, 2); // the two positive pivots, then -1 stops it
+  ASSERT_NEAR(li.psd_error, 1.0, 1e-15);
+  fl_problem_free(p);
+
+  // W = 0: no dofs, every row of J empty
+  static const double z[3] = {0, 0, 0};
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 1, 0, 0, &p));
+  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, ij, ij, z, &p->W));
+  ASSERT_OK(fl_problem_lift_local(p, &g, &li));
+  ASSERT_EQ(g->nv, 0);
+  ASSERT_EQ(g->J->nnz, 0);
+  ASSERT_EQ(g->clique_a[0], -1);
+  ASSERT_EQ(li.exactness, 0.0);
+  fl_problem_free(g);
+
+  // arguments
+  ASSERT_EQ(fl_problem_lift_local(p, NULL, &li), FL_ERR_INVAL);
+  ASSERT_EQ(fl_problem_lift_local(NULL, &g, NULL), FL_ERR_INVAL);
+  fl_problem *glob;
+  ASSERT_OK(fl_problem_create_example("box_on_plane", &glob));
+  ASSERT_EQ(fl_problem_lift_local(glob, &g, NULL), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "box_on_plane is not a local problem");
+  fl_problem_free(glob);
+  fl_problem_free(p);
+  return 0;
+}
+
+
+FL_TEST(lift_one_contact_examples_exact) {
+  // the closed-form local solutions of the one-contact examples solve their lifts exactly:
+  // (v, gamma) = (J^T gamma*, gamma*) has zero natural map and zero momentum residual
+  const char *names[] = {"one_contact_slide", "one_contact_stick"};
+  for (int e = 0; e < 2; e++) {
+    fl_problem *p, *g;
+    ASSERT_OK(fl_problem_create_example(names[e], &p));
+    ASSERT_OK(fl_problem_lift_local(p, &g, NULL));
+    ASSERT_EQ(g->nv, 3);
+    double gam[3], v[3];
+    ASSERT_OK(fl_example_solution(names[e], NULL, gam));
+    fl_csr_gemtv(g->J, 1.0, gam, 0.0, v);
+    fl_metrics ml, mg;
+    ASSERT_OK(fl_problem_metrics(p, NULL, gam, FL_NORM_NONE, &ml));
+    ASSERT_OK(fl_problem_metrics(g, v, gam, FL_NORM_NONE, &mg));
+    printf("%s: natural map local %.3g, lifted %.3g, momentum %.3g\n", names[e], ml.natmap_raw,
+           mg.natmap_raw, mg.momentum);
+    ASSERT_LE(ml.natmap_raw, 1e-15);
+    ASSERT_LE(mg.natmap_raw, 1e-15);
+    ASSERT_LE(mg.momentum, 1e-15);
+    fl_problem_free(g);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+
+FL_TEST(lift_fclib_local_files) {
+  // every FCLIB local file at hand lifts, its symmetric part reproduced to round-off; prints
+  // the table of docs/lift.md (nc, rank, errors, seconds)
+  const char *files[] = {"Capsules-i97-269.hdf5",
+                         "Capsules-i125-1213.hdf5",
+                         "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+                         "local_problem_test.hdf5",
+                         "converted_from_siconos_dat/BoxesStack1-i100000-32.hdf5",
+                         "converted_from_siconos_dat/Capsules-i101-404.hdf5",
+                         "converted_from_siconos_dat/FrictionContact3D_1c.hdf5",
+                         "converted_from_siconos_dat/KaplasTower-i1061-4.hdf5",
+                         "converted_from_siconos_dat/OneObject-i100000-499.hdf5",
+                         "converted_from_siconos_dat/Rover4396.hdf5",
+                         NULL};
+  int ran = 0;
+  printf("%-38s %5s %5s %9s %10s %10s %10s %8s\n", "problem", "nc", "rank", "nnz(J)",
+         "exactness", "asymmetry", "psd_error", "lift_s");
+  for (int f = 0; files[f]; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fclib/%s", fl_test_shared_dir(), files[f]);
+    if (access(path, R_OK) != 0) continue;
+    fl_problem *p, *g;
+    ASSERT_OK(fl_problem_load_fclib(path, &p));
+    ASSERT_EQ(p->kind, FL_PROBLEM_LOCAL);
+    fl_lift_info li;
+    double t = fl_time_now();
+    ASSERT_OK(fl_problem_lift_local(p, &g, &li));
+    t = fl_time_now() - t;
+    printf("%-38s %5d %5d %9d %10.3g %10.3g %10.3g %8.3f\n", p->name, (int)p->nc, (int)li.rank,
+           (int)g->J->nnz, li.exactness, li.asymmetry, li.psd_error, t);
+    ASSERT_LE(li.psd_error, 1e-13);
+    ASSERT(li.rank > 0 && li.rank <= 3 * p->nc);
+    ASSERT_LE(li.exactness, li.asymmetry + li.psd_error + 1e-15);
+    fl_problem_free(g);
+    fl_problem_free(p);
+    ran++;
+  }
+  if (!ran) SKIP("no FCLIB local file under %s/fclib", fl_test_shared_dir());
+  return 0;
 }

@@ -5,7 +5,8 @@
  * Solves: regularized single contacts and bilateral rows with closed-form impulses, the
  * three-contact spinning table (stiction below mu m g R, sliding above), near-rigid stiffness,
  * exact guesses, monotone costs, dense vs CHOLMOD and exact vs backtracking on a random pile,
- * FCLIB global files, and "unsupported" for FCLIB local files.
+ * FCLIB global files, and FCLIB local files through their lift (docs/lift.md): the merit on the
+ * original problem, the one-contact closed forms.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -807,7 +808,7 @@ FL_TEST(no_allocation_in_the_newton_loop) {
 
 //---- FCLIB ----
 
-FL_TEST(fclib_global_converges_local_unsupported) {
+FL_TEST(fclib_global_converges_local_lifted) {
   const char *files[] = {"Capsules-i97-269.hdf5", "Spheres-i099-356-679.hdf5",
                          "Box_Stacks-i0035-31-0.hdf5", "LMGC_GFC3D-i00001-1-00000.hdf5", NULL};
   fl_solver *s = make_sap();
@@ -840,17 +841,132 @@ FL_TEST(fclib_global_converges_local_unsupported) {
     fl_solver_destroy(s);
     SKIP("no FCLIB global file could be loaded from %s/fclib", fl_test_shared_dir());
   }
-  // a local problem: no A and J
+  // a local problem is lifted (docs/lift.md); one whose W has an indefinite symmetric part
+  // cannot be, and stays unsupported
   fl_problem *q;
   ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 1, 0, 0, &q));
+  snprintf(q->name, sizeof q->name, "indefinite");
   fl_int i3[3] = {0, 1, 2};
-  double one[3] = {1, 1, 1};
-  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, i3, i3, one, &q->W));
+  double w3[3] = {1, -1, 1};
+  ASSERT_OK(fl_csr_from_triplets(3, 3, 3, i3, i3, w3, &q->W));
   int rc = fl_solver_setup(s, q);
   ASSERT_EQ(rc, FL_ERR_UNSUPPORTED);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "needs A and J");
+  ASSERT_STR_CONTAINS(fl_errmsg(), "needs A and J; local problem indefinite has only W, q and "
+                                   "cannot be lifted");
+  ASSERT_STR_CONTAINS(fl_errmsg(), "not positive semidefinite");
   fl_problem_free(q);
   fl_solver_destroy(s);
+  return 0;
+}
+
+
+/* SAP on the lift of a local problem with near-rigid settings tight enough for 1e-6 */
+static fl_solver *make_sap_tight(void) {
+  fl_solver *s = make_sap();
+  if (s && fl_solver_set_options(s, "sap.beta=1e-4,sap.sigma=1e-8,rel_tol=1e-12") < 0) {
+    fl_solver_destroy(s);
+    return NULL;
+  }
+  return s;
+}
+
+
+FL_TEST(lifted_one_contact_examples) {
+  // one_contact_stick: the lifted solve gives the closed-form (Coulomb) impulse. one_contact_slide
+  // slides: SAP's convex model (rigid contact) then gives gamma = P_K(-q) for W = I, the
+  // Anitescu relaxation whose normal velocity is mu |u_t| instead of 0, so its Coulomb natural
+  // map is not 0 but that of P_K(-q)
+  fl_register_all();
+  const char *names[] = {"one_contact_stick", "one_contact_slide"};
+  for (int e = 0; e < 2; e++) {
+    fl_problem *p;
+    ASSERT_OK(fl_problem_create_example(names[e], &p));
+    fl_solver *s = make_sap_tight();
+    ASSERT(s);
+    ASSERT_OK(fl_solver_setup(s, p));
+    fl_lift_info li;
+    const fl_problem *g = fl_solver_lifted(s, &li);
+    ASSERT(g != NULL);
+    ASSERT_EQ(g->nv, 3);
+    ASSERT_LE(li.exactness, 1e-15);
+    double gam[3] = {0}, ref[3];
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, p, NULL, gam, &res));
+    ASSERT(res.reason > 0);
+    ASSERT(res.lift_s >= 0 && res.lift_s <= res.setup_s);
+    if (e == 0) {
+      ASSERT_OK(fl_example_solution(names[e], NULL, ref));
+    } else {
+      double mq[3] = {-p->q[0], -p->q[1], -p->q[2]};
+      fl_cone_project(p->mu[0], mq, ref);
+    }
+    const fl_metrics *m = fl_solver_final_metrics(s);
+    printf("%s: gamma (%.9f, %.9f, %.9f), expected (%.9f, %.9f, %.9f), merit %.3g\n", names[e],
+           gam[0], gam[1], gam[2], ref[0], ref[1], ref[2], m->natmap);
+    for (int k = 0; k < 3; k++) ASSERT_NEAR(gam[k], ref[k], 1e-6);
+    fl_metrics mr;
+    ASSERT_OK(fl_problem_metrics(p, NULL, ref, FL_NORM_FCLIB, &mr));
+    ASSERT_NEAR(m->natmap, mr.natmap, 1e-6);
+    if (e == 0) ASSERT_LE(m->natmap, 1e-6);
+    else ASSERT(m->natmap > 1e-2); // the relaxation's gap, not a failure to converge
+    fl_solver_destroy(s);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+
+FL_TEST(lifted_fclib_local_merit_on_the_original) {
+  // SAP (and primal descent) on FCLIB local files through the lift: the merit reported (the
+  // history's last record and the final metrics) is the natural map of the returned gamma on
+  // the original local problem, u = W gamma + q, recomputed here
+  const char *files[] = {"local_problem_test.hdf5",
+                         "converted_from_siconos_dat/BoxesStack1-i100000-32.hdf5",
+                         "converted_from_siconos_dat/Rover4396.hdf5", NULL};
+  const char *solvers[] = {"sap", "primal-descent"};
+  fl_register_all();
+  int ran = 0;
+  for (int f = 0; files[f]; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fclib/%s", fl_test_shared_dir(), files[f]);
+    fl_problem *p = NULL;
+    if (fl_problem_load_fclib(path, &p) < 0) {
+      fprintf(stderr, "skipping %s: %s\n", files[f], fl_errmsg());
+      continue;
+    }
+    ASSERT_EQ(p->kind, FL_PROBLEM_LOCAL);
+    for (int k = 0; k < 2; k++) {
+      fl_solver *s;
+      ASSERT_OK(fl_solver_create(solvers[k], &s));
+      if (k == 0) ASSERT_OK(fl_solver_set_options(s, "sap.beta=1e-3,sap.sigma=1e-6,rel_tol=1e-10"));
+      ASSERT_OK(fl_solver_set_option(s, "norm", "fclib"));
+      ASSERT_OK(fl_solver_setup(s, p));
+      fl_lift_info li;
+      ASSERT(fl_solver_lifted(s, &li) != NULL);
+      double *gam = calloc((size_t)3 * (size_t)p->nc, sizeof(double));
+      fl_result res;
+      ASSERT_OK(fl_solver_solve(s, p, NULL, gam, &res));
+      int n;
+      const fl_iter_stat *h = fl_solver_history(s, &n);
+      const fl_metrics *m = fl_solver_final_metrics(s);
+      fl_metrics mine;
+      ASSERT_OK(fl_problem_metrics(p, NULL, gam, FL_NORM_FCLIB, &mine));
+      printf("%s / %s: rank %d, lift error %.3g, %s after %d iterations, merit %.6g "
+             "(recomputed %.6g)\n", p->name, solvers[k], (int)li.rank, li.exactness,
+             fl_reason_name(res.reason), res.iters, h[n - 1].merit, mine.natmap);
+      ASSERT(res.reason > 0);
+      ASSERT(isnan(m->momentum)); // a local problem's metrics
+      ASSERT_NEAR(m->natmap, mine.natmap, 1e-12 * (1 + mine.natmap));
+      ASSERT_NEAR(m->natmap_raw, mine.natmap_raw, 1e-12 * (1 + mine.natmap_raw));
+      if (isfinite(h[n - 1].merit)) ASSERT_NEAR(h[n - 1].merit, mine.natmap, 1e-12 * (1 + mine.natmap));
+      if (k == 0 && f == 0) ASSERT_LE(mine.natmap, 1e-7); // it sticks: SAP gets close
+      free(gam);
+      fl_solver_destroy(s);
+    }
+    fl_problem_free(p);
+    ran++;
+  }
+  if (!ran) SKIP("no FCLIB local file under %s/fclib", fl_test_shared_dir());
   return 0;
 }
 

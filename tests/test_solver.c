@@ -585,14 +585,23 @@ FL_TEST(capabilities) {
   ASSERT_OK(fl_problem_create_example("box_on_plane_compliant", &soft));
   ASSERT_OK(fl_problem_create_example("pendulum_bilateral", &pend));
   fl_solver *s;
-  ASSERT_EQ(make("fake-aj", loc, NULL, &s), FL_ERR_UNSUPPORTED);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "solver fake-aj needs A and J; FCLIB local problem slide has "
-                                   "only W, q");
+  // a local problem is lifted for a solver that needs A and J (docs/lift.md); the lift is
+  // rigid, so a compliant-only solver still refuses it
+  ASSERT_OK(make("fake-aj", loc, NULL, &s));
+  fl_lift_info li;
+  const fl_problem *lifted = fl_solver_lifted(s, &li);
+  ASSERT(lifted != NULL && lifted->kind == FL_PROBLEM_GLOBAL && lifted->nv == 3);
+  ASSERT_EQ(li.rank, 3);
+  double gam[3];
+  fl_result res;
+  ASSERT_OK(fl_solver_solve(s, loc, NULL, gam, &res));
+  ASSERT(res.reason > 0 && res.lift_s >= 0);
+  fl_solver_destroy(s);
+  ASSERT_EQ(make("fake-soft", loc, NULL, &s), FL_ERR_UNSUPPORTED);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "rigid");
   fl_solver_destroy(s);
   ASSERT_EQ(make("fake-soft", rigid, NULL, &s), FL_ERR_UNSUPPORTED);
   ASSERT_STR_CONTAINS(fl_errmsg(), "rigid");
-  fl_solver_destroy(s);
-  ASSERT_EQ(make("fake-soft", loc, NULL, &s), FL_ERR_UNSUPPORTED);
   fl_solver_destroy(s);
   ASSERT_OK(make("fake-soft", soft, NULL, &s));
   fl_solver_destroy(s);
@@ -642,6 +651,35 @@ FL_TEST(fault_injection) {
     }
     ASSERT(ok);
   }
+  fl_problem_free(p);
+  return 0;
+}
+
+
+FL_TEST(lift_fault_injection) {
+  // the lift of a local problem for a solver that needs A and J (SAP): every allocation of
+  // setup and solve failing in turn gives FL_ERR_NOMEM, never a crash or a leak (ASan)
+  fl_problem *p;
+  ASSERT_OK(fl_problem_create_example("one_contact_stick", &p));
+  reg();
+  int ok = 0;
+  for (long n = 0; n < 400 && !ok; n++) {
+    fl_solver *s = NULL;
+    double g[3];
+    fl_result res;
+    int rc = fl_solver_create("sap", &s);
+    fl_alloc_fail_after(n);
+    if (!rc) rc = fl_solver_setup(s, p);
+    if (!rc) rc = fl_solver_solve(s, p, NULL, g, &res);
+    fl_alloc_fail_after(-1);
+    if (rc && rc != FL_ERR_NOMEM) FL_FAIL_("sap, failure %ld: %d %s", n, rc, fl_errmsg());
+    if (!rc) {
+      ASSERT(res.reason > 0);
+      ok = 1;
+    }
+    fl_solver_destroy(s);
+  }
+  ASSERT(ok);
   fl_problem_free(p);
   return 0;
 }
