@@ -38,7 +38,11 @@ struct fl_dynamics {
   /* J A^-1 and the row/clique incidence */
   fl_int *rc_ptr, *rc;  /* (nrow + 1), cliques touched by each row of J (ascending) */
   fl_int *cr_ptr, *cr;  /* (ncl + 1), rows touching each clique (ascending) */
+  fl_int *cr_k;         /* (rc_ptr[nrow]) incidence index k (into rc) of each entry of cr */
   fl_csr *B;            /* J A^-1, lazily */
+  fl_int *boff;         /* (rc_ptr[nrow]) position in B of the first entry of incidence k; its
+                           clique's dofs follow contiguously in clique order (B_contig) */
+  int B_contig;         /* every row of B is its cliques' dofs concatenated in ascending order */
 };
 
 
@@ -70,6 +74,8 @@ void fl_dynamics_free(fl_dynamics *d) {
   fl_free(d->rc);
   fl_free(d->cr_ptr);
   fl_free(d->cr);
+  fl_free(d->cr_k);
+  fl_free(d->boff);
   fl_csr_free(d->B);
   fl_free(d);
 }
@@ -186,10 +192,18 @@ static int incidence(fl_dynamics *d) {
   for (fl_int k = 0; k < d->rc_ptr[nrow]; k++) d->cr_ptr[d->rc[k] + 1]++;
   for (fl_int c = 0; c < ncl; c++) d->cr_ptr[c + 1] += d->cr_ptr[c];
   fl_int *next = fl_malloc(((size_t)ncl + 1) * sizeof(fl_int));
-  if (!next) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+  d->cr_k = fl_malloc(((size_t)d->rc_ptr[nrow] + 1) * sizeof(fl_int));
+  if (!next || !d->cr_k) {
+    fl_free(next);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+  }
   memcpy(next, d->cr_ptr, (size_t)ncl * sizeof(fl_int));
   for (fl_int r = 0; r < nrow; r++) {
-    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) d->cr[next[d->rc[k]]++] = r;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int e = next[d->rc[k]]++;
+      d->cr[e] = r;
+      d->cr_k[e] = k;
+    }
   }
   fl_free(next);
   return FL_OK;
@@ -404,14 +418,29 @@ static int build_JAinv(fl_dynamics *d) {
   }
   fl_csr *B;
   FL_TRY(fl_csr_alloc(nrow, d->nv, (fl_int)nnz, &B));
+  d->boff = fl_malloc(((size_t)d->rc_ptr[nrow] + 1) * sizeof(fl_int));
+  if (!d->boff) {
+    fl_csr_free(B);
+    return fl_seterr(FL_ERR_NOMEM, "%s: no memory for J A^-1", p->name);
+  }
+  // a row's cliques are ascending and their dofs ascending within each: the concatenation is
+  // already sorted unless two cliques' dof ranges interleave (then sort, and locate entries
+  // by search)
+  d->B_contig = 1;
   fl_int w = 0;
   for (fl_int r = 0; r < nrow; r++) {
     B->rowptr[r] = w;
+    int sorted = 1;
     for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
       fl_int c = d->rc[k];
+      d->boff[k] = w;
+      if (w > B->rowptr[r] && p->clique_ptr[c + 1] > p->clique_ptr[c] &&
+          B->col[w - 1] > p->clique_dof[p->clique_ptr[c]])
+        sorted = 0;
       for (fl_int e = p->clique_ptr[c]; e < p->clique_ptr[c + 1]; e++) B->col[w++] = p->clique_dof[e];
     }
-    if (d->rc_ptr[r + 1] - d->rc_ptr[r] > 1) {
+    if (!sorted) {
+      d->B_contig = 0;
       qsort(B->col + B->rowptr[r], (size_t)(w - B->rowptr[r]), sizeof(fl_int), cmp_int);
     }
   }
@@ -459,6 +488,10 @@ static int build_JAinv(fl_dynamics *d) {
       // scatter into the rows of B
       for (fl_int j = 0; j < nb && rc == FL_OK; j++) {
         fl_int r = d->cr[k0 + j];
+        if (d->B_contig) {
+          memcpy(B->val + d->boff[d->cr_k[k0 + j]], rhs + (size_t)j * n, (size_t)n * sizeof(double));
+          continue;
+        }
         for (fl_int k = 0; k < n; k++) {
           fl_int pos = find_pos(B, r, p->clique_dof[c0 + k]);
           B->val[pos] = rhs[(size_t)j * n + k];
@@ -532,11 +565,162 @@ int fl_dynamics_delassus_blocks(fl_dynamics *d, double *Wc, double *Wh) {
 }
 
 
+/* out = the sorted union of a (na) and b (nb), both ascending; returns its length */
+static fl_int merge_union(const fl_int *a, fl_int na, const fl_int *b, fl_int nb, fl_int *out) {
+  fl_int i = 0, j = 0, w = 0;
+  while (i < na && j < nb) {
+    if (a[i] < b[j]) {
+      out[w++] = a[i++];
+    } else if (b[j] < a[i]) {
+      out[w++] = b[j++];
+    } else {
+      out[w++] = a[i++];
+      j++;
+    }
+  }
+  while (i < na) out[w++] = a[i++];
+  while (j < nb) out[w++] = b[j++];
+  return w;
+}
+
+
+/* build_W when every row of B holds its cliques' blocks contiguously (B_contig): the pattern of
+ * row r is the union of the (ascending) row lists of its cliques, merged without sorting, and
+ * J_r . B_s accumulates clique by clique over the entries of J_r in the cliques r and s share,
+ * in ascending column order: the same products summed in the same order as dot_rows, so W is
+ * the same to the last bit. */
+static int build_W_blocks(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr **out) {
+  const fl_problem *p = d->p;
+  const fl_csr *J = p->J, *B = d->B;
+  long bound = 0;
+  fl_int maxj = 0;
+  for (fl_int r = 0; r < m; r++) {
+    bound++;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++)
+      bound += d->cr_ptr[d->rc[k] + 1] - d->cr_ptr[d->rc[k]];
+    if (J->rowptr[r + 1] - J->rowptr[r] > maxj) maxj = J->rowptr[r + 1] - J->rowptr[r];
+  }
+  if (bound > INT32_MAX) {
+    return fl_seterr(FL_ERR_NOMEM, "%s: W would have up to %ld entries (index type limit)",
+                     p->name, bound);
+  }
+  fl_int *cols = fl_malloc(((size_t)bound + 1) * sizeof(fl_int));
+  fl_int *rowptr = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
+  fl_int *lst = fl_malloc(((size_t)m + 1) * 2 * sizeof(fl_int));
+  fl_int *pos = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
+  fl_int *cur = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
+  fl_int *jl = fl_malloc(((size_t)maxj + 1) * sizeof(fl_int));
+  double *jv = fl_malloc(((size_t)maxj + 1) * sizeof(double));
+  fl_csr *W = NULL;
+  int rc = FL_OK;
+  if (!cols || !rowptr || !lst || !pos || !cur || !jl || !jv) {
+    rc = fl_seterr(FL_ERR_NOMEM, "%s: no memory for W", p->name);
+    goto done;
+  }
+
+  // pattern: {r} and the rows (< m) of each clique r touches
+  fl_int w = 0;
+  for (fl_int r = 0; r < m; r++) {
+    rowptr[r] = w;
+    fl_int *a = lst, *t = lst + m + 1;
+    a[0] = r;
+    fl_int na = 1;
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k], e0 = d->cr_ptr[c], e1 = d->cr_ptr[c + 1];
+      while (e1 > e0 && d->cr[e1 - 1] >= m) e1--; /* cr is ascending */
+      fl_int nt = merge_union(a, na, d->cr + e0, e1 - e0, t);
+      fl_int *sw = a;
+      a = t;
+      t = sw;
+      na = nt;
+    }
+    memcpy(cols + w, a, (size_t)na * sizeof(fl_int));
+    w += na;
+  }
+  rowptr[m] = w;
+  rc = fl_csr_alloc(m, m, w, &W);
+  if (rc < 0) goto done;
+  memcpy(W->rowptr, rowptr, ((size_t)m + 1) * sizeof(fl_int));
+  memcpy(W->col, cols, (size_t)w * sizeof(fl_int));
+
+  // a_rs = J_r . B_s into val
+  for (fl_int s = 0; s < m; s++) pos[s] = -1;
+  for (fl_int r = 0; r < m; r++) {
+    for (fl_int e = W->rowptr[r]; e < W->rowptr[r + 1]; e++) {
+      pos[W->col[e]] = e;
+      W->val[e] = 0.0;
+    }
+    for (fl_int k = d->rc_ptr[r]; k < d->rc_ptr[r + 1]; k++) {
+      fl_int c = d->rc[k], nj = 0;
+      for (fl_int e = J->rowptr[r]; e < J->rowptr[r + 1]; e++) {
+        if (p->dof_clique[J->col[e]] != c) continue;
+        jl[nj] = d->loc[J->col[e]];
+        jv[nj++] = J->val[e];
+      }
+      for (fl_int e = d->cr_ptr[c]; e < d->cr_ptr[c + 1]; e++) {
+        fl_int s = d->cr[e];
+        if (s >= m) break;
+        const double *bs = B->val + d->boff[d->cr_k[e]];
+        double sum = W->val[pos[s]];
+        for (fl_int q = 0; q < nj; q++) sum += jv[q] * bs[jl[q]];
+        W->val[pos[s]] = sum;
+      }
+    }
+    for (fl_int e = W->rowptr[r]; e < W->rowptr[r + 1]; e++) pos[W->col[e]] = -1;
+  }
+
+  // symmetric W_rs = (a_rs + a_sr) / 2; the pattern is symmetric and rows are visited in
+  // ascending order, so cur[s] walks row s's entries (s, r), r < s, in step
+  for (fl_int s = 0; s < m; s++) cur[s] = W->rowptr[s];
+  for (fl_int r = 0; r < m; r++) {
+    for (fl_int e = W->rowptr[r]; e < W->rowptr[r + 1]; e++) {
+      fl_int s = W->col[e];
+      if (s <= r) continue;
+      fl_int et = cur[s]++;
+      if (W->col[et] != r) {
+        rc = fl_seterr(FL_ERR_STATE, "%s: W's pattern is not symmetric at (%d, %d)", p->name,
+                       (int)r, (int)s);
+        goto done;
+      }
+      double v = 0.5 * (W->val[e] + W->val[et]);
+      W->val[e] = v;
+      W->val[et] = v;
+    }
+    fl_int e = cur[r]; /* the diagonal: every (r, t < r) was consumed above */
+    if (e >= W->rowptr[r + 1] || W->col[e] != r) {
+      rc = fl_seterr(FL_ERR_STATE, "%s: W's pattern misses (%d, %d)", p->name, (int)r, (int)r);
+      goto done;
+    }
+    cur[r]++;
+    if (Rdiag) {
+      for (fl_int q = W->rowptr[r]; q < W->rowptr[r + 1]; q++)
+        W->val[q] = W->val[q] + (W->col[q] == r ? Rdiag[r] : 0.0);
+    }
+  }
+
+done:
+  fl_free(cols);
+  fl_free(rowptr);
+  fl_free(lst);
+  fl_free(pos);
+  fl_free(cur);
+  fl_free(jl);
+  fl_free(jv);
+  if (rc < 0) {
+    fl_csr_free(W);
+    return rc;
+  }
+  *out = W;
+  return FL_OK;
+}
+
+
 /* W over rows [0, m) (m = nrow or 3 nc) plus diag(Rdiag) if given; the diagonal is always
  * stored. Rows interact when they share a clique. */
 static int build_W(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr **out) {
   *out = NULL;
   if (!fl_dynamics_JAinv(d)) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+  if (d->B_contig) return build_W_blocks(d, m, Rdiag, out);
   const fl_problem *p = d->p;
   fl_int *mark = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
   if (!mark) return fl_seterr(FL_ERR_NOMEM, "%s: no memory for W", p->name);
