@@ -43,7 +43,20 @@ typedef struct fl_lin_opts {
   char petsc_options[FL_OPT_STRLEN]; /* PETSc options string ("-ksp_type cr -pc_type jacobi") */
   int petsc_world;   /* 1: distribute K over PETSC_COMM_WORLD (every rank must call with the same
                         K and b, collectively); 0: PETSC_COMM_SELF */
+  int pc;            /* preconditioner of pcg and pcr: FL_LIN_PC_DIAG (M = diag K, the default
+                        when zero) or FL_LIN_PC_BLOCK (M = the diagonal blocks of K) */
+  /* FL_LIN_PC_BLOCK's partition of the rows: block b is rows block_idx[block_ptr[b] ..
+   * block_ptr[b + 1]) (at most FL_LIN_BLOCK_MAX rows each; every row in exactly one block).
+   * Borrowed: copied at fl_lin_create. NULL block_ptr: every row its own block. */
+  fl_int nblock;
+  const fl_int *block_ptr; /* (nblock + 1), block_ptr[0] = 0, block_ptr[nblock] = n */
+  const fl_int *block_idx; /* (n) */
 } fl_lin_opts;
+
+/* Preconditioners of the Krylov inner solvers (fl_lin_opts.pc). */
+enum { FL_LIN_PC_DIAG = 0, FL_LIN_PC_BLOCK = 1 };
+#define FL_LIN_PC_CHOICES "diag|block"
+#define FL_LIN_BLOCK_MAX 64
 
 /* Why an inner solve stopped. */
 enum {
@@ -66,6 +79,7 @@ typedef struct fl_lin_stat {
 } fl_lin_stat;
 
 typedef struct fl_lin fl_lin;
+typedef struct fl__lin_pc fl__lin_pc; /* preconditioner state (lin_pc.c) */
 
 /* One inner solver's implementation. */
 typedef struct fl_lin_ops {
@@ -89,6 +103,7 @@ struct fl_lin {
   int hist_cap, hist_len;
   fl_lin_stat stat;
   void *impl;         /* solver-specific state (direct, petsc) */
+  fl__lin_pc *pc;     /* preconditioner of pcg/pcr (lin_pc.c), made at fl_lin_create */
 };
 
 /*---- the registry ----*/
@@ -113,11 +128,22 @@ int fl__lin_record(fl_lin *l, double res, double res_nat);
  * returns 1 with l->stat.reason set when the solve is over (FL_LIN_NAN for a non-finite res,
  * FL_LIN_CONVERGED at the tolerance), else 0. */
 int fl__lin_step(fl_lin *l, int it, double res, double res_nat);
+/* y = K x (n): the same sums in the same order as fl_csr_gemv(K, 1, x, 0, y), so the same
+ * result to the last bit, with a four-way unrolled inner loop. */
+void fl__lin_gemv(const fl_csr *K, const double *x, double *y);
 /* r = b - K x; returns ||r||_2. */
 double fl__lin_residual(const fl_csr *K, const double *b, const double *x, double *r);
 /* dinv[i] = 1 / K_ii (1 where K_ii <= 0). */
 void fl__lin_inv_diag(const fl_csr *K, double *dinv);
 double fl__lin_dot(fl_int n, const double *a, const double *b);
+/* The preconditioner M of l->opts.pc (lin_pc.c). setup: finds the positions of the diagonal
+ * and of the block entries in K's pattern (FL_ERR_NOMEM, FL_ERR_INVAL for a bad partition);
+ * factor: takes K's current values (diagonal inverses; block Cholesky factors, a block that is
+ * not numerically positive definite falling back to its diagonal); apply: z = M^-1 r (n). */
+int fl__lin_pc_setup(fl_lin *l, const fl_csr *K);
+void fl__lin_pc_factor(fl_lin *l, const fl_csr *K);
+void fl__lin_pc_apply(const fl_lin *l, const double *r, double *z);
+void fl__lin_pc_free(fl_lin *l);
 
 extern const fl_lin_ops fl_lin_jacobi_ops, fl_lin_gs_ops, fl_lin_pcg_ops, fl_lin_pcr_ops,
     fl_lin_direct_ops;

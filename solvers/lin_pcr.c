@@ -1,5 +1,6 @@
-/* lin_pcr.c: conjugate residuals with the diagonal preconditioner M = diag(K), the inner solver
- * "pcr" of NSN (thesis section 4.7.2; the same recurrence as PETSc's KSPCR with PCJACOBI).
+/* lin_pcr.c: preconditioned conjugate residuals, the inner solver "pcr" of NSN (thesis section
+ * 4.7.2; with the diagonal preconditioner M = diag(K), the default, the same recurrence as
+ * PETSc's KSPCR with PCJACOBI; lin.pc=block uses the diagonal blocks of K, lin_pc.c).
  *
  * It is CR applied to M^-1/2 K M^-1/2, so each iterate minimizes the natural residual norm
  * sqrt(r^T M^-1 r) = sqrt(r.z) over the Krylov space: that norm never increases, which is
@@ -24,17 +25,17 @@ static int pcr_setup(fl_lin *l, const fl_csr *K) { return FL_OK; }
 static int pcr_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
   fl_int n = l->n;
   double *r = l->w, *z = l->w + n, *p = l->w + 2 * n, *q = l->w + 3 * n, *kz = l->w + 4 * n;
-  double *kp = l->w + 5 * n, *dinv = l->w + 6 * n;
-  fl__lin_inv_diag(K, dinv);
+  double *kp = l->w + 5 * n;
+  fl__lin_pc_factor(l, K);
 
   // start from x = 0
   for (fl_int i = 0; i < n; i++) {
     x[i] = 0;
     r[i] = b[i];
-    z[i] = dinv[i] * r[i];
-    p[i] = z[i];
   }
-  fl_csr_gemv(K, 1.0, z, 0.0, kz);
+  fl__lin_pc_apply(l, r, z);
+  for (fl_int i = 0; i < n; i++) p[i] = z[i];
+  fl__lin_gemv(K, z, kz);
   for (fl_int i = 0; i < n; i++) kp[i] = kz[i];
   double zkz = fl__lin_dot(n, z, kz);
   if (fl__lin_record(l, sqrt(fl__lin_dot(n, r, r)), sqrt(fabs(fl__lin_dot(n, r, z))))) {
@@ -42,7 +43,7 @@ static int pcr_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
     return FL_OK;
   }
   for (int it = 1; it <= l->opts.max_iter; it++) {
-    for (fl_int i = 0; i < n; i++) q[i] = dinv[i] * kp[i];
+    fl__lin_pc_apply(l, kp, q);
     double kpq = fl__lin_dot(n, kp, q);
     if (!(kpq > 0) || !(zkz > 0)) {
       l->stat.reason = (isfinite(kpq) && isfinite(zkz)) ? FL_LIN_BREAKDOWN : FL_LIN_NAN;
@@ -54,7 +55,7 @@ static int pcr_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
       r[i] -= a * kp[i];
       z[i] -= a * q[i];
     }
-    fl_csr_gemv(K, 1.0, z, 0.0, kz);
+    fl__lin_gemv(K, z, kz);
     double zkz_new = fl__lin_dot(n, z, kz);
     double res = sqrt(fl__lin_dot(n, r, r));
     if (fl__lin_step(l, it, res, sqrt(fabs(fl__lin_dot(n, r, z))))) return FL_OK;

@@ -142,6 +142,7 @@ const fl_lin_ops *fl_lin_ops_get(int type) {
 void fl_lin_free(fl_lin *l) {
   if (!l) return;
   if (l->ops && l->ops->destroy) l->ops->destroy(l);
+  fl__lin_pc_free(l);
   fl_free(l->w);
   fl_free(l->hist);
   fl_free(l);
@@ -170,7 +171,9 @@ int fl_lin_create(const fl_lin_opts *o, const fl_csr *K, fl_lin **out) {
     return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (inner solver)");
   }
   l->hist_nat = l->hist + l->hist_cap;
-  int rc = ops->setup(l, K);
+  int rc = fl__lin_pc_setup(l, K);
+  l->opts.block_ptr = l->opts.block_idx = NULL; /* borrowed: the preconditioner copied them */
+  if (rc == FL_OK) rc = ops->setup(l, K);
   if (rc < 0) {
     fl_lin_free(l);
     return rc;
@@ -242,11 +245,44 @@ double fl__lin_dot(fl_int n, const double *a, const double *b) {
 }
 
 
+/* t -/+ sum_k val[k] x[col[k]] over k in [k0, k1), terms taken one after another in k order
+ * (the plain loop's rounding, four terms per loop trip) */
+static inline double row_acc(double t, int sub, const fl_int *restrict col,
+                             const double *restrict val, const double *restrict x, fl_int k0,
+                             fl_int k1) {
+  fl_int k = k0;
+  if (sub) {
+    for (; k + 4 <= k1; k += 4) {
+      t -= val[k] * x[col[k]];
+      t -= val[k + 1] * x[col[k + 1]];
+      t -= val[k + 2] * x[col[k + 2]];
+      t -= val[k + 3] * x[col[k + 3]];
+    }
+    for (; k < k1; k++) t -= val[k] * x[col[k]];
+  } else {
+    for (; k + 4 <= k1; k += 4) {
+      t += val[k] * x[col[k]];
+      t += val[k + 1] * x[col[k + 1]];
+      t += val[k + 2] * x[col[k + 2]];
+      t += val[k + 3] * x[col[k + 3]];
+    }
+    for (; k < k1; k++) t += val[k] * x[col[k]];
+  }
+  return t;
+}
+
+
+void fl__lin_gemv(const fl_csr *K, const double *x, double *y) {
+  const fl_int *rp = K->rowptr;
+  for (fl_int i = 0; i < K->nrow; i++) y[i] = row_acc(0.0, 0, K->col, K->val, x, rp[i], rp[i + 1]);
+}
+
+
 double fl__lin_residual(const fl_csr *K, const double *b, const double *x, double *r) {
   double s = 0;
+  const fl_int *rp = K->rowptr;
   for (fl_int i = 0; i < K->nrow; i++) {
-    double t = b[i];
-    for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++) t -= K->val[k] * x[K->col[k]];
+    double t = row_acc(b[i], 1, K->col, K->val, x, rp[i], rp[i + 1]);
     r[i] = t;
     s += t * t;
   }
@@ -270,6 +306,7 @@ enum { NCP_FB = 0, NCP_MIN = 1 };
 enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
 enum { LS_NONE = 0, LS_BACKTRACK = 1 };
 enum { START_ZERO = 0, START_FREE = 1 };
+enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
 
 typedef struct nsn_opts {
   int ncp;
@@ -286,6 +323,7 @@ typedef struct nsn_opts {
   double lin_reg;
   char lin_petsc_options[FL_OPT_STRLEN];
   int lin_petsc_comm;
+  int lin_pc;
 } nsn_opts;
 
 #define OO(f) offsetof(nsn_opts, f)
@@ -318,6 +356,9 @@ static const fl_option_desc nsn_options[] = {
    "-ksp_type cr -pc_type jacobi", "lin=petsc: PETSc options choosing the KSP and PC"},
   {"lin.petsc_comm", FL_OPT_ENUM, OO(lin_petsc_comm), 0, 0, 0, "self|world",
    "lin=petsc: self, or distribute K over PETSC_COMM_WORLD (all ranks solve together)"},
+  {"lin.pc", FL_OPT_ENUM, OO(lin_pc), 0, 0, PC_DIAG, "diag|block|pair",
+   "pcg/pcr preconditioner: diag K, its 3x3 contact blocks, or its blocks of contacts "
+   "between the same two cliques"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -333,6 +374,8 @@ typedef struct nsn_data {
   fl_csr *K;           /* Newton matrix: pattern(W) + diagonal */
   fl_int *wmap;        /* (nnz W) position of each W entry in K */
   fl_int *kdiag;       /* (n) position of K_ii */
+  fl_int nblock;       /* inner preconditioner's blocks (lin.pc=block|pair) */
+  fl_int *blk_ptr, *blk_idx; /* (nblock + 1), (n) */
   fl_lin *lin;
   int built;           /* K and rhs hold a Newton system */
 
@@ -357,6 +400,8 @@ static void nsn_destroy(fl_solver *s) {
   fl_csr_free(d->K);
   fl_free(d->wmap);
   fl_free(d->kdiag);
+  fl_free(d->blk_ptr);
+  fl_free(d->blk_idx);
   fl_csr_free(d->Wown);
   fl_dynamics_free(d->dyn);
   fl_free(d->buf);
@@ -402,6 +447,44 @@ static int build_pattern(nsn_data *d) {
     d->K->rowptr[i + 1] = q;
   }
   for (fl_int k = 0; k < q; k++) d->K->val[k] = 0;
+  return FL_OK;
+}
+
+
+/* the inner preconditioner's partition: each contact's 3 rows (pair: the rows of every contact
+ * between the same two cliques, in contact order, up to FL_LIN_BLOCK_MAX rows), then each
+ * bilateral row alone */
+static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
+  fl_int nc = d->nc, n = d->n;
+  d->blk_ptr = fl_malloc(((size_t)n + 2) * sizeof(fl_int));
+  d->blk_idx = fl_malloc(((size_t)n + 1) * sizeof(fl_int));
+  unsigned char *done = fl_calloc((size_t)nc + 1, 1);
+  if (!d->blk_ptr || !d->blk_idx || !done) {
+    fl_free(done);
+    return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (preconditioner blocks)");
+  }
+  fl_int nb = 0, w = 0;
+  d->blk_ptr[0] = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    if (done[i]) continue;
+    fl_int ca = p->clique_a ? p->clique_a[i] : -1, cb = p->clique_b ? p->clique_b[i] : -1;
+    for (fl_int j = i; j < nc; j++) {
+      if (done[j]) continue;
+      if (j != i && (!pair || !d->global || p->clique_a[j] != ca || p->clique_b[j] != cb ||
+                     w - d->blk_ptr[nb] + 3 > FL_LIN_BLOCK_MAX))
+        continue;
+      done[j] = 1;
+      for (int k = 0; k < 3; k++) d->blk_idx[w++] = 3 * j + k;
+      if (!pair) break;
+    }
+    d->blk_ptr[++nb] = w;
+  }
+  for (fl_int r = 3 * nc; r < n; r++) {
+    d->blk_idx[w++] = r;
+    d->blk_ptr[++nb] = w;
+  }
+  fl_free(done);
+  d->nblock = nb;
   return FL_OK;
 }
 
@@ -511,6 +594,13 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   lo.reg = o->lin_reg;
   memcpy(lo.petsc_options, o->lin_petsc_options, sizeof(lo.petsc_options));
   lo.petsc_world = o->lin_petsc_comm;
+  if (o->lin_pc != PC_DIAG) {
+    FL_TRY(nsn_blocks(d, p, o->lin_pc == PC_PAIR));
+    lo.pc = FL_LIN_PC_BLOCK;
+    lo.nblock = d->nblock;
+    lo.block_ptr = d->blk_ptr;
+    lo.block_idx = d->blk_idx;
+  }
   FL_TRY(fl_lin_create(&lo, d->K, &d->lin));
   d->built = 0;
   return FL_OK;
