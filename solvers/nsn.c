@@ -59,7 +59,10 @@
  * gamma||_inf (the zero start satisfies every complementarity condition but not momentum). step_norm = alpha ||dgamma||_inf (N s); objective = merit (2-norm).
  *
  * Local problems (FCLIB local: u = W gamma + q, no A): the same iteration on gamma alone, with
- * the file's W as the matrix and J A^-1 g = 0.
+ * the file's W as the matrix and J A^-1 g = 0 (ncp=fb|min), or by default (ncp=auto) the
+ * Alart-Curnier exact Newton below, with an Armijo search on 0.5 ||F||^2 (docs/nsn.md,
+ * "Robustness and the proximal loop"). Every path falls back to the projection step when the
+ * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  */
 #include <float.h>
 #include <math.h>
