@@ -20,7 +20,8 @@
  * normalized as the common `norm` option says (fclib: / (1 + sqrt ||q||); siconos: / max(||q||,
  * ||gamma||, ||u||); none: raw), i.e. the common merit, so abs_tol is the merit tolerance.
  * Records: step = sigma of the inner solve, inner_iters = its Newton iterations.
- * Local problems only (global ones: use nsn, or solve their local form).
+ * Global problems without bilateral rows are solved in their local form (fl_problem_local_form:
+ * W = J A^-1 J^T, q = J v* + b, formed in setup), handing out v = v* + A^-1 J^T gamma.
  */
 #include <float.h>
 #include <math.h>
@@ -53,11 +54,15 @@ static const fl_option_desc prox_table[] = {
 
 typedef struct {
   fl_problem *pp;   /* the regularized problem (owned): W' and q' change per outer step */
+  fl_problem *pl;   /* global problems: their local form (owned); NULL for local ones */
+  fl_dynamics *dyn; /* global problems: A's factors, for B = J A^-1 */
+  const fl_csr *B;  /* J A^-1, owned by dyn */
   fl_int *diag;     /* (n) position of W'_ii in pp->W */
   double *wdiag;    /* (n) W_ii */
   double *gk, *u;   /* (n) */
   fl_solver *inner; /* nsn */
   double wmean, norm_q;
+  int empty;        /* no contact rows: the answer is v*, gamma empty */
 } prox_data;
 
 
@@ -66,6 +71,8 @@ static void prox_destroy(fl_solver *s) {
   if (!d) return;
   fl_solver_destroy(d->inner);
   fl_problem_free(d->pp);
+  fl_problem_free(d->pl);
+  fl_dynamics_free(d->dyn);
   fl_free(d->diag);
   fl_free(d->wdiag);
   fl_free(d->gk);
@@ -107,9 +114,23 @@ static int copy_with_diag(const fl_csr *W, fl_csr **out) {
 static int prox_setup(fl_solver *s, const fl_problem *p) {
   prox_data *d = s->data;
   const prox_opts *o = s->opts;
-  if (p->kind != FL_PROBLEM_LOCAL || p->nh > 0 || !p->W || !p->q)
-    return fl_seterr(FL_ERR_UNSUPPORTED, "prox: %s: needs a local problem (W, q) without "
-                     "bilateral rows; solve global problems with nsn", p->name);
+  if (p->nh > 0 || (p->kind == FL_PROBLEM_LOCAL && (!p->W || !p->q)))
+    return fl_seterr(FL_ERR_UNSUPPORTED, "prox: %s: needs contact rows only (no bilateral "
+                     "rows) and, for a local problem, W and q", p->name);
+  if (p->nc == 0) {
+    d->empty = 1;
+    return FL_OK;
+  }
+  if (p->kind == FL_PROBLEM_GLOBAL) {
+    FL_TRY(fl_dynamics_create(p, &d->dyn));
+    d->B = fl_dynamics_JAinv(d->dyn);
+    if (!d->B) return fl_seterr(FL_ERR_NOMEM, "prox: J A^-1 of %s could not be formed", p->name);
+    FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &d->pl));
+    snprintf(d->pl->name, sizeof d->pl->name, "%s", p->name);
+    memcpy(d->pl->mu, p->mu, (size_t)p->nc * sizeof(double));
+    FL_TRY(fl_problem_local_form(p, d->dyn, &d->pl->W, d->pl->q));
+    p = d->pl;
+  }
   fl_int n = 3 * p->nc;
   size_t nn = (size_t)(n > 0 ? n : 1);
   FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &d->pp));
@@ -170,14 +191,34 @@ static double prox_error(const fl_solver *s, const fl_problem *p, const double *
 }
 
 
+/* global problems: v = v* + A^-1 J^T gamma */
+static void hand_out_v(const prox_data *d, const fl_problem *p, const double *gamma, double *v) {
+  if (!d->pl || !v) return;
+  memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+  fl_csr_gemtv(d->B, 1.0, gamma, 1.0, v);
+}
+
+
 static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
-  (void)v;
   prox_data *d = s->data;
   const prox_opts *o = s->opts;
+  if (d->empty) { // nothing to solve
+    if (v && p->kind == FL_PROBLEM_GLOBAL) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+    s->cur_v = p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
+    s->cur_gamma = gamma;
+    fl_iter_stat st0;
+    fl_iter_stat_init(&st0, 0);
+    st0.error = 0;
+    fl_solver_record(s, &st0);
+    return FL_OK;
+  }
   fl_problem *pp = d->pp;
+  const fl_problem *pg = p; // the problem as given (global or local)
+  if (d->pl) p = d->pl;
   fl_int n = 3 * p->nc;
-  s->cur_v = NULL;
+  s->cur_v = d->pl ? v : NULL;
   s->cur_gamma = gamma;
+  hand_out_v(d, pg, gamma, v);
 
   double err = prox_error(s, p, gamma);
   fl_iter_stat st;
@@ -222,6 +263,7 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     double dm = 0;
     for (fl_int r = 0; r < n; r++) dm = fmax(dm, fabs(gamma[r] - d->gk[r]));
     st.step_norm = dm;
+    hand_out_v(d, pg, gamma, v);
     if (fl_solver_record(s, &st) != 0) break;
   }
   return FL_OK;
@@ -237,8 +279,8 @@ static void prox_view(const fl_solver *s, FILE *f) {
 const fl_solver_ops fl_prox_ops = {
   .abi_version = FL_SOLVER_ABI,
   .name = "prox",
-  .summary = "proximal point (W + sigma I, adaptive sigma) with an inner Alart-Curnier NSN, "
-             "local problems (Siconos's PROX)",
+  .summary = "proximal point (W + sigma I, adaptive sigma) with an inner Alart-Curnier NSN "
+             "(Siconos's PROX); global problems through their local form",
   .opts_size = sizeof(prox_opts),
   .options = prox_table,
   .data_size = sizeof(prox_data),

@@ -594,13 +594,25 @@ FL_TEST(prox_solves_capsules) {
   ASSERT(res.error <= 1e-8);
   ASSERT(res.iters <= 20);
   ASSERT(all_finite(g, 3 * p->nc));
-  // a global problem is refused with a message
+  // a global problem goes through its local form; bilateral rows are refused with a message
   fl_problem *q = NULL;
   fl_solver *s = NULL;
   ASSERT_OK(fl_problem_create_example("box_on_plane", &q));
   ASSERT_OK(fl_solver_create("prox", &s));
+  ASSERT_OK(fl_solver_set_option(s, "abs_tol", "1e-10"));
+  ASSERT_OK(fl_solver_setup(s, q));
+  double vq[6], gq[12];
+  ASSERT_OK(fl_solver_solve(s, q, vq, gq, &res));
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(all_finite(vq, 6) && all_finite(gq, 12));
+  const fl_metrics *m = fl_solver_final_metrics(s);
+  ASSERT(m && m->natmap <= 1e-9 && m->momentum <= 1e-9);
+  fl_solver_destroy(s);
+  fl_problem_free(q);
+  ASSERT_OK(fl_problem_create_example("pendulum_bilateral", &q));
+  ASSERT_OK(fl_solver_create("prox", &s));
   ASSERT(fl_solver_setup(s, q) == FL_ERR_UNSUPPORTED);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "local");
+  ASSERT_STR_CONTAINS(fl_errmsg(), "bilateral");
   fl_solver_destroy(s);
   fl_problem_free(q);
   fl_free(g);
