@@ -30,10 +30,13 @@ const char *fl_errname(int code) {
 
 
 int fl_seterr(int code, const char *fmt, ...) {
+  // formatted aside first: callers may pass fl_errmsg() itself to wrap the previous message
+  char    buf[sizeof errmsg_];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(errmsg_, sizeof errmsg_, fmt, ap);
+  vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  memcpy(errmsg_, buf, sizeof buf);
   errcode_ = code;
   return code;
 }

@@ -165,8 +165,9 @@ static int sig_cmp(const void *a, const void *b) {
  * carries the same nonempty set of constraints (contacts, then bilateral rows) touching it
  * with nonzero entries of J. The 6 dofs of a rigid body with a diagonal mass matrix (FCLIB's
  * spheres and box stacks) fall apart into single dofs with that same set. Components of two or
- * more dofs (FEM bodies, full 6x6 blocks) are never joined with each other. Two diagonal
- * bodies touching only each other become one clique (harmless for the operators; their
+ * more dofs (FEM bodies, full 6x6 blocks) are joined with each other only where single dofs
+ * of the same set would otherwise be ambiguous. Two bodies touching only each other become
+ * one clique (harmless for the operators; their
  * contacts get clique_b = -1). `lab` is nv scratch. */
 static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
   fl_int nv = p->nv, ncon = p->nc + p->nh, nrow = fl_problem_nrows(p);
@@ -241,17 +242,23 @@ static int merge_by_signature(fl_problem *p, fl_int *parent, fl_int *lab) {
         break;
       }
     }
-    // target: the one multi-dof component of the run if there is exactly one, else a single dof
-    fl_int target = -1, nbig = 0;
+    // target: the one multi-dof component of the run if there is exactly one, else a single
+    // dof. With singles and several multi-dof components (two bodies with 3x3 rotational
+    // blocks that touch only each other), the singles could belong to either, so the whole
+    // run becomes one clique: a larger block of A, never a wrong one.
+    fl_int target = -1, nbig = 0, nsingle = 0;
     for (fl_int k = k0; k < k1; k++) {
       if (rec[k].size > 1) {
         nbig++;
         target = rec[k].root;
+      } else {
+        nsingle++;
       }
     }
+    int join_all = nbig > 1 && nsingle > 0;
     if (nbig != 1) target = -1;
     for (fl_int k = k0; k < k1; k++) {
-      if (rec[k].size > 1) continue;
+      if (rec[k].size > 1 && !join_all) continue;
       if (target < 0) {
         target = rec[k].root;
         continue;

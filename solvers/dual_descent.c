@@ -20,6 +20,9 @@
  * bilateral constraints on either clique of the row). All rows update from the same iterate
  * (Jacobi), so the sweep is parallel. Local problems (W, q only) work with u = W gamma + q.
  * Own residual: the natural map with De Saxce's correction of the current iterate (raw).
+ * Divergence: the common test stops with DIVERGED_GROWTH (residual above FL_GROWTH_MAX times
+ * its start) or DIVERGED_NAN; the solve then returns the iterate of least residual, which is
+ * finite, so a diverging Jacobi never hands out NaN or Inf.
  */
 #include <math.h>
 #include <string.h>
@@ -48,6 +51,7 @@ typedef struct {
   double *step;     /* (m) alpha_r P_r */
   double *u;        /* (m) */
   double *dg;       /* (m) gamma increment */
+  double *best;     /* (m) the iterate of least residual, returned when the solve diverges */
 } dd_data;
 
 
@@ -63,7 +67,7 @@ static int dd_setup(fl_solver *s, const fl_problem *p) {
   dd_data *w = s->data;
   const dd_opts *o = s->opts;
   fl_int m = fl_problem_nrows(p), nc = p->nc;
-  size_t bytes = (size_t)(5 * m + nc + 9 * nc + p->ncl + p->nh + 64) * sizeof(double) + 512;
+  size_t bytes = (size_t)(6 * m + nc + 9 * nc + p->ncl + p->nh + 64) * sizeof(double) + 512;
   FL_TRY(fl_solver_arena_reserve(s, bytes));
   fl_arena *a = &s->arena;
   w->wdiag = FL_ALLOC(a, m, double);
@@ -72,8 +76,9 @@ static int dd_setup(fl_solver *s, const fl_problem *p) {
   w->step = FL_ALLOC(a, m, double);
   w->u = FL_ALLOC(a, m, double);
   w->dg = FL_ALLOC(a, m, double);
+  w->best = FL_ALLOC(a, m, double);
   double *blocks = FL_ALLOC(a, 9 * (size_t)nc, double);
-  if (!w->wdiag || !w->rreg || !w->vhat || !w->step || !w->u || !w->dg || !blocks)
+  if (!w->wdiag || !w->rreg || !w->vhat || !w->step || !w->u || !w->dg || !w->best || !blocks)
     return FL_ERR_NOMEM;
 
   //---- Delassus diagonal ----
@@ -175,7 +180,7 @@ static int dd_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma)
     memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
     fl_csr_gemtv(w->B, 1, gamma, 1, v);
   }
-  double last_step = NAN;
+  double last_step = NAN, best_err = INFINITY;
   for (int k = 0;; k++) {
     //---- velocities of the current iterate, its residual, record ----
     fl_problem_velocity(p, v, gamma, w->u);
@@ -188,6 +193,10 @@ static int dd_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma)
     st.nactive = nact;
     s->cur_v = global ? v : NULL;
     s->cur_gamma = gamma;
+    if (st.error < best_err) {
+      best_err = st.error;
+      memcpy(w->best, gamma, (size_t)m * sizeof(double));
+    }
     if (fl_solver_record(s, &st) != 0) break;
 
     //---- Jacobi ascent step with projection ----
@@ -227,7 +236,25 @@ static int dd_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma)
         fl_csr_gemtv(w->B, 1, gamma, 1, v);
       }
     }
-    (void)m;
+  }
+  // diverged (residual NaN or grown FL_GROWTH_MAX-fold, fl_solver_record's test): hand out
+  // the best finite iterate, not the blown-up one; the negative reason stays
+  int reason = s->reason;
+  if ((reason == FL_DIVERGED_NAN || reason == FL_DIVERGED_GROWTH) && isfinite(best_err)) {
+    memcpy(gamma, w->best, (size_t)m * sizeof(double));
+    if (global) {
+      memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+      fl_csr_gemtv(w->B, 1, gamma, 1, v);
+    }
+    // one more record, so that the history ends with (and the final metrics are of) the
+    // returned iterate; the reason stays the divergence
+    fl_problem_velocity(p, v, gamma, w->u);
+    fl_iter_stat st;
+    fl_iter_stat_init(&st, s->iters + 1);
+    st.error = best_err;
+    st.step_norm = 0;
+    if (fl_solver_record(s, &st) == FL_REASON_ABORT) return s->abort_code;
+    s->reason = reason;
   }
   return FL_OK;
 }

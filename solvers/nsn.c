@@ -59,12 +59,18 @@
  * gamma||_inf (the zero start satisfies every complementarity condition but not momentum). step_norm = alpha ||dgamma||_inf (N s); objective = merit (2-norm).
  *
  * Local problems (FCLIB local: u = W gamma + q, no A): the same iteration on gamma alone, with
- * the file's W as the matrix and J A^-1 g = 0.
+ * the file's W as the matrix and J A^-1 g = 0 (ncp=fb|min), or by default (ncp=auto) the
+ * Alart-Curnier exact Newton below, with an Armijo search on 0.5 ||F||^2 (docs/nsn.md,
+ * "Robustness and the proximal loop"). Every path falls back to the projection step when the
+ * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  */
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <umfpack.h>
 
 #include "fl_lin.h"
 #include "fl_solver_impl.h"
@@ -302,9 +308,9 @@ void fl__lin_inv_diag(const fl_csr *K, double *dinv) {
 
 //---- options ----
 
-enum { NCP_FB = 0, NCP_MIN = 1 };
+enum { NCP_FB = 0, NCP_MIN = 1, NCP_AC = 2, NCP_AUTO = 3 };
 enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
-enum { LS_NONE = 0, LS_BACKTRACK = 1 };
+enum { LS_NONE = 0, LS_BACKTRACK = 1, LS_AUTO = 2 };
 enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
 
@@ -328,14 +334,17 @@ typedef struct nsn_opts {
 
 #define OO(f) offsetof(nsn_opts, f)
 static const fl_option_desc nsn_options[] = {
-  {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_FB, "fb|min",
-   "NCP function of the normal and friction conditions: Fischer-Burmeister or min-map"},
+  {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
+   "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
+   "Curnier with its exact Jacobian and a sparse LU (local problems only); auto = ac on local, "
+   "fb on global problems"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
    "complementarity preconditioning r: 1, dt^2 (friction dt), or dt^2 W_ii (friction dt W_ii)"},
   {"alpha", FL_OPT_REAL, OO(alpha), 1e-6, 1, 0.75, NULL,
    "damped Newton step fraction (line_search=none)"},
-  {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_NONE, "none|backtrack",
-   "none: fixed alpha; backtrack: halve from 1 until the residual 2-norm decreases"},
+  {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_AUTO, "none|backtrack|auto",
+   "none: fixed alpha; backtrack: Armijo, halve from 1 until the merit decreases enough; "
+   "auto = backtrack on local, none on global problems (world steps)"},
   {"start", FL_OPT_ENUM, OO(start), 0, 0, START_ZERO, "zero|free",
    "starting iterate without warm_start: v = 0, gamma = 0 (thesis) or v = v*, gamma = 0"},
   {"project_v", FL_OPT_BOOL, OO(project_v), 0, 1, 1, NULL,
@@ -390,6 +399,20 @@ typedef struct nsn_data {
   /* evaluation of the current iterate */
   double err_n, err_f, err_b, err_m, error, merit;
   int nactive, nstick, nslip;
+
+  int ncp, ls;         /* resolved ncp and line_search (auto decided by the problem kind) */
+  double *gsave, *vsave, *bgsave; /* (n), (nv), (nv): the iterate before a step (guard) */
+
+  /* ncp=ac (local problems): Jacobian G = Ablk + Bblk W in CSR (int indices for UMFPACK);
+   * the three rows of contact i share one column list: W's rows of the contact plus its
+   * diagonal block */
+  int *jptr, *jcol;
+  double *jval;
+  fl_int *wpos;        /* (nnz W) offset of each W entry in its contact's column list */
+  fl_int *dpos;        /* (3 nc) offset of column 3i+b in contact i's column list */
+  double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
+  double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
+  void *sym, *num;     /* UMFPACK symbolic and numeric factors */
 } nsn_data;
 
 
@@ -405,6 +428,14 @@ static void nsn_destroy(fl_solver *s) {
   fl_csr_free(d->Wown);
   fl_dynamics_free(d->dyn);
   fl_free(d->buf);
+  fl_free(d->jptr);
+  fl_free(d->jcol);
+  fl_free(d->jval);
+  fl_free(d->wpos);
+  fl_free(d->dpos);
+  fl_free(d->acF);
+  if (d->num) umfpack_di_free_numeric(&d->num);
+  if (d->sym) umfpack_di_free_symbolic(&d->sym);
   memset(d, 0, sizeof(*d));
 }
 
@@ -488,6 +519,7 @@ static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   return FL_OK;
 }
 
+static int ac_setup(nsn_data *d);
 
 static int nsn_setup(fl_solver *s, const fl_problem *p) {
   nsn_data *d = s->data;
@@ -497,6 +529,11 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->nv = p->nv;
   d->n = fl_problem_nrows(p);
   d->global = p->kind == FL_PROBLEM_GLOBAL;
+  d->ncp = o->ncp == NCP_AUTO ? (d->global ? NCP_FB : NCP_AC) : o->ncp;
+  d->ls = o->line_search == LS_AUTO ? (d->global ? LS_NONE : LS_BACKTRACK) : o->line_search;
+  if (d->ncp == NCP_AC && d->global)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac needs a local problem (W, q); %s is "
+                     "global (use ncp=fb or min, or the prox solver)", p->name);
 
   // the Delassus matrix W (constant during a solve)
   if (d->global) {
@@ -518,7 +555,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
 
   // flat arrays in one allocation
   size_t nc = (size_t)d->nc, nh = (size_t)d->nh, n = (size_t)d->n, nv = (size_t)d->nv;
-  size_t nd = 8 * nc + nh + 11 * n + 5 * nv + 1;
+  size_t nd = 8 * nc + nh + 12 * n + 7 * nv + 1;
   d->buf = fl_calloc(nd * sizeof(double) + n + 1, 1);
   if (!d->buf) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (%s)", p->name);
   double *w = d->buf;
@@ -542,6 +579,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->dg = w, w += n;
   d->tmp = w, w += n;
   d->g0 = w, w += n;
+  d->gsave = w, w += n;
+  d->vsave = w, w += nv;
+  d->bgsave = w, w += nv;
   d->vit = w, w += nv;
   d->vtr = w, w += nv;
   d->bg = w, w += nv;
@@ -582,6 +622,8 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
     d->rho_b[h] = d->wdiag[r] + c > DBL_MIN ? d->wdiag[r] + c : 1.0;
   }
   if (d->global) fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->Jvs);
+
+  if (d->ncp == NCP_AC) FL_TRY(ac_setup(d));
 
   // the inner solver on K's pattern
   fl_lin_opts lo;
@@ -743,6 +785,268 @@ static void nsn_eval(nsn_data *d, const fl_problem *p, int ncp, const double *v,
 }
 
 
+//---- Alart-Curnier exact Newton (ncp=ac, local problems) ----
+//
+// Per contact, with u = W gamma + q, x_n = gamma_n - rho_n u_n, y = gamma_t - rho_t u_t and the
+// disk radius R = mu max(0, x_n) (Alart and Curnier 1991; Siconos's NSN-AC):
+//   F_n = gamma_n - max(0, x_n),   F_t = gamma_t - P_disk(R)(y).
+// F = 0 is exactly Coulomb's law. Its generalized Jacobian is G = A + B W with 3x3 blocks
+// A = dF/dgamma, B = dF/du per contact; G is not symmetric, so it is factorized by UMFPACK.
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* G's pattern (fixed in a solve: every product entry is kept, zero or not) and the arrays */
+static int ac_setup(nsn_data *d) {
+  const fl_csr *W = d->W;
+  fl_int n = d->n, nc = d->nc;
+  size_t nn = (size_t)(n > 0 ? n : 1), nnc = (size_t)(nc > 0 ? nc : 1);
+  int *mark = fl_malloc(nn * sizeof(int)), *list = fl_malloc(nn * sizeof(int));
+  fl_int *loc = fl_malloc(nn * sizeof(fl_int));
+  d->jptr = fl_malloc((nn + 1) * sizeof(int));
+  d->wpos = fl_malloc((size_t)(W->nnz > 0 ? W->nnz : 1) * sizeof(fl_int));
+  d->dpos = fl_malloc(3 * nnc * sizeof(fl_int));
+  d->acF = fl_malloc((5 * nn + 20 * nnc) * sizeof(double));
+  int rc = FL_OK;
+  if (!mark || !list || !loc || !d->jptr || !d->wpos || !d->dpos || !d->acF) {
+    rc = fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
+    goto out;
+  }
+  d->acFt = d->acF + nn;
+  d->acut = d->acFt + nn;
+  d->acgt = d->acut + nn;
+  d->acdx = d->acgt + nn;
+  d->acblk = d->acdx + nn;
+  d->acrn = d->acblk + 18 * nnc;
+  d->acrt = d->acrn + nnc;
+  for (fl_int c = 0; c < n; c++) mark[c] = -1;
+
+  // first pass: the size of each contact's column list
+  size_t nnz = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    int len = 0;
+    for (fl_int r = 3 * i; r < 3 * i + 3; r++) {
+      if (mark[r] != i) mark[r] = i, len++;
+      for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++)
+        if (mark[W->col[k]] != i) mark[W->col[k]] = i, len++;
+    }
+    nnz += 3 * (size_t)len;
+  }
+  d->jcol = fl_malloc((nnz > 0 ? nnz : 1) * sizeof(int));
+  d->jval = fl_calloc(nnz > 0 ? nnz : 1, sizeof(double));
+  if (!d->jcol || !d->jval) {
+    rc = fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac Jacobian)");
+    goto out;
+  }
+  for (fl_int c = 0; c < n; c++) mark[c] = -1;
+  d->jptr[0] = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    int len = 0;
+    for (fl_int r = 3 * i; r < 3 * i + 3; r++) {
+      if (mark[r] != i) mark[r] = i, list[len++] = r;
+      for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++)
+        if (mark[W->col[k]] != i) mark[W->col[k]] = i, list[len++] = W->col[k];
+    }
+    qsort(list, (size_t)len, sizeof(int), cmp_int);
+    for (int q = 0; q < len; q++) loc[list[q]] = q;
+    for (int a = 0; a < 3; a++) {
+      fl_int r = 3 * i + a;
+      d->jptr[r + 1] = d->jptr[r] + len;
+      memcpy(d->jcol + d->jptr[r], list, (size_t)len * sizeof(int));
+      d->dpos[r] = loc[r];
+      for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) d->wpos[k] = loc[W->col[k]];
+    }
+  }
+  for (fl_int i = 0; i < nc; i++) {
+    double wnn = d->wdiag[3 * i];
+    d->acrn[i] = wnn > DBL_MIN ? 1.0 / wnn : 1.0;
+    d->acrt[i] = 1.0 / d->wtt[i];
+  }
+out:
+  fl_free(mark);
+  fl_free(list);
+  fl_free(loc);
+  return rc;
+}
+
+
+/* F at (gamma, u) into F; the blocks A, B (row-major 3x3 each) into blk when non-NULL;
+ * returns 0.5 ||F||^2 */
+static double ac_eval(const nsn_data *d, const fl_problem *p, const double *gamma,
+                      const double *u, double *F, double *blk) {
+  double th = 0;
+  for (fl_int i = 0; i < d->nc; i++) {
+    const double *g = gamma + 3 * i, *ui = u + 3 * i;
+    double rn = d->acrn[i], rt = d->acrt[i], mu = p->mu[i];
+    double *f = F + 3 * i, A[9] = {0}, B[9] = {0};
+    double xn = g[0] - rn * ui[0], pn = xn > 0 ? xn : 0;
+    f[0] = g[0] - pn;
+    if (xn > 0)
+      B[0] = rn;
+    else
+      A[0] = 1;
+    double y1 = g[1] - rt * ui[1], y2 = g[2] - rt * ui[2], R = mu * pn, ny = hypot(y1, y2);
+    if (!(R > 0)) { // no cone: gamma_t -> 0
+      f[1] = g[1];
+      f[2] = g[2];
+      A[4] = A[8] = 1;
+    } else if (ny <= R) { // stick: u_t -> 0
+      f[1] = rt * ui[1];
+      f[2] = rt * ui[2];
+      B[4] = B[8] = rt;
+    } else { // slide: gamma_t on the cone's edge
+      double e1 = y1 / ny, e2 = y2 / ny, c = R / ny;
+      f[1] = g[1] - R * e1;
+      f[2] = g[2] - R * e2;
+      double G11 = c * (1 - e1 * e1), G12 = -c * e1 * e2, G22 = c * (1 - e2 * e2);
+      A[4] = 1 - G11, A[5] = -G12, A[7] = -G12, A[8] = 1 - G22;
+      B[4] = rt * G11, B[5] = rt * G12, B[7] = rt * G12, B[8] = rt * G22;
+      // through R = mu x_n (x_n > 0 here)
+      A[3] = -mu * e1, A[6] = -mu * e2;
+      B[3] = mu * e1 * rn, B[6] = mu * e2 * rn;
+    }
+    th += f[0] * f[0] + f[1] * f[1] + f[2] * f[2];
+    if (blk) {
+      memcpy(blk + 18 * i, A, sizeof A);
+      memcpy(blk + 18 * i + 9, B, sizeof B);
+    }
+  }
+  return 0.5 * th;
+}
+
+
+/* G = A + B W into jval from the blocks */
+static void ac_build(nsn_data *d) {
+  const fl_csr *W = d->W;
+  for (fl_int i = 0; i < d->nc; i++) {
+    const double *A = d->acblk + 18 * i, *B = A + 9;
+    for (int a = 0; a < 3; a++) {
+      fl_int r = 3 * i + a;
+      double *row = d->jval + d->jptr[r];
+      for (int q = 0; q < d->jptr[r + 1] - d->jptr[r]; q++) row[q] = 0;
+      for (int b = 0; b < 3; b++) {
+        row[d->dpos[3 * i + b]] += A[3 * a + b];
+        double bb = B[3 * a + b];
+        if (bb == 0) continue;
+        fl_int w = 3 * i + b;
+        for (fl_int k = W->rowptr[w]; k < W->rowptr[w + 1]; k++) row[d->wpos[k]] += bb * W->val[k];
+      }
+    }
+  }
+}
+
+
+/* Newton direction G dx = -F into acdx; 0 on success, -1 when the factorization failed or
+ * the direction is not finite (the caller falls back) */
+static int ac_direction(nsn_data *d) {
+  fl_int n = d->n;
+  ac_build(d);
+  // jptr/jcol/jval read as compressed columns is G^T, so solve with the transpose
+  if (!d->sym && umfpack_di_symbolic(n, n, d->jptr, d->jcol, d->jval, &d->sym, NULL, NULL) !=
+                     UMFPACK_OK) {
+    if (d->sym) umfpack_di_free_symbolic(&d->sym);
+    return -1;
+  }
+  if (d->num) umfpack_di_free_numeric(&d->num);
+  int st = umfpack_di_numeric(d->jptr, d->jcol, d->jval, d->sym, &d->num, NULL, NULL);
+  if (st != UMFPACK_OK) return -1; // singular G included (status > 0)
+  for (fl_int r = 0; r < n; r++) d->acFt[r] = -d->acF[r];
+  st = umfpack_di_solve(UMFPACK_At, d->jptr, d->jcol, d->jval, d->acdx, d->acFt, d->num, NULL,
+                        NULL);
+  if (st != UMFPACK_OK) return -1;
+  for (fl_int r = 0; r < n; r++)
+    if (!isfinite(d->acdx[r])) return -1;
+  return 0;
+}
+
+
+static void fill_stat(const nsn_data *d, fl_iter_stat *st);
+
+/* the whole solve with ncp=ac: Armijo on 0.5 ||F||^2 along the Newton direction, or the
+ * projection step gamma - F (= P(gamma - rho u)) when the direction fails or the search does */
+static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
+  nsn_data *d = s->data;
+  const nsn_opts *o = s->opts;
+  fl_int n = d->n;
+  s->cur_v = NULL;
+  s->cur_gamma = gamma;
+  if (d->num) umfpack_di_free_numeric(&d->num);
+  if (d->sym) umfpack_di_free_symbolic(&d->sym);
+
+  nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+  fl_iter_stat st;
+  fl_iter_stat_init(&st, 0);
+  fill_stat(d, &st);
+  double th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+  st.objective = sqrt(2 * th);
+  if (fl_solver_record(s, &st) != 0) return FL_OK;
+
+  for (int k = 1;; k++) {
+    int newton = ac_direction(d) == 0;
+    double t = 1, tht = NAN;
+    int neval = 0, ok = 0;
+    if (newton && d->ls == LS_NONE) { // fixed step (alpha), kept when finite
+      t = o->alpha;
+      for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
+      fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
+      for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
+      tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+      neval = 1;
+      ok = isfinite(tht);
+    } else if (newton) { // Armijo: the Newton direction's slope is -||F||^2 = -2 th
+      for (int tr = 0; tr < 30 && !ok; tr++, t *= 0.5) {
+        for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
+        fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
+        for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
+        tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+        neval++;
+        if (isfinite(tht) && tht <= (1 - 2e-4 * t) * th) ok = 1;
+      }
+      if (ok) t *= 2; // undo the last halving
+    }
+    if (!ok) { // guarded fallback: the projection (fixed-point) step, kept when finite
+      for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
+      fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
+      for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
+      tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+      neval++;
+      t = 0;
+      ok = isfinite(tht);
+      for (fl_int r = 0; ok && r < n; r++) ok = isfinite(d->acgt[r]);
+    }
+    double dmax = 0;
+    if (ok) {
+      for (fl_int r = 0; r < n; r++) {
+        double e = fabs(d->acgt[r] - gamma[r]);
+        if (e > dmax) dmax = e;
+      }
+      memcpy(gamma, d->acgt, (size_t)n * sizeof(double));
+      memcpy(d->acF, d->acFt, (size_t)n * sizeof(double));
+      th = tht;
+    } else { // nothing finite to take: keep the iterate and its blocks
+      th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+    }
+    nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    fl_iter_stat_init(&st, k);
+    fill_stat(d, &st);
+    st.objective = sqrt(2 * th);
+    st.step = t; // 0 marks the fallback step
+    st.step_norm = dmax;
+    st.inner_iters = newton;
+    st.neval = neval;
+    if (fl_solver_record(s, &st) != 0) break;
+    if (!ok) {
+      s->reason = FL_DIVERGED_LINE_SEARCH;
+      break;
+    }
+  }
+  return FL_OK;
+}
+
+
 //---- Newton system ----
 
 /* K = P W P + diag, rhs = J A^-1 g - phi~ - W z (free rows), 0 (fixed rows) */
@@ -809,10 +1113,43 @@ static void hand_out_v(nsn_data *d, const fl_problem *p, int project, double *v)
 }
 
 
+/* fallback direction into dg: the projection (fixed-point) step P(gamma - u / W_ii) - gamma
+ * per contact and bilateral row, from the u of the last evaluation */
+static void proj_direction(nsn_data *d, const fl_problem *p, const double *gamma) {
+  for (fl_int i = 0; i < d->nc; i++) {
+    fl_int r = 3 * i;
+    double wn = d->wdiag[r] + d->R[i], wn_ = wn > DBL_MIN ? wn : 1;
+    double gn = gamma[r] - (d->u[r] - d->vhat[i] + d->R[i] * gamma[r]) / wn_;
+    gn = gn > 0 ? gn : 0;
+    double t1 = gamma[r + 1] - d->u[r + 1] / d->wtt[i], t2 = gamma[r + 2] - d->u[r + 2] / d->wtt[i];
+    double cap = p->mu[i] * gn, nt = hypot(t1, t2);
+    if (nt > cap) {
+      double c = nt > 0 ? cap / nt : 0;
+      t1 *= c;
+      t2 *= c;
+    }
+    d->dg[r] = gn - gamma[r];
+    d->dg[r + 1] = t1 - gamma[r + 1];
+    d->dg[r + 2] = t2 - gamma[r + 2];
+  }
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * d->nc + h;
+    double c = p->compliance ? p->compliance[h] : 0;
+    double res = d->u[r] + (p->g0 ? p->g0[h] : 0) / p->dt + c * gamma[r];
+    double lo = p->lo ? p->lo[h] : -INFINITY, hi = p->hi ? p->hi[h] : INFINITY;
+    double g = gamma[r] - res / d->rho_b[h];
+    d->dg[r] = (g < lo ? lo : g > hi ? hi : g) - gamma[r];
+  }
+  for (fl_int r = 0; r < d->n; r++)
+    if (!isfinite(d->dg[r])) d->dg[r] = 0;
+}
+
+
 static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
   nsn_data *d = s->data;
   const nsn_opts *o = s->opts;
   fl_int n = d->n;
+  if (d->ncp == NCP_AC) return nsn_solve_ac(s, p, gamma);
 
   // starting iterate: zero (thesis), free motion, or the incoming guess
   if (d->global) {
@@ -828,7 +1165,7 @@ static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   s->cur_v = v;
   s->cur_gamma = gamma;
 
-  nsn_eval(d, p, o->ncp, d->vit, gamma, d->bg);
+  nsn_eval(d, p, d->ncp, d->vit, gamma, d->bg);
   hand_out_v(d, p, o->project_v, v);
   fl_iter_stat st;
   fl_iter_stat_init(&st, 0);
@@ -841,51 +1178,83 @@ static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     nsn_build(d, p, gamma);
     fl_lin_stat ls;
     FL_TRY(fl_lin_solve(d->lin, d->K, d->rhs, d->y, &ls));
-    double dgmax = 0;
+    int fallback = ls.reason == FL_LIN_NAN;
     for (fl_int i = 0; i < n; i++) {
       d->dg[i] = d->fixed[i] ? d->z[i] : d->y[i];
-      if (fabs(d->dg[i]) > dgmax || isnan(d->dg[i])) dgmax = fabs(d->dg[i]);
+      if (!isfinite(d->dg[i])) fallback = 1;
     }
-    if (d->global) fl_csr_gemtv(d->B, 1.0, d->dg, 0.0, d->bdg);
+    // guard: keep the iterate, so that a step with no finite result can be undone
+    memcpy(d->gsave, gamma, (size_t)n * sizeof(double));
+    if (d->global) {
+      memcpy(d->vsave, d->vit, (size_t)d->nv * sizeof(double));
+      memcpy(d->bgsave, d->bg, (size_t)d->nv * sizeof(double));
+    }
+    double m0 = d->merit, a = o->alpha;
+    int neval = 0, failed = 0;
+    for (int attempt = 0;; attempt++) {
+      if (fallback) proj_direction(d, p, gamma);
+      if (d->global) fl_csr_gemtv(d->B, 1.0, d->dg, 0.0, d->bdg);
 
-    // step: damped, or backtracking on the residual 2-norm
-    double a = o->alpha;
-    int neval = 1;
-    if (o->line_search == LS_BACKTRACK) {
-      double m0 = d->merit;
-      a = 1;
-      for (int t = 0;; t++) {
+      // step: damped, or backtracking (Armijo) on the residual 2-norm
+      a = fallback ? 1 : o->alpha;
+      if (d->ls == LS_BACKTRACK) {
+        a = 1;
+        for (int t = 0;; t++) {
+          nsn_step(d, p, a, gamma, gtr, d->vtr, d->bgt);
+          nsn_eval(d, p, d->ncp, d->vtr, gtr, d->bgt);
+          neval++;
+          if (d->merit <= (1 - 1e-4 * a) * m0 || t >= 10 || !isfinite(d->merit)) break;
+          a *= 0.5;
+        }
+        memcpy(gamma, gtr, (size_t)n * sizeof(double));
+        if (d->global) {
+          memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
+          memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+        }
+      } else {
         nsn_step(d, p, a, gamma, gtr, d->vtr, d->bgt);
-        nsn_eval(d, p, o->ncp, d->vtr, gtr, d->bgt);
-        if (d->merit <= (1 - 1e-4 * a) * m0 || t >= 10 || !isfinite(d->merit)) break;
-        a *= 0.5;
+        memcpy(gamma, gtr, (size_t)n * sizeof(double));
+        if (d->global) {
+          memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
+          memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+        }
+        nsn_eval(d, p, d->ncp, d->vit, gamma, d->bg);
         neval++;
       }
-      memcpy(gamma, gtr, (size_t)n * sizeof(double));
+      int finite = isfinite(d->merit) && isfinite(d->error);
+      for (fl_int i = 0; finite && i < n; i++) finite = isfinite(gamma[i]);
+      if (finite) break;
+      // undo; try the projection step once, else stop with the last finite iterate
+      memcpy(gamma, d->gsave, (size_t)n * sizeof(double));
       if (d->global) {
-        memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
-        memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+        memcpy(d->vit, d->vsave, (size_t)d->nv * sizeof(double));
+        memcpy(d->bg, d->bgsave, (size_t)d->nv * sizeof(double));
       }
-    } else {
-      nsn_step(d, p, a, gamma, gtr, d->vtr, d->bgt);
-      memcpy(gamma, gtr, (size_t)n * sizeof(double));
-      if (d->global) {
-        memcpy(d->vit, d->vtr, (size_t)d->nv * sizeof(double));
-        memcpy(d->bg, d->bgt, (size_t)d->nv * sizeof(double));
+      nsn_eval(d, p, d->ncp, d->vit, gamma, d->bg);
+      if (fallback) {
+        failed = 1;
+        a = 0;
+        break;
       }
-      nsn_eval(d, p, o->ncp, d->vit, gamma, d->bg);
+      fallback = 1;
     }
+    double dgmax = 0;
+    for (fl_int i = 0; i < n; i++)
+      if (fabs(gamma[i] - d->gsave[i]) > dgmax) dgmax = fabs(gamma[i] - d->gsave[i]);
     hand_out_v(d, p, o->project_v, v);
 
     fl_iter_stat_init(&st, k);
     fill_stat(d, &st);
-    st.step = a;
-    st.step_norm = a * dgmax;
+    st.step = fallback ? 0 : a; // 0 marks the projection (fallback) step
+    st.step_norm = dgmax;
     st.inner_iters = ls.iters;
     st.inner_residual = ls.res;
     st.neval = neval;
-    if (ls.reason == FL_LIN_NAN) st.error = NAN;
     if (fl_solver_record(s, &st) != 0) break;
+    if (failed) {
+      s->reason = FL_DIVERGED_LINE_SEARCH;
+      break;
+    }
   }
   return FL_OK;
 }
@@ -944,5 +1313,5 @@ const fl_solver_ops fl_nsn_ops = {
   nsn_solve,
   nsn_view,
   nsn_destroy,
-  "max_iter=8",
+  "max_iter=100",
 };

@@ -14,6 +14,7 @@ int fl_register_all(void) {
     &fl_dual_descent_ops,
     &fl_sap_ops,
     &fl_nsn_ops,
+    &fl_prox_ops,
 #ifdef FL_HAVE_SICONOS
     &fl_siconos_nsgs_ops,
     &fl_siconos_nsn_ac_ops,

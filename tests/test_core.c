@@ -11,6 +11,9 @@ FL_TEST(errors_from_one_list) {
   ASSERT_EQ(fl_seterr(FL_ERR_FORMAT, "file %s: bad", "x.h5"), FL_ERR_FORMAT);
   ASSERT_EQ(fl_errcode(), FL_ERR_FORMAT);
   ASSERT_STR_CONTAINS(fl_errmsg(), "file x.h5: bad");
+  // wrapping the previous message in a new one (the loaders' "FILE: /path: <message>")
+  ASSERT_EQ(fl_seterr(FL_ERR_IO, "%s: /group: %s", "y.h5", fl_errmsg()), FL_ERR_IO);
+  ASSERT(strcmp(fl_errmsg(), "y.h5: /group: file x.h5: bad") == 0);
   fl_clearerr();
   ASSERT_EQ(fl_errcode(), FL_OK);
   return 0;

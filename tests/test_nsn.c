@@ -335,11 +335,12 @@ FL_TEST(stack_records_and_pcr_monotone) {
   ASSERT_OK(fl_solver_create("nsn", &s));
   capture cap = {3, NULL, NULL};
   ASSERT_OK(fl_solver_monitor_add(s, capture_mon, &cap, NULL));
+  ASSERT_OK(fl_solver_set_option(s, "max_iter", "8")); // the world-step budget of the thesis
   ASSERT_OK(fl_solver_setup(s, p));
   double v[30], g[60];
   fl_result res;
   ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
-  // defaults: 8 Newton iterations of at most 40 PCR iterations, every record filled
+  // 8 Newton iterations of at most 40 PCR iterations, every record filled
   int nh;
   const fl_iter_stat *h = fl_solver_history(s, &nh);
   ASSERT_EQ(nh, res.iters + 1);
@@ -409,7 +410,7 @@ FL_TEST(inner_history_accessor) {
   fl_solver *s = NULL;
   double v[3], g[3];
   fl_result res;
-  const char *o[] = {"lin=jacobi", "lin.max_iter=7", "lin.rel_tol=0", NULL};
+  const char *o[] = {"max_iter=8", "lin=jacobi", "lin.max_iter=7", "lin.rel_tol=0", NULL};
   ASSERT_OK(run_nsn(p, o, v, g, &res, &s));
   int n;
   const double *nat, *hres = fl_nsn_inner_history(s, &n, &nat);
@@ -439,7 +440,7 @@ FL_TEST(bad_options_named) {
   ASSERT_OK(fl_solver_set_option(s, "nsn.lin.max_iter", "20"));
   char buf[64];
   ASSERT_OK(fl_solver_get_option(s, "max_iter", buf, sizeof buf));
-  ASSERT(strcmp(buf, "8") == 0); /* nsn's own default */
+  ASSERT(strcmp(buf, "100") == 0); /* nsn's own default */
   fl_solver_destroy(s);
   return 0;
 }
@@ -491,5 +492,148 @@ FL_TEST(scene_heavy_stack_pcr_monotone) {
   free(cap.rhs);
   fl_solver_destroy(s);
   fl_world_free(w);
+  return 0;
+}
+
+//---- robustness and the proximal loop on FCLIB files (skipped without the shared folder) ----
+
+/* loads $FL_SHARED_DIR/fclib/<sub><name>.hdf5, NULL when absent */
+static fl_problem *load_fclib(const char *sub, const char *name) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/fclib/%s%s.hdf5", fl_test_shared_dir(), sub, name);
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fclose(f);
+  fl_problem *p = NULL;
+  return fl_problem_load_fclib(path, &p) == FL_OK ? p : NULL;
+}
+
+static int all_finite(const double *x, fl_int n) {
+  for (fl_int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+#define CONV "converted_from_siconos_dat/"
+
+/* defaults (ncp=auto -> Alart-Curnier on local problems, Armijo search): 1e-10 in at most 10
+ * Newton iterations on the small Siconos examples and on the one-contact examples */
+FL_TEST(fclib_small_files_1e10_in_10) {
+  const char *files[] = {"FrictionContact3D_1c", "Rover4396"};
+  const char *ex[] = {"one_contact_slide", "one_contact_stick"};
+  const char *o[] = {"abs_tol=1e-10", NULL};
+  for (int k = 0; k < 4; k++) {
+    fl_problem *p = NULL;
+    if (k < 2) {
+      p = load_fclib(CONV, files[k]);
+      if (!p) SKIP("no %s/fclib/" CONV "%s.hdf5", fl_test_shared_dir(), files[k]);
+    } else {
+      ASSERT_OK(fl_problem_create_example(ex[k - 2], &p));
+    }
+    double g[64];
+    ASSERT(3 * p->nc <= 64);
+    fl_result res;
+    ASSERT_OK(run_nsn(p, o, NULL, g, &res, NULL));
+    ASSERT(res.reason > 0);
+    ASSERT(res.iters <= 10);
+    ASSERT(res.error <= 1e-10);
+    ASSERT(all_finite(g, 3 * p->nc));
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+/* NSN with its defaults on the Capsules files: whatever the reason, finite answer and error */
+FL_TEST(capsules_never_nan) {
+  const char *sub[] = {CONV, "", ""};
+  const char *files[] = {"Capsules-i101-404", "Capsules-i125-1213", "Capsules-i97-269"};
+  for (int k = 0; k < 3; k++) {
+    fl_problem *p = load_fclib(sub[k], files[k]);
+    if (!p) SKIP("no %s/fclib/%s%s.hdf5", fl_test_shared_dir(), sub[k], files[k]);
+    double *g = fl_malloc((size_t)(3 * p->nc) * sizeof(double));
+    ASSERT(g);
+    fl_result res;
+    ASSERT_OK(run_nsn(p, NULL, NULL, g, &res, NULL));
+    ASSERT(res.reason != 0);
+    ASSERT(res.reason != FL_DIVERGED_NAN);
+    ASSERT(isfinite(res.error));
+    ASSERT(all_finite(g, 3 * p->nc));
+    fl_free(g);
+    fl_problem_free(p);
+  }
+  return 0;
+}
+
+/* runs a registered solver with "k=v,..." options on p; gamma into g */
+static int run_named(const char *name, const char *opts, const fl_problem *p, double *g,
+                     fl_result *res) {
+  fl_solver *s = NULL;
+  int rc = fl_register_all();
+  if (rc == FL_OK) rc = fl_solver_create(name, &s);
+  if (rc == FL_OK) rc = fl_solver_set_options(s, opts);
+  if (rc == FL_OK) rc = fl_solver_setup(s, p);
+  if (rc == FL_OK) rc = fl_solver_solve(s, p, NULL, g, res);
+  if (rc == FL_OK) {
+    const fl_metrics *m = fl_solver_final_metrics(s);
+    if (!m || !isfinite(m->natmap)) rc = FL_ERR_STATE;
+  }
+  fl_solver_destroy(s);
+  return rc;
+}
+
+/* prox (outer proximal iterations, inner Alart-Curnier NSN) solves the Capsules file that
+ * plain NSN does not, to the common merit 1e-8, in a few outer iterations */
+FL_TEST(prox_solves_capsules) {
+  fl_problem *p = load_fclib(CONV, "Capsules-i101-404");
+  if (!p) SKIP("no %s/fclib/" CONV "Capsules-i101-404.hdf5", fl_test_shared_dir());
+  double *g = fl_malloc((size_t)(3 * p->nc) * sizeof(double));
+  ASSERT(g);
+  fl_result res;
+  ASSERT_OK(run_named("prox", "abs_tol=1e-8", p, g, &res));
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(res.error <= 1e-8);
+  ASSERT(res.iters <= 20);
+  ASSERT(all_finite(g, 3 * p->nc));
+  // a global problem goes through its local form; bilateral rows are refused with a message
+  fl_problem *q = NULL;
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_problem_create_example("box_on_plane", &q));
+  ASSERT_OK(fl_solver_create("prox", &s));
+  ASSERT_OK(fl_solver_set_option(s, "abs_tol", "1e-10"));
+  ASSERT_OK(fl_solver_setup(s, q));
+  double vq[6], gq[12];
+  ASSERT_OK(fl_solver_solve(s, q, vq, gq, &res));
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(all_finite(vq, 6) && all_finite(gq, 12));
+  const fl_metrics *m = fl_solver_final_metrics(s);
+  ASSERT(m && m->natmap <= 1e-9 && m->momentum <= 1e-9);
+  fl_solver_destroy(s);
+  fl_problem_free(q);
+  ASSERT_OK(fl_problem_create_example("pendulum_bilateral", &q));
+  ASSERT_OK(fl_solver_create("prox", &s));
+  ASSERT(fl_solver_setup(s, q) == FL_ERR_UNSUPPORTED);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "bilateral");
+  fl_solver_destroy(s);
+  fl_problem_free(q);
+  fl_free(g);
+  fl_problem_free(p);
+  return 0;
+}
+
+/* dual descent diverges on the Capsules file (Jacobi on coupled contacts): a negative reason,
+ * and the returned impulses are the finite best iterate, not the blown-up one */
+FL_TEST(dual_descent_divergence_finite) {
+  fl_problem *p = load_fclib(CONV, "Capsules-i101-404");
+  if (!p) SKIP("no %s/fclib/" CONV "Capsules-i101-404.hdf5", fl_test_shared_dir());
+  double *g = fl_malloc((size_t)(3 * p->nc) * sizeof(double));
+  ASSERT(g);
+  fl_result res;
+  ASSERT_OK(run_named("dual-descent", "never_stop=false,max_iter=2000", p, g, &res));
+  ASSERT(res.reason == FL_DIVERGED_GROWTH || res.reason == FL_DIVERGED_NAN);
+  ASSERT(res.iters < 2000);
+  ASSERT(isfinite(res.error));
+  ASSERT(all_finite(g, 3 * p->nc));
+  fl_free(g);
+  fl_problem_free(p);
   return 0;
 }

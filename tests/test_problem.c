@@ -246,13 +246,52 @@ FL_TEST(cliques_block_matrix) {
   ASSERT_EQ(p->clique_b[2], -1);
   ASSERT_OK(fl_problem_validate(p, "blocks"));
 
-  // a contact touching three cliques is refused
+  // a contact touching three cliques is refused ({3} is also touched by contact 1, so it is
+  // not joined with the two blocks that only contact 0 touches)
   fl_csr_free(p->J);
-  fl_int ki[] = {0, 0, 1};
-  fl_int kj[] = {0, 1, 3};
-  ASSERT_OK(fl_csr_from_triplets(9, 12, 3, ki, kj, jv, &p->J));
+  fl_int ki[] = {0, 0, 1, 3};
+  fl_int kj[] = {0, 1, 3, 3};
+  ASSERT_OK(fl_csr_from_triplets(9, 12, 4, ki, kj, jv, &p->J));
   ASSERT_EQ(fl_problem_find_cliques(p), FL_ERR_UNSUPPORTED);
   ASSERT_STR_CONTAINS(fl_errmsg(), "more than two cliques");
+  fl_problem_free(p);
+  return 0;
+}
+
+
+/* Two bodies whose translations are diagonal and whose rotations are full 3x3 blocks (the
+ * world's export), touching only each other through one contact: the translations cannot be
+ * told apart by their constraint sets, so both bodies become one clique and the contact
+ * touches one clique, not three. */
+FL_TEST(cliques_isolated_pair_with_rotation_blocks) {
+  fl_problem *p;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_GLOBAL, 12, 1, 0, 0, &p));
+  fl_int ai[48], aj[48], n = 0;
+  double av[48];
+  for (int b = 0; b < 2; b++) {
+    for (int t = 0; t < 3; t++, n++) {
+      ai[n] = aj[n] = 6 * b + t;
+      av[n] = 2.0;
+    }
+    for (int r = 0; r < 3; r++) {
+      for (int c = 0; c < 3; c++, n++) {
+        ai[n] = 6 * b + 3 + r;
+        aj[n] = 6 * b + 3 + c;
+        av[n] = r == c ? 1.0 : 0.1;
+      }
+    }
+  }
+  ASSERT_OK(fl_csr_from_triplets(12, 12, n, ai, aj, av, &p->A));
+  // normal along x through both centres; tangents also turn both bodies
+  fl_int ji[] = {0, 0, 1, 1, 1, 1, 2, 2, 2, 2};
+  fl_int jj[] = {0, 6, 1, 5, 7, 11, 2, 4, 8, 10};
+  double jv[] = {1, -1, 1, 0.5, -1, 0.5, 1, -0.5, -1, -0.5};
+  ASSERT_OK(fl_csr_from_triplets(3, 12, 10, ji, jj, jv, &p->J));
+  ASSERT_OK(fl_problem_find_cliques(p));
+  ASSERT_EQ(p->ncl, 1);
+  ASSERT_EQ(p->clique_a[0], 0);
+  ASSERT_EQ(p->clique_b[0], -1);
+  ASSERT_OK(fl_problem_validate(p, "pair"));
   fl_problem_free(p);
   return 0;
 }

@@ -43,7 +43,7 @@ grep -q "cannot be created" "$tmp/problems" && fail "an example cannot be create
 # the rows show the default that runs, a solver's overrides of the common options included
 "$bin" list solvers >"$tmp/solvers" || fail "list solvers exited non-zero"
 grep -Eq '^  primal-descent.max_iter +int +default 20 ' "$tmp/solvers" &&
-  grep -Eq '^  nsn.max_iter +int +default 8 ' "$tmp/solvers" &&
+  grep -Eq '^  nsn.max_iter +int +default 100 ' "$tmp/solvers" &&
   grep -Eq '^  sap.rel_tol +real +default 1e-06 ' "$tmp/solvers" &&
   grep -Eq '^  pgs.max_iter +int +default 100 ' "$tmp/solvers" &&
   pass "list solvers shows the defaults that run" ||
