@@ -516,6 +516,38 @@ static int all_finite(const double *x, fl_int n) {
 
 #define CONV "converted_from_siconos_dat/"
 
+/* the inner preconditioners (diagonal, 3x3 contact blocks, blocks of the contacts between the
+ * same two bodies) change the inner iterations, not the answer: on a global box stack the
+ * three reach the same velocities to 1e-6 relative (the outer tolerance's scale) */
+FL_TEST(inner_preconditioners_same_answer) {
+  fl_problem *p = load_fclib("", "Box_Stacks-i0122-82-5");
+  if (!p) return 77;
+  fl_int nv = p->nv, nr = fl_problem_nrows(p);
+  const char *pcs[] = {"diag", "block", "pair"};
+  double *v[3], *g = calloc((size_t)nr, sizeof(double));
+  for (int k = 0; k < 3; k++) {
+    char pc[32];
+    snprintf(pc, sizeof pc, "lin.pc=%s", pcs[k]);
+    const char *o[] = {"lin=pcg", pc, "lin.rel_tol=1e-12", "lin.max_iter=500", NULL};
+    v[k] = calloc((size_t)nv, sizeof(double));
+    fl_result res;
+    ASSERT_OK(run_nsn(p, o, v[k], g, &res, NULL));
+    printf("lin.pc=%s: %d Newton iterations, reason %d, error %.3e\n", pcs[k], res.iters,
+           res.reason, res.error);
+    ASSERT(res.reason > 0);
+  }
+  double scale = 0;
+  for (fl_int i = 0; i < nv; i++) scale = fmax(scale, fabs(v[0][i]));
+  ASSERT(scale > 0);
+  for (int k = 1; k < 3; k++)
+    for (fl_int i = 0; i < nv; i++) ASSERT_NEAR(v[k][i], v[0][i], 1e-6 * scale);
+  for (int k = 0; k < 3; k++) free(v[k]);
+  free(g);
+  fl_problem_free(p);
+  return 0;
+}
+
+
 /* defaults (ncp=auto -> Alart-Curnier on local problems, Armijo search): 1e-10 in at most 10
  * Newton iterations on the small Siconos examples and on the one-contact examples */
 FL_TEST(fclib_small_files_1e10_in_10) {
