@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../core/fl_campaign.h"
 #include "fl_harness.h"
 
 #define EXIT_USAGE 2
@@ -490,6 +491,173 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
 }
 
 
+//---- campaigns over MPI ranks (docs/campaigns.md) ----
+
+/* One pair's output on a rank that is not rank 0's: its rows of steps.csv and iters.csv, its
+ * manifest notes and its outcome, as one JSON text for rank 0. Non-finite numbers travel as
+ * strings ("inf", "nan"), since JSON has none. */
+static void put_num(cJSON *o, const char *k, double x) {
+  if (isfinite(x)) cJSON_AddNumberToObject(o, k, x);
+  else cJSON_AddStringToObject(o, k, isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+}
+
+static double get_num(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (cJSON_IsNumber(v)) return v->valuedouble;
+  if (cJSON_IsString(v)) return strtod(v->valuestring, NULL);
+  return NAN;
+}
+
+static char *pack_pair(const char *steps, const char *iters, cJSON *notes, const outcome *o,
+                       int broke) {
+  cJSON *m = cJSON_CreateObject();
+  if (!m) return NULL;
+  cJSON_AddStringToObject(m, "steps", steps ? steps : "");
+  cJSON_AddStringToObject(m, "iters", iters ? iters : "");
+  cJSON_AddItemReferenceToObject(m, "notes", notes);
+  cJSON_AddStringToObject(m, "status", o->status ? o->status : "error");
+  cJSON_AddNumberToObject(m, "code", o->code);
+  cJSON_AddNumberToObject(m, "iterations", o->iters);
+  put_num(m, "solve_s", o->solve_s);
+  put_num(m, "natmap", o->natmap);
+  put_num(m, "merit", o->merit);
+  cJSON_AddNumberToObject(m, "broke", broke);
+  char *txt = cJSON_PrintUnformatted(m);
+  cJSON_Delete(m);
+  return txt;
+}
+
+/* Rank 0: writes one received pair into the folder's files and *o; returns broke (0 or 1), or
+ * -1 when the message is malformed. The reason's name is looked up again from its code, so
+ * that *o holds only static strings, as a serial run's. */
+static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
+  cJSON *m = cJSON_Parse(txt);
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "steps"),
+              *it = cJSON_GetObjectItemCaseSensitive(m, "iters"),
+              *ns = cJSON_GetObjectItemCaseSensitive(m, "notes"),
+              *ss = cJSON_GetObjectItemCaseSensitive(m, "status");
+  if (!cJSON_IsString(st) || !cJSON_IsString(it) || !cJSON_IsArray(ns) || !cJSON_IsString(ss)) {
+    cJSON_Delete(m);
+    return -1;
+  }
+  fputs(st->valuestring, steps);
+  fputs(it->valuestring, iters);
+  const cJSON *n;
+  cJSON_ArrayForEach(n, ns) cJSON_AddItemToArray(notes, cJSON_Duplicate(n, 1));
+  memset(o, 0, sizeof *o);
+  o->code    = (int)get_num(m, "code");
+  o->iters   = (int)get_num(m, "iterations");
+  o->solve_s = get_num(m, "solve_s");
+  o->natmap  = get_num(m, "natmap");
+  o->merit   = get_num(m, "merit");
+  if (!strcmp(ss->valuestring, "returned")) {
+    o->status = "returned";
+    o->reason = fl_reason_name(o->code);
+  } else if (!strcmp(ss->valuestring, "unsupported")) {
+    o->status = "unsupported";
+    o->reason = "UNSUPPORTED";
+  } else {
+    o->status = "error";
+    o->reason = fl_errname(o->code);
+  }
+  int broke = (int)get_num(m, "broke") != 0;
+  cJSON_Delete(m);
+  return broke;
+}
+
+
+/* Solves every pair, pair k on rank k mod size, and on rank 0 writes the rows in the serial
+ * order. Serial: straight into the files. Returns the number of broken solves (rank 0's
+ * count, the same on every rank), or -1 when the gathering failed. */
+static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, int np,
+                        FILE *steps, FILE *iters, cJSON *notes, outcome *outs) {
+  int  rank = fl_campaign_rank(), size = fl_campaign_size();
+  long npairs = (long)np * a->nsolvers, mine = 0, nbroke = 0;
+  for (long k = rank; k < npairs; k += size) mine++;
+  fl_progress bar;
+  fl_progress_begin(&bar, "solve", rank == 0 ? mine : 0);
+  if (size == 1) {
+    for (long k = 0; k < npairs; k++) {
+      int i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
+      nbroke += solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes, &outs[k]);
+      fl_progress_update(&bar, k + 1);
+    }
+    fl_progress_end(&bar);
+    return nbroke;
+  }
+
+  // every rank: its own pairs into memory, one packed text per pair
+  char **msg = fl_calloc((size_t)mine + 1, sizeof *msg);
+  int    ok  = msg != NULL;
+  long   done = 0;
+  for (long k = rank, m = 0; ok && k < npairs; k += size, m++) {
+    int    i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
+    char  *sb = NULL, *ib = NULL;
+    size_t sn = 0, in = 0;
+    FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+    cJSON *pn = cJSON_CreateArray();
+    if (fs && fi && pn) {
+      int broke = solve_one(a, a->solvers[j], probs[i], labels[i], fs, fi, pn, &outs[k]);
+      fclose(fs);
+      fclose(fi);
+      fs = fi = NULL;
+      msg[m] = pack_pair(sb, ib, pn, &outs[k], broke);
+    }
+    if (fs) fclose(fs);
+    if (fi) fclose(fi);
+    free(sb);
+    free(ib);
+    cJSON_Delete(pn);
+    if (!msg[m]) ok = 0;
+    if (rank == 0) fl_progress_update(&bar, ++done);
+  }
+  fl_progress_end(&bar);
+  if (!fl_campaign_bcast_int(fl_campaign_sum_long(!ok) == 0)) {
+    fprintf(stderr, "frictionlab solve: rank %d: out of memory for the campaign's rows\n", rank);
+    ok = -1;
+  }
+
+  // rank 0 writes in the serial order; the others send theirs in their order
+  long m0 = 0;
+  if (ok == 1 && rank == 0) {
+    for (long k = 0; k < npairs; k++) {
+      int    from = (int)(k % size);
+      char  *txt  = NULL;
+      size_t n    = 0;
+      if (from == 0) {
+        txt = msg[m0];
+        msg[m0++] = NULL;
+      } else if (fl_campaign_recv(from, &txt, &n) < 0) {
+        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+        ok = -1;
+        break;
+      }
+      int broke = unpack_pair(txt, steps, iters, notes, &outs[k]);
+      free(txt);
+      if (broke < 0) {
+        fprintf(stderr, "frictionlab solve: malformed rows from rank %d (pair %ld)\n", from, k);
+        ok = -1;
+        break;
+      }
+      nbroke += broke;
+    }
+  } else if (ok == 1) {
+    for (long m = 0; m < mine; m++) {
+      if (fl_campaign_send(msg[m], strlen(msg[m])) < 0) {
+        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+        ok = -1;
+        break;
+      }
+    }
+  }
+  for (long m = 0; msg && m < mine; m++) free(msg[m]);
+  fl_free(msg);
+  // a failed gather on any rank fails the campaign everywhere
+  if (fl_campaign_sum_long(ok != 1) != 0) return -1;
+  return fl_campaign_bcast_int((int)nbroke);
+}
+
+
 static void print_table(const solve_args *a, char **labels, int np, const outcome *o) {
   int wp = 7, ws = 6;
   for (int i = 0; i < np; i++) wp = (int)strlen(labels[i]) > wp ? (int)strlen(labels[i]) : wp;
@@ -523,6 +691,10 @@ int fl_cmd_solve(int argc, char **argv) {
   outcome     *outs   = NULL;
   fl_results  *res    = NULL;
   int          np = 0, status = 0;
+  int          rank = fl_campaign_rank(); // campaigns: rank 0 alone writes and prints
+  int          announce = 0;
+  FILE        *steps = NULL, *iters = NULL;
+  cJSON       *notes = NULL;
 
   int rc = parse_args(argc, argv, &a);
   if (rc != 0) {
@@ -569,7 +741,8 @@ int fl_cmd_solve(int argc, char **argv) {
       // skipped and recorded like an unsupported solver; malformed input stops the run
       // unless --keep-going
       int unsupported = fl_errcode() == FL_ERR_UNSUPPORTED;
-      fprintf(stderr, "frictionlab solve: %s%s\n", unsupported ? "skipped: " : "", fl_errmsg());
+      if (rank == 0)
+        fprintf(stderr, "frictionlab solve: %s%s\n", unsupported ? "skipped: " : "", fl_errmsg());
       if ((a.keep_going || unsupported) && fl_errcode() != FL_ERR_NOMEM) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "source", src);
@@ -607,19 +780,28 @@ int fl_cmd_solve(int argc, char **argv) {
     goto done;
   }
 
-  // the results folder
+  // the results folder (rank 0's; the other ranks only solve)
   char outbuf[512];
   if (!a.out) {
     default_out(outbuf, sizeof outbuf);
     a.out = outbuf;
   }
+  if (rank > 0) {
+    notes = cJSON_CreateArray();
+    if (!fl_campaign_bcast_int(0)) { // rank 0 could not begin the folder
+      status = 1;
+      goto done;
+    }
+    goto solve;
+  }
+  announce = 1; // from here rank 0 owes the others a word on whether the folder is ready
   if (fl_results_begin(a.out, "solve", a.force, &res) < 0) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
     goto done;
   }
-  FILE *steps = fl_results_file(res, "steps.csv");
-  FILE *iters = fl_results_file(res, "iters.csv");
+  steps = fl_results_file(res, "steps.csv");
+  iters = fl_results_file(res, "iters.csv");
   if (!steps || !iters) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
@@ -642,6 +824,7 @@ int fl_cmd_solve(int argc, char **argv) {
     fl_solver_destroy(s);
   }
   cJSON_AddStringToObject(man, "norm", a.norm_name);
+  cJSON_AddNumberToObject(man, "ranks", fl_campaign_size());
   cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
   for (int k = 0; k < a.nsets; k++) cJSON_AddItemToArray(jsets, cJSON_CreateString(a.sets[k].arg));
   cJSON *jprobs = cJSON_AddArrayToObject(man, "problems");
@@ -656,9 +839,12 @@ int fl_cmd_solve(int argc, char **argv) {
     cJSON_AddItemToArray(jprobs, o);
   }
   cJSON_AddItemToObject(man, "skipped", skipped);
-  skipped      = NULL; // owned by the manifest now
-  cJSON *notes = cJSON_AddArrayToObject(man, "notes");
+  skipped = NULL; // owned by the manifest now
+  notes   = cJSON_AddArrayToObject(man, "notes");
+  fl_campaign_bcast_int(1);
+  announce = 0;
 
+solve:
   // solve every pair
   outs = fl_calloc((size_t)np * (size_t)a.nsolvers, sizeof *outs);
   if (!outs) {
@@ -666,17 +852,15 @@ int fl_cmd_solve(int argc, char **argv) {
     status = 1;
     goto done;
   }
-  fl_progress bar;
-  fl_progress_begin(&bar, "solve", (long)np * a.nsolvers);
-  int nbroke = 0;
-  for (int i = 0; i < np; i++) {
-    for (int j = 0; j < a.nsolvers; j++) {
-      nbroke += solve_one(&a, a.solvers[j], probs[i], labels[i], steps, iters, notes,
-                          &outs[i * a.nsolvers + j]);
-      fl_progress_update(&bar, (long)i * a.nsolvers + j + 1);
-    }
+  long nbroke = solve_pairs(&a, probs, labels, np, steps, iters, notes, outs);
+  if (nbroke < 0) {
+    status = 1;
+    goto done;
   }
-  fl_progress_end(&bar);
+  if (rank > 0) { // rank 0 writes the folder and the table
+    status = nbroke > 0;
+    goto done;
+  }
 
   if (fl_results_commit(res) < 0) {
     res = NULL;
@@ -692,12 +876,14 @@ int fl_cmd_solve(int argc, char **argv) {
            "and \"skipped\" in manifest.json)\n", nin - np, nin);
   }
   if (nbroke > 0) {
-    fprintf(stderr, "frictionlab solve: %d solve(s) failed with an error (see steps.csv and "
+    fprintf(stderr, "frictionlab solve: %ld solve(s) failed with an error (see steps.csv and "
                     "manifest.json notes)\n", nbroke);
     status = 1;
   }
 
 done:
+  if (announce) fl_campaign_bcast_int(0); // the folder failed: the other ranks stop
+  if (rank > 0) cJSON_Delete(notes);
   fl_results_abort(res);
   cJSON_Delete(skipped);
   fl_free(in);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../core/fl_campaign.h"
 #include "fl_harness.h"
 
 static int cmd_help(int argc, char **argv);
@@ -93,6 +94,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "frictionlab: unknown command '%s'; expected one of:", argv[1]);
     for (const fl_subcommand *k = cmds; k->name; k++) fprintf(stderr, " %s", k->name);
     fprintf(stderr, "\n");
+    return 2;
+  }
+  // under mpiexec with several ranks: solve and profile split their pairs over the ranks
+  // (docs/campaigns.md); other commands would only repeat the same work on every rank
+  if (fl_campaign_init() < 0) {
+    fprintf(stderr, "frictionlab %s: %s\n", c->name, fl_errmsg());
+    return 1;
+  }
+  if (fl_campaign_size() > 1 && c->fn != fl_cmd_solve && c->fn != fl_cmd_profile) {
+    if (fl_campaign_rank() == 0)
+      fprintf(stderr, "frictionlab %s: runs on one rank; under mpiexec only solve and profile "
+                      "split their work over ranks\n", c->name);
     return 2;
   }
   return c->fn(argc - 2, argv + 2);

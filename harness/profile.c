@@ -24,6 +24,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../core/fl_campaign.h"
 #include "fl_figure.h"
 
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
@@ -384,14 +385,26 @@ int fl_cmd_profile(int argc, char **argv) {
   }
 
   //---- the results folder, then solve into it (or read --from) ----
-  if (fl_results_begin(out, "profile", force, &res) < 0) {
+  // campaigns (docs/campaigns.md): rank 0 owns the folder and the profile; every rank solves
+  int rank = fl_campaign_rank();
+  if (rank > 0) {
+    int ready = fl_campaign_bcast_int(0);
+    if (!ready || from) { // no folder, or nothing to solve
+      status = !ready;
+      goto done;
+    }
+  } else if (fl_results_begin(out, "profile", force, &res) < 0) {
     fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
+    fl_campaign_bcast_int(0);
     goto done;
+  } else {
+    fl_campaign_bcast_int(1);
   }
   if (from) {
     snprintf(solvedir, sizeof solvedir, "%s", from);
   } else {
-    snprintf(solvedir, sizeof solvedir, "%s/solve", fl_results_staging(res));
+    // rank > 0 never writes: the folder is rank 0's
+    snprintf(solvedir, sizeof solvedir, "%s/solve", rank > 0 ? out : fl_results_staging(res));
     // solve's own arguments: problems and pass-through options, then --out; files that hold
     // no readable problem (e.g. rolling friction) are reported and skipped, not fatal
     if (expand_input("--keep-going", &solve_argv, &nsolve, &cap) < 0 ||
@@ -402,6 +415,10 @@ int fl_cmd_profile(int argc, char **argv) {
     }
     solve_argv[nsolve] = NULL;
     int rc = fl_cmd_solve(nsolve, solve_argv);
+    if (rank > 0) {
+      status = rc;
+      goto done;
+    }
     if (rc != 0) {
       fprintf(stderr, "frictionlab profile: the solve step failed (exit %d)\n", rc);
       status = rc;

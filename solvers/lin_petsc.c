@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fl_campaign.h"
 #include "fl_lin.h"
 
 #ifdef FL_HAVE_PETSC
@@ -128,6 +129,12 @@ static void petsc_destroy(fl_lin *l) {
 
 
 static int petsc_setup(fl_lin *l, const fl_csr *K) {
+  // in a campaign each rank solves different pairs: a collective solve would wait forever
+  if (l->opts.petsc_world && fl_campaign_size() > 1) {
+    return fl_seterr(FL_ERR_UNSUPPORTED,
+                     "lin petsc: lin.petsc_comm=world cannot run inside an MPI campaign (the "
+                     "ranks solve different problems); use lin.petsc_comm=self");
+  }
   FL_TRY(petsc_init());
   petsc_impl *d = fl_calloc(1, sizeof(*d));
   if (!d) return fl_seterr(FL_ERR_NOMEM, "lin petsc: out of memory");
