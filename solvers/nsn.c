@@ -484,37 +484,51 @@ static int build_pattern(nsn_data *d) {
 
 /* the inner preconditioner's partition: each contact's 3 rows (pair: the rows of every contact
  * between the same two cliques, in contact order, up to FL_LIN_BLOCK_MAX rows), then each
- * bilateral row alone */
+ * bilateral row alone. Pairs are grouped through one sort of the contacts by (clique_a,
+ * clique_b, index), so the partition costs O(nc log nc). */
+static const fl_problem *blocks_p_; /* qsort has no context argument; set-up is not threaded */
+static int pair_cmp(const void *x, const void *y) {
+  fl_int i = *(const fl_int *)x, j = *(const fl_int *)y;
+  const fl_problem *p = blocks_p_;
+  if (p->clique_a[i] != p->clique_a[j]) return p->clique_a[i] < p->clique_a[j] ? -1 : 1;
+  if (p->clique_b[i] != p->clique_b[j]) return p->clique_b[i] < p->clique_b[j] ? -1 : 1;
+  return (i > j) - (i < j);
+}
+
 static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   fl_int nc = d->nc, n = d->n;
+  pair = pair && d->global && p->clique_a && p->clique_b;
   d->blk_ptr = fl_malloc(((size_t)n + 2) * sizeof(fl_int));
   d->blk_idx = fl_malloc(((size_t)n + 1) * sizeof(fl_int));
-  unsigned char *done = fl_calloc((size_t)nc + 1, 1);
-  if (!d->blk_ptr || !d->blk_idx || !done) {
-    fl_free(done);
+  fl_int *order = fl_malloc(((size_t)nc + 1) * sizeof(fl_int));
+  if (!d->blk_ptr || !d->blk_idx || !order) {
+    fl_free(order);
     return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (preconditioner blocks)");
+  }
+  for (fl_int i = 0; i < nc; i++) order[i] = i;
+  if (pair) {
+    blocks_p_ = p;
+    qsort(order, (size_t)nc, sizeof *order, pair_cmp);
   }
   fl_int nb = 0, w = 0;
   d->blk_ptr[0] = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    if (done[i]) continue;
-    fl_int ca = p->clique_a ? p->clique_a[i] : -1, cb = p->clique_b ? p->clique_b[i] : -1;
-    for (fl_int j = i; j < nc; j++) {
-      if (done[j]) continue;
-      if (j != i && (!pair || !d->global || p->clique_a[j] != ca || p->clique_b[j] != cb ||
-                     w - d->blk_ptr[nb] + 3 > FL_LIN_BLOCK_MAX))
-        continue;
-      done[j] = 1;
-      for (int k = 0; k < 3; k++) d->blk_idx[w++] = 3 * j + k;
-      if (!pair) break;
+  for (fl_int k = 0; k < nc; k++) {
+    fl_int i = order[k];
+    // a new block unless this contact joins the previous one's pair and the block has room
+    if (k > 0) {
+      fl_int h = order[k - 1];
+      int same = pair && p->clique_a[i] == p->clique_a[h] && p->clique_b[i] == p->clique_b[h] &&
+                 w - d->blk_ptr[nb] + 3 <= FL_LIN_BLOCK_MAX;
+      if (!same) d->blk_ptr[++nb] = w;
     }
-    d->blk_ptr[++nb] = w;
+    for (int r = 0; r < 3; r++) d->blk_idx[w++] = 3 * i + r;
   }
+  if (nc > 0) d->blk_ptr[++nb] = w;
   for (fl_int r = 3 * nc; r < n; r++) {
     d->blk_idx[w++] = r;
     d->blk_ptr[++nb] = w;
   }
-  fl_free(done);
+  fl_free(order);
   d->nblock = nb;
   return FL_OK;
 }
