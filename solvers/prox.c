@@ -14,7 +14,9 @@
  * converges in at most prox.fast iterations divides it by prox.shrink (closer to the original
  * problem, fewer outer iterations), one that fails multiplies it by prox.shrink and its result
  * is kept only if the outer error decreased. The inner tolerance is
- * max(0.1 abs_tol, prox.inner_rel x the current outer error).
+ * max(0.1 abs_tol, prox.inner_rel x the current outer error), taken as a raw residual and
+ * multiplied by the normalization's divisor where that is below 1 (so that it always lies
+ * below the raw error the inner solve starts from).
  *
  * Own residual: the natural map with De Saxce's correction, ||gamma - P_K(gamma - uhat)||_2,
  * normalized as the common `norm` option says (fclib: / (1 + sqrt ||q||); siconos: / max(||q||,
@@ -62,6 +64,7 @@ typedef struct {
   double *gk, *u;   /* (n) */
   fl_solver *inner; /* nsn */
   double wmean, norm_q;
+  double scale; /* divisor of the last prox_error (its norm), > 0 */
   int empty;        /* no contact rows: the answer is v*, gamma empty */
 } prox_data;
 
@@ -180,14 +183,18 @@ static double prox_error(const fl_solver *s, const fl_problem *p, const double *
     for (int k = 0; k < 3; k++) sum += (g[k] - px[k]) * (g[k] - px[k]);
   }
   double raw = sqrt(sum);
+  double m = 1; // the normalization's divisor, kept to state the inner (raw) tolerance
   switch (s->common.norm) {
-    case FL_NORM_FCLIB: return raw / (1 + sqrt(d->norm_q));
+    case FL_NORM_FCLIB: m = 1 + sqrt(d->norm_q); break;
     case FL_NORM_SICONOS: {
-      double m = fmax(d->norm_q, fmax(sqrt(g2), sqrt(u2)));
-      return m > DBL_EPSILON ? raw / m : raw;
+      m = fmax(d->norm_q, fmax(sqrt(g2), sqrt(u2)));
+      if (!(m > DBL_EPSILON)) m = 1;
+      break;
     }
-    default: return raw;
+    default: break;
   }
+  d->scale = m;
+  return raw / m;
 }
 
 
@@ -235,7 +242,12 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
       pp->q[r] = p->q[r] - sigma * gamma[r];
     }
     char tol[64];
-    snprintf(tol, sizeof tol, "%.17g", fmax(0.1 * s->common.abs_tol, o->inner_rel * err));
+    // the inner solver measures raw residuals (norm=none), and its solve starts at the outer
+    // raw error err * scale: the tolerance must lie below that, or the inner solve stops at
+    // its start and the outer loop never moves (a small q under norm=siconos). So the
+    // normalized tolerance is taken as raw, but scaled down where the divisor is below 1.
+    snprintf(tol, sizeof tol, "%.17g",
+             fmax(0.1 * s->common.abs_tol, o->inner_rel * err) * fmin(1.0, d->scale));
     FL_TRY(fl_solver_set_option(d->inner, "abs_tol", tol));
     FL_TRY(fl_solver_setup(d->inner, pp));
     fl_result res;

@@ -7,6 +7,7 @@
  * with mass ratio 4096:1.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/fl_world.h"
@@ -615,6 +616,51 @@ static int run_named(const char *name, const char *opts, const fl_problem *p, do
 
 /* prox (outer proximal iterations, inner Alart-Curnier NSN) solves the Capsules file that
  * plain NSN does not, to the common merit 1e-8, in a few outer iterations */
+/* prox's inner tolerance is in raw units: a problem whose velocities (hence q and gamma) are
+ * a millionth of another's takes the same outer iterations under a scale-free norm. Before,
+ * the normalized outer error was handed to the inner solve as a raw tolerance, so a small q
+ * stopped every inner solve at its start and the outer loop never moved (FCLIB's
+ * local_problem_test, CubeH8, the LMGC_GFC3D files). */
+FL_TEST(prox_scale_invariant) {
+  ASSERT_OK(fl_register_all());
+  int its[2];
+  for (int k = 0; k < 2; k++) {
+    fl_problem *q = NULL;
+    ASSERT_OK(fl_problem_create_example("box_on_plane", &q));
+    double f = k ? 1e-6 : 1.0;
+    for (fl_int i = 0; i < q->nv; i++) q->vstar[i] *= f;
+    for (fl_int r = 0; r < fl_problem_nrows(q); r++) q->b[r] *= f;
+    fl_solver *s = NULL;
+    ASSERT_OK(fl_solver_create("prox", &s));
+    ASSERT_OK(fl_solver_set_options(s, "abs_tol=1e-10,norm=siconos"));
+    ASSERT_OK(fl_solver_setup(s, q));
+    double vq[6], gq[12];
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, q, vq, gq, &res));
+    printf("velocities x %g: %d outer iterations, reason %d, error %.3e\n", f, res.iters,
+           res.reason, res.error);
+    ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+    ASSERT(res.iters >= 1);
+    its[k] = res.iters;
+    fl_solver_destroy(s);
+    fl_problem_free(q);
+  }
+  ASSERT(abs(its[0] - its[1]) <= 1);
+  fl_problem *p = load_fclib("", "local_problem_test");
+  if (!p) return 0;
+  double *g = fl_malloc((size_t)(3 * p->nc) * sizeof(double));
+  ASSERT(g);
+  fl_result res;
+  ASSERT_OK(run_named("prox", "abs_tol=1e-8,norm=siconos", p, g, &res));
+  printf("local_problem_test: %d outer iterations, error %.3e\n", res.iters, res.error);
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(res.iters <= 20);
+  fl_free(g);
+  fl_problem_free(p);
+  return 0;
+}
+
+
 FL_TEST(prox_solves_capsules) {
   fl_problem *p = load_fclib(CONV, "Capsules-i101-404");
   if (!p) SKIP("no %s/fclib/" CONV "Capsules-i101-404.hdf5", fl_test_shared_dir());
