@@ -63,6 +63,14 @@
  * Alart-Curnier exact Newton below, with an Armijo search on 0.5 ||F||^2 (docs/nsn.md,
  * "Robustness and the proximal loop"). Every path falls back to the projection step when the
  * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
+ *
+ * ncp=ac on a global problem: solved in its local form (fl_problem_local_form, formed in setup
+ * as prox does: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n), handing out
+ * v = v* + A^-1 J^T gamma; bilateral rows, which the local form cannot express, are refused.
+ * World steps have redundant contacts (four or more per face), where W is singular, so there
+ * the Jacobian is regularized (ac.reg) and a solve that has not converged after ac.restart
+ * iterations restarts once from gamma = 0 with a Tikhonov continuation (nsn_solve_ac). Their
+ * Jacobians are small, so they are factorized densely (ac.lu).
  */
 #include <float.h>
 #include <math.h>
@@ -77,6 +85,9 @@
 
 #define NSN_ALPHA_MIN 1e-10 /* normal rows with dNCP/dC below this are decoupled */
 #define NSN_FB_DEN_FLOOR 0.1 /* FB friction fixed point: target |gamma_t| >= 0.1 mu gamma_n */
+#define NSN_AC_DENSE_MAX 384 /* ac.lu=auto: dense LU on global problems up to this many rows */
+#define NSN_AC_TK0 1e-2      /* ac restart: initial Tikhonov weight (relative to diag W) */
+#define NSN_AC_TK_SHRINK 1e-3 /* ac restart: the weight's factor after a full Newton step */
 
 //---- NCP functions (appendix A) ----
 
@@ -313,6 +324,7 @@ enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
 enum { LS_NONE = 0, LS_BACKTRACK = 1, LS_AUTO = 2 };
 enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
+enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2 };
 
 typedef struct nsn_opts {
   int ncp;
@@ -330,21 +342,25 @@ typedef struct nsn_opts {
   char lin_petsc_options[FL_OPT_STRLEN];
   int lin_petsc_comm;
   int lin_pc;
+  double ac_reg;
+  int ac_restart;
+  int ac_lu;
 } nsn_opts;
 
 #define OO(f) offsetof(nsn_opts, f)
 static const fl_option_desc nsn_options[] = {
   {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
-   "Curnier with its exact Jacobian and a sparse LU (local problems only); auto = ac on local, "
-   "fb on global problems"},
+   "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
+   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac on local, fb on global problems"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
    "complementarity preconditioning r: 1, dt^2 (friction dt), or dt^2 W_ii (friction dt W_ii)"},
   {"alpha", FL_OPT_REAL, OO(alpha), 1e-6, 1, 0.75, NULL,
    "damped Newton step fraction (line_search=none)"},
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_AUTO, "none|backtrack|auto",
    "none: fixed alpha; backtrack: Armijo, halve from 1 until the merit decreases enough; "
-   "auto = backtrack on local, none on global problems (world steps)"},
+   "auto = backtrack on local problems and with ncp=ac, none on global problems (world steps) "
+   "with ncp=fb|min"},
   {"start", FL_OPT_ENUM, OO(start), 0, 0, START_ZERO, "zero|free",
    "starting iterate without warm_start: v = 0, gamma = 0 (thesis) or v = v*, gamma = 0"},
   {"project_v", FL_OPT_BOOL, OO(project_v), 0, 1, 1, NULL,
@@ -368,6 +384,15 @@ static const fl_option_desc nsn_options[] = {
   {"lin.pc", FL_OPT_ENUM, OO(lin_pc), 0, 0, PC_DIAG, "diag|block|pair",
    "pcg/pcr preconditioner: diag K, its 3x3 contact blocks, or its blocks of contacts "
    "between the same two cliques"},
+  {"ac.reg", FL_OPT_REAL, OO(ac_reg), -1, 1, -1, NULL,
+   "ncp=ac: Jacobian A + B (W + reg diag W), which keeps it invertible where W is singular "
+   "(redundant contacts); -1 = auto: 1e-11 on global problems, 0 on local ones"},
+  {"ac.restart", FL_OPT_INT, OO(ac_restart), -1, 1e8, -1, NULL,
+   "ncp=ac: after this many Newton iterations without convergence restart once from gamma = 0 "
+   "with a Tikhonov continuation (0: never); -1 = auto: 10 on global problems, 0 on local ones"},
+  {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse",
+   "ncp=ac: the Jacobian's LU: dense (partial pivoting) or sparse (UMFPACK); auto = dense on "
+   "global problems of at most 384 rows (world steps: many small solves), sparse otherwise"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -413,6 +438,13 @@ typedef struct nsn_data {
   double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
+  double *acG;         /* ac.lu=dense: G row-major (n x n), its LU in place */
+  int *acpiv;          /* (2n) its row interchanges, then dense_lu's workspace */
+  double acreg;        /* resolved ac.reg */
+  int acrestart;       /* resolved ac.restart */
+  double acmu;         /* Jacobian G = A + B (W + acmu diag W) of the current iteration */
+  fl_problem *pl;      /* ncp=ac on a global problem: its local form (owned); dyn and B give
+                          the velocities handed out, v* + A^-1 J^T gamma */
 } nsn_data;
 
 
@@ -434,6 +466,9 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->wpos);
   fl_free(d->dpos);
   fl_free(d->acF);
+  fl_problem_free(d->pl);
+  fl_free(d->acG);
+  fl_free(d->acpiv);
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
   memset(d, 0, sizeof(*d));
@@ -533,7 +568,7 @@ static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   return FL_OK;
 }
 
-static int ac_setup(nsn_data *d);
+static int ac_setup(nsn_data *d, int dense);
 
 static int nsn_setup(fl_solver *s, const fl_problem *p) {
   nsn_data *d = s->data;
@@ -544,10 +579,28 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->n = fl_problem_nrows(p);
   d->global = p->kind == FL_PROBLEM_GLOBAL;
   d->ncp = o->ncp == NCP_AUTO ? (d->global ? NCP_FB : NCP_AC) : o->ncp;
-  d->ls = o->line_search == LS_AUTO ? (d->global ? LS_NONE : LS_BACKTRACK) : o->line_search;
-  if (d->ncp == NCP_AC && d->global)
-    return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac needs a local problem (W, q); %s is "
-                     "global (use ncp=fb or min, or the prox solver)", p->name);
+  d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
+                                     : o->line_search;
+  d->acreg = o->ac_reg >= 0 ? o->ac_reg : (d->global ? 1e-11 : 0);
+  d->acrestart = o->ac_restart >= 0 ? o->ac_restart : (d->global ? 10 : 0);
+  if (d->ncp == NCP_AC && d->global) {
+    // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
+    if (p->nh > 0)
+      return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac: global problem %s has %d bilateral "
+                       "rows, which its local form (W, q, mu) cannot express (use ncp=fb or min)",
+                       p->name, (int)p->nh);
+    FL_TRY(fl_dynamics_create(p, &d->dyn));
+    d->B = fl_dynamics_JAinv(d->dyn);
+    if (!d->B) return fl_seterr(FL_ERR_NOMEM, "nsn: J A^-1 of %s could not be formed", p->name);
+    FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &d->pl));
+    snprintf(d->pl->name, sizeof d->pl->name, "%s", p->name);
+    d->pl->dt = p->dt;
+    memcpy(d->pl->mu, p->mu, (size_t)p->nc * sizeof(double));
+    FL_TRY(fl_problem_local_form(p, d->dyn, &d->pl->W, d->pl->q));
+    p = d->pl; // from here on the local problem
+    d->global = 0;
+    d->nv = 0;
+  }
 
   // the Delassus matrix W (constant during a solve)
   if (d->global) {
@@ -565,7 +618,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   if (d->W->nrow != d->n || d->W->ncol != d->n)
     return fl_seterr(FL_ERR_FORMAT, "nsn: %s: W is %dx%d, expected %dx%d", p->name,
                      (int)d->W->nrow, (int)d->W->ncol, (int)d->n, (int)d->n);
-  FL_TRY(build_pattern(d));
+  if (d->ncp != NCP_AC) FL_TRY(build_pattern(d)); // ac has its own Jacobian pattern
 
   // flat arrays in one allocation
   size_t nc = (size_t)d->nc, nh = (size_t)d->nh, n = (size_t)d->n, nv = (size_t)d->nv;
@@ -637,7 +690,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   }
   if (d->global) fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->Jvs);
 
-  if (d->ncp == NCP_AC) FL_TRY(ac_setup(d));
+  if (d->ncp == NCP_AC) // no inner solver
+    return ac_setup(d, o->ac_lu == LU_DENSE ||
+                           (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX));
 
   // the inner solver on K's pattern
   fl_lin_opts lo;
@@ -813,22 +868,14 @@ static int cmp_int(const void *a, const void *b) {
 }
 
 
-/* G's pattern (fixed in a solve: every product entry is kept, zero or not) and the arrays */
-static int ac_setup(nsn_data *d) {
+/* the arrays, and G's dense storage or its sparse pattern (fixed in a solve: every product
+ * entry is kept, zero or not) */
+static int ac_setup(nsn_data *d, int dense) {
   const fl_csr *W = d->W;
   fl_int n = d->n, nc = d->nc;
   size_t nn = (size_t)(n > 0 ? n : 1), nnc = (size_t)(nc > 0 ? nc : 1);
-  int *mark = fl_malloc(nn * sizeof(int)), *list = fl_malloc(nn * sizeof(int));
-  fl_int *loc = fl_malloc(nn * sizeof(fl_int));
-  d->jptr = fl_malloc((nn + 1) * sizeof(int));
-  d->wpos = fl_malloc((size_t)(W->nnz > 0 ? W->nnz : 1) * sizeof(fl_int));
-  d->dpos = fl_malloc(3 * nnc * sizeof(fl_int));
   d->acF = fl_malloc((5 * nn + 20 * nnc) * sizeof(double));
-  int rc = FL_OK;
-  if (!mark || !list || !loc || !d->jptr || !d->wpos || !d->dpos || !d->acF) {
-    rc = fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
-    goto out;
-  }
+  if (!d->acF) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
   d->acFt = d->acF + nn;
   d->acut = d->acFt + nn;
   d->acgt = d->acut + nn;
@@ -836,6 +883,28 @@ static int ac_setup(nsn_data *d) {
   d->acblk = d->acdx + nn;
   d->acrn = d->acblk + 18 * nnc;
   d->acrt = d->acrn + nnc;
+  for (fl_int i = 0; i < nc; i++) {
+    double wnn = d->wdiag[3 * i];
+    d->acrn[i] = wnn > DBL_MIN ? 1.0 / wnn : 1.0;
+    d->acrt[i] = 1.0 / d->wtt[i];
+  }
+  if (dense) {
+    d->acG = fl_malloc(nn * nn * sizeof(double));
+    d->acpiv = fl_malloc(2 * nn * sizeof(int));
+    if (!d->acG || !d->acpiv) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac, dense G)");
+    return FL_OK;
+  }
+
+  int *mark = fl_malloc(nn * sizeof(int)), *list = fl_malloc(nn * sizeof(int));
+  fl_int *loc = fl_malloc(nn * sizeof(fl_int));
+  d->jptr = fl_malloc((nn + 1) * sizeof(int));
+  d->wpos = fl_malloc((size_t)(W->nnz > 0 ? W->nnz : 1) * sizeof(fl_int));
+  d->dpos = fl_malloc(3 * nnc * sizeof(fl_int));
+  int rc = FL_OK;
+  if (!mark || !list || !loc || !d->jptr || !d->wpos || !d->dpos) {
+    rc = fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
+    goto out;
+  }
   for (fl_int c = 0; c < n; c++) mark[c] = -1;
 
   // first pass: the size of each contact's column list
@@ -873,11 +942,6 @@ static int ac_setup(nsn_data *d) {
       d->dpos[r] = loc[r];
       for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) d->wpos[k] = loc[W->col[k]];
     }
-  }
-  for (fl_int i = 0; i < nc; i++) {
-    double wnn = d->wdiag[3 * i];
-    d->acrn[i] = wnn > DBL_MIN ? 1.0 / wnn : 1.0;
-    d->acrt[i] = 1.0 / d->wtt[i];
   }
 out:
   fl_free(mark);
@@ -932,9 +996,10 @@ static double ac_eval(const nsn_data *d, const fl_problem *p, const double *gamm
 }
 
 
-/* G = A + B W into jval from the blocks */
+/* G = A + B (W + acmu diag W) into jval from the blocks */
 static void ac_build(nsn_data *d) {
   const fl_csr *W = d->W;
+  double mu = d->acmu;
   for (fl_int i = 0; i < d->nc; i++) {
     const double *A = d->acblk + 18 * i, *B = A + 9;
     for (int a = 0; a < 3; a++) {
@@ -947,8 +1012,117 @@ static void ac_build(nsn_data *d) {
         if (bb == 0) continue;
         fl_int w = 3 * i + b;
         for (fl_int k = W->rowptr[w]; k < W->rowptr[w + 1]; k++) row[d->wpos[k]] += bb * W->val[k];
+        if (mu > 0) row[d->dpos[w]] += bb * mu * d->wdiag[w];
       }
     }
+  }
+}
+
+
+/* G = A + B (W + acmu diag W) into the dense row-major acG */
+static void ac_build_dense(nsn_data *d) {
+  const fl_csr *W = d->W;
+  fl_int n = d->n;
+  double mu = d->acmu;
+  memset(d->acG, 0, (size_t)n * (size_t)n * sizeof(double));
+  for (fl_int i = 0; i < d->nc; i++) {
+    const double *A = d->acblk + 18 * i, *B = A + 9;
+    for (int a = 0; a < 3; a++) {
+      double *row = d->acG + (size_t)(3 * i + a) * (size_t)n;
+      for (int b = 0; b < 3; b++) {
+        fl_int w = 3 * i + b;
+        row[w] += A[3 * a + b];
+        double bb = B[3 * a + b];
+        if (bb == 0) continue;
+        for (fl_int k = W->rowptr[w]; k < W->rowptr[w + 1]; k++) row[W->col[k]] += bb * W->val[k];
+        if (mu > 0) row[w] += bb * mu * d->wdiag[w];
+      }
+    }
+  }
+}
+
+
+/* y -= l x over m entries, four per loop trip (the compiler pairs them into vector operations) */
+static inline void sub_scaled(fl_int m, double l, const double *restrict x, double *restrict y) {
+  fl_int j = 0;
+  for (; j + 4 <= m; j += 4) {
+    y[j] -= l * x[j];
+    y[j + 1] -= l * x[j + 1];
+    y[j + 2] -= l * x[j + 2];
+    y[j + 3] -= l * x[j + 3];
+  }
+  for (; j < m; j++) y[j] -= l * x[j];
+}
+
+
+/* LU with partial pivoting of the row-major n x n matrix a, in place (unit lower L below the
+ * diagonal, U on and above it; row k was swapped with row piv[k] at step k). G is block
+ * sparse (contacts couple through the bodies they share), so rows with a zero multiplier are
+ * skipped and a row update stops at the pivot row's last nonzero (last[], (n) workspace, kept
+ * through fill-in): the same result as the full loops, fewer operations. 0, or -1 on a zero or
+ * non-finite pivot. */
+static int dense_lu(fl_int n, double *a, int *piv, int *last) {
+  for (fl_int i = 0; i < n; i++) {
+    const double *ri = a + (size_t)i * n;
+    fl_int j = n - 1;
+    while (j > i && ri[j] == 0) j--;
+    last[i] = (int)j;
+  }
+  for (fl_int k = 0; k < n; k++) {
+    fl_int p = k;
+    double best = fabs(a[(size_t)k * n + k]);
+    for (fl_int i = k + 1; i < n; i++) {
+      double v = fabs(a[(size_t)i * n + k]);
+      if (v > best) best = v, p = i;
+    }
+    if (!(best > 0) || !isfinite(best)) return -1;
+    piv[k] = (int)p;
+    double *rk = a + (size_t)k * n;
+    if (p != k) {
+      double *rp = a + (size_t)p * n;
+      for (fl_int j = 0; j < n; j++) {
+        double t = rk[j];
+        rk[j] = rp[j];
+        rp[j] = t;
+      }
+      int t = last[k];
+      last[k] = last[p];
+      last[p] = t;
+    }
+    double inv = 1.0 / rk[k];
+    int lk = last[k];
+    for (fl_int i = k + 1; i < n; i++) {
+      double *ri = a + (size_t)i * n;
+      if (ri[k] == 0) continue;
+      double l = ri[k] * inv;
+      ri[k] = l;
+      sub_scaled(lk - k, l, rk + k + 1, ri + k + 1);
+      if (lk > last[i]) last[i] = lk;
+    }
+  }
+  return 0;
+}
+
+
+/* x <- (LU)^-1 P x with the factors of dense_lu */
+static void dense_lu_solve(fl_int n, const double *a, const int *piv, double *x) {
+  for (fl_int k = 0; k < n; k++)
+    if (piv[k] != k) {
+      double t = x[k];
+      x[k] = x[piv[k]];
+      x[piv[k]] = t;
+    }
+  for (fl_int i = 1; i < n; i++) {
+    const double *ri = a + (size_t)i * n;
+    double t = x[i];
+    for (fl_int j = 0; j < i; j++) t -= ri[j] * x[j];
+    x[i] = t;
+  }
+  for (fl_int i = n - 1; i >= 0; i--) {
+    const double *ri = a + (size_t)i * n;
+    double t = x[i];
+    for (fl_int j = i + 1; j < n; j++) t -= ri[j] * x[j];
+    x[i] = t / ri[i];
   }
 }
 
@@ -957,6 +1131,15 @@ static void ac_build(nsn_data *d) {
  * the direction is not finite (the caller falls back) */
 static int ac_direction(nsn_data *d) {
   fl_int n = d->n;
+  if (d->acG) {
+    ac_build_dense(d);
+    if (dense_lu(n, d->acG, d->acpiv, d->acpiv + n) != 0) return -1;
+    for (fl_int r = 0; r < n; r++) d->acdx[r] = -d->acF[r];
+    dense_lu_solve(n, d->acG, d->acpiv, d->acdx);
+    for (fl_int r = 0; r < n; r++)
+      if (!isfinite(d->acdx[r])) return -1;
+    return 0;
+  }
   ac_build(d);
   // jptr/jcol/jval read as compressed columns is G^T, so solve with the transpose
   if (!d->sym && umfpack_di_symbolic(n, n, d->jptr, d->jcol, d->jval, &d->sym, NULL, NULL) !=
@@ -979,16 +1162,53 @@ static int ac_direction(nsn_data *d) {
 
 static void fill_stat(const nsn_data *d, fl_iter_stat *st);
 
+/* the trial d->acgt: u = W x + q (+ tk diag(W) x, the Tikhonov term) into d->acut, F into
+ * d->acFt, the blocks; returns 0.5 ||F||^2 */
+static double ac_trial(nsn_data *d, const fl_problem *p, double tk) {
+  fl_int n = d->n;
+  fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
+  if (tk > 0)
+    for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r] + tk * d->wdiag[r] * d->acgt[r];
+  else
+    for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
+  return ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+}
+
+/* ncp=ac on a global problem pg (solved in its local form): v = v* + A^-1 J^T gamma */
+static void ac_hand_out_v(const nsn_data *d, const fl_problem *pg, const double *gamma,
+                          double *v) {
+  if (!d->pl || !v) return;
+  memcpy(v, pg->vstar, (size_t)pg->nv * sizeof(double));
+  fl_csr_gemtv(d->B, 1.0, gamma, 1.0, v);
+}
+
 /* the whole solve with ncp=ac: Armijo on 0.5 ||F||^2 along the Newton direction, or the
- * projection step gamma - F (= P(gamma - rho u)) when the direction fails or the search does */
-static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
+ * projection step gamma - F (= P(gamma - rho u)) when the direction fails or the search does.
+ * The Jacobian is G = A + B (W + acreg diag W): W of redundant contacts is singular, and so is
+ * the exact G wherever they are active and stick (acreg = 0 on local problems by default).
+ *
+ * Restart (acrestart > 0; global problems by default): after acrestart iterations without
+ * convergence the solve starts again once from gamma = 0 on the Tikhonov-regularized problem
+ * W + tk diag W (u = W gamma + q + tk diag(W) gamma), whose solution is unique: tk starts at
+ * NSN_AC_TK0, is multiplied by NSN_AC_TK_SHRINK after each full Newton step, never exceeds
+ * rel = ||F|| / (||F|| + ||gamma||) of the unregularized F, and is 0 once below 1e-15: a
+ * continuation to the original problem. It catches the Newton iterations that stall where
+ * redundant contacts carry opposed impulses (a warm start after the contact set changed, the
+ * Jacobian's kinks between stick and slip). The error recorded is always that of the
+ * original problem.
+ *
+ * A global problem pg is solved in its local form d->pl from the incoming gamma (zero unless
+ * warm_start); v is handed out whenever a record may read it and at the end. */
+static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamma) {
   nsn_data *d = s->data;
   const nsn_opts *o = s->opts;
+  const fl_problem *p = d->pl ? d->pl : pg;
   fl_int n = d->n;
-  s->cur_v = NULL;
+  s->cur_v = d->pl ? v : NULL;
   s->cur_gamma = gamma;
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  d->acmu = d->acreg;
 
   nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
   fl_iter_stat st;
@@ -996,26 +1216,51 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
   fill_stat(d, &st);
   double th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
   st.objective = sqrt(2 * th);
-  if (fl_solver_record(s, &st) != 0) return FL_OK;
+  if (d->pl && fl_solver_wants_iterate(s, 0)) ac_hand_out_v(d, pg, gamma, v);
+  if (fl_solver_record(s, &st) != 0) {
+    ac_hand_out_v(d, pg, gamma, v);
+    return FL_OK;
+  }
 
+  int tikhonov = 0;
+  double tk = 0, tlast = 0; /* the Tikhonov weight (restarted solve); the last step length */
   for (int k = 1;; k++) {
+    int restart = d->acrestart > 0 && k == d->acrestart;
+    if (restart) { // not converged: restart from zero on the regularized problem
+      tikhonov = 1;
+      tk = NSN_AC_TK0;
+      memset(gamma, 0, (size_t)n * sizeof(double));
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL); // d->u = q
+    }
+    if (tikhonov) { // the weight, capped by the unregularized residual at gamma (u = d->u)
+      ac_eval(d, p, gamma, d->u, d->acFt, NULL);
+      double f2 = 0, g2 = 0;
+      for (fl_int r = 0; r < n; r++) {
+        f2 += d->acFt[r] * d->acFt[r];
+        g2 += gamma[r] * gamma[r];
+      }
+      double rel = sqrt(f2) / (sqrt(f2) + sqrt(g2) + DBL_MIN);
+      if (!restart && tlast == 1) tk *= NSN_AC_TK_SHRINK; // a full Newton step: tighten
+      tk = fmin(tk, rel);
+      if (!(tk >= 1e-15)) tk = 0;
+      d->acmu = fmax(d->acreg, tk);
+      memcpy(d->acgt, gamma, (size_t)n * sizeof(double));
+      th = ac_trial(d, p, tk);
+      memcpy(d->acF, d->acFt, (size_t)n * sizeof(double));
+    }
     int newton = ac_direction(d) == 0;
     double t = 1, tht = NAN;
     int neval = 0, ok = 0;
     if (newton && d->ls == LS_NONE) { // fixed step (alpha), kept when finite
       t = o->alpha;
       for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
-      fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
-      for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
-      tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+      tht = ac_trial(d, p, tk);
       neval = 1;
       ok = isfinite(tht);
     } else if (newton) { // Armijo: the Newton direction's slope is -||F||^2 = -2 th
       for (int tr = 0; tr < 30 && !ok; tr++, t *= 0.5) {
         for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
-        fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
-        for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
-        tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+        tht = ac_trial(d, p, tk);
         neval++;
         if (isfinite(tht) && tht <= (1 - 2e-4 * t) * th) ok = 1;
       }
@@ -1023,14 +1268,13 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
     }
     if (!ok) { // guarded fallback: the projection (fixed-point) step, kept when finite
       for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
-      fl_csr_gemv(d->W, 1.0, d->acgt, 0.0, d->acut);
-      for (fl_int r = 0; r < n; r++) d->acut[r] += p->q[r];
-      tht = ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+      tht = ac_trial(d, p, tk);
       neval++;
       t = 0;
       ok = isfinite(tht);
       for (fl_int r = 0; ok && r < n; r++) ok = isfinite(d->acgt[r]);
     }
+    tlast = t;
     double dmax = 0;
     if (ok) {
       for (fl_int r = 0; r < n; r++) {
@@ -1041,7 +1285,9 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
       memcpy(d->acF, d->acFt, (size_t)n * sizeof(double));
       th = tht;
     } else { // nothing finite to take: keep the iterate and its blocks
-      th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+      memcpy(d->acgt, gamma, (size_t)n * sizeof(double));
+      th = ac_trial(d, p, tk);
+      memcpy(d->acF, d->acFt, (size_t)n * sizeof(double));
     }
     nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
     fl_iter_stat_init(&st, k);
@@ -1051,12 +1297,14 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *p, double *gamma) {
     st.step_norm = dmax;
     st.inner_iters = newton;
     st.neval = neval;
+    if (d->pl && fl_solver_wants_iterate(s, k)) ac_hand_out_v(d, pg, gamma, v);
     if (fl_solver_record(s, &st) != 0) break;
     if (!ok) {
       s->reason = FL_DIVERGED_LINE_SEARCH;
       break;
     }
   }
+  ac_hand_out_v(d, pg, gamma, v);
   return FL_OK;
 }
 
@@ -1163,7 +1411,7 @@ static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   nsn_data *d = s->data;
   const nsn_opts *o = s->opts;
   fl_int n = d->n;
-  if (d->ncp == NCP_AC) return nsn_solve_ac(s, p, gamma);
+  if (d->ncp == NCP_AC) return nsn_solve_ac(s, p, v, gamma);
 
   // starting iterate: zero (thesis), free motion, or the incoming guess
   if (d->global) {
@@ -1276,6 +1524,15 @@ static int nsn_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
 
 static void nsn_view(const fl_solver *s, FILE *f) {
   const nsn_data *d = s->data;
+  if (d && (d->jptr || d->acG)) {
+    if (d->acG)
+      fprintf(f, "nsn: Alart-Curnier, dense LU, Jacobian %d rows", (int)d->n);
+    else
+      fprintf(f, "nsn: Alart-Curnier, sparse LU (UMFPACK), Jacobian %d rows, %d nonzeros",
+              (int)d->n, d->jptr[d->n]);
+    fprintf(f, "%s\n", d->pl ? " (local form of a global problem)" : "");
+    return;
+  }
   const fl_lin_ops *ops = fl_lin_ops_get(((const nsn_opts *)s->opts)->lin);
   fprintf(f, "nsn: inner solver %s", ops ? ops->name : "(unavailable)");
   if (d && d->K)
