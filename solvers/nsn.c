@@ -345,6 +345,7 @@ typedef struct nsn_opts {
   double ac_reg;
   int ac_restart;
   int ac_lu;
+  double ac_compliance;
 } nsn_opts;
 
 #define OO(f) offsetof(nsn_opts, f)
@@ -393,6 +394,9 @@ static const fl_option_desc nsn_options[] = {
   {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse",
    "ncp=ac: the Jacobian's LU: dense (partial pivoting) or sparse (UMFPACK); auto = dense on "
    "global problems of at most 384 rows (world steps: many small solves), sparse otherwise"},
+  {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), 0, 1, 0, NULL,
+   "ncp=ac: near-rigid regularization c: W_ii of every row becomes (1 + c) W_ii, a compliance "
+   "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -615,6 +619,17 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
                        "bilateral rows", p->name);
     d->W = p->W;
   }
+  if (d->ncp == NCP_AC && o->ac_compliance > 0) { // near-rigid: W_ii (1 + c), on an own copy
+    fl_csr *Wc = d->pl ? d->pl->W : NULL;
+    if (!Wc) {
+      FL_TRY(fl_csr_copy(d->W, &d->Wown));
+      Wc = d->Wown;
+    }
+    for (fl_int r = 0; r < Wc->nrow; r++)
+      for (fl_int k = Wc->rowptr[r]; k < Wc->rowptr[r + 1]; k++)
+        if (Wc->col[k] == r) Wc->val[k] *= 1 + o->ac_compliance;
+    d->W = Wc;
+  }
   if (d->W->nrow != d->n || d->W->ncol != d->n)
     return fl_seterr(FL_ERR_FORMAT, "nsn: %s: W is %dx%d, expected %dx%d", p->name,
                      (int)d->W->nrow, (int)d->W->ncol, (int)d->n, (int)d->n);
@@ -720,11 +735,13 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
 
 //---- evaluation of an iterate ----
 
+static void nsn_eval_rows(nsn_data *d, const fl_problem *p, int ncp, const double *v,
+                          const double *gamma, const double *bg);
+
 /* u at (v, gamma); then every row's NCP value, derivative data for the Newton matrix (Cd,
  * phis, fixed, z), the friction fixed point W_f, and the recorded errors */
 static void nsn_eval(nsn_data *d, const fl_problem *p, int ncp, const double *v,
                      const double *gamma, const double *bg) {
-  fl_int nc = d->nc;
   if (d->global) {
     fl_csr_gemv(p->J, 1.0, v, 0.0, d->u);
     if (p->b)
@@ -733,6 +750,13 @@ static void nsn_eval(nsn_data *d, const fl_problem *p, int ncp, const double *v,
     fl_csr_gemv(d->W, 1.0, gamma, 0.0, d->u);
     for (fl_int r = 0; r < d->n; r++) d->u[r] += p->q[r];
   }
+  nsn_eval_rows(d, p, ncp, v, gamma, bg);
+}
+
+/* nsn_eval with u already in d->u */
+static void nsn_eval_rows(nsn_data *d, const fl_problem *p, int ncp, const double *v,
+                          const double *gamma, const double *bg) {
+  fl_int nc = d->nc;
 
   double err_n = 0, err_f = 0, err_b = 0, err = 0, m2 = 0;
   int nact = 0, nstick = 0, nslip = 0;
@@ -889,9 +913,10 @@ static int ac_setup(nsn_data *d, int dense) {
     d->acrt[i] = 1.0 / d->wtt[i];
   }
   if (dense) {
-    d->acG = fl_malloc(nn * nn * sizeof(double));
+    d->acG = fl_calloc(nn * nn, sizeof(double));
     d->acpiv = fl_malloc(2 * nn * sizeof(int));
     if (!d->acG || !d->acpiv) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac, dense G)");
+    for (size_t i = 0; i < nn; i++) d->acpiv[nn + i] = -1; // dense_lu's last[]: G is zero
     return FL_OK;
   }
 
@@ -1024,7 +1049,11 @@ static void ac_build_dense(nsn_data *d) {
   const fl_csr *W = d->W;
   fl_int n = d->n;
   double mu = d->acmu;
-  memset(d->acG, 0, (size_t)n * (size_t)n * sizeof(double));
+  // zero what the last factorization wrote: row i of its factors ends at column last[i]
+  const int *last = d->acpiv + n;
+  for (fl_int i = 0; i < n; i++)
+    if (last[i] >= 0)
+      memset(d->acG + (size_t)i * (size_t)n, 0, (size_t)(last[i] + 1) * sizeof(double));
   for (fl_int i = 0; i < d->nc; i++) {
     const double *A = d->acblk + 18 * i, *B = A + 9;
     for (int a = 0; a < 3; a++) {
@@ -1289,7 +1318,12 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
       th = ac_trial(d, p, tk);
       memcpy(d->acF, d->acFt, (size_t)n * sizeof(double));
     }
-    nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    if (tk > 0) { // d->acut holds the regularized u; the record is of the original problem
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    } else { // d->acut = W gamma + q, computed as nsn_eval would
+      memcpy(d->u, d->acut, (size_t)n * sizeof(double));
+      nsn_eval_rows(d, p, NCP_FB, NULL, gamma, NULL);
+    }
     fl_iter_stat_init(&st, k);
     fill_stat(d, &st);
     st.objective = sqrt(2 * th);
