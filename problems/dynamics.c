@@ -657,12 +657,24 @@ static int build_W_blocks(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr 
         jl[nj] = d->loc[J->col[e]];
         jv[nj++] = J->val[e];
       }
+      // a rigid body's six dofs in order (the common case): direct indexing, same sums
+      int six = nj == 6;
+      for (fl_int q = 0; six && q < 6; q++) six = jl[q] == q;
       for (fl_int e = d->cr_ptr[c]; e < d->cr_ptr[c + 1]; e++) {
         fl_int s = d->cr[e];
         if (s >= m) break;
         const double *bs = B->val + d->boff[d->cr_k[e]];
         double sum = W->val[pos[s]];
-        for (fl_int q = 0; q < nj; q++) sum += jv[q] * bs[jl[q]];
+        if (six) {
+          sum += jv[0] * bs[0];
+          sum += jv[1] * bs[1];
+          sum += jv[2] * bs[2];
+          sum += jv[3] * bs[3];
+          sum += jv[4] * bs[4];
+          sum += jv[5] * bs[5];
+        } else {
+          for (fl_int q = 0; q < nj; q++) sum += jv[q] * bs[jl[q]];
+        }
         W->val[pos[s]] = sum;
       }
     }
