@@ -1,7 +1,8 @@
 /* fig_peers.c: `peers-heavy-stack`, FrictionLab's solvers beside MuJoCo's on the five-box
  * 4096:1 stack (issue 17).
  *
- * The heavy_stack scene (dt 1/120) for 2 s (0.5 s with --quick) with SAP, NSN (PCR) and MuJoCo's
+ * The heavy_stack scene (dt 1/120) for 2 s (0.5 s with --quick) with SAP, NSN (PCR, and the
+ * Alart-Curnier Newton with its near-rigid setting, docs/bench-world.md) and MuJoCo's
  * PGS, CG and Newton, each at its default setting and at its stiff one (SAP near-rigid,
  * sap.beta=0.001; MuJoCo's stiffest reference, solref 0.0167 1, two steps, the least MuJoCo
  * accepts at this dt; NSN solves the rigid problem either way, so it runs once). Per step:
@@ -29,6 +30,8 @@ typedef struct variant {
   const char *solver;  /* registered solver or peer */
   const char *setting; /* "key=value" or NULL */
   const char *label;
+  const char *opts;    /* solver options "k=v,k=v" (fl_solver_set_options) or NULL */
+  const char *csv;     /* the CSV's name, or NULL: solver[-stiff].csv */
 } variant;
 
 
@@ -49,6 +52,7 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
     } else {
       rc = fl_solver_create(v->solver, &s);
       if (rc >= 0) rc = fl_harness_apply_sets(s, nset, (char *const *)set);
+      if (rc >= 0 && v->opts) rc = fl_solver_set_options(s, v->opts);
     }
   }
   double pen_max = 0, tsum = 0;
@@ -79,15 +83,17 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
 
 static int run(fl_fig_ctx *ctx) {
   static const variant vs[] = {
-    {"sap", NULL, "SAP, defaults"},
-    {"sap", "sap.beta=0.001", "SAP near-rigid (beta 0.001)"},
-    {"nsn", NULL, "NSN (PCR), rigid"},
-    {"mujoco-newton", NULL, "MuJoCo Newton, solref 0.02 1"},
-    {"mujoco-newton", "solref=0.0167,1", "MuJoCo Newton, solref 0.0167 1"},
-    {"mujoco-cg", NULL, "MuJoCo CG, solref 0.02 1"},
-    {"mujoco-cg", "solref=0.0167,1", "MuJoCo CG, solref 0.0167 1"},
-    {"mujoco-pgs", NULL, "MuJoCo PGS, solref 0.02 1"},
-    {"mujoco-pgs", "solref=0.0167,1", "MuJoCo PGS, solref 0.0167 1"},
+    {"sap", NULL, "SAP, defaults", NULL, NULL},
+    {"sap", "sap.beta=0.001", "SAP near-rigid (beta 0.001)", NULL, NULL},
+    {"nsn", NULL, "NSN (PCR), rigid", NULL, NULL},
+    {"nsn", NULL, "NSN (Alart-Curnier, LU), near-rigid 1e-6",
+     "ncp=ac,warm_start=true,ac.compliance=1e-6", "nsn-ac-near-rigid.csv"},
+    {"mujoco-newton", NULL, "MuJoCo Newton, solref 0.02 1", NULL, NULL},
+    {"mujoco-newton", "solref=0.0167,1", "MuJoCo Newton, solref 0.0167 1", NULL, NULL},
+    {"mujoco-cg", NULL, "MuJoCo CG, solref 0.02 1", NULL, NULL},
+    {"mujoco-cg", "solref=0.0167,1", "MuJoCo CG, solref 0.0167 1", NULL, NULL},
+    {"mujoco-pgs", NULL, "MuJoCo PGS, solref 0.02 1", NULL, NULL},
+    {"mujoco-pgs", "solref=0.0167,1", "MuJoCo PGS, solref 0.0167 1", NULL, NULL},
   };
   long nstep = ctx->quick ? 60 : 240;
   fl_fig_panel *pp = fl_fig_panel_add(ctx->fig, "heavy_stack (4096:1): deepest penetration",
@@ -96,7 +102,10 @@ static int run(fl_fig_ctx *ctx) {
                                       "time (s)", "step (us)", 0, 1);
   for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++) {
     char csv[64];
-    snprintf(csv, sizeof csv, "%s%s.csv", vs[k].solver, vs[k].setting ? "-stiff" : "");
+    if (vs[k].csv)
+      snprintf(csv, sizeof csv, "%s", vs[k].csv);
+    else
+      snprintf(csv, sizeof csv, "%s%s.csv", vs[k].solver, vs[k].setting ? "-stiff" : "");
     FL_TRY(simulate(ctx, &vs[k], nstep, csv));
     fl_fig_series_add(pp, csv, "t", "pen_max", vs[k].label, 0);
     fl_fig_series_add(pt, csv, "t", "step_us", vs[k].label, 0);
