@@ -257,3 +257,82 @@ void fl_ldlt_solve(const double *LD, int n, double *b) {
     b[i] = s;
   }
 }
+
+
+/* y -= l x over m entries, four per loop trip (the compiler pairs them into vector operations) */
+static inline void sub_scaled(int m, double l, const double *restrict x, double *restrict y) {
+  int j = 0;
+  for (; j + 4 <= m; j += 4) {
+    y[j] -= l * x[j];
+    y[j + 1] -= l * x[j + 1];
+    y[j + 2] -= l * x[j + 2];
+    y[j + 3] -= l * x[j + 3];
+  }
+  for (; j < m; j++) y[j] -= l * x[j];
+}
+
+
+int fl_lu_factor(double *a, int n, int *piv, int *last) {
+  for (int i = 0; i < n; i++) {
+    const double *ri = a + (size_t)i * n;
+    int j = n - 1;
+    while (j > i && ri[j] == 0) j--;
+    last[i] = j;
+  }
+  for (int k = 0; k < n; k++) {
+    int p = k;
+    double best = fabs(a[(size_t)k * n + k]);
+    for (int i = k + 1; i < n; i++) {
+      double v = fabs(a[(size_t)i * n + k]);
+      if (v > best) best = v, p = i;
+    }
+    if (!(best > 0) || !isfinite(best))
+      return fl_seterr(FL_ERR_NOT_SPD, "LU: no usable pivot in column %d (largest %g)", k, best);
+    piv[k] = p;
+    double *rk = a + (size_t)k * n;
+    if (p != k) {
+      double *rp = a + (size_t)p * n;
+      for (int j = 0; j < n; j++) {
+        double t = rk[j];
+        rk[j] = rp[j];
+        rp[j] = t;
+      }
+      int t = last[k];
+      last[k] = last[p];
+      last[p] = t;
+    }
+    double inv = 1.0 / rk[k];
+    int lk = last[k];
+    for (int i = k + 1; i < n; i++) {
+      double *ri = a + (size_t)i * n;
+      if (ri[k] == 0) continue;
+      double l = ri[k] * inv;
+      ri[k] = l;
+      sub_scaled(lk - k, l, rk + k + 1, ri + k + 1);
+      if (lk > last[i]) last[i] = lk;
+    }
+  }
+  return FL_OK;
+}
+
+
+void fl_lu_solve(const double *a, int n, const int *piv, double *x) {
+  for (int k = 0; k < n; k++)
+    if (piv[k] != k) {
+      double t = x[k];
+      x[k] = x[piv[k]];
+      x[piv[k]] = t;
+    }
+  for (int i = 1; i < n; i++) {
+    const double *ri = a + (size_t)i * n;
+    double t = x[i];
+    for (int j = 0; j < i; j++) t -= ri[j] * x[j];
+    x[i] = t;
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    const double *ri = a + (size_t)i * n;
+    double t = x[i];
+    for (int j = i + 1; j < n; j++) t -= ri[j] * x[j];
+    x[i] = t / ri[i];
+  }
+}

@@ -150,6 +150,16 @@ void fl_chol_solve(const double *L, int n, double *b);
  * diagonal). Returns FL_ERR_NOT_SPD on a zero pivot. */
 int fl_ldlt_factor(double *A, int n);
 void fl_ldlt_solve(const double *LD, int n, double *b);
+/* In-place LU with partial pivoting of the n x n row-major a: unit lower L below the diagonal,
+ * U on and above it; piv[k] (n) is the row swapped with row k at step k. last (n, caller's
+ * workspace) receives each row's last nonzero column, kept through fill-in, so that the zeros of
+ * a block-sparse matrix are skipped (rows with a zero multiplier, updates past the pivot row's
+ * last nonzero): the same factors as the full loops, fewer operations; after the call it tells
+ * how far each row of the factors reaches. Returns FL_OK, or FL_ERR_NOT_SPD on a zero or
+ * non-finite pivot (a is then partly factored). */
+int fl_lu_factor(double *a, int n, int *piv, int *last);
+/* x <- (L U)^-1 P x in place with the factors and pivots of fl_lu_factor. */
+void fl_lu_solve(const double *a, int n, const int *piv, double *x);
 
 /*---- sparse matrices ----*/
 

@@ -22,7 +22,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "fl_figure.h"
 
@@ -85,9 +84,9 @@ static int run(fl_fig_ctx *ctx) {
     snprintf(set, sizeof set, "mu=%g,kind=deformable", mu);
     snprintf(label, sizeof label, "mu = %.1f, deformable, %g s", mu, dlong);
     fl_fig_sim sim;
-    clock_t c0 = clock();
+    double c0 = fl_cpu_now();
     FL_TRY(fl_fig_simulate(ctx, csv, "arch_masonry", set, "sap", NULL, dlong, &sim));
-    double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    double cpu = fl_cpu_now() - c0;
     double rel = fl_fig_sim_get(&sim, "arch_disp_rel_max", 1);
     fl_fig_say(ctx, "deformable stones, joints closed, mu = %.1f: largest displacement %.3g of "
                "a stone's size over %.3g s, %s by the 1 %% rule; %d steps, %d with a negative "

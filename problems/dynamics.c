@@ -14,6 +14,7 @@
  * Not thread-safe: solves share per-clique workspaces.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -837,4 +838,36 @@ int fl_problem_local_form(const fl_problem *p, fl_dynamics *d, fl_csr **W, doubl
   fl_free(R);
   fl_dynamics_free(own);
   return rc;
+}
+
+
+int fl_problem_local_problem(const fl_problem *p, fl_dynamics **dyn, fl_problem **out) {
+  if (!p || !dyn || !out) return fl_seterr(FL_ERR_INVAL, "fl_problem_local_problem: NULL argument");
+  *dyn = NULL;
+  *out = NULL;
+  if (p->kind != FL_PROBLEM_GLOBAL)
+    return fl_seterr(FL_ERR_INVAL, "%s: already a local problem", p->name);
+  if (p->nh != 0)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: the local form (W, q, mu) has no bilateral rows "
+                     "(this problem has %d)", p->name, (int)p->nh);
+  fl_dynamics *d = NULL;
+  fl_problem *l = NULL;
+  int rc = fl_dynamics_create(p, &d);
+  if (rc == FL_OK && !fl_dynamics_JAinv(d))
+    rc = fl_errcode() < 0 ? fl_errcode() : fl_seterr(FL_ERR_NOMEM, "%s: J A^-1", p->name);
+  if (rc == FL_OK) rc = fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &l);
+  if (rc == FL_OK) {
+    snprintf(l->name, sizeof l->name, "%s", p->name);
+    l->dt = p->dt;
+    memcpy(l->mu, p->mu, (size_t)p->nc * sizeof(double));
+    rc = fl_problem_local_form(p, d, &l->W, l->q);
+  }
+  if (rc < 0) {
+    fl_problem_free(l);
+    fl_dynamics_free(d);
+    return rc;
+  }
+  *dyn = d;
+  *out = l;
+  return FL_OK;
 }

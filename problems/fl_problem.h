@@ -194,6 +194,13 @@ int fl_dynamics_delassus(fl_dynamics *d, fl_csr **W);
  * problems W and q are copies of the problem's. Bilateral rows must be absent (nh == 0), or
  * FL_ERR_UNSUPPORTED. W is a new CSR owned by the caller. */
 int fl_problem_local_form(const fl_problem *p, fl_dynamics *d, fl_csr **W, double *q);
+/* The local form of a global problem p (no bilateral rows) as a problem of its own: a new
+ * local fl_problem *out (name, dt, mu, W and q of fl_problem_local_form) and the dynamics *dyn
+ * it was formed with, whose fl_dynamics_JAinv gives back the velocities v = v* + A^-1 J^T gamma
+ * of an answer gamma. Both are owned by the caller (fl_problem_free, fl_dynamics_free) and left
+ * NULL on error. Errors: FL_ERR_UNSUPPORTED for bilateral rows, FL_ERR_INVAL for a local p,
+ * FL_ERR_NOMEM. */
+int fl_problem_local_problem(const fl_problem *p, fl_dynamics **dyn, fl_problem **out);
 
 /*---- solver-independent metrics ----*/
 

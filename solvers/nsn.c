@@ -443,7 +443,7 @@ typedef struct nsn_data {
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
   double *acG;         /* ac.lu=dense: G row-major (n x n), its LU in place */
-  int *acpiv;          /* (2n) its row interchanges, then dense_lu's workspace */
+  int *acpiv;          /* (2n) its row interchanges, then fl_lu_factor's last[] */
   double acreg;        /* resolved ac.reg */
   int acrestart;       /* resolved ac.restart */
   double acmu;         /* Jacobian G = A + B (W + acmu diag W) of the current iteration */
@@ -593,14 +593,8 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
       return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac: global problem %s has %d bilateral "
                        "rows, which its local form (W, q, mu) cannot express (use ncp=fb or min)",
                        p->name, (int)p->nh);
-    FL_TRY(fl_dynamics_create(p, &d->dyn));
+    FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
     d->B = fl_dynamics_JAinv(d->dyn);
-    if (!d->B) return fl_seterr(FL_ERR_NOMEM, "nsn: J A^-1 of %s could not be formed", p->name);
-    FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &d->pl));
-    snprintf(d->pl->name, sizeof d->pl->name, "%s", p->name);
-    d->pl->dt = p->dt;
-    memcpy(d->pl->mu, p->mu, (size_t)p->nc * sizeof(double));
-    FL_TRY(fl_problem_local_form(p, d->dyn, &d->pl->W, d->pl->q));
     p = d->pl; // from here on the local problem
     d->global = 0;
     d->nv = 0;
@@ -916,7 +910,7 @@ static int ac_setup(nsn_data *d, int dense) {
     d->acG = fl_calloc(nn * nn, sizeof(double));
     d->acpiv = fl_malloc(2 * nn * sizeof(int));
     if (!d->acG || !d->acpiv) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac, dense G)");
-    for (size_t i = 0; i < nn; i++) d->acpiv[nn + i] = -1; // dense_lu's last[]: G is zero
+    for (size_t i = 0; i < nn; i++) d->acpiv[nn + i] = -1; // fl_lu_factor's last[]: G is zero
     return FL_OK;
   }
 
@@ -1071,100 +1065,15 @@ static void ac_build_dense(nsn_data *d) {
 }
 
 
-/* y -= l x over m entries, four per loop trip (the compiler pairs them into vector operations) */
-static inline void sub_scaled(fl_int m, double l, const double *restrict x, double *restrict y) {
-  fl_int j = 0;
-  for (; j + 4 <= m; j += 4) {
-    y[j] -= l * x[j];
-    y[j + 1] -= l * x[j + 1];
-    y[j + 2] -= l * x[j + 2];
-    y[j + 3] -= l * x[j + 3];
-  }
-  for (; j < m; j++) y[j] -= l * x[j];
-}
-
-
-/* LU with partial pivoting of the row-major n x n matrix a, in place (unit lower L below the
- * diagonal, U on and above it; row k was swapped with row piv[k] at step k). G is block
- * sparse (contacts couple through the bodies they share), so rows with a zero multiplier are
- * skipped and a row update stops at the pivot row's last nonzero (last[], (n) workspace, kept
- * through fill-in): the same result as the full loops, fewer operations. 0, or -1 on a zero or
- * non-finite pivot. */
-static int dense_lu(fl_int n, double *a, int *piv, int *last) {
-  for (fl_int i = 0; i < n; i++) {
-    const double *ri = a + (size_t)i * n;
-    fl_int j = n - 1;
-    while (j > i && ri[j] == 0) j--;
-    last[i] = (int)j;
-  }
-  for (fl_int k = 0; k < n; k++) {
-    fl_int p = k;
-    double best = fabs(a[(size_t)k * n + k]);
-    for (fl_int i = k + 1; i < n; i++) {
-      double v = fabs(a[(size_t)i * n + k]);
-      if (v > best) best = v, p = i;
-    }
-    if (!(best > 0) || !isfinite(best)) return -1;
-    piv[k] = (int)p;
-    double *rk = a + (size_t)k * n;
-    if (p != k) {
-      double *rp = a + (size_t)p * n;
-      for (fl_int j = 0; j < n; j++) {
-        double t = rk[j];
-        rk[j] = rp[j];
-        rp[j] = t;
-      }
-      int t = last[k];
-      last[k] = last[p];
-      last[p] = t;
-    }
-    double inv = 1.0 / rk[k];
-    int lk = last[k];
-    for (fl_int i = k + 1; i < n; i++) {
-      double *ri = a + (size_t)i * n;
-      if (ri[k] == 0) continue;
-      double l = ri[k] * inv;
-      ri[k] = l;
-      sub_scaled(lk - k, l, rk + k + 1, ri + k + 1);
-      if (lk > last[i]) last[i] = lk;
-    }
-  }
-  return 0;
-}
-
-
-/* x <- (LU)^-1 P x with the factors of dense_lu */
-static void dense_lu_solve(fl_int n, const double *a, const int *piv, double *x) {
-  for (fl_int k = 0; k < n; k++)
-    if (piv[k] != k) {
-      double t = x[k];
-      x[k] = x[piv[k]];
-      x[piv[k]] = t;
-    }
-  for (fl_int i = 1; i < n; i++) {
-    const double *ri = a + (size_t)i * n;
-    double t = x[i];
-    for (fl_int j = 0; j < i; j++) t -= ri[j] * x[j];
-    x[i] = t;
-  }
-  for (fl_int i = n - 1; i >= 0; i--) {
-    const double *ri = a + (size_t)i * n;
-    double t = x[i];
-    for (fl_int j = i + 1; j < n; j++) t -= ri[j] * x[j];
-    x[i] = t / ri[i];
-  }
-}
-
-
 /* Newton direction G dx = -F into acdx; 0 on success, -1 when the factorization failed or
  * the direction is not finite (the caller falls back) */
 static int ac_direction(nsn_data *d) {
   fl_int n = d->n;
   if (d->acG) {
     ac_build_dense(d);
-    if (dense_lu(n, d->acG, d->acpiv, d->acpiv + n) != 0) return -1;
+    if (fl_lu_factor(d->acG, n, d->acpiv, d->acpiv + n) != FL_OK) return -1;
     for (fl_int r = 0; r < n; r++) d->acdx[r] = -d->acF[r];
-    dense_lu_solve(n, d->acG, d->acpiv, d->acdx);
+    fl_lu_solve(d->acG, n, d->acpiv, d->acdx);
     for (fl_int r = 0; r < n; r++)
       if (!isfinite(d->acdx[r])) return -1;
     return 0;

@@ -125,13 +125,8 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
     return FL_OK;
   }
   if (p->kind == FL_PROBLEM_GLOBAL) {
-    FL_TRY(fl_dynamics_create(p, &d->dyn));
+    FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
     d->B = fl_dynamics_JAinv(d->dyn);
-    if (!d->B) return fl_seterr(FL_ERR_NOMEM, "prox: J A^-1 of %s could not be formed", p->name);
-    FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, p->nc, 0, 0, &d->pl));
-    snprintf(d->pl->name, sizeof d->pl->name, "%s", p->name);
-    memcpy(d->pl->mu, p->mu, (size_t)p->nc * sizeof(double));
-    FL_TRY(fl_problem_local_form(p, d->dyn, &d->pl->W, d->pl->q));
     p = d->pl;
   }
   fl_int n = 3 * p->nc;

@@ -145,6 +145,32 @@ FL_TEST(cholesky_and_ldlt_solve) {
   return 0;
 }
 
+/* fl_lu_factor on a nonsymmetric block-tridiagonal matrix with a zero leading pivot (a row
+ * swap is needed) and zero blocks the factorization skips: the solve recovers x to round-off,
+ * last[] never reaches past the band plus the swap's fill, and a singular matrix is refused */
+FL_TEST(lu_block_sparse_with_pivoting) {
+  enum { N = 6 };
+  double A[N * N] = {0}, F[N * N], x[N] = {1, -2, 3, 0.5, -1, 2}, b[N];
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (abs(i - j) <= 1) A[i * N + j] = (i == j ? 4.0 : 0.0) + 0.5 * i - 0.25 * j + 1.0;
+  A[0] = 0; // forces the swap of rows 0 and 1
+  for (int i = 0; i < N; i++) {
+    b[i] = 0;
+    for (int j = 0; j < N; j++) b[i] += A[i * N + j] * x[j];
+  }
+  memcpy(F, A, sizeof A);
+  int piv[N], last[N];
+  ASSERT_OK(fl_lu_factor(F, N, piv, last));
+  ASSERT_EQ(piv[0], 1);
+  fl_lu_solve(F, N, piv, b);
+  for (int i = 0; i < N; i++) ASSERT_NEAR(b[i], x[i], 1e-12);
+  for (int i = 0; i < N; i++) ASSERT(last[i] <= (i + 2 < N ? i + 2 : N - 1));
+  double S[4] = {1, 2, 2, 4};
+  ASSERT_EQ(fl_lu_factor(S, 2, piv, last), FL_ERR_NOT_SPD);
+  return 0;
+}
+
 FL_TEST(csr_triplets_transpose_product) {
   // A = [1 0 2; 0 3 0], with a duplicate (0,2) split into 1.5 + 0.5
   fl_int i[4] = {0, 1, 0, 0}, j[4] = {2, 1, 0, 2};

@@ -525,6 +525,24 @@ FL_TEST(local_form) {
   ASSERT_OK(fl_problem_local_form(p, NULL, &W2, q2));
   ASSERT_EQ(W2->nnz, W->nnz);
   for (int k = 0; k < W->nnz; k++) ASSERT(W2->val[k] == W->val[k]);
+  // and as a local problem of its own, with the dynamics that formed it
+  fl_problem *l;
+  fl_dynamics *dl;
+  ASSERT_OK(fl_problem_local_problem(p, &dl, &l));
+  ASSERT_EQ(l->kind, FL_PROBLEM_LOCAL);
+  ASSERT_EQ(l->nc, p->nc);
+  ASSERT(l->dt == p->dt && strcmp(l->name, p->name) == 0);
+  ASSERT_EQ(l->W->nnz, W->nnz);
+  for (int k = 0; k < W->nnz; k++) ASSERT(l->W->val[k] == W->val[k]);
+  for (int r = 0; r < 12; r++) ASSERT(l->q[r] == q[r]);
+  for (int i = 0; i < 4; i++) ASSERT(l->mu[i] == p->mu[i]);
+  ASSERT(fl_dynamics_JAinv(dl) != NULL);
+  fl_problem *l2 = l;
+  fl_dynamics *dl2 = dl;
+  ASSERT_EQ(fl_problem_local_problem(l, &dl2, &l2), FL_ERR_INVAL); // l is local; outs NULLed
+  ASSERT(l2 == NULL && dl2 == NULL);
+  fl_problem_free(l);
+  fl_dynamics_free(dl);
   fl_csr_free(W); fl_csr_free(W0); fl_csr_free(W2);
   fl_dynamics_free(d);
   fl_problem_free(p);
@@ -539,6 +557,7 @@ FL_TEST(local_form) {
   fl_problem_free(p);
   ASSERT_OK(fl_problem_create_example("pendulum_bilateral", &p));
   ASSERT_EQ(fl_problem_local_form(p, NULL, &W, q), FL_ERR_UNSUPPORTED);
+  ASSERT_EQ(fl_problem_local_problem(p, &d, &l), FL_ERR_UNSUPPORTED);
   fl_problem_free(p);
   return 0;
 }
