@@ -9,9 +9,15 @@
  * rate is per core even when the element loop runs on several threads.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../sim/fl_fem.h"
 #include "fl_figure.h"
@@ -164,6 +170,119 @@ static double interp(const double *xs, const double *ys, int n, double x) {
 
 //---- han-fig4 ----
 
+/* What the figure needs of one mesh's run; plain data, so that a worker process can send it
+ * through a pipe. */
+typedef struct mesh_result {
+  int rc;                /* FL_OK or the run's error code */
+  char err[512];         /* the error's message when rc < 0 */
+  int steps, nfail, ntet;
+  double cpu_s, sim_s;   /* process CPU time of the run, simulated time (s) */
+  double f_at[2];        /* force (MN/m) at vm201_d[k]; NAN where the run did not get there */
+  double last_approach;  /* plate approach at the last step (m) */
+} mesh_result;
+
+
+/* Runs mesh m of the press (writes mesh<m>.csv and its recording) and fills out. */
+static void mesh_run(fl_fig_ctx *ctx, int m, double force, double ramp, mesh_result *out) {
+  memset(out, 0, sizeof *out);
+  char set[160], csv[32];
+  snprintf(set, sizeof set, "mesh=%d,force=%g,ramp=%g,duration=%g", m, force, ramp, ramp);
+  snprintf(csv, sizeof csv, "mesh%d.csv", m);
+  scene_stats_t st;
+  out->rc = scene_stats(ctx, csv, "cylinder_press", set, ramp, &st);
+  if (out->rc < 0) {
+    snprintf(out->err, sizeof out->err, "%s", fl_errmsg());
+    return;
+  }
+  out->steps = st.steps;
+  out->nfail = st.nfail;
+  out->ntet = (int)st.ntet;
+  out->cpu_s = st.cpu_s;
+  out->sim_s = st.sim_s;
+  for (int k = 0; k < 2; k++) out->f_at[k] = interp(st.approach, st.force, st.steps, vm201_d[k]);
+  out->last_approach = st.steps ? st.approach[st.steps - 1] : NAN;
+  stats_free(&st);
+}
+
+
+/* Runs meshes 1..n into res[0..n-1]: in this process, or with ctx->jobs > 1 in up to that many
+ * worker processes at once, the finest mesh first (it takes longest). A worker writes its
+ * mesh's files into the figure's staging folder and sends its mesh_result through a pipe; its
+ * FEM loop runs on one thread, since the workers already share the cores. Returns FL_OK or
+ * the error of a fork or a worker that ended without a result. */
+static int run_meshes(fl_fig_ctx *ctx, int n, double force, double ramp, mesh_result *res) {
+  if (ctx->jobs <= 1) {
+    for (int m = 1; m <= n; m++) mesh_run(ctx, m, force, ramp, &res[m - 1]);
+    return FL_OK;
+  }
+  int fd[8];
+  pid_t pid[8] = {0};
+  int running = 0, rc = FL_OK;
+  fflush(NULL); // nothing buffered may be written twice
+  for (int m = n; m >= 1 && rc >= 0; m--) {
+    if (running == ctx->jobs) {
+      while (waitpid(-1, NULL, 0) < 0 && errno == EINTR) {}
+      running--;
+    }
+    int p[2];
+    if (pipe(p) != 0) {
+      rc = fl_seterr(FL_ERR_IO, "han-fig4: pipe: %s", strerror(errno));
+      break;
+    }
+    pid_t c = fork();
+    if (c < 0) {
+      close(p[0]);
+      close(p[1]);
+      rc = fl_seterr(FL_ERR_IO, "han-fig4: fork: %s", strerror(errno));
+      break;
+    }
+    if (c == 0) {
+      close(p[0]);
+#ifdef _OPENMP
+      omp_set_num_threads(1);
+#endif
+      mesh_result r;
+      mesh_run(ctx, m, force, ramp, &r);
+      fflush(NULL);
+      const char *b = (const char *)&r;
+      size_t left = sizeof r;
+      while (left > 0) {
+        ssize_t w = write(p[1], b, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) _exit(1);
+        b += w;
+        left -= (size_t)w;
+      }
+      _exit(0);
+    }
+    close(p[1]);
+    fd[m - 1] = p[0];
+    pid[m - 1] = c;
+    running++;
+  }
+  // every worker started gets read and reaped, also after an error
+  for (int m = n; m >= 1; m--) {
+    if (!pid[m - 1]) continue;
+    size_t got = 0;
+    char *b = (char *)&res[m - 1];
+    while (got < sizeof res[m - 1]) {
+      ssize_t r = read(fd[m - 1], b + got, sizeof res[m - 1] - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    close(fd[m - 1]);
+    int status = 0;
+    while (waitpid(pid[m - 1], &status, 0) < 0 && errno == EINTR) {}
+    if (got != sizeof res[m - 1] && rc >= 0)
+      rc = fl_seterr(FL_ERR_STATE, "han-fig4: the worker of mesh %d ended without a result "
+                     "(%s %d)", m, WIFSIGNALED(status) ? "signal" : "exit status",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  }
+  return rc;
+}
+
+
 static int han4_run(fl_fig_ctx *ctx) {
   // full: seed 000's load (1.4 MN/m over 500 s, dt 0.01: 50,000 steps per mesh);
   // quick: the coarsest two meshes, the load to 0.3 MN/m over 10 s (short of 0.2 m)
@@ -184,28 +303,33 @@ static int han4_run(fl_fig_ctx *ctx) {
   if (!tab) return fl_errcode();
   fl_fig_say(ctx, "load %.2f MN/m ramped over %g s, dt 0.01 s, SAP rel_tol 1e-6%s", 1e-6 * force,
              ramp, ctx->quick ? " (quick: meshes 1-2, not the seed's load)" : "");
+  if (ctx->jobs > 1)
+    fl_fig_say(ctx, "meshes run in %d worker processes at once, each on one thread",
+               ctx->jobs < nmesh ? ctx->jobs : nmesh);
+  mesh_result res[4];
+  memset(res, 0, sizeof res);
+  FL_TRY(run_meshes(ctx, nmesh, force, ramp, res));
   double err_prev = NAN;
   for (int m = 1; m <= nmesh; m++) {
-    char set[160], csv[32], label[64];
-    snprintf(set, sizeof set, "mesh=%d,force=%g,ramp=%g,duration=%g", m, force, ramp, ramp);
+    const mesh_result *r = &res[m - 1];
+    if (r->rc < 0) return fl_seterr(r->rc, "%s", r->err);
+    char csv[32], label[64];
     snprintf(csv, sizeof csv, "mesh%d.csv", m);
-    scene_stats_t st;
-    FL_TRY(scene_stats(ctx, csv, "cylinder_press", set, ramp, &st));
-    snprintf(label, sizeof label, "mesh %d (%d tets)", m, (int)st.ntet);
+    snprintf(label, sizeof label, "mesh %d (%d tets)", m, r->ntet);
     fl_fig_series_add(p, csv, "approach_m", "force_MN_per_m", label, 0);
     for (int k = 0; k < 2; k++) {
-      double fv = interp(st.approach, st.force, st.steps, vm201_d[k]);
+      double fv = r->f_at[k];
       double fr = interp(bij_d, bij_f, BIJ_N, vm201_d[k]);
       double e = (fv - vm201_f[k]) / vm201_f[k], er = (fv - fr) / fr;
-      fprintf(tab, "%d,%d,%.3f,%.6g,%.3f,%.4g,%.4g,%.4g\n", m, (int)st.ntet, vm201_d[k], fv,
+      fprintf(tab, "%d,%d,%.3f,%.6g,%.3f,%.4g,%.4g,%.4g\n", m, r->ntet, vm201_d[k], fv,
               vm201_f[k], e, fr, er);
       if (isfinite(fv))
         fl_fig_say(ctx, "mesh %d (%4d tets): %.3f MN/m at %.1f m, VM201 %.2f: %+6.2f %%, "
-                   "reference curve %.3f: %+6.2f %%", m, (int)st.ntet, fv, vm201_d[k],
+                   "reference curve %.3f: %+6.2f %%", m, r->ntet, fv, vm201_d[k],
                    vm201_f[k], 100 * e, fr, 100 * er);
       else
         fl_fig_say(ctx, "mesh %d (%4d tets): the run did not reach %.1f m (largest approach "
-                   "%.4f m)", m, (int)st.ntet, vm201_d[k], st.approach[st.steps - 1]);
+                   "%.4f m)", m, r->ntet, vm201_d[k], r->last_approach);
       if (k == 1 && isfinite(e)) {
         if (isfinite(err_prev))
           fl_fig_say(ctx, "  error at 0.2 m %s under refinement (%.2f %% -> %.2f %%)",
@@ -215,8 +339,7 @@ static int han4_run(fl_fig_ctx *ctx) {
       }
     }
     fl_fig_say(ctx, "mesh %d: %d steps (%d failed) in %.1f s CPU: real-time rate %.3f", m,
-               st.steps, st.nfail, st.cpu_s, st.sim_s / st.cpu_s);
-    stats_free(&st);
+               r->steps, r->nfail, r->cpu_s, r->sim_s / r->cpu_s);
   }
   fl_fig_series_add(p, "reference.csv", "approach_m", "force_MN_per_m",
                     "Bijelonja et al. 2005 (finite volumes)", 2);

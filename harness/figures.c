@@ -391,16 +391,19 @@ static int render_spec(const fl_fig *fig, const char *dir) {
 
 static void reproduce_usage(FILE *f) {
   fprintf(f,
-          "usage: frictionlab reproduce FIGURE|all [--quick] [--out DIR] [--force]\n"
+          "usage: frictionlab reproduce FIGURE|all [--quick] [--jobs N] [--out DIR] [--force]\n"
           "  Regenerates a paper figure: data (CSV), pictures (gnuplot PNG, matplotlib PNG and\n"
           "  PDF) and a manifest under DIR/<figure>/ (DIR defaults to results/figures).\n"
           "  --quick   a reduced version small enough for CI\n"
+          "  --jobs N  runs at once, in N worker processes, where a figure's runs are\n"
+          "            independent (han-fig4's meshes); the figure is the same (default 1)\n"
           "  --force   replace an existing figure folder\n"
           "  'frictionlab list figures' lists the figures and what unavailable ones need.\n");
 }
 
 
-static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quick, int force) {
+static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quick, int jobs,
+                         int force) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", outdir, r->name);
   printf("%s (seed %s): %s%s\n", r->name, r->seed, r->what, quick ? " [quick]" : "");
@@ -417,7 +420,7 @@ static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quic
   fl_fig fig;
   memset(&fig, 0, sizeof fig);
   snprintf(fig.title, sizeof fig.title, "%s: %s", r->name, r->what);
-  fl_fig_ctx ctx = {res, quick, &fig, fl_results_file(res, "summary.txt")};
+  fl_fig_ctx ctx = {res, quick, &fig, fl_results_file(res, "summary.txt"), jobs};
   double t0 = fl_time_now();
   rc = ctx.summary ? r->run(&ctx) : fl_errcode();
   if (rc >= 0) rc = fl_fig_render(&fig, fl_results_staging(res));
@@ -439,13 +442,23 @@ static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quic
 
 int fl_cmd_reproduce(int argc, char **argv) {
   const char *which = NULL, *outdir = "results/figures";
-  int quick = 0, force = 0;
+  int quick = 0, force = 0, jobs = 1;
   for (int k = 0; k < argc; k++) {
     if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
       reproduce_usage(stdout);
       return 0;
     } else if (strcmp(argv[k], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[k], "--jobs") == 0) {
+      char *end = NULL;
+      long n = k + 1 < argc ? strtol(argv[k + 1], &end, 10) : 0;
+      if (k + 1 >= argc || *end || n < 1 || n > 64) {
+        fprintf(stderr, "frictionlab reproduce: --jobs needs a whole number from 1 to 64, got "
+                        "'%s'\n", k + 1 < argc ? argv[k + 1] : "");
+        return 2;
+      }
+      jobs = (int)n;
+      k++;
     } else if (strcmp(argv[k], "--force") == 0) {
       force = 1;
     } else if (strcmp(argv[k], "--out") == 0) {
@@ -484,7 +497,7 @@ int fl_cmd_reproduce(int argc, char **argv) {
       fprintf(stderr, "frictionlab reproduce: %s is unavailable: it needs %s\n", r->name, why);
       return 1;
     }
-    return reproduce_one(r, outdir, quick, force) < 0 ? 1 : 0;
+    return reproduce_one(r, outdir, quick, jobs, force) < 0 ? 1 : 0;
   }
   int ok = 0, failed = 0, unavailable = 0;
   for (int k = 0; registry[k]; k++) {
@@ -495,7 +508,7 @@ int fl_cmd_reproduce(int argc, char **argv) {
       unavailable++;
       continue;
     }
-    if (reproduce_one(r, outdir, quick, force) < 0) {
+    if (reproduce_one(r, outdir, quick, jobs, force) < 0) {
       failed++;
     } else {
       ok++;

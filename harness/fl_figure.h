@@ -55,6 +55,7 @@ typedef struct fl_fig_ctx {
   int quick;       /* reduced size for CI */
   fl_fig *fig;     /* the plot specification to fill */
   FILE *summary;   /* summary.txt: the figure's numbers in words, also printed */
+  int jobs;        /* runs a recipe may do at once in worker processes (--jobs; 1: none) */
 } fl_fig_ctx;
 
 typedef struct fl_figure_recipe {

@@ -56,6 +56,23 @@ grep -q "unavailable (needs" "$tmp/all.out" && pass "unavailable figures listed"
 "$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
 [[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
   pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+# --jobs: han-fig4's meshes in worker processes give the same figure as one process
+"$bin" reproduce han-fig4 --quick --jobs 2 --out "$tmp/jobs" >"$tmp/o" 2>"$tmp/e"
+rc=$?
+[[ $rc -eq 0 ]] && grep -q "worker processes" "$tmp/o" && pass "han-fig4 --jobs 2 exits 0" ||
+  fail "han-fig4 --jobs 2: exit $rc: $(tail -n 5 "$tmp/e")"
+cmp -s "$out/han-fig4/targets.csv" "$tmp/jobs/han-fig4/targets.csv" &&
+  pass "han-fig4: the same targets with --jobs 2" || fail "han-fig4: targets differ with --jobs 2"
+for m in 1 2; do
+  cmp -s <(cut -d, -f1-5 "$out/han-fig4/mesh$m.csv") <(cut -d, -f1-5 "$tmp/jobs/han-fig4/mesh$m.csv") &&
+    [[ -s "$tmp/jobs/han-fig4/mesh$m.flrec" ]] && pass "han-fig4 mesh $m: same curve, recording written by its worker" ||
+    fail "han-fig4 mesh $m: curve or recording differs with --jobs 2"
+done
+for bad in 0 x 65; do
+  "$bin" reproduce han-fig4 --quick --jobs $bad --out "$tmp/bad" >"$tmp/o" 2>"$tmp/e"
+  [[ $? -eq 2 ]] && grep -q -- "--jobs needs a whole number" "$tmp/e" && [[ ! -e "$tmp/bad" ]] &&
+    pass "--jobs $bad refused" || fail "--jobs $bad: $(cat "$tmp/e")"
+done
 "$bin" reproduce macklin-fig28 --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
 [[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
   fail "overwrite: $(cat "$tmp/e")"
