@@ -11,7 +11,8 @@
  *     dP/dF = sum_ab d2Psi/da db  da/dF (x) db/dF + sum_a dPsi/da d2a/dF2.
  *   - the tet: dF_ij/dx_(a,k) = delta_ik G_aj with G the rows of DmInv (row 0 = -sum of the
  *     others); in plane strain column 2 of F is constant, so G_a2 = 0.
- * PSD projection: cyclic Jacobi on the symmetric 9x9, negative eigenvalues set to 0.
+ * PSD projection: negative eigenvalues of the symmetric 9x9 set to 0, the eigenproblem split into
+ * blocks in the singular frame of F (isotropic energies), cyclic Jacobi on the 9x9 as fallback.
  */
 #include <math.h>
 #include <string.h>
@@ -164,8 +165,10 @@ static void jacobi_eig(double *A, int n, double *w, double *V) {
 }
 
 
-// nearest PSD matrix (Frobenius) of the symmetric part of H; H untouched when already PSD
-static void project_psd9(double H[81]) {
+// nearest PSD matrix (Frobenius) of the symmetric part of H; H untouched when already PSD.
+// Non-static for the test that compares it with the singular-frame projection below.
+void fl__fem_project_psd9_jacobi(double H[81]);
+void fl__fem_project_psd9_jacobi(double H[81]) {
   double A[81], V[81], w[9];
   for (int i = 0; i < 9; i++) {
     for (int j = 0; j < 9; j++) A[i * 9 + j] = 0.5 * (H[i * 9 + j] + H[j * 9 + i]);
@@ -189,6 +192,7 @@ static void project_psd9(double H[81]) {
 }
 
 //---- polar decomposition ----
+
 
 // F = U diag(s) V^T with U, V proper rotations, |s0| >= |s1| >= |s2|, s2 < 0 iff det F < 0
 static void svd3(const double F[9], double U[9], double s[3], double V[9]) {
@@ -296,6 +300,78 @@ void fl_fem_polar_rotation(const double F[9], double R[9]) {
   double U[9], s[3], V[9];
   svd3(F, U, s, V);
   rot_from_svd(U, V, R);
+}
+
+
+/* The same projection for the dP/dF of an isotropic energy, in the singular frame of F. With
+ * F = U diag(s) V^T and the basis Q_ab = U e_a e_b^T V^T of 3x3 matrices, such a dP/dF is block
+ * diagonal: one 3x3 block on the stretches Q_aa and one 2x2 block on each pair {Q_ab, Q_ba}
+ * (the twist and flip modes of Smith, de Goes and Kim 2019). So the 9x9 eigenproblem splits into
+ * a 3x3 and three 2x2 ones; about five times cheaper than cyclic Jacobi on the 9x9 (the
+ * cylinder press projects every tet's dP/dF every step). Returns 0 (H untouched: already PSD),
+ * 1 (projected) or -1 when H is not block diagonal in that frame (then nothing is written and
+ * the caller falls back to Jacobi). */
+static int project_psd9_isotropic(const double F[9], double H[81]) {
+  // the basis indices 3a + b of each block: the stretches, then the pairs {01,10}, {02,20}, {12,21}
+  static const int idx[4][3] = {{0, 4, 8}, {1, 3, -1}, {2, 6, -1}, {5, 7, -1}};
+  double U[9], sv[3], V[9], Q[81], Hs[81], T[81];
+  svd3(F, U, sv, V);
+  // Q[(3i+j), (3a+b)] = U_ia V_jb: column 3a+b is vec(U e_a e_b^T V^T), Q orthogonal
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) Q[(3 * i + j) * 9 + 3 * a + b] = U[3 * i + a] * V[3 * j + b];
+  double hn2 = 0;
+  for (int r = 0; r < 9; r++)
+    for (int c = 0; c < 9; c++) {
+      Hs[r * 9 + c] = 0.5 * (H[r * 9 + c] + H[c * 9 + r]);
+      hn2 += Hs[r * 9 + c] * Hs[r * 9 + c];
+    }
+  for (int r = 0; r < 9; r++)
+    for (int c = 0; c < 9; c++) {
+      double t = 0;
+      for (int k = 0; k < 9; k++) t += Hs[r * 9 + k] * Q[k * 9 + c];
+      T[r * 9 + c] = t;
+    }
+  // the blocks of Q^T Hs Q, their eigenpairs (w, vectors Z in the block's indices) and how much
+  // of ||Hs||_F they hold: what they miss lies off the blocks (Q is orthogonal)
+  double w[9], Z[4][9], bn2 = 0;
+  int k0 = 0;
+  for (int g = 0; g < 4; g++) {
+    int n = g == 0 ? 3 : 2;
+    double A[9];
+    for (int p = 0; p < n; p++)
+      for (int q = 0; q < n; q++) {
+        double t = 0;
+        for (int k = 0; k < 9; k++) t += Q[k * 9 + idx[g][p]] * T[k * 9 + idx[g][q]];
+        A[p * n + q] = t;
+        bn2 += t * t;
+      }
+    jacobi_eig(A, n, w + k0, Z[g]);
+    k0 += n;
+  }
+  if (!(hn2 - bn2 <= 1e-12 * hn2)) return -1;
+  double wmax = 0, wmin = 0;
+  for (int i = 0; i < 9; i++) wmax = fmax(wmax, fabs(w[i])), wmin = fmin(wmin, w[i]);
+  if (!(wmin < -1e-12 * wmax)) return 0;
+  // H = Hs - sum over negative w_k of w_k u_k u_k^T, u_k = Q (block eigenvector k)
+  memcpy(H, Hs, sizeof Hs);
+  k0 = 0;
+  for (int g = 0; g < 4; g++) {
+    int n = g == 0 ? 3 : 2;
+    for (int q = 0; q < n; q++, k0++) {
+      if (!(w[k0] < 0)) continue;
+      double u[9];
+      for (int r = 0; r < 9; r++) {
+        double t = 0;
+        for (int p = 0; p < n; p++) t += Q[r * 9 + idx[g][p]] * Z[g][p * n + q];
+        u[r] = t;
+      }
+      for (int r = 0; r < 9; r++)
+        for (int c = 0; c < 9; c++) H[r * 9 + c] -= w[k0] * u[r] * u[c];
+    }
+  }
+  return 1;
 }
 
 //---- energy densities ----
@@ -458,6 +534,18 @@ static double psi_mooney_rivlin(double c1, double c2, double kappa, const double
 }
 
 
+/* Projects dP/dF (H, 9x9) at F to PSD: in F's singular frame, or with Jacobi on the 9x9 when H
+ * is not block diagonal there. Returns 0 (H already PSD, untouched), 1 (projected in the
+ * singular frame) or 2 (Jacobi). Non-static for the tests. */
+int fl__fem_project_psd9(const double F[9], double H[81]);
+int fl__fem_project_psd9(const double F[9], double H[81]) {
+  int r = project_psd9_isotropic(F, H);
+  if (r >= 0) return r;
+  fl__fem_project_psd9_jacobi(H);
+  return 2;
+}
+
+
 double fl_fem_psi(const fl_fem_material *m, const double F[9], const double R0[9], double P[9],
                   double dPdF[81], int project_psd) {
   double mu, lambda, psi;
@@ -480,7 +568,7 @@ double fl_fem_psi(const fl_fem_material *m, const double F[9], const double R0[9
     if (dPdF) memset(dPdF, 0, 81 * sizeof(double));
     return NAN;
   }
-  if (dPdF && project_psd) project_psd9(dPdF);
+  if (dPdF && project_psd) fl__fem_project_psd9(F, dPdF);
   return psi;
 }
 

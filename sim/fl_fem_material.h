@@ -115,8 +115,9 @@ void fl_fem_polar_rotation(const double F[9], double R[9]);
  *               the other models.
  *   P           if not NULL, receives the first Piola-Kirchhoff stress dPsi/dF (3x3, Pa).
  *   dPdF        if not NULL, receives dP/dF (9x9, Pa, layout above); symmetric.
- *   project_psd if != 0, dPdF is replaced by its nearest PSD matrix (Jacobi eigen-decomposition,
- *               negative eigenvalues set to 0) when its smallest eigenvalue is below -1e-12
+ *   project_psd if != 0, dPdF is replaced by its nearest PSD matrix (negative eigenvalues set
+ *               to 0; the eigenproblem split into blocks in the singular frame of F, Jacobi on
+ *               the 9x9 where dPdF is not block diagonal there) when its smallest eigenvalue is below -1e-12
  *               times the largest magnitude, and left exactly as is otherwise (so the zero
  *               rotational modes at rest are not disturbed by rounding). linear and
  *               corotated_lagged are PSD already (skipped).

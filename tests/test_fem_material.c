@@ -261,6 +261,78 @@ FL_TEST(projection_psd) {
   return 0;
 }
 
+// the projection's two paths (sim/fem_material.c)
+int fl__fem_project_psd9(const double F[9], double H[81]);
+void fl__fem_project_psd9_jacobi(double H[81]);
+
+// nearest PSD matrix of sym(H) from LAPACK's eigenpairs
+static void psd_reference(const double H[81], double ref[81]) {
+  double w[9], V[81];
+  sym_eig(H, 9, w, V);
+  for (int i = 0; i < 9; i++) {
+    for (int j = 0; j < 9; j++) {
+      double s = 0;
+      for (int k = 0; k < 9; k++) s += V[k * 9 + i] * fmax(w[k], 0) * V[k * 9 + j];
+      ref[i * 9 + j] = s;
+    }
+  }
+}
+
+FL_TEST(projection_singular_frame_equals_jacobi) {
+  // An isotropic energy's dP/dF is block diagonal in F's singular frame, so the projection
+  // splits into a 3x3 and three 2x2 eigenproblems. Over random F, plane-strain compressions and
+  // repeated singular values (F = I, uniform and uniaxial scalings, where the frame is not
+  // unique) it must equal Jacobi on the 9x9 and LAPACK's nearest PSD matrix.
+  int projected = 0;
+  for (int t = 0; t < 400; t++) {
+    double F[9];
+    if (t < 100) {
+      random_F(F);
+    } else if (t < 300) { // plane strain: rotation and stretch in xy, F33 = 1
+      double th = 3.2 * urand(), a = 0.85 + 0.25 * urand(), b = 0.85 + 0.25 * urand();
+      double sh = 0.15 * urand(), c = cos(th), s = sin(th);
+      double Fp[9] = {c * a, -s * b + c * sh, 0, s * a, c * b + s * sh, 0, 0, 0, 1};
+      memcpy(F, Fp, sizeof F);
+    } else { // repeated singular values, rotated
+      double s1 = 0.7 + 0.1 * (t % 4), s3 = t % 3 == 0 ? s1 : 1.0, R[9];
+      double D[9] = {s1, 0, 0, 0, s1, 0, 0, 0, s3}, ax[3] = {urand(), urand(), urand()};
+      if (t % 5 == 0) D[0] = D[4] = D[8] = 1;
+      rot_axis(ax, 2.0 * urand(), R);
+      fl_m3_mul(R, D, F);
+    }
+    for (int model = FL_FEM_COROTATED; model <= FL_FEM_MOONEY_RIVLIN; model++) {
+      fl_fem_material m = mat(model);
+      double H[81], Hb[81], Hj[81], ref[81];
+      fl_fem_psi(&m, F, NULL, NULL, H, 0);
+      memcpy(Hb, H, sizeof H);
+      memcpy(Hj, H, sizeof H);
+      int path = fl__fem_project_psd9(F, Hb);
+      fl__fem_project_psd9_jacobi(Hj);
+      ASSERT(path == 0 || path == 1); // isotropic: never the fallback
+      projected += path == 1;
+      if (path == 0) ASSERT(memcmp(Hb, H, sizeof H) == 0);
+      psd_reference(H, ref);
+      double nrm = max_abs(H, 81);
+      for (int i = 0; i < 81; i++) {
+        ASSERT_NEAR(Hb[i], Hj[i], 1e-11 * nrm);
+        if (path == 1) ASSERT_NEAR(Hb[i], ref[i], 1e-9 * nrm);
+      }
+    }
+  }
+  printf("projected %d of 800 tangents in the singular frame\n", projected);
+  ASSERT(projected > 300);
+  // a symmetric matrix with no such structure goes to Jacobi, and is still projected exactly
+  double F[9], H[81], ref[81];
+  random_F(F);
+  for (int i = 0; i < 9; i++) {
+    for (int j = 0; j <= i; j++) H[i * 9 + j] = H[j * 9 + i] = urand();
+  }
+  psd_reference(H, ref);
+  ASSERT_EQ(fl__fem_project_psd9(F, H), 2);
+  ASSERT_LE(rel_err(H, ref, 81), 1e-9);
+  return 0;
+}
+
 //---- rest state and rotations ----
 
 FL_TEST(rest_and_rotation_stress_free) {
