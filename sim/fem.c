@@ -516,8 +516,10 @@ static int assemble(fl_fem_body *b, double c_m, double c_k, int allow_inversion,
     double xe[12], F[9], R0[9], K[144], J = 1;
     tet_x(b, b->x, e, xe);
     fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
-    fl_fem_polar_rotation(F, R0);
-    fl_fem_tet_eval(&model, b->DmInv + 9 * e, b->vol[e], xe, R0, b->plane_strain, 1,
+    // only the lagged model reads R0; the others would pay an SVD per tet for nothing
+    if (model.model == FL_FEM_COROTATED_LAGGED) fl_fem_polar_rotation(F, R0);
+    fl_fem_tet_eval(&model, b->DmInv + 9 * e, b->vol[e], xe,
+                    model.model == FL_FEM_COROTATED_LAGGED ? R0 : NULL, b->plane_strain, 1,
                     ftet + 12 * e, K, &J);
     if (jd) fl_fem_tet_dJ(b->DmInv + 9 * e, xe, b->plane_strain, jd + 13 * e, jd + 13 * e + 1);
     if (!(J > 0)) {
