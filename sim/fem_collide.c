@@ -6,6 +6,9 @@
  *                   shape (plane, sphere, box, capsule, round cylinder; a convex hull by its
  *                   deepest face plane), the normal of the shape's surface at the closest
  *                   point. Side a is the rigid body, side b the vertex (weight 1).
+ *   rigid vs mesh   every vertex of a rigid polyhedron (box, convex hull, a cylinder's rim
+ *                   points) against the boundary triangles of the mesh, as below; side a is
+ *                   the triangle, side b the rigid body.
  *   mesh vs mesh    every boundary vertex of one mesh against the boundary triangles of the
  *                   other whose plane it is within [-depth, margin] of and whose projection
  *                   falls inside the triangle; the nearest such triangle. Side a is the
@@ -249,12 +252,9 @@ static int inside_mesh(const fl_fem_body *b, const double x[3]) {
 }
 
 
-/* Boundary vertices of mesh kb against the boundary triangles of mesh ka. */
-static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fcontact **ct,
-                        fl_int *nct, fl_int *cap) {
-  const fl_fem_body *A = w->fem[ka], *B = w->fem[kb];
+/* Penetration depth (m) accepted against mesh a: half the mean length of its boundary edges. */
+static double surface_depth(const fl_fem_body *A) {
   const fl_mesh *ma = A->mesh;
-  // penetration depth accepted: half the mean boundary edge of mesh a
   double elen = 0;
   for (fl_int t = 0; t < ma->ntri; t++) {
     const fl_int *v = ma->tri + 3 * t;
@@ -264,58 +264,124 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
                    (p[2] - q[2]) * (p[2] - q[2]));
     }
   }
-  double depth = ma->ntri > 0 ? 0.5 * elen / (3.0 * (double)ma->ntri) : 0;
-  double alo[3], ahi[3];
-  mesh_box(A, alo, ahi);
+  return ma->ntri > 0 ? 0.5 * elen / (3.0 * (double)ma->ntri) : 0;
+}
+
+
+/* The boundary triangle of mesh A nearest to the world point x among those whose plane x is
+ * within [-depth, margin] of and whose projection holds x (a point below a plane counts only
+ * if it lies inside A). Returns the triangle, or -1; n (outward unit normal), wt (barycentric
+ * weights, clamped to >= 0 and summing to 1) and phi (signed distance, m) describe it. */
+static fl_int nearest_triangle(const fl_fem_body *A, const double x[3], double margin,
+                               double depth, double n[3], double wt[3], double *phi) {
+  const fl_mesh *ma = A->mesh;
   const double tol = 1e-9;
+  int deep = -1; // whether x is inside mesh A: asked once, when a triangle would say so
+  double best = INFINITY;
+  fl_int bt = -1;
+  for (fl_int t = 0; t < ma->ntri; t++) {
+    const fl_int *v = ma->tri + 3 * t;
+    const double *p0 = A->x + 3 * v[0], *p1 = A->x + 3 * v[1], *p2 = A->x + 3 * v[2];
+    int far = 0;
+    for (int c = 0; c < 3 && !far; c++) {
+      double lo = fmin(p0[c], fmin(p1[c], p2[c])), hi = fmax(p0[c], fmax(p1[c], p2[c]));
+      far = x[c] < lo - margin - depth || x[c] > hi + margin + depth;
+    }
+    if (far) continue;
+    double tn[3], tw[3];
+    double tphi = tri_plane(p0, p1, p2, x, tn, tw);
+    if (!(tphi <= margin && tphi >= -depth)) continue;
+    if (tw[0] < -tol || tw[1] < -tol || tw[2] < -tol) continue;
+    if (tphi < 0 && deep < 0) deep = inside_mesh(A, x);
+    if (tphi < 0 && !deep) continue;
+    if (fabs(tphi) < best) {
+      best = fabs(tphi);
+      *phi = tphi;
+      bt = t;
+      memcpy(n, tn, sizeof tn);
+      memcpy(wt, tw, sizeof tw);
+    }
+  }
+  if (bt < 0) return -1;
+  double ws = 0;
+  for (int e = 0; e < 3; e++) ws += wt[e] = wt[e] < 0 ? 0 : wt[e];
+  for (int e = 0; e < 3; e++) wt[e] /= ws;
+  return bt;
+}
+
+
+/* Boundary vertices of mesh kb against the boundary triangles of mesh ka. */
+static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fcontact **ct,
+                        fl_int *nct, fl_int *cap) {
+  const fl_fem_body *A = w->fem[ka], *B = w->fem[kb];
+  double depth = surface_depth(A), alo[3], ahi[3];
+  mesh_box(A, alo, ahi);
   for (fl_int s = 0; s < B->mesh->nsurf; s++) {
     fl_int i = B->mesh->surf[s];
     const double *x = B->x + 3 * i;
     int inside = 1;
     for (int c = 0; c < 3; c++) inside &= x[c] >= alo[c] - margin && x[c] <= ahi[c] + margin;
     if (!inside) continue;
-    int deep = -1; // whether x is inside mesh a: asked once, when a triangle would say so
-    double best = INFINITY, bn[3] = {0, 0, 1}, bw[3] = {0, 0, 0}, bphi = 0;
-    fl_int bt = -1;
-    for (fl_int t = 0; t < ma->ntri; t++) {
-      const fl_int *v = ma->tri + 3 * t;
-      const double *p0 = A->x + 3 * v[0], *p1 = A->x + 3 * v[1], *p2 = A->x + 3 * v[2];
-      int far = 0;
-      for (int c = 0; c < 3 && !far; c++) {
-        double lo = fmin(p0[c], fmin(p1[c], p2[c])), hi = fmax(p0[c], fmax(p1[c], p2[c]));
-        far = x[c] < lo - margin - depth || x[c] > hi + margin + depth;
-      }
-      if (far) continue;
-      double n[3], wt[3];
-      double phi = tri_plane(p0, p1, p2, x, n, wt);
-      if (!(phi <= margin && phi >= -depth)) continue;
-      if (wt[0] < -tol || wt[1] < -tol || wt[2] < -tol) continue;
-      if (phi < 0 && deep < 0) deep = inside_mesh(A, x);
-      if (phi < 0 && !deep) continue;
-      if (fabs(phi) < best) {
-        best = fabs(phi);
-        bphi = phi;
-        bt = t;
-        memcpy(bn, n, sizeof bn);
-        memcpy(bw, wt, sizeof bw);
-      }
-    }
-    if (bt < 0) continue;
-    const fl_int *v = ma->tri + 3 * bt;
+    double n[3], wt[3], phi = 0;
+    fl_int t = nearest_triangle(A, x, margin, depth, n, wt, &phi);
+    if (t < 0) continue;
+    const fl_int *v = A->mesh->tri + 3 * t;
     int anyfree = vertex_free(B, i);
     for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
     if (!anyfree) continue;
     fl__fcontact *c;
     FL_TRY(push(ct, nct, cap, &c));
     memset(c, 0, sizeof *c);
-    c->a = (fl__side){.body = -1, .fem = ka, .nvert = 3, .vert = {v[0], v[1], v[2]}};
-    for (int e = 0; e < 3; e++) c->a.wt[e] = bw[e] < 0 ? 0 : bw[e];
-    double ws = c->a.wt[0] + c->a.wt[1] + c->a.wt[2];
-    for (int e = 0; e < 3; e++) c->a.wt[e] /= ws;
+    c->a = (fl__side){.body = -1, .fem = ka, .nvert = 3, .vert = {v[0], v[1], v[2]},
+                      .wt = {wt[0], wt[1], wt[2]}};
     c->b = (fl__side){.body = -1, .fem = kb, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
-    memcpy(c->n, bn, sizeof bn);
-    c->phi = bphi;
-    for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * bphi * bn[q];
+    memcpy(c->n, n, sizeof n);
+    c->phi = phi;
+    for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * n[q];
+    c->feature = i;
+  }
+  return FL_OK;
+}
+
+
+/* The vertices of rigid polyhedron j (box, convex hull, a cylinder's rim points) against the
+ * boundary triangles of mesh k: a knife edge or a corner pressing into a face between the
+ * mesh's vertices, which mesh_vs_rigid cannot see. Side a is the triangle, side b the rigid
+ * body; the feature is the polyhedron's vertex. */
+static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, double margin, fl__fcontact **ct,
+                         fl_int *nct, fl_int *cap) {
+  const fl_body *rb = &w->body[j];
+  const fl_shape *sh = &rb->shape;
+  if (sh->nvert == 0) return FL_OK;
+  const fl_fem_body *A = w->fem[k];
+  double depth = surface_depth(A), alo[3], ahi[3], R[9];
+  mesh_box(A, alo, ahi);
+  fl_quat_to_mat(rb->quat, R);
+  for (fl_int i = 0; i < sh->nvert; i++) {
+    double x[3];
+    fl_m3_mulv(R, sh->vert + 3 * i, x);
+    int inside = 1;
+    for (int c = 0; c < 3; c++) {
+      x[c] += rb->pos[c];
+      inside &= x[c] >= alo[c] - margin && x[c] <= ahi[c] + margin;
+    }
+    if (!inside) continue;
+    double n[3], wt[3], phi = 0;
+    fl_int t = nearest_triangle(A, x, margin, depth, n, wt, &phi);
+    if (t < 0) continue;
+    const fl_int *v = A->mesh->tri + 3 * t;
+    int anyfree = rb->dof >= 0;
+    for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
+    if (!anyfree) continue;
+    fl__fcontact *c;
+    FL_TRY(push(ct, nct, cap, &c));
+    memset(c, 0, sizeof *c);
+    c->a = (fl__side){.body = -1, .fem = k, .nvert = 3, .vert = {v[0], v[1], v[2]},
+                      .wt = {wt[0], wt[1], wt[2]}};
+    c->b = (fl__side){.body = j, .fem = -1, .nvert = 0};
+    memcpy(c->n, n, sizeof n);
+    c->phi = phi;
+    for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * n[q];
     c->feature = i;
   }
   return FL_OK;
@@ -336,6 +402,7 @@ int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, 
       fl_shape_aabb(&rb->shape, rb->pos, rb->quat, margin, blo, bhi);
       if (!boxes_overlap(lo, hi, blo, bhi, 0)) continue;
       rc = mesh_vs_rigid(w, k, j, margin, ct, nct, cap);
+      if (rc == FL_OK) rc = rigid_vs_mesh(w, j, k, margin, ct, nct, cap);
     }
     for (fl_int l = k + 1; l < w->nfem && rc == FL_OK; l++) {
       double lo2[3], hi2[3];

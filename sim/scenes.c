@@ -262,6 +262,8 @@ typedef struct arch_masonry_params {
   int kind;       /* rigid | deformable */
   double E, nu, beta;
   int cells;
+  int base;       /* flat | edges */
+  double edge_at; /* 0 intrados .. 1 extrados */
 } arch_masonry_params;
 
 static const fl_option_desc arch_masonry_opts[] = {
@@ -279,6 +281,13 @@ static const fl_option_desc arch_masonry_opts[] = {
   FL__ENUM(arch_masonry_params, gaps, "closed|as-is", 0,
            "the data leaves 0.12-0.14 m between the (parallel) joint faces; closed: each joint "
            "face is moved by half its gap so that neighbours touch"),
+  FL__ENUM(arch_masonry_params, base, "flat|edges", 0,
+           "flat: the springers stand on the ground plane; edges: each springer is balanced on "
+           "the ridge of a fixed prism (a knife edge across the arch's depth), the ground 1 m "
+           "below"),
+  FL__REAL(arch_masonry_params, edge_at, 0, 1, 0.5,
+           "base=edges: where the ridge meets the springer's base, 0 at the intrados corner, 1 "
+           "at the extrados corner"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -333,12 +342,44 @@ static int arch_masonry_build(const void *pp, fl_world *w) {
 }
 
 
+/* Two fixed triangular prisms, 1 m tall, their ridges along the arch's depth at height zmin,
+ * under the springers (stones 1 and ns) at edge_at across each springer's base. */
+static int arch_knife_edges(const arch_masonry_params *p, fl_world *w, int mat, int ns,
+                            const double *V, double zmin) {
+  for (int f = 0; f < 2; f++) {
+    const double *s = V + 24 * (f == 0 ? 0 : ns - 1);
+    double xin = NAN, xout = NAN, depth = 0; /* base corners at zmin: intrados and extrados */
+    for (int k = 0; k < 8; k++) {
+      const double *v = s + 3 * k;
+      depth = fmax(depth, fabs(v[2]));
+      if (fabs(v[1] - zmin) > 1e-6) continue;
+      if (isnan(xin) || fabs(v[0]) < fabs(xin)) xin = v[0];
+      if (isnan(xout) || fabs(v[0]) > fabs(xout)) xout = v[0];
+    }
+    if (isnan(xin)) return fl_seterr(FL_ERR_INVAL, "arch_masonry: springer has no base face");
+    double xr = xin + p->edge_at * (xout - xin), Y = 0.95 * depth, pts[18];
+    const double off[3][2] = {{0, 0}, {-1, -1}, {1, -1}};
+    for (int k = 0; k < 6; k++) {
+      pts[3 * k] = xr + off[k % 3][0];
+      pts[3 * k + 1] = k < 3 ? -Y : Y;
+      pts[3 * k + 2] = zmin + off[k % 3][1];
+    }
+    fl_shape sh;
+    FL_TRY(fl_shape_make_convex(pts, 6, &sh));
+    fl_body_desc d = fl__desc(f == 0 ? "edge1" : "edge2", FL_BODY_FIXED, mat);
+    FL_TRY(fl__add_shape(w, &d, &sh));
+  }
+  return FL_OK;
+}
+
+
 static int arch_masonry_stones(const arch_masonry_params *p, fl_world *w, int ns, const double *V) {
   int mat = fl_world_add_material(w, "stone", p->mu, INFINITY, 0);
   FL_TRY(mat);
   double zmin = INFINITY;
   for (int k = 0; k < 8 * ns; k++) zmin = fmin(zmin, V[3 * k + 1]);
-  FL_TRY(fl__add_ground(w, mat, zmin));
+  FL_TRY(fl__add_ground(w, mat, p->base == 1 ? zmin - 1.0 : zmin));
+  if (p->base == 1) FL_TRY(arch_knife_edges(p, w, mat, ns, V, zmin));
   if (p->kind == 1) return fl__arch_fem_stones(w, mat, ns, V, p->density, p->E, p->nu, p->beta,
                                                p->cells);
   fl_int ids[101];

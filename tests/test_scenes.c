@@ -142,6 +142,16 @@ FL_TEST(arch_masonry_geometry) {
   ASSERT_OK(fl_world_prepare(w, NULL));
   ASSERT_EQ(fl_world_problem(w)->nc, 8);
   fl_world_free(w);
+  // seed 000's knife edges: two fixed prisms whose ridges, at the springers' base height,
+  // touch the middle of each springer's base along a line (2 contact points each)
+  const char *edges[1] = {"base=edges"};
+  ASSERT_OK(fl_scene_create("arch_masonry", 1, edges, &w));
+  ASSERT_EQ(w->nbody, 28);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  ASSERT_EQ(fl_world_problem(w)->nc, 4 * 24 + 4);
+  ASSERT_OK(fl_world_penetration(w, &pen));
+  ASSERT_LE(pen, 1e-6);
+  fl_world_free(w);
   const char *big[1] = {"stones=101"};
   ASSERT_OK(fl_scene_create("arch_masonry", 1, big, &w));
   ASSERT_EQ(w->nbody, 102);
