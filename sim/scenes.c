@@ -282,9 +282,8 @@ static const fl_option_desc arch_masonry_opts[] = {
            "the data leaves 0.12-0.14 m between the (parallel) joint faces; closed: each joint "
            "face is moved by half its gap so that neighbours touch"),
   FL__ENUM(arch_masonry_params, base, "flat|edges", 0,
-           "flat: the springers stand on the ground plane; edges: each springer is balanced on "
-           "the ridge of a fixed prism (a knife edge across the arch's depth), the ground 1 m "
-           "below"),
+           "flat: springers on the ground plane, as in the data; edges: each on the ridge of a "
+           "fixed prism (seed 000's knife edges), the ground 1 m below"),
   FL__REAL(arch_masonry_params, edge_at, 0, 1, 0.5,
            "base=edges: where the ridge meets the springer's base, 0 at the intrados corner, 1 "
            "at the extrados corner"),
@@ -327,7 +326,9 @@ static void arch_close_gaps(int ns, double *V) {
 
 
 /* The stones' vertices are y-up in the data; they are turned to z-up by (x, y, z) -> (x, -z, y)
- * and the ground plane is put at the lowest vertex (z = 0.1 m), so the springings rest on it. */
+ * and the ground plane is put at the lowest vertex (z = 0.1 m), so the springings rest on it
+ * (base=flat, the data's scene), or 1 m below it with the springings on knife edges
+ * (base=edges, seed 000's "base balanced on sharp edges"). */
 static int arch_masonry_build(const void *pp, fl_world *w) {
   const arch_masonry_params *p = pp;
   int ns = p->stones == 0 ? fl__arch25_nstones : fl__arch101_nstones;
@@ -418,7 +419,9 @@ SCENE(heavy_stack, "five boxes of mass ratio 8 per level, 4096:1 overall (thesis
 SCENE(arch_parabolic, "20 voussoirs between two parabolas, 15-110 kg (thesis Fig. 20)",
       "every voussoir within 1 mm of its start for 10 s (NSN-PCR)");
 SCENE(arch_masonry, "25-stone catenary arch of Ferguson et al. 2021 (seed 000 Fig. 5)",
-      "stands at mu = 1 (arch_stands = 1 throughout), collapses at mu = 0.2");
+      "on knife edges (base=edges, seed 000's setup): stands at mu = 1 (arch_stands = 1 "
+      "throughout), collapses at mu = 0.2; on the data's flat plane (default) stands down to "
+      "mu 0.11");
 
 static const fl_scene_desc *const scenes[] = {
   &ball_slope_scene, &heavy_stack_scene, &arch_parabolic_scene, &arch_masonry_scene,
