@@ -354,7 +354,7 @@ static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, double margin, fl__fco
   const fl_shape *sh = &rb->shape;
   if (sh->nvert == 0) return FL_OK;
   const fl_fem_body *A = w->fem[k];
-  double depth = surface_depth(A), alo[3], ahi[3], R[9];
+  double depth = -1, alo[3], ahi[3], R[9]; /* depth: computed once a vertex is near the mesh */
   mesh_box(A, alo, ahi);
   fl_quat_to_mat(rb->quat, R);
   for (fl_int i = 0; i < sh->nvert; i++) {
@@ -366,6 +366,7 @@ static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, double margin, fl__fco
       inside &= x[c] >= alo[c] - margin && x[c] <= ahi[c] + margin;
     }
     if (!inside) continue;
+    if (depth < 0) depth = surface_depth(A);
     double n[3], wt[3], phi = 0;
     fl_int t = nearest_triangle(A, x, margin, depth, n, wt, &phi);
     if (t < 0) continue;

@@ -344,7 +344,9 @@ static int arch_masonry_build(const void *pp, fl_world *w) {
 
 
 /* Two fixed triangular prisms, 1 m tall, their ridges along the arch's depth at height zmin,
- * under the springers (stones 1 and ns) at edge_at across each springer's base. */
+ * under the springers (stones 1 and ns) at edge_at across each springer's base (the arch is
+ * centred on x = 0, so the intrados corner is the base corner nearer it). A ridge is 0.95 of
+ * the springer's depth long, so that its end points lie on a deformable springer's face. */
 static int arch_knife_edges(const arch_masonry_params *p, fl_world *w, int mat, int ns,
                             const double *V, double zmin) {
   for (int f = 0; f < 2; f++) {
