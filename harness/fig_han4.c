@@ -389,13 +389,14 @@ static int table1_run(fl_fig_ctx *ctx) {
                          "failed_steps,seed");
   if (!tab) return fl_errcode();
   fl_fig_panel *p = fl_fig_panel_add(ctx->fig, "cost split per example (seed 000 Fig. 2)",
-                                     "example (row of table1.csv)", "share of the step time (%)",
-                                     0, 0);
+                                     "example", "share of the step time (%)", 0, 0);
+  fl_fig_panel_xtics(p, "example");
   static const char *stage[5] = {"geometry_pct", "schur_pct", "element_pct", "sap_pct",
                                  "other_pct"};
   static const char *slabel[5] = {"geometry queries", "Schur complement", "FEM element work",
                                   "SAP", "other"};
-  for (int k = 0; k < 5; k++) fl_fig_series_add(p, "table1.csv", "row", stage[k], slabel[k], 2);
+  for (int k = 0; k < 5; k++)
+    fl_fig_series_add(p, "table1.csv", "row", stage[k], slabel[k], FL_FIG_BARS);
   fl_fig_say(ctx, "%-32s %6s %6s %8s %9s  %-16s %s", "example", "DoFs", "dt", "rate",
              "constr.", "geo/schur/elem/sap/other %", "seed 000 Table I");
   int row = 0;

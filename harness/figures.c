@@ -67,6 +67,17 @@ void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const ch
 }
 
 
+void fl_fig_panel_xtics(fl_fig_panel *p, const char *column) {
+  snprintf(p->xtics, sizeof p->xtics, "%s", column);
+}
+
+
+static const char *style_name(int points) {
+  return points == 1 ? "points" : points == 2 ? "linespoints" : points == FL_FIG_BARS ? "bars"
+                                                                                  : "lines";
+}
+
+
 void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label) {
   if (p->nref >= FL_FIG_MAX_REFS) return;
   p->ref[p->nref] = y;
@@ -168,16 +179,35 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
     if (p->logy) fprintf(f, "set logscale y\nset format y '10^{%%L}'\n");
     else fprintf(f, "set format y '%%g'\n");
     if (p->nseries + p->nref == 0) fprintf(f, "unset logscale\n"); // an empty frame
+    // stacked bars: gnuplot's row-stacked histograms, one bar per CSV row at 0, 1, ...
+    int bars = 0;
+    for (int s = 0; s < p->nseries; s++) bars |= p->series[s].points == FL_FIG_BARS;
+    fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+               "set boxwidth 0.75\nset xtics %s\nset key %s top right\n",
+            p->xtics[0] ? "rotate by -30 font ',7'" : "", bars ? "outside" : "inside");
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
       const fl_fig_series *se = &p->series[s];
       fprintf(f, "%s'%s' using ", first ? "" : ", \\\n     ", se->csv);
-      gp_str(f, se->x);
-      fprintf(f, ":");
-      gp_str(f, se->y);
-      fprintf(f, " with %s lw 2 title ",
-              se->points == 1 ? "points pt 7 ps 0.8" : se->points == 2 ? "linespoints pt 7 ps 0.6" : "lines");
+      if (se->points == FL_FIG_BARS) {
+        fprintf(f, "(column(");
+        gp_str(f, se->y);
+        fprintf(f, "))");
+        if (p->xtics[0]) {
+          fprintf(f, ":xtic(stringcolumn(");
+          gp_str(f, p->xtics);
+          fprintf(f, "))");
+        }
+        fprintf(f, " with histograms title ");
+      } else {
+        gp_str(f, se->x);
+        fprintf(f, ":");
+        gp_str(f, se->y);
+        fprintf(f, " with %s lw 2 title ", se->points == 1   ? "points pt 7 ps 0.8"
+                                           : se->points == 2 ? "linespoints pt 7 ps 0.6"
+                                                             : "lines");
+      }
       gp_str(f, se->label);
       fprintf(f, " noenhanced");
       first = 0;
@@ -190,7 +220,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
       first = 0;
     }
     if (first) fprintf(f, "[0:1] [0:1] NaN notitle");
-    fprintf(f, "\n");
+    fprintf(f, "\nset style fill empty\nset xtics norotate font ''\n");
   }
   fprintf(f, "unset multiplot\n");
   if (fclose(f) != 0) return fl_seterr(FL_ERR_IO, "%s: write failed", path);
@@ -216,11 +246,11 @@ static int write_json(const fl_fig *fig, const char *path) {
       cJSON_AddStringToObject(o, "x", se->x);
       cJSON_AddStringToObject(o, "y", se->y);
       cJSON_AddStringToObject(o, "label", se->label);
-      cJSON_AddStringToObject(o, "style",
-                              se->points == 1 ? "points" : se->points == 2 ? "linespoints" : "lines");
+      cJSON_AddStringToObject(o, "style", style_name(se->points));
       cJSON_AddItemToArray(js, o);
     }
     if (p->not_drawn[0]) cJSON_AddStringToObject(jp, "not_drawn", p->not_drawn);
+    if (p->xtics[0]) cJSON_AddStringToObject(jp, "xtics", p->xtics);
     cJSON *jr = cJSON_AddArrayToObject(jp, "refs");
     for (int r = 0; r < p->nref; r++) {
       cJSON *o = cJSON_CreateObject();

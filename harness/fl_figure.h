@@ -19,6 +19,8 @@
 #include "fl_harness.h"
 
 #define FL_FIG_MAX_SERIES 32
+/* fl_fig_series.points: the panel's bar series are stacked, in the order added, one bar per x */
+#define FL_FIG_BARS 3
 #define FL_FIG_MAX_PANELS 6
 #define FL_FIG_MAX_REFS 4
 
@@ -27,7 +29,7 @@ typedef struct fl_fig_series {
   char x[48];      /* column names */
   char y[48];
   char label[128]; /* legend: solver and options */
-  int points;      /* 1 markers, 0 lines, 2 lines and markers */
+  int points;      /* 1 markers, 0 lines, 2 lines and markers, FL_FIG_BARS stacked bars */
 } fl_fig_series;
 
 typedef struct fl_fig_panel {
@@ -41,6 +43,7 @@ typedef struct fl_fig_panel {
   char ref_label[FL_FIG_MAX_REFS][96];
   int nref;
   char not_drawn[320]; /* filled by fl_fig_render: labels of series without a drawable point */
+  char xtics[48];      /* column of the series' CSV naming each x (tick labels), or "" */
 } fl_fig_panel;
 
 typedef struct fl_fig {
@@ -85,6 +88,9 @@ fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
 void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const char *y,
                        const char *label, int points);
 void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label);
+/* Labels the panel's x ticks with the text of `column` in its series' CSV (one tick per row,
+ * at the row's x); for categories such as the examples of a table. */
+void fl_fig_panel_xtics(fl_fig_panel *p, const char *column);
 /* Prints to the summary file and stdout. */
 void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

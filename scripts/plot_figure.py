@@ -38,6 +38,11 @@ def read_series(folder, spec):
     return xs, ys
 
 
+def read_column(folder, csv_name, column):
+    with open(os.path.join(folder, csv_name), newline="") as f:
+        return [row.get(column, "") for row in csv.DictReader(f)]
+
+
 def check(fig, panels_axes):
     """Problems of a rendered figure: legend entries without points, titles outside it."""
     bad = []
@@ -56,6 +61,8 @@ def check(fig, panels_axes):
         for line in ax.lines:
             n = len(line.get_xdata())
             drawn[line.get_label()] = max(drawn.get(line.get_label(), 0), n)
+        for bars in ax.containers:
+            drawn[bars.get_label()] = max(drawn.get(bars.get_label(), 0), len(bars.patches))
         for t in leg.get_texts():
             if drawn.get(t.get_text(), 0) < 1:
                 bad.append(f"panel '{ax.get_title()}': legend entry '{t.get_text()}' has no points")
@@ -85,8 +92,16 @@ def main(argv):
     for k, panel in enumerate(panels):
         ax = axes[k // cols][k % cols]
         used.append(ax)
+        bottom = {}  # stacked bars: the top of the stack so far, per x
         for s in panel["series"]:
             xs, ys = read_series(folder, s)
+            if s.get("style") == "bars":
+                base = [bottom.get(x, 0.0) for x in xs]
+                ax.bar(xs, ys, bottom=base, width=0.75, label=s["label"] if xs else "_nolegend_",
+                       edgecolor="black", linewidth=0.5)
+                for x, y in zip(xs, ys):
+                    bottom[x] = bottom.get(x, 0.0) + y
+                continue
             keep = [(x, y) for x, y in zip(xs, ys)
                     if (not panel.get("logy") or y > 0) and (not panel.get("logx") or x > 0)]
             xs, ys = [p[0] for p in keep], [p[1] for p in keep]
@@ -96,6 +111,12 @@ def main(argv):
             ax.plot(xs, ys, label=s["label"] if xs else "_nolegend_", linewidth=1.5, **style)
         for r in panel.get("refs", []):
             ax.axhline(r["y"], color="black", linestyle="--", linewidth=1, label=r["label"])
+        if panel.get("xtics") and panel["series"]:
+            first = panel["series"][0]
+            xs, _ = read_series(folder, first)
+            names = read_column(folder, first["csv"], panel["xtics"])
+            ax.set_xticks(xs)
+            ax.set_xticklabels(names[:len(xs)], rotation=30, ha="right", fontsize=7)
         if panel.get("logx"):
             ax.set_xscale("log")
         if panel.get("logy"):
@@ -108,8 +129,11 @@ def main(argv):
             note = "not drawn (no points): " + panel["not_drawn"]
             ax.text(0.01, 0.01, "\n".join(textwrap.wrap(note, 90)), transform=ax.transAxes,
                     fontsize=6, va="bottom", color="0.3")
-        if any(not l.get_label().startswith("_") for l in ax.lines):
-            ax.legend(fontsize=7)
+        if any(not a.get_label().startswith("_") for a in list(ax.lines) + list(ax.containers)):
+            if ax.containers:  # stacked bars fill the frame: the legend goes beside it
+                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            else:
+                ax.legend(fontsize=7)
     for k in range(len(panels), rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle("\n".join(textwrap.wrap(spec.get("title", ""), 80 * cols)), fontsize=11)

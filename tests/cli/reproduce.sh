@@ -51,6 +51,31 @@ PY
 done
 ((nfig >= 5)) && pass "$nfig figures available" || fail "only $nfig figures available"
 
+# han-table1: seed 000 Fig. 2's cost split as stacked bars, one per example, named on the x
+# axis; the five shares of a step add up to 100 %
+/usr/bin/python3 - "$out/han-table1" <<'PY' && pass "han-table1: stacked bars of shares adding to 100 %" ||
+import csv, json, os, sys
+d = sys.argv[1]
+panel = json.load(open(os.path.join(d, "figure.json")))["panels"][0]
+assert panel["xtics"] == "example" and len(panel["series"]) == 5, panel
+assert all(s["style"] == "bars" for s in panel["series"]), panel
+rows = list(csv.DictReader(open(os.path.join(d, "table1.csv"))))
+assert len(rows) >= 5, rows
+for r in rows:
+    total = sum(float(r[s["y"]]) for s in panel["series"])
+    assert abs(total - 100) < 0.6, (r["example"], total)
+PY
+  fail "han-table1: the cost split is not stacked shares of 100 %"
+grep -q "with histograms" "$out/han-table1/figure.gp" && pass "han-table1: gnuplot draws histograms" ||
+  fail "han-table1: figure.gp has no histograms"
+# han-fig5: seed 000's setup (knife edges) stands at mu 1.0 and falls at 0.2, both stone models
+for k in rigid deformable; do
+  grep -q "^knife edges, $k stones, mu = 1.0: .* stands by the 1 % rule" "$out/han-fig5/summary.txt" &&
+    grep -q "^knife edges, $k stones, mu = 0.2: .* falls by the 1 % rule" "$out/han-fig5/summary.txt" &&
+    pass "han-fig5: $k stones on knife edges stand at 1.0, fall at 0.2" ||
+    fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
+done
+
 # unavailable figures are listed with what they need
 grep -q "unavailable (needs" "$tmp/all.out" && pass "unavailable figures listed" || pass "every figure available"
 "$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
