@@ -310,6 +310,26 @@ static fl_int nearest_triangle(const fl_fem_body *A, const double x[3], double m
 }
 
 
+/* Appends the contact of side b at world point x against triangle t of mesh ka (from
+ * nearest_triangle: weights wt, normal n from the triangle to b, signed distance phi). */
+static int push_triangle_contact(const fl_world *w, fl_int ka, fl_int t, const double wt[3],
+                                 const double n[3], double phi, const double x[3], fl__side b,
+                                 int64_t feature, fl__fcontact **ct, fl_int *nct, fl_int *cap) {
+  const fl_int *v = w->fem[ka]->mesh->tri + 3 * t;
+  fl__fcontact *c;
+  FL_TRY(push(ct, nct, cap, &c));
+  memset(c, 0, sizeof *c);
+  c->a = (fl__side){.body = -1, .fem = ka, .nvert = 3, .vert = {v[0], v[1], v[2]},
+                    .wt = {wt[0], wt[1], wt[2]}};
+  c->b = b;
+  memcpy(c->n, n, 3 * sizeof(double));
+  c->phi = phi;
+  for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * n[q];
+  c->feature = feature;
+  return FL_OK;
+}
+
+
 /* Boundary vertices of mesh kb against the boundary triangles of mesh ka. */
 static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fcontact **ct,
                         fl_int *nct, fl_int *cap) {
@@ -329,16 +349,8 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
     int anyfree = vertex_free(B, i);
     for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
     if (!anyfree) continue;
-    fl__fcontact *c;
-    FL_TRY(push(ct, nct, cap, &c));
-    memset(c, 0, sizeof *c);
-    c->a = (fl__side){.body = -1, .fem = ka, .nvert = 3, .vert = {v[0], v[1], v[2]},
-                      .wt = {wt[0], wt[1], wt[2]}};
-    c->b = (fl__side){.body = -1, .fem = kb, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
-    memcpy(c->n, n, sizeof n);
-    c->phi = phi;
-    for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * n[q];
-    c->feature = i;
+    fl__side b = {.body = -1, .fem = kb, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
+    FL_TRY(push_triangle_contact(w, ka, t, wt, n, phi, x, b, i, ct, nct, cap));
   }
   return FL_OK;
 }
@@ -346,16 +358,16 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
 
 /* The vertices of rigid polyhedron j (box, convex hull, a cylinder's rim points) against the
  * boundary triangles of mesh k: a knife edge or a corner pressing into a face between the
- * mesh's vertices, which mesh_vs_rigid cannot see. Side a is the triangle, side b the rigid
- * body; the feature is the polyhedron's vertex. */
-static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, double margin, fl__fcontact **ct,
-                         fl_int *nct, fl_int *cap) {
+ * mesh's vertices, which mesh_vs_rigid cannot see. alo, ahi: the mesh's bounding box. Side a
+ * is the triangle, side b the rigid body; the feature is the polyhedron's vertex. */
+static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, const double alo[3],
+                         const double ahi[3], double margin, fl__fcontact **ct, fl_int *nct,
+                         fl_int *cap) {
   const fl_body *rb = &w->body[j];
   const fl_shape *sh = &rb->shape;
   if (sh->nvert == 0) return FL_OK;
   const fl_fem_body *A = w->fem[k];
-  double depth = -1, alo[3], ahi[3], R[9]; /* depth: computed once a vertex is near the mesh */
-  mesh_box(A, alo, ahi);
+  double depth = -1, R[9]; /* depth: computed once a vertex is near the mesh */
   fl_quat_to_mat(rb->quat, R);
   for (fl_int i = 0; i < sh->nvert; i++) {
     double x[3];
@@ -374,16 +386,8 @@ static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, double margin, fl__fco
     int anyfree = rb->dof >= 0;
     for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
     if (!anyfree) continue;
-    fl__fcontact *c;
-    FL_TRY(push(ct, nct, cap, &c));
-    memset(c, 0, sizeof *c);
-    c->a = (fl__side){.body = -1, .fem = k, .nvert = 3, .vert = {v[0], v[1], v[2]},
-                      .wt = {wt[0], wt[1], wt[2]}};
-    c->b = (fl__side){.body = j, .fem = -1, .nvert = 0};
-    memcpy(c->n, n, sizeof n);
-    c->phi = phi;
-    for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * n[q];
-    c->feature = i;
+    fl__side b = {.body = j, .fem = -1, .nvert = 0};
+    FL_TRY(push_triangle_contact(w, k, t, wt, n, phi, x, b, i, ct, nct, cap));
   }
   return FL_OK;
 }
@@ -403,7 +407,7 @@ int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, 
       fl_shape_aabb(&rb->shape, rb->pos, rb->quat, margin, blo, bhi);
       if (!boxes_overlap(lo, hi, blo, bhi, 0)) continue;
       rc = mesh_vs_rigid(w, k, j, margin, ct, nct, cap);
-      if (rc == FL_OK) rc = rigid_vs_mesh(w, j, k, margin, ct, nct, cap);
+      if (rc == FL_OK) rc = rigid_vs_mesh(w, j, k, lo, hi, margin, ct, nct, cap);
     }
     for (fl_int l = k + 1; l < w->nfem && rc == FL_OK; l++) {
       double lo2[3], hi2[3];
