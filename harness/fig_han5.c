@@ -27,6 +27,9 @@
 
 enum { NSWEEP = 10, NRIDGE = 11 };
 
+/* PROBLEMS.md's rule: the arch stands while no stone moves more than 1 % of its size */
+static int stands(double rel) { return rel <= 0.01; }
+
 /* Runs arch_masonry with `set` for dur seconds into csv; returns the largest stone
  * displacement over a stone's size (NAN on error, with the error set). */
 static double arch_run(fl_fig_ctx *ctx, const char *csv, const char *set, double dur,
@@ -60,7 +63,7 @@ static int run(fl_fig_ctx *ctx) {
       fl_fig_say(ctx, "knife edges, %s stones, mu = %.1f: largest displacement %.3g of a "
                  "stone's size over %.3g s, %s by the 1 %% rule; friction used at most %.3g; "
                  "%d steps, %d with a negative reason, %.2f Newton iterations per step",
-                 kind[k], mus[m], rel, dur, rel <= 0.01 ? "stands" : "falls", sim.mu_used_max,
+                 kind[k], mus[m], rel, dur, stands(rel) ? "stands" : "falls", sim.mu_used_max,
                  sim.steps, sim.nfail, sim.steps ? (double)sim.iters / sim.steps : 0.0);
       fl_fig_series_add(p, csv, "t", "arch_disp_rel_max", label, 0);
       fl_fig_series_add(pm, csv, "t", "mu_used", label, 0);
@@ -87,7 +90,7 @@ static int run(fl_fig_ctx *ctx) {
     fl_fig_say(ctx, "seed's run, deformable stones on knife edges, mu = %.1f: largest "
                "displacement %.3g of a stone's size over %.3g s, %s by the 1 %% rule; %d steps, "
                "%d with a negative reason; real-time rate %.3g on one core (seed 000 Table I: "
-               "%.2f)", mus[m], rel, dlong, rel <= 0.01 ? "stands" : "falls", sim.steps,
+               "%.2f)", mus[m], rel, dlong, stands(rel) ? "stands" : "falls", sim.steps,
                sim.nfail, cpu > 0 ? dlong / cpu : 0.0, seed_rate[m]);
     fl_fig_series_add(pl, csv, "t", "arch_disp_rel_max", label, 0);
   }
@@ -115,7 +118,7 @@ static int run(fl_fig_ctx *ctx) {
       fl_fig_sim sim;
       double rel = arch_run(ctx, csv, set, dsweep, &sim);
       if (isnan(rel)) return fl_errcode();
-      if (rel <= 0.01) stand_lo[c] = fmin(stand_lo[c], sweep_mu[i]);
+      if (stands(rel)) stand_lo[c] = fmin(stand_lo[c], sweep_mu[i]);
       else fall_hi[c] = fmax(fall_hi[c], sweep_mu[i]);
       fprintf(sw, ",%.6g", rel);
     }
@@ -152,10 +155,10 @@ static int run(fl_fig_ctx *ctx) {
       if (isnan(rel[m])) return fl_errcode();
     }
     fprintf(rw, "%g,%.6g,%.6g\n", at, rel[0], rel[1]);
-    if (rel[0] <= 0.01 && rel[1] > 0.01) lo = fmin(lo, at), hi = fmax(hi, at);
+    if (stands(rel[0]) && !stands(rel[1])) lo = fmin(lo, at), hi = fmax(hi, at);
     size_t len = strlen(verdicts);
     snprintf(verdicts + len, sizeof verdicts - len, "%s%.1f %s/%s", i ? ", " : "", at,
-             rel[0] <= 0.01 ? "stands" : "falls", rel[1] <= 0.01 ? "stands" : "falls");
+             stands(rel[0]) ? "stands" : "falls", stands(rel[1]) ? "stands" : "falls");
   }
   fl_fig_series_add(pr, "ridge.csv", "edge_at", "mu1", "mu = 1.0", 1);
   fl_fig_series_add(pr, "ridge.csv", "edge_at", "mu0.2", "mu = 0.2", 1);

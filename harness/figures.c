@@ -179,12 +179,14 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
     if (p->logy) fprintf(f, "set logscale y\nset format y '10^{%%L}'\n");
     else fprintf(f, "set format y '%%g'\n");
     if (p->nseries + p->nref == 0) fprintf(f, "unset logscale\n"); // an empty frame
-    // stacked bars: gnuplot's row-stacked histograms, one bar per CSV row at 0, 1, ...
+    // stacked bars: gnuplot's row-stacked histograms, one bar per CSV row at 0, 1, ...; the
+    // bars fill the frame, so the key goes beside it
     int bars = 0;
     for (int s = 0; s < p->nseries; s++) bars |= p->series[s].points == FL_FIG_BARS;
-    fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-               "set boxwidth 0.75\nset xtics %s\nset key %s top right\n",
-            p->xtics[0] ? "rotate by -30 font ',7'" : "", bars ? "outside" : "inside");
+    if (bars)
+      fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+                 "set boxwidth 0.75\nset key outside top right\n");
+    if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7'\n");
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
@@ -220,7 +222,9 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
       first = 0;
     }
     if (first) fprintf(f, "[0:1] [0:1] NaN notitle");
-    fprintf(f, "\nset style fill empty\nset xtics norotate font ''\n");
+    fprintf(f, "\n");
+    if (bars) fprintf(f, "set style fill empty\nset key inside top right\n");
+    if (p->xtics[0]) fprintf(f, "set xtics norotate font ''\n");
   }
   fprintf(f, "unset multiplot\n");
   if (fclose(f) != 0) return fl_seterr(FL_ERR_IO, "%s: write failed", path);
