@@ -1037,14 +1037,22 @@ static void set_eps(sap_data *d, const fl_problem *p, const sap_opts *o, fl_int 
 }
 
 
-/* lagged: replaces n0 by the normal impulses of gamma when that would change the slip of some
- * contact by more than vs, i.e. mu |gamma_n - n0| w > vs (w the Delassus estimate: a friction
- * impulse error of mu |gamma_n - n0| moves the contact by about that much); returns whether it
- * did. New contacts (n0 = 0) and impacts are the usual cases. */
-static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const double *gamma) {
+/* lagged: replaces n0 by the normal impulses of gamma when that would move some contact by more
+ * than vs (m/s): at the velocity vc, contact k's friction would change by mu |gamma_n - n0|
+ * |v_t|/s, and one holding more than mu gamma_n would start to slide by its excess
+ * (|gamma_t| - mu gamma_n)_+; times w (the Delassus estimate) that is a velocity. New contacts
+ * (n0 = 0) that slide and impacts are the usual cases; a sticking contact (|v_t| << eps) whose
+ * load changes is not. Returns whether it replaced n0. */
+static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const double *vc,
+                 const double *gamma) {
   int any = 0;
-  for (fl_int k = 0; k < d->nc && !any; k++)
-    any = p->mu[k] * fabs(gamma[3 * k] - d->n0[k]) * d->w[k] > o->vs;
+  for (fl_int k = 0; k < d->nc && !any; k++) {
+    const double *u = vc + 3 * k, *g = gamma + 3 * k;
+    double ut = hypot(u[1], u[2]), s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
+    double df = p->mu[k] * fabs(g[0] - d->n0[k]) * ut / s;
+    double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
+    any = (df > ex ? df : ex) * d->w[k] > o->vs;
+  }
   if (!any) return 0;
   for (fl_int k = 0; k < d->nc; k++) {
     d->n0[k] = gamma[3 * k] > 0.0 ? gamma[3 * k] : 0.0;
@@ -1207,7 +1215,8 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
       if (ni == NI_STOP || s->reason <= 0) goto done;
     }
     // lagged: solve again with n0 = this step's normal impulses where the lag matters
-    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes || !relag(d, p, o, gamma))
+    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
+        !relag(d, p, o, w.vc, gamma))
       break;
     eval_state(d, p, v, gamma, &w, &st);
     k++;
