@@ -1037,28 +1037,34 @@ static void set_eps(sap_data *d, const fl_problem *p, const sap_opts *o, fl_int 
 }
 
 
-/* lagged: replaces n0 by the normal impulses of gamma when that would move some contact by more
+/* lagged: replaces n0 by the normal impulse of gamma where that would move the contact by more
  * than vs (m/s): at the velocity vc, contact k's friction would change by mu |gamma_n - n0|
  * |v_t|/s, and one holding more than mu gamma_n would start to slide by its excess
- * (|gamma_t| - mu gamma_n)_+; times w (the Delassus estimate) that is a velocity. New contacts
- * (n0 = 0) that slide and impacts are the usual cases; a sticking contact (|v_t| << eps) whose
- * load changes is not. Returns whether it replaced n0. */
+ * (|gamma_t| - mu gamma_n)_+; divided by the contact's stiffness 1/w + mu n0 eps^2/s^3 (its
+ * inverse Delassus estimate plus the regularized friction's slope) that is a velocity. New
+ * contacts (n0 = 0) that slide and impacts are the usual cases; a sticking contact whose load
+ * changes is not (its slip, below eps, scales by n0/gamma_n). Only those contacts are
+ * re-lagged (the others keep the last step's bound, and the next pass starts close). Returns
+ * whether any was. */
 static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const double *vc,
                  const double *gamma) {
-  int any = 0;
-  for (fl_int k = 0; k < d->nc && !any; k++) {
+  int n = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
     const double *u = vc + 3 * k, *g = gamma + 3 * k;
     double ut = hypot(u[1], u[2]), s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
     double df = p->mu[k] * fabs(g[0] - d->n0[k]) * ut / s;
     double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
-    any = (df > ex ? df : ex) * d->w[k] > o->vs;
+    // the contact's own response: 1/w, stiffened where it sticks by the regularized law's
+    // slope mu n0 eps^2/s^3 (a sticking contact's slip only scales with the bound)
+    double e2 = d->eps[k] * d->eps[k];
+    double resp = d->w[k] / (1.0 + d->w[k] * p->mu[k] * d->n0[k] * e2 / (s * s * s));
+    if ((df > ex ? df : ex) * resp > o->vs) {
+      d->n0[k] = g[0] > 0.0 ? g[0] : 0.0;
+      set_eps(d, p, o, k);
+      n++;
+    }
   }
-  if (!any) return 0;
-  for (fl_int k = 0; k < d->nc; k++) {
-    d->n0[k] = gamma[3 * k] > 0.0 ? gamma[3 * k] : 0.0;
-    set_eps(d, p, o, k);
-  }
-  return 1;
+  return n > 0;
 }
 
 
