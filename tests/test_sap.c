@@ -24,6 +24,10 @@ int fl__sap_project(double mu, const double R[3], const double y[3], double gamm
 double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
                       double G[9], int *mode);
 
+/* the similar model's cost, impulse and Hessian (mu, e = soft-norm velocity) */
+double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
+                       double gam[3], double G[9], int *mode);
+
 #define TWO_PI_SQ (4.0 * M_PI * M_PI)
 
 
@@ -240,6 +244,45 @@ FL_TEST(lagged_cost_gradient_hessian_fd) {
     ASSERT(a >= 0 && c >= 0 && a * c - b * b >= -1e-12 * (a * a + c * c));
     // friction impulse never exceeds mu n0
     ASSERT(hypot(g[1], g[2]) <= f * (1 + 1e-15));
+  }
+  return 0;
+}
+
+
+/* The similar model: -d l/d vc = gamma and d(-gamma)/d vc = G (central differences), G
+ * symmetric PSD (eigenvalues >= 0 of the whole 3x3), friction on the cone mu gamma_n |v_t|/s,
+ * and the normal law met at z = v_n - mu (s - eps) (the gliding) */
+FL_TEST(similar_cost_gradient_hessian_fd) {
+  const double mu = 0.4, e = 1e-2, Rn = 0.05, vhn = 0.2;
+  const double vcs[5][3] = {{0.1, 0.001, 0.002}, {0.0, 0.3, -0.2}, {0.5, 0.1, 0.1},
+                            {-0.4, 1, 0}, {0.19, -0.004, 0.003}};
+  for (int t = 0; t < 5; t++) {
+    double g[3], G[9];
+    int mode;
+    double l0 = fl__sap_similar(mu, e, Rn, vhn, vcs[t], g, G, &mode);
+    ASSERT(l0 >= 0);
+    for (int j = 0; j < 3; j++) {
+      double h = 1e-6, lp, lm, gp[3], gm[3], vc[3];
+      memcpy(vc, vcs[t], sizeof vc);
+      vc[j] += h;
+      lp = fl__sap_similar(mu, e, Rn, vhn, vc, gp, NULL, &mode);
+      vc[j] -= 2 * h;
+      lm = fl__sap_similar(mu, e, Rn, vhn, vc, gm, NULL, &mode);
+      ASSERT_NEAR((lp - lm) / (2 * h), -g[j], 1e-6);
+      for (int i = 0; i < 3; i++) ASSERT_NEAR(-(gp[i] - gm[i]) / (2 * h), G[3 * i + j], 1e-4);
+    }
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) ASSERT_NEAR(G[3 * i + j], G[3 * j + i], 1e-15);
+    // PSD: every leading minor and the determinant >= 0 (to round-off)
+    double d2 = G[0] * G[4] - G[1] * G[3];
+    double d3 = G[0] * (G[4] * G[8] - G[5] * G[7]) - G[1] * (G[3] * G[8] - G[5] * G[6]) +
+                G[2] * (G[3] * G[7] - G[4] * G[6]);
+    double sc = G[0] + G[4] + G[8];
+    ASSERT(G[0] >= 0 && d2 >= -1e-12 * sc * sc && d3 >= -1e-12 * sc * sc * sc);
+    double tt = vcs[t][1] * vcs[t][1] + vcs[t][2] * vcs[t][2], s = sqrt(tt + e * e);
+    ASSERT_NEAR(hypot(g[1], g[2]), mu * g[0] * sqrt(tt) / s, 1e-14);
+    double z = vcs[t][0] - mu * (s - e);
+    ASSERT_NEAR(g[0], fmax(vhn - z, 0) / Rn, 1e-12);
   }
   return 0;
 }
