@@ -1040,8 +1040,9 @@ static void set_eps(sap_data *d, const fl_problem *p, const sap_opts *o, fl_int 
 /* lagged: replaces n0 by the normal impulse of gamma where that would move the contact by more
  * than vs (m/s): at the velocity vc, contact k's friction would change by mu |gamma_n - n0|
  * |v_t|/s, and one holding more than mu gamma_n would start to slide by its excess
- * (|gamma_t| - mu gamma_n)_+; divided by the contact's stiffness 1/w + mu n0 eps^2/s^3 (its
- * inverse Delassus estimate plus the regularized friction's slope) that is a velocity. New
+ * (|gamma_t| - mu gamma_n)_+. The first over the contact's stiffness 1/w + mu n0 eps^2/s^3 (its
+ * inverse Delassus estimate plus the regularized friction's slope), the second over 1/w (the
+ * contact leaves stiction), is a velocity. New
  * contacts (n0 = 0) that slide and impacts are the usual cases; a sticking contact whose load
  * changes is not (its slip, below eps, scales by n0/gamma_n). Only those contacts are
  * re-lagged (the others keep the last step's bound, and the next pass starts close). Returns
@@ -1058,7 +1059,7 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
     // slope mu n0 eps^2/s^3 (a sticking contact's slip only scales with the bound)
     double e2 = d->eps[k] * d->eps[k];
     double resp = d->w[k] / (1.0 + d->w[k] * p->mu[k] * d->n0[k] * e2 / (s * s * s));
-    if ((df > ex ? df : ex) * resp > o->vs) {
+    if (df * resp > o->vs || ex * d->w[k] > o->vs) {
       d->n0[k] = g[0] > 0.0 ? g[0] : 0.0;
       set_eps(d, p, o, k);
       n++;
