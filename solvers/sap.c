@@ -20,14 +20,17 @@
  *
  * Contact rows are normal first (n, t1, t2) here (Drake orders tangent first).
  *
- * Compliant contacts take one of two convex models (option `model`): `sap`, the cone
- * projection above (a sliding contact's normal velocity is shifted by mu |v_t|, which lifts a
- * fast-sliding stiff patch), or `lagged`, Drake's lagged approximation (Castro, Han, Masterjohn
- * 2023; SAP.md section 4.4): the problem's own compliant normal law plus a regularized Coulomb
- * friction whose bound mu n0 uses the start-of-step normal impulse, so normal and friction
- * decouple within a step (see fl__sap_lagged). Drake's version uses Hunt-Crossley dissipation; here
- * the problem's linear tau_d is kept so that every solver sees the same normal law. Rigid
- * contacts have no start-of-step force to lag and keep the cone.
+ * Every contact (rigid near-rigid, compliant, a hydroelastic triangle, a deformable vertex) takes
+ * the convex model that option `model` names, one function per model (con_eval; docs/sap.md
+ * section 1.1): `convex` (alias `sap`), the cone projection above, which lifts a sliding contact
+ * by about mu |v_t|; `similar` (Castro, Han, Masterjohn 2023), the normal law evaluated at
+ * v_n - mu |v_t|_s, which lifts it likewise; `lagged` (the default; SAP.md section 4.4), the
+ * normal law alone plus a regularized Coulomb friction bounded by mu n0, which does not. n0 is
+ * the spring's start-of-step force for a compliant contact and, a rigid contact having none, the
+ * last step's normal impulse the stepper matched (gamma_guess); a step is solved again with its
+ * own normal impulses where the lag would move a contact by more than vs (new contacts,
+ * impacts; option `passes`). Drake's similar and lagged use Hunt-Crossley dissipation; here the
+ * problem's linear tau_d is kept so that every solver sees the same normal law.
  *
  * Stopping (Drake's rule): ||D grad|| <= abs_tol + rel_tol max(||D A v||, ||D J^T gamma||) with
  * D = diag(A)^-1/2, or cost stagnation with a step alpha > 0.5. SAP applies this rule itself
