@@ -233,14 +233,14 @@ static fl_int con_nrow(const sap_data *d, fl_int k) { return k < d->nc ? 3 : 1; 
 static fl_int con_row(const sap_data *d, fl_int k) { return k < d->nc ? 3 * k : 2 * d->nc + k; }
 
 
-/* The lagged model of compliant contact k (SAP.md section 4.4 with the problem's own linear
- * dissipation in place of Hunt-Crossley's): with x = vhat_n - v_n and s = sqrt(|v_t|^2 + eps^2),
+/* The lagged model of a contact (SAP.md section 4.4 with the problem's own linear dissipation in
+ * place of Hunt-Crossley's): with x = vhat_n - v_n and s = sqrt(|v_t|^2 + eps^2),
  *
  *     l = (x)_+^2/(2 R_n) + mu n0 (s - eps),   gamma = ((x)_+/R_n, -mu n0 v_t/s),
  *
- * so the normal impulse is exactly the compliant law gamma_n = dt (-k (phi0 + dt v_n) - tau_d k
- * v_n)_+ and friction is a regularized Coulomb law whose bound mu n0 uses the start-of-step
- * normal impulse n0 (fixed within the step). The cost is convex and C1; G is its Hessian
+ * so the normal impulse is exactly the contact's normal law (the compliant gamma_n = dt (-k (phi0
+ * + dt v_n) - tau_d k v_n)_+, or the near-rigid spring of a rigid contact) and friction is a
+ * regularized Coulomb law whose bound mu n0 is fixed within the pass. The cost is convex and C1; G is its Hessian
  * (normal: 1/R_n when x > 0; tangential: mu n0 (s^2 I - v_t v_t^T)/s^3). Arguments: f = mu n0
  * (N s), e = eps (m/s), the normal R_n and vhat_n, vc = (v_n, v_t1, v_t2) (m/s); writes gam
  * (N s), G (row-major 3x3, may be NULL) and the mode; returns l (J). */
