@@ -129,9 +129,9 @@ static const fl_option_desc sap_table[] = {
   {"vs", FL_OPT_REAL, OO(vs), 1e-12, 1e3, 1e-4, NULL,
    "similar, lagged: stiction tolerance of the regularized friction (m/s)"},
   {"passes", FL_OPT_INT, OO(passes), 1, 10, 2, NULL,
-   "lagged: solves per step; after each, n0 takes the step's own normal impulses and the step "
-   "is solved again when that changes some contact's friction by more than vs (m/s) of slip "
-   "(new contacts, impacts); 1 = plain lag"},
+   "lagged: solves per step; after each, the contacts whose bound mu n0 would move them by more "
+   "than vs (m/s) against mu gamma_n take their normal impulse as n0 and the step is solved "
+   "again (new contacts, impacts); 1 = plain lag"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
