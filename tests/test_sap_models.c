@@ -195,6 +195,28 @@ FL_TEST(box_slides_down_a_steep_slope) {
 }
 
 
+/* just past the friction angle (17.5 degrees, tan = 0.315 > mu = 0.3) for 25 s: a = 0.1431 m/s^2
+ * is a small difference of large terms, so a friction error of 0.1 % moves x by 2 %; the lagged
+ * model stays within 0.1 % of the discrete answer (the plane tilted), the convex model's hop
+ * carries the box 1.8 times as far */
+FL_TEST(box_slides_just_past_the_friction_angle_for_25s) {
+  const double th = 17.5 * M_PI / 180;
+  const int steps = 2500;
+  double x_d = discrete_x(0, G_ACC * sin(th), G_ACC * cos(th), 0, steps, NULL);
+  box_run r[2];
+  const char *models[2] = {"lagged", "convex"};
+  for (int m = 0; m < 2; m++) {
+    ASSERT_OK(run_box(th, 1, 0, 0, models[m], steps, &r[m]));
+    print_run("slope 17.5 deg, 25 s", models[m], &r[m], x_d);
+    ASSERT_EQ(r[m].fails, 0);
+  }
+  ASSERT_NEAR(r[0].x, x_d, 1e-3 * x_d);
+  ASSERT_LE(r[0].lift, 1e-6);
+  ASSERT(r[1].x > 1.5 * x_d);
+  return 0;
+}
+
+
 /* a box on a slope of 10 degrees (tan 10 = 0.176 < mu) stays put (creep below vs per step) */
 FL_TEST(box_sticks_on_a_gentle_slope) {
   const double th = 10 * M_PI / 180;
