@@ -15,6 +15,8 @@ typedef struct fl_verify_opts {
   int quick;           /* 1: the shorter durations (CI) */
   const char *only;    /* comma-separated case names, or NULL for every case */
   const char *solvers; /* comma-separated solver or peer names, or NULL for every row */
+  int nset;            /* extra settings "[solver.]key=value" applied after each row's own to */
+  const char *const *set; /* registered solvers (fl_harness_apply_sets; peers ignore them) */
 } fl_verify_opts;
 
 /* One judged quantity of one (case, solver row); strings are static or live during the

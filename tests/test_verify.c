@@ -138,7 +138,7 @@ static int on_row(void *ctx, const fl_verify_row *r) {
 /* every quantity of the cases passes with NSN's Alart-Curnier setting (quick durations) */
 static int cases_pass(const char *only, int nq_min) {
   fl_register_all();
-  fl_verify_opts o = {1, only, "nsn"};
+  fl_verify_opts o = {1, only, "nsn", 0, NULL};
   seen s = {"ncp=ac", 0, 0, 0, ""};
   ASSERT_OK(fl__verify_run(&o, on_row, &s));
   if (s.npass != s.nq) fprintf(stderr, "failed: %s\n", s.why);
