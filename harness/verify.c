@@ -627,13 +627,28 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
     setp[k] = sets[k];
   }
+  // the extra settings: peers' keys to peers, the others to registered solvers
+  const char *pset[16], *sset[16];
+  int npset = 0, nsset = 0;
+  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
+  for (int k = 0; k < o->nset; k++) {
+    char pre[64];
+    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
+    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
+    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
+    if (pl && fl_peer_prefix(pre)) {
+      if (npset < 16) pset[npset++] = o->set[k];
+    } else if (nsset < 16) {
+      sset[nsset++] = o->set[k];
+    }
+  }
   if (fl_peer_find(r->solver)) {
-    rc = fl_peer_create(r->solver, w, nset, setp, NULL, &peer);
+    rc = fl_peer_create(r->solver, w, npset, pset, NULL, &peer);
   } else {
     rc = fl_solver_create(r->solver, &s);
     if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
     for (int k = 0; rc >= 0 && k < nset; k++) rc = fl_harness_apply_sets(s, 1, (char *const *)&setp[k]);
-    if (rc >= 0 && o->nset > 0) rc = fl_harness_apply_sets(s, o->nset, (char *const *)o->set);
+    if (rc >= 0 && nsset > 0) rc = fl_harness_apply_sets(s, nsset, (char *const *)sset);
   }
   if (rc == FL_ERR_UNSUPPORTED) {
     out->status = 1;
@@ -728,6 +743,7 @@ static void row_short(int i, char *buf, size_t n) {
 static void usage(FILE *f) {
   fprintf(f,
     "usage: frictionlab verify [--quick] [--only CASE[,CASE]] [--solver a,b] [--out DIR] [--force]\n"
+    "                          [--set [solver.]key=value]...\n"
     "\n"
     "Runs cases with closed-form answers (a box sliding to rest, on a slope below, at and above\n"
     "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
@@ -744,6 +760,8 @@ static void usage(FILE *f) {
     "  --solver LIST rows of these solvers or peers only\n"
     "  --out DIR     results folder (default results/verify/verify-<date>)\n"
     "  --force       replace an existing folder\n"
+    "  --set k=v     [solver.]key=value on top of every row's settings (mujoco.KEY for the\n"
+    "                peers); rows keep their names, so say so when reporting such a run\n"
     "\ncases:\n");
   for (int i = 0; i < NCASES; i++) fprintf(f, "  %-18s %s\n", cases[i].name, cases[i].what);
 }
@@ -983,7 +1001,8 @@ int fl_cmd_verify(int argc, char **argv) {
   fl_verify_opts o = {0};
   const char *outdir = NULL;
   int force = 0;
-  static const char *const valued[] = {"--only", "--solver", "--out", NULL};
+  static const char *const valued[] = {"--only", "--solver", "--out", "--set", NULL};
+  const char *set[16];
   for (int k = 0; k < argc; k++) {
     const char *name, *value;
     if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
@@ -998,7 +1017,14 @@ int fl_cmd_verify(int argc, char **argv) {
         fprintf(stderr, "frictionlab verify: %s needs a value\n", name);
         return 2;
       }
-      if (!strcmp(name, "--only")) o.only = value;
+      if (!strcmp(name, "--set")) {
+        if (o.nset >= 16 || !strchr(value, '=')) {
+          fprintf(stderr, "frictionlab verify: --set %s: expected [solver.]key=value (at most 16)\n", value);
+          return 2;
+        }
+        set[o.nset++] = value;
+        o.set = set;
+      } else if (!strcmp(name, "--only")) o.only = value;
       else if (!strcmp(name, "--solver")) o.solvers = value;
       else outdir = value;
     } else {
