@@ -959,18 +959,32 @@ static void default_out(char *buf, size_t n) {
 }
 
 
-/* the figure: worst error/tolerance per case, one series per row */
+/* the figure: worst error/tolerance per case, one series (markers) per row, one panel per
+ * family of solvers so that a panel's few colours stay distinct */
+static int fig_group(const char *solver) {
+  if (!strcmp(solver, "pgs") || !strcmp(solver, "jacobi")) return 0;
+  if (strstr(solver, "descent")) return 1;
+  if (!strcmp(solver, "sap")) return 2;
+  if (!strncmp(solver, "mujoco", 6)) return 4;
+  return 3; /* nsn, prox */
+}
+
+
 static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
+  static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent", "SAP",
+                                       "NSN and PROX", "MuJoCo (peer)"};
   memset(fig, 0, sizeof *fig);
   snprintf(fig->title, sizeof fig->title, "frictionlab verify: worst error / tolerance per case "
-           "(below 1 passes; no point: unsupported or error)");
-  fl_fig_panel *p = fl_fig_panel_add(fig, "error over tolerance, worst quantity of each case",
-                                     "case", "error / tolerance", 0, 1);
-  if (!p) return fl_seterr(FL_ERR_NOMEM, "verify: figure");
-  fl_fig_ref_add(p, 1.0, "tolerance");
-  fl_fig_panel_xtics(p, "case");
+           "(below 1 passes; no marker: unsupported)");
+  fl_fig_panel *panel[5] = {NULL};
   for (int b = 0; b < vc->nrow; b++) {
-    int j = vc->ri[b];
+    int j = vc->ri[b], g = fig_group(rows[j].solver);
+    if (!panel[g]) {
+      panel[g] = fl_fig_panel_add(fig, title[g], "case", "error / tolerance", 0, 1);
+      if (!panel[g]) return fl_seterr(FL_ERR_NOMEM, "verify: figure");
+      fl_fig_ref_add(panel[g], 1.0, "tolerance");
+      fl_fig_panel_xtics(panel[g], "case");
+    }
     char name[64], lab[160], sh[24];
     row_short(j, sh, sizeof sh);
     for (char *q = sh; *q; q++)
@@ -986,12 +1000,12 @@ static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
       if (r == 0) r = 1e-6;
       if (isinf(r)) r = 1e6;
       fprintf(f, "%d,%s,", a + 1, cases[i].name);
-      fl_csv_num(f, fmax(r, 1e-6));
+      fl_csv_num(f, isnan(r) ? r : fmax(r, 1e-6));
       fputc('\n', f);
     }
     if (fflush(f) != 0) return fl_seterr(FL_ERR_IO, "verify: %s: write failed", name);
     row_label(&rows[j], lab, sizeof lab);
-    fl_fig_series_add(p, name, "x", "ratio", lab, 2);
+    fl_fig_series_add(panel[g], name, "x", "ratio", lab, 1);
   }
   return FL_OK;
 }
