@@ -64,6 +64,11 @@ struct vcase {
   int (*judge)(const vcase *c, const vtraj *tr, vq *q);
   double dt, dur, dur_quick;
   const char *probe[MAXPROBE]; /* body names read */
+  const char *canonical;       /* a canonical scene instead of scene(), or NULL */
+  const char *canonical_set;   /* its settings "k=v,k=v" */
+  double rest_R;               /* > 0: the run ends once the probe's v + |omega_z| rest_R is
+                                  below rest_speed (a coin at rest has nothing more to show) */
+  double rest_speed;
 };
 
 
@@ -495,38 +500,57 @@ static int judge_sink(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* the coin's terminal eps = v/(omega R), read where v + omega R last exceeded 10 mu g dt
+ * (docs/coin.md); p: R (m), mu */
+static int judge_coin(const vcase *c, const vtraj *tr, vq *q) {
+  double R = c->p[0], smin = 10 * c->p[1] * G * tr->dt, eps = NAN;
+  for (int i = 1; i < tr->n; i++) {
+    const double *v = tr->v[0] + 3 * i, *w = tr->w[0] + 3 * i;
+    double vv = hypot(v[0], v[1]), wr = fabs(w[2]) * R;
+    if (vv + wr > smin) eps = wr > 0 ? vv / wr : INFINITY;
+  }
+  // the seed's 152-triangle disk; the read-out from 1 m/s is within 0.2 % (docs/coin.md)
+  setq(&q[0], "eps_star", 0.64426, eps, 5e-3);
+  return 1;
+}
+
+
 //---- the cases ----
 
 #define DEG (PI / 180)
 static const vcase cases[] = {
   {"slide", "box sliding to rest on a plane: d = v0^2/(2 mu g), t = v0/(mu g)", {0.5, 2.0},
-   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}},
+   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0},
   {"slope_below_g", "box on a 20 deg slope, mu 0.5 (gravity tilted): sticks", {0.5, 20 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"slope_at_g", "box at its friction angle atan(mu) (gravity tilted): stays", {0.5, 0.46364760900080609, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"slope_above_g", "box on a 35 deg slope (gravity tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"slope_below_tilt", "box on a 20 deg slope (plane and box tilted): sticks", {0.5, 20 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"slope_at_tilt", "box at its friction angle (plane and box tilted): stays", {0.5, 0.46364760900080609, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"slope_above_tilt", "box on a 35 deg slope (plane and box tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
   {"drag", "box dragged by F = mu m g t/t_on, t_on = 0.505 s: onset, distance, speed", {0.5, 0.505},
-   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}},
+   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0},
   {"sphere_slide", "sphere released sliding: rolls at 2 v0/(7 mu g), speed 5 v0/7", {0.2, 3.0, 0, 0.1},
-   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}},
+   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0},
   {"sphere_roll", "sphere rolling down a 30 deg slope, mu 0.5: a = 5/7 g sin", {0.5, 0, 30 * DEG, 0.1},
-   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}},
+   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0},
   {"turntable_stick", "block at 0.9 r_c on a turntable at 2 pi rad/s: sticks", {0.5, 2 * PI, 0.9},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
   {"turntable_slip", "block at 1.1 r_c (r_c = mu g/omega^2): slips outward", {0.5, 2 * PI, 1.1},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
-   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}},
+   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
-   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}},
+   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0},
+  {"coin_eps", "spinning coin from 1 m/s, eps0 = 1: eps* = 0.64426 (full suite only)", {0.01213, 0.2},
+   0, NULL, judge_coin, 0.001, 0.8, 0.8, {"coin"}, "spinning_coin", "eps0=1,speed=1",
+   /* rest: below a twentieth of one step's friction deceleration, as fl_coin_simulate */
+   0.01213, 0.05 * 0.2 * G * 0.001},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -603,7 +627,15 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   fl_peer *peer = NULL;
   vtraj tr;
   memset(&tr, 0, sizeof tr);
-  int rc = fl_world_parse_json(scene_json, c->name, &w);
+  int rc;
+  if (c->canonical) {
+    char sbuf[256];
+    const char *ss[8];
+    int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+    rc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+  } else {
+    rc = fl_world_parse_json(scene_json, c->name, &w);
+  }
   if (rc < 0) return rc;
   w->compute_metrics = 0;
   int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
@@ -686,6 +718,14 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
       goto done;
     }
     if (info.res.reason < 0) out->nfail++;
+    if (c->rest_R > 0) {
+      const fl_body *pb = &w->body[probe[0]];
+      if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
+        traj_store(&tr, w, probe, nprobe);
+        steps = k + 1;
+        break;
+      }
+    }
     double pen = 0;
     if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr.pen_max)) tr.pen_max = pen;
     traj_store(&tr, w, probe, nprobe);
@@ -755,7 +795,7 @@ static void usage(FILE *f) {
     "measured, rel_error, tolerance, verdict), summary.txt, the cases' scene files and a\n"
     "figure; prints the table. Exit 0 when it ran (failures are results), 2 on bad arguments.\n"
     "\n"
-    "  --quick       shorter runs (every case, CI)\n"
+    "  --quick       shorter runs, without the coin (CI; check's baseline)\n"
     "  --only LIST   cases by name (see below)\n"
     "  --solver LIST rows of these solvers or peers only\n"
     "  --out DIR     results folder (default results/verify/verify-<date>)\n"
@@ -798,9 +838,9 @@ int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
   static char json[8192];
   for (int i = 0; i < NCASES; i++) {
     const vcase *c = &cases[i];
-    if (!in_list(o->only, c->name)) continue;
+    if (!in_list(o->only, c->name) || (o->quick && !c->quick)) continue;
     double dur = o->quick ? c->dur_quick : c->dur;
-    c->scene(c, dur, json, sizeof json);
+    if (c->scene) c->scene(c, dur, json, sizeof json);
     for (int j = 0; j < NROWS; j++) {
       const vsolver *r = &rows[j];
       if (!in_list(o->solvers, r->solver)) continue;
@@ -1085,7 +1125,7 @@ int fl_cmd_verify(int argc, char **argv) {
     return 2;
   }
   for (int i = 0; i < NCASES; i++)
-    if (in_list(o.only, cases[i].name)) vc->ci[vc->ncase++] = i;
+    if (in_list(o.only, cases[i].name) && (!o.quick || cases[i].quick)) vc->ci[vc->ncase++] = i;
   for (int j = 0; j < NROWS; j++)
     if (in_list(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
 
@@ -1119,8 +1159,23 @@ int fl_cmd_verify(int argc, char **argv) {
     static char json[8192];
     for (int a = 0; a < vc->ncase; a++) {
       const vcase *c = &cases[vc->ci[a]];
-      c->scene(c, o.quick ? c->dur_quick : c->dur, json, sizeof json);
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
+      if (c->canonical) {
+        // a canonical scene: its scene file as `export --scene-json` writes it
+        char sbuf[256];
+        const char *ss[8];
+        int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+        fl_world *w = NULL;
+        int wrc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+        if (wrc >= 0) wrc = fl_world_save_json(w, path);
+        fl_world_free(w);
+        if (wrc < 0) {
+          fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
+          goto fail;
+        }
+        continue;
+      }
+      c->scene(c, o.quick ? c->dur_quick : c->dur, json, sizeof json);
       FILE *f = fopen(path, "w");
       if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
         fprintf(stderr, "frictionlab verify: %s: cannot write\n", path);
