@@ -678,7 +678,8 @@ static int verify_row(void *ctx, const fl_verify_row *r) {
   const char *set = *r->settings ? r->settings : "defaults";
   snprintf(key, sizeof key, "%s.%s", r->case_name, r->quantity);
   snprintf(label, sizeof label, "verify:%s", r->case_name);
-  snprintf(who, sizeof who, "%s%s%s", r->solver, *r->settings ? " " : "", r->settings);
+  snprintf(who, sizeof who, "%s%s%s%s", r->solver, *r->settings ? "(" : "", r->settings,
+           *r->settings ? ")" : ""); /* one word: the table stays columns */
   v->rows++;
   if (v->a->update) {
     cJSON *o = cJSON_AddObjectToObject(child_object(child_object(v->solvers, r->solver), set), key);
