@@ -1467,16 +1467,44 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
   // iteration so that the history ends with (and the final metrics are of) what is handed
   // out; the reason stays negative
   int reason = s->reason;
-  if (d->acbest && reason < 0 && reason != FL_REASON_ABORT && best_err < d->error) {
-    memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
-    nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
-    fl_iter_stat_init(&st, s->iters + 1);
-    fill_stat(d, &st);
-    st.objective = sqrt(2 * ac_eval(d, p, gamma, d->u, d->acFt, NULL));
-    st.step = 0;
-    if (d->pl) ac_hand_out_v(d, pg, gamma, v);
-    if (fl_solver_record(s, &st) == FL_REASON_ABORT) return s->abort_code;
-    s->reason = reason;
+  if (d->acbest && reason < 0 && reason != FL_REASON_ABORT) {
+    int changed = best_err < d->error;
+    if (changed) {
+      memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    }
+    // no kinetic energy from an unconverged answer: with w = A^-1 J^T gamma, handing out
+    // v = v* + t w changes the kinetic energy by t gamma^T J v* + t^2/2 gamma^T J w, and a
+    // Coulomb answer only adds the work of prescribed bodies, -t gamma^T b. So gamma is scaled
+    // to the largest t in [0, 1] with t gamma^T u* + t^2/2 gamma^T W gamma <= 0, u* = J v* + b
+    // the free relative velocity: a cone is a cone, so t gamma stays admissible. (The position
+    // correction of deep overlaps is what a failed step would otherwise turn into energy.)
+    if (d->pl) {
+      double *Jv = d->acut, *Jvs = d->acFt;
+      ac_hand_out_v(d, pg, gamma, v);
+      fl_csr_gemv(pg->J, 1.0, v, 0.0, Jv);
+      fl_csr_gemv(pg->J, 1.0, pg->vstar, 0.0, Jvs);
+      double gu = 0, gwg = 0;
+      for (fl_int r = 0; r < n; r++) {
+        gu += gamma[r] * (Jvs[r] + (pg->b ? pg->b[r] : 0));
+        gwg += gamma[r] * (Jv[r] - Jvs[r]);
+      }
+      if (gu + 0.5 * gwg > 1e-12 * fabs(gwg) || !isfinite(gu + gwg)) {
+        double t = gu < 0 && gwg > 0 && isfinite(gu + gwg) ? fmin(1.0, -2 * gu / gwg) : 0;
+        for (fl_int r = 0; r < n; r++) gamma[r] *= t;
+        nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+        changed = 1;
+      }
+    }
+    if (changed) {
+      fl_iter_stat_init(&st, s->iters + 1);
+      fill_stat(d, &st);
+      st.objective = sqrt(2 * ac_eval(d, p, gamma, d->u, d->acFt, NULL));
+      st.step = 0;
+      if (d->pl) ac_hand_out_v(d, pg, gamma, v);
+      if (fl_solver_record(s, &st) == FL_REASON_ABORT) return s->abort_code;
+      s->reason = reason;
+    }
   }
   ac_hand_out_v(d, pg, gamma, v);
   return FL_OK;
