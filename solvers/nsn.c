@@ -64,9 +64,13 @@
  * "Robustness and the proximal loop"). Every path falls back to the projection step when the
  * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  *
- * ncp=ac on a global problem: solved in its local form (fl_problem_local_form, formed in setup
- * as prox does: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n), handing out
- * v = v* + A^-1 J^T gamma; bilateral rows, which the local form cannot express, are refused.
+ * ncp=ac on a global problem (the default, ncp=auto, unless it has bilateral rows): solved in
+ * its local form (fl_problem_local_form, formed in setup as prox does: W = J A^-1 J^T +
+ * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; bilateral rows,
+ * which the local form cannot express, are refused. On global problems the auto values make it
+ * near-rigid (ac.compliance: W_ii (1 + 1e-4)), non-monotone in its search (ac.nonmono), polished
+ * on the rigid problem once the near-rigid one converged (ac.polish), and a solve that fails
+ * hands out its best iterate with no kinetic energy added (ac.best; nsn_solve_ac).
  * World steps have redundant contacts (four or more per face), where W is singular, so there
  * the Jacobian is regularized (ac.reg) and a solve that has not converged after ac.restart
  * iterations restarts once from gamma = 0 with a Tikhonov continuation (nsn_solve_ac). Their
@@ -363,15 +367,19 @@ static const fl_option_desc nsn_options[] = {
   {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
-   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac on local, fb on global problems"},
+   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac, except fb on global problems with "
+   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 1e-4) with "
+   "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
+   "not converge returns a negative reason and its best iterate, capped so that it adds no "
+   "kinetic energy (docs/nsn.md)"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
    "complementarity preconditioning r: 1, dt^2 (friction dt), or dt^2 W_ii (friction dt W_ii)"},
   {"alpha", FL_OPT_REAL, OO(alpha), 1e-6, 1, 0.75, NULL,
    "damped Newton step fraction (line_search=none)"},
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_AUTO, "none|backtrack|auto",
    "none: fixed alpha; backtrack: Armijo, halve from 1 until the merit decreases enough; "
-   "auto = backtrack on local problems and with ncp=ac, none on global problems (world steps) "
-   "with ncp=fb|min"},
+   "auto = backtrack on local problems and with ncp=ac, none on global problems with "
+   "ncp=fb|min (the old world-step setting, which can stall with contacts stuck)"},
   {"start", FL_OPT_ENUM, OO(start), 0, 0, START_ZERO, "zero|free",
    "starting iterate without warm_start: v = 0, gamma = 0 (thesis) or v = v*, gamma = 0"},
   {"project_v", FL_OPT_BOOL, OO(project_v), 0, 1, 1, NULL,
@@ -635,8 +643,10 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->acfb = o->ac_fallback == FB_AUTO ? (d->global ? FB_GS : FB_PROJECTION) : o->ac_fallback;
   d->acbest = o->ac_best == 0 ? d->global : o->ac_best == 2;
   d->acnm = o->ac_nonmono >= 0 ? o->ac_nonmono : (d->global ? NSN_AC_NONMONO : 0);
-  double accomp = o->ac_compliance >= 0 ? o->ac_compliance : (d->global ? NSN_AC_COMPLIANCE : 0);
-  d->acpolish = accomp > 0 ? (o->ac_polish >= 0 ? o->ac_polish : (d->global ? NSN_AC_POLISH : 0)) : 0;
+  double accomp = o->ac_compliance >= 0 ? o->ac_compliance
+                                         : (d->global ? NSN_AC_COMPLIANCE : 0);
+  d->acpolish = o->ac_polish >= 0 ? o->ac_polish : (d->global ? NSN_AC_POLISH : 0);
+  if (!(accomp > 0)) d->acpolish = 0;
   int rho_spectral = o->ac_rho == RHO_SPECTRAL;
   if (d->ncp == NCP_AC && d->global) {
     // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
