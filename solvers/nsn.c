@@ -68,7 +68,7 @@
  * its local form (fl_problem_local_form, formed in setup as prox does: W = J A^-1 J^T +
  * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; bilateral rows,
  * which the local form cannot express, are refused. On global problems the auto values make it
- * near-rigid (ac.compliance: W_ii (1 + 1e-4)), non-monotone in its search (ac.nonmono), polished
+ * near-rigid (ac.compliance: W_ii (1 + 3e-4)), non-monotone in its search (ac.nonmono), polished
  * on the rigid problem once the near-rigid one converged (ac.polish), and a solve that fails
  * hands out its best iterate with no kinetic energy added (ac.best; nsn_solve_ac).
  * World steps have redundant contacts (four or more per face), where W is singular, so there
@@ -92,7 +92,7 @@
 #define NSN_AC_DENSE_MAX 384 /* ac.lu=auto: dense LU on global problems up to this many rows */
 #define NSN_AC_TK0 1e-2      /* ac restart: initial Tikhonov weight (relative to diag W) */
 #define NSN_AC_TK_SHRINK 1e-3 /* ac restart: the weight's factor after a full Newton step */
-#define NSN_AC_COMPLIANCE 1e-4 /* ac.compliance=auto on global problems (world steps) */
+#define NSN_AC_COMPLIANCE 3e-4 /* ac.compliance=auto on global problems (world steps) */
 #define NSN_AC_NONMONO 5     /* ac.nonmono=auto on global problems */
 #define NSN_AC_POLISH 4      /* ac.polish=auto on global problems */
 
@@ -368,7 +368,7 @@ static const fl_option_desc nsn_options[] = {
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
    "form W = J A^-1 J^T, q (no bilateral rows); auto = ac, except fb on global problems with "
-   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 1e-4) with "
+   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
    "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
    "not converge returns a negative reason and its best iterate, capped so that it adds no "
    "kinetic energy (docs/nsn.md)"},
@@ -415,7 +415,7 @@ static const fl_option_desc nsn_options[] = {
   {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), -1, 1, -1, NULL,
    "ncp=ac: near-rigid regularization c: W_ii of every row becomes (1 + c) W_ii, a compliance "
    "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem; -1 = auto: "
-   "1e-4 on global problems (world steps), 0 on local ones"},
+   "3e-4 on global problems (world steps), 0 on local ones"},
   {"ac.rho", FL_OPT_ENUM, OO(ac_rho), 0, 0, RHO_DIAG, "diag|spectral",
    "ncp=ac: the Alart-Curnier parameters rho: diag = 1/W_nn and 1/W_tt per contact; "
    "spectral = 1/lambda_max of the contact's 3x3 block of W for all three rows (Siconos's "
