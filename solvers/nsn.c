@@ -95,6 +95,7 @@
 #define NSN_AC_COMPLIANCE 3e-4 /* ac.compliance=auto on global problems (world steps) */
 #define NSN_AC_NONMONO 5     /* ac.nonmono=auto on global problems */
 #define NSN_AC_POLISH 4      /* ac.polish=auto on global problems */
+#define NSN_AC_POLISH2 1e-2  /* the polish's second try: compliance c 1e-2 */
 
 //---- NCP functions (appendix A) ----
 
@@ -488,6 +489,7 @@ typedef struct nsn_data {
   fl_int *acdk;        /* (n) position of W_ii in acWc->val */
   double *acwd;        /* (2n) regularized, then rigid W_ii */
   int acpolish;        /* resolved ac.polish: rigid Newton iterations after a regularized solve */
+  double accomp;       /* resolved ac.compliance */
   int acnm;           /* ac.nonmono: merits kept for the non-monotone search */
   double acthist[16];  /* their values, newest first */
   int acfb, acbest;    /* resolved ac.fallback (FB_GS or FB_PROJECTION), ac.best (0/1) */
@@ -647,6 +649,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
                                          : (d->global ? NSN_AC_COMPLIANCE : 0);
   d->acpolish = o->ac_polish >= 0 ? o->ac_polish : (d->global ? NSN_AC_POLISH : 0);
   if (!(accomp > 0)) d->acpolish = 0;
+  d->accomp = accomp;
   int rho_spectral = o->ac_rho == RHO_SPECTRAL;
   if (d->ncp == NCP_AC && d->global) {
     // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
@@ -1251,11 +1254,16 @@ static void ac_gs_sweep(nsn_data *d, const fl_problem *p, const double *gamma, d
   }
 }
 
-/* ac.compliance > 0: W's diagonal rigid (W_ii) or regularized ((1 + c) W_ii) */
-static void ac_set_rigid(nsn_data *d, int rigid) {
+/* ac.compliance c > 0: W's diagonal regularized ((1 + c) W_ii, level 0), rigid (W_ii, level
+ * 1) or between ((1 + c NSN_AC_POLISH2) W_ii, level 2: the polish's second try) */
+static void ac_set_rigid(nsn_data *d, int level) {
   size_t nr = (size_t)(d->n > 0 ? d->n : 1);
-  for (fl_int r = 0; r < d->n; r++)
-    if (d->acdk[r] >= 0) d->acWc->val[d->acdk[r]] = d->acwd[(rigid ? nr : 0) + (size_t)r];
+  for (fl_int r = 0; r < d->n; r++) {
+    if (d->acdk[r] < 0) continue;
+    double w0 = d->acwd[nr + (size_t)r];
+    d->acWc->val[d->acdk[r]] =
+        level == 0 ? d->acwd[r] : level == 1 ? w0 : w0 * (1 + d->accomp * NSN_AC_POLISH2);
+  }
 }
 
 /* ncp=ac on a global problem pg (solved in its local form): v = v* + A^-1 J^T gamma */
@@ -1329,7 +1337,7 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
   /* polish: 0 = solving the regularized problem (or the only one), > 0 = iterations left on
    * the rigid problem after the regularized one converged; d->acbestg keeps its solution and
    * reg_reason its reason */
-  int polish = 0, reg_reason = 0;
+  int polish = 0, reg_reason = 0, plevel = 0;
   for (int k = 1;; k++) {
     int restart = !polish && d->acrestart > 0 && k == d->acrestart;
     if (restart) { // not converged: restart from zero on the regularized problem
@@ -1436,6 +1444,19 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
         ac_set_rigid(d, 0);
         break;
       }
+      if ((stop || polish == 0 || !ok) && plevel == 1) {
+        // the rigid problem (redundant contacts: its impulses are not unique) did not
+        // converge: a second try with 1/100 of the compliance, from the same start
+        plevel = 2;
+        ac_set_rigid(d, 2);
+        memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
+        polish = d->acpolish;
+        nmk = 0;
+        nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+        th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+        s->reason = FL_ITERATING;
+        continue;
+      }
       if (stop || polish == 0 || !ok) {
         ac_set_rigid(d, 0);
         memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
@@ -1457,6 +1478,7 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
       reg_reason = s->reason;
       memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
       ac_set_rigid(d, 1);
+      plevel = 1;
       polish = d->acpolish;
       tikhonov = 0;
       tk = 0;
