@@ -1511,7 +1511,7 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
     // to the largest t in [0, 1] with t gamma^T u* + t^2/2 gamma^T W gamma <= 0, u* = J v* + b
     // the free relative velocity: a cone is a cone, so t gamma stays admissible. (The position
     // correction of deep overlaps is what a failed step would otherwise turn into energy.)
-    if (d->pl) {
+    if (d->pl && v) {
       double *Jv = d->acut, *Jvs = d->acFt;
       ac_hand_out_v(d, pg, gamma, v);
       fl_csr_gemv(pg->J, 1.0, v, 0.0, Jv);
