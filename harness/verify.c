@@ -45,12 +45,15 @@ typedef struct vtraj {
   double *t;      /* (n) s */
   double *x[MAXPROBE], *v[MAXPROBE], *w[MAXPROBE]; /* (3 n) each */
   double pen_max; /* deepest penetration over the run (m), from the geometry */
+  double obs_max; /* largest value over the run of the case's `track` observable */
 } vtraj;
 
-/* one quantity of a case: expected, tolerance; absolute when expected is 0 */
+/* one quantity of a case: expected, tolerance; absolute when expected is 0. An `atleast`
+ * quantity is a lower bound: its error is expected / measured, its tolerance 1. */
 typedef struct vq {
   char name[40];
   double expected, measured, tol;
+  int atleast;
 } vq;
 
 typedef struct vcase vcase;
@@ -69,6 +72,8 @@ struct vcase {
   double rest_R;               /* > 0: the run ends once the probe's v + |omega_z| rest_R is
                                   below rest_speed (a coin at rest has nothing more to show) */
   double rest_speed;
+  const char *track;           /* an observable whose largest value over the run is kept
+                                  (vtraj.obs_max), or NULL */
 };
 
 
@@ -82,11 +87,20 @@ static void setq(vq *q, const char *name, double expected, double measured, doub
   q->expected = expected;
   q->measured = measured;
   q->tol = tol;
+  q->atleast = 0;
+}
+
+
+/* a lower bound: passes when measured >= bound */
+static void setq_atleast(vq *q, const char *name, double bound, double measured) {
+  setq(q, name, bound, measured, 1);
+  q->atleast = 1;
 }
 
 
 /* relative error, or absolute when the expected value is 0 */
 static double qerr(const vq *q) {
+  if (q->atleast) return q->measured > 0 ? q->expected / q->measured : q->measured == 0 ? INFINITY : NAN;
   double d = fabs(q->measured - q->expected);
   return q->expected != 0 ? d / fabs(q->expected) : d;
 }
@@ -515,42 +529,67 @@ static int judge_coin(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* the 25-stone arch on knife edges (docs/verify.md): the largest stone displacement over its
+ * size, over the run. Standing: below 1 %; falling: above 5 %. */
+#define ARCH_STAND 0.01
+#define ARCH_FALL 0.05
+
+static int judge_arch_stand(const vcase *c, const vtraj *tr, vq *q) {
+  (void)c;
+  setq(&q[0], "disp_max_rel", 0, tr->obs_max, ARCH_STAND);
+  return 1;
+}
+
+
+static int judge_arch_fall(const vcase *c, const vtraj *tr, vq *q) {
+  (void)c;
+  setq_atleast(&q[0], "disp_max_rel", ARCH_FALL, tr->obs_max);
+  return 1;
+}
+
+
 //---- the cases ----
 
 #define DEG (PI / 180)
 static const vcase cases[] = {
   {"slide", "box sliding to rest on a plane: d = v0^2/(2 mu g), t = v0/(mu g)", {0.5, 2.0},
-   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_below_g", "box on a 20 deg slope, mu 0.5 (gravity tilted): sticks", {0.5, 20 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_at_g", "box at its friction angle atan(mu) (gravity tilted): stays", {0.5, 0.46364760900080609, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_above_g", "box on a 35 deg slope (gravity tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_below_tilt", "box on a 20 deg slope (plane and box tilted): sticks", {0.5, 20 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_at_tilt", "box at its friction angle (plane and box tilted): stays", {0.5, 0.46364760900080609, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"slope_above_tilt", "box on a 35 deg slope (plane and box tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
   {"drag", "box dragged by F = mu m g t/t_on, t_on = 0.505 s: onset, distance, speed", {0.5, 0.505},
-   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0},
+   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0, NULL},
   {"sphere_slide", "sphere released sliding: rolls at 2 v0/(7 mu g), speed 5 v0/7", {0.2, 3.0, 0, 0.1},
-   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0},
+   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0, NULL},
   {"sphere_roll", "sphere rolling down a 30 deg slope, mu 0.5: a = 5/7 g sin", {0.5, 0, 30 * DEG, 0.1},
-   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0},
+   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0, NULL},
   {"turntable_stick", "block at 0.9 r_c on a turntable at 2 pi rad/s: sticks", {0.5, 2 * PI, 0.9},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL},
   {"turntable_slip", "block at 1.1 r_c (r_c = mu g/omega^2): slips outward", {0.5, 2 * PI, 1.1},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
-   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0},
+   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
-   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0},
+   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0, NULL},
   {"coin_eps", "spinning coin from 1 m/s, eps0 = 1: eps* = 0.64426 (full suite only)", {0.01213, 0.2},
    0, NULL, judge_coin, 0.001, 0.8, 0.8, {"coin"}, "spinning_coin", "eps0=1,speed=1",
    /* rest: below a twentieth of one step's friction deceleration, as fl_coin_simulate */
-   0.01213, 0.05 * 0.2 * G * 0.001},
+   0.01213, 0.05 * 0.2 * G * 0.001, NULL},
+  {"arch_stand", "25-stone arch on knife edges, mu 1.0: stands, no stone moves 1 % of its size (full suite)",
+   {0}, 0, NULL, judge_arch_stand, 0.04, 2.0, 2.0, {NULL}, "arch_masonry", "base=edges,mu=1",
+   0, 0, "arch_disp_rel_max"},
+  {"arch_fall", "the same arch at mu 0.2: falls, a stone moves over 5 % of its size in 2 s (full suite)",
+   {0}, 0, NULL, judge_arch_fall, 0.04, 2.0, 2.0, {NULL}, "arch_masonry", "base=edges,mu=0.2",
+   0, 0, "arch_disp_rel_max"},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -625,6 +664,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   fl_world *w = NULL;
   fl_solver *s = NULL;
   fl_peer *peer = NULL;
+  double *obs = NULL; /* the observables of a case with a `track` */
   vtraj tr;
   memset(&tr, 0, sizeof tr);
   int rc;
@@ -703,6 +743,17 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     goto done;
   }
   traj_store(&tr, w, probe, nprobe);
+  fl_int itrack = -1, nobs = c->track ? fl_world_nobs(w) : 0;
+  for (fl_int k = 0; k < nobs && itrack < 0; k++)
+    if (!strcmp(fl_world_obs_name(w, k), c->track)) itrack = k;
+  if (c->track && itrack < 0) {
+    rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no observable %s", c->name, c->track);
+    goto done;
+  }
+  if (c->track && !(obs = fl_malloc((size_t)nobs * sizeof(double)))) {
+    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+    goto done;
+  }
   double t0 = fl_time_now();
   for (int k = 0; k < steps; k++) {
     fl_step_info info;
@@ -728,6 +779,8 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     }
     double pen = 0;
     if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr.pen_max)) tr.pen_max = pen;
+    if (obs && fl_world_observe(w, obs) == FL_OK && !(obs[itrack] <= tr.obs_max))
+      tr.obs_max = obs[itrack]; /* NaN propagates */
     traj_store(&tr, w, probe, nprobe);
   }
   out->wall_s = fl_time_now() - t0;
@@ -740,6 +793,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     rc = FL_OK;
   }
 done:
+  fl_free(obs);
   traj_free(&tr);
   fl_peer_free(peer);
   fl_solver_destroy(s);
