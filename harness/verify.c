@@ -348,6 +348,35 @@ static void scene_sink(const vcase *c, double dur, char *buf, size_t n) {
 }
 
 
+/* p: mu, n (odd), mean radius (m), thickness (m), depth (m): a semicircular arch of n
+ * voussoirs with radial joints on a fixed plane (the springers' bases on it), 2300 kg/m^3.
+ * Vertices are given in the world frame (body position 0: the loader recentres them). */
+static void scene_semiarch(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  int ns = (int)c->p[1];
+  double R = c->p[2], t = c->p[3], dp = c->p[4];
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  for (int i = 0; i < ns; i++) {
+    append(buf, n, ",\n{\"name\": \"v%d\", \"material\": \"m\", \"density\": 2300, "
+                   "\"shape\": {\"type\": \"convex\", \"vertices\": [", i + 1);
+    for (int k = 0; k < 8; k++) {
+      // joints at angles i pi/ns and (i+1) pi/ns from the +x springing; the springers' joints
+      // (0 and pi) are horizontal, on the plane
+      double th = (i + (k & 1)) * PI / ns, r = R + ((k & 2) ? 0.5 : -0.5) * t;
+      double x = r * cos(th), z = r * sin(th);
+      if (i + (k & 1) == 0 || i + (k & 1) == ns) z = 0; /* exact, not 1e-17 */
+      append(buf, n, "%s[%.17g, %.17g, %.17g]", k ? ", " : "", x, (k & 4) ? 0.5 * dp : -0.5 * dp, z);
+    }
+    append(buf, n, "]}}");
+  }
+  append(buf, n, "],\n\"observe\": [{\"kind\": \"arch\", \"bodies\": [");
+  for (int i = 0; i < ns; i++) append(buf, n, "%s\"v%d\"", i ? ", " : "", i + 1);
+  append(buf, n, "]}]}\n");
+}
+
+
 //---- judges ----
 
 /* tolerances (docs/verify.md): TOL_REL on distances and speeds the scheme gives exactly;
@@ -548,6 +577,11 @@ static int judge_arch_fall(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* The friction below which a complete semicircular arch with radial joints has no equilibrium
+ * under its own weight, whatever its thickness (Cocchetti and Rizzi 2020, Table 3: mu_ms =
+ * 0.309215; docs/verify.md derives it) */
+#define MU_SLIDE 0.309215
+
 //---- the cases ----
 
 #define DEG (PI / 180)
@@ -590,6 +624,12 @@ static const vcase cases[] = {
   {"arch_fall", "the same arch at mu 0.2: falls, a stone moves over 5 % of its size in 2 s (full suite)",
    {0}, 0, NULL, judge_arch_fall, 0.04, 2.0, 2.0, {NULL}, "arch_masonry", "base=edges,mu=0.2",
    0, 0, "arch_disp_rel_max"},
+  {"semiarch_stand", "semicircular arch, 25 voussoirs, t/R 0.3, at 1.2 mu_s (mu_s = 0.309215): stands (full suite)",
+   {1.2 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_stand, 0.02, 2.0, 2.0, {NULL},
+   NULL, NULL, 0, 0, "arch_disp_rel_max"},
+  {"semiarch_fall", "the same arch at 0.8 mu_s: no equilibrium, falls (full suite)",
+   {0.8 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_fall, 0.02, 2.0, 2.0, {NULL},
+   NULL, NULL, 0, 0, "arch_disp_rel_max"},
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
@@ -889,7 +929,7 @@ static int row_available(const vsolver *r, char *why, size_t n) {
 
 int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
   fl_register_all();
-  static char json[8192];
+  static char json[65536];
   for (int i = 0; i < NCASES; i++) {
     const vcase *c = &cases[i];
     if (!in_list(o->only, c->name) || (o->quick && !c->quick)) continue;
@@ -1210,7 +1250,7 @@ int fl_cmd_verify(int argc, char **argv) {
       fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
       goto fail;
     }
-    static char json[8192];
+    static char json[65536];
     for (int a = 0; a < vc->ncase; a++) {
       const vcase *c = &cases[vc->ci[a]];
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
