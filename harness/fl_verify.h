@@ -26,7 +26,8 @@ typedef struct fl_verify_row {
   const char *case_name, *solver, *settings; /* settings "k=v,k=v", "" for the defaults */
   const char *quantity;                      /* "distance_m" */
   double expected, measured;                 /* in the quantity's unit */
-  double rel_error;  /* |measured - expected| / |expected|, absolute when expected is 0 */
+  double rel_error;  /* |measured - expected| / |expected|, absolute when expected is 0; for a
+                        lower bound (expected the bound, tolerance 1) expected / measured */
   double tolerance;  /* on rel_error */
   int pass;          /* rel_error <= tolerance (0 for NaN) */
   const char *verdict; /* "pass", "fail", "unsupported", "error" */
