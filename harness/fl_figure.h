@@ -59,7 +59,13 @@ typedef struct fl_fig_ctx {
   fl_fig *fig;     /* the plot specification to fill */
   FILE *summary;   /* summary.txt: the figure's numbers in words, also printed */
   int jobs;        /* runs a recipe may do at once in worker processes (--jobs; 1: none) */
+  int tier;        /* FL_FIG_FULL, FL_FIG_MEDIUM or FL_FIG_QUICK (quick != 0 exactly for quick) */
 } fl_fig_ctx;
+
+/* Sizes of a figure: the paper's (full), one that keeps the full figure's conclusion in
+ * minutes (medium: only recipes that read ctx->tier have one; the others run their quick size
+ * there), and the reduced one CI runs (quick). Zero is full, as a zeroed context is. */
+enum { FL_FIG_FULL = 0, FL_FIG_MEDIUM = 1, FL_FIG_QUICK = 2 };
 
 typedef struct fl_figure_recipe {
   const char *name; /* "macklin-fig28" */
@@ -78,6 +84,16 @@ const fl_figure_recipe *const *fl_figures(void);
 const fl_figure_recipe *fl_figure_find(const char *name);
 /* Why a figure cannot run now, or NULL if it can. */
 const char *fl_figure_missing(const fl_figure_recipe *r);
+/* The paper a figure reproduces, as "first author year" (e.g. "Macklin 2020"), and its full
+ * reference (authors, title, venue, year, DOI or arXiv id); static strings, "-" when none. */
+const char *fl_figure_cite(const fl_figure_recipe *r);
+const char *fl_figure_reference(const fl_figure_recipe *r);
+/* The tier a figure runs at when `tier` is asked for (a figure without a medium size runs its
+ * quick size for medium), and its estimated wall time there (s, one process on the 2-core
+ * build machine; 0 when not measured). */
+int fl_figure_tier(const fl_figure_recipe *r, int tier);
+double fl_figure_estimate(const fl_figure_recipe *r, int tier, int jobs);
+const char *fl_figure_tier_name(int tier);
 
 /* Opens `name` in the figure's folder and writes `header` (comma-separated column names) as
  * its first line. NULL on error (message set). */

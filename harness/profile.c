@@ -435,7 +435,7 @@ int fl_cmd_profile(int argc, char **argv) {
     fl_fig fig;
     memset(&fig, 0, sizeof fig);
     snprintf(fig.title, sizeof fig.title, "Dolan-More performance profiles, merit <= %g", tol);
-    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1};
+    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1, FL_FIG_FULL};
     FILE *fc = fl_fig_csv(&ctx, "costs.csv", "problem,solver,solved,time_s,iterations");
     if (!fc || !ctx.summary) {
       fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
