@@ -248,10 +248,15 @@ static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int
       fprintf(fo, "\n");
     }
     if (rc == FL_OK) {
-      snprintf(title, sizeof title, "%s (%d contacts): max complementarity error", scenes[sc],
+      // one row of panels per scene, one unit per axis: colour is the variant, line style the
+      // quantity
+      snprintf(title, sizeof title, "%s (%d contacts): own and friction error", scenes[sc],
                (int)p->nc);
       fl_fig_panel *pe = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
-                                          "normal (m, markers) / friction, own (m/s)", 0, 1);
+                                          "largest error (m/s)", 0, 1);
+      snprintf(title, sizeof title, "%s: normal (penetration) error", scenes[sc]);
+      fl_fig_panel *pn = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
+                                          "largest normal error (m)", 0, 1);
       snprintf(title, sizeof title, "%s: step size", scenes[sc]);
       fl_fig_panel *ps = fl_fig_panel_add(ctx->fig, title, "Newton iteration",
                                           "alpha ||dgamma||_inf (N s)", 0, 1);
@@ -262,11 +267,14 @@ static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int
           if (!has[k][f]) continue;
           snprintf(y, sizeof y, "%s_%s", vars[k].tag, field[f]);
           snprintf(lab, sizeof lab, "%s %s", vars[k].label, what[f]);
-          fl_fig_series_add(pe, csv, "iter", y, lab, f == 1 ? 2 : 0);
+          fl_fig_panel *to = f == 1 ? pn : pe;
+          fl_fig_series_add(to, csv, "iter", y, f == 1 ? vars[k].label : lab, 0);
+          fl_fig_series_style(to, vars[k].label, what[f]);
         }
         if (has[k][3]) {
           snprintf(y, sizeof y, "%s_step", vars[k].tag);
-          fl_fig_series_add(ps, csv, "iter", y, vars[k].label, 2);
+          fl_fig_series_add(ps, csv, "iter", y, vars[k].label, 0);
+          fl_fig_series_style(ps, vars[k].label, NULL);
           nstep++;
         }
       }
@@ -275,6 +283,7 @@ static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int
         snprintf(y, sizeof y, "%s_error", vars[k].tag);
         snprintf(lab, sizeof lab, "%s own error (m/s; no steps taken)", vars[k].label);
         fl_fig_series_add(ps, csv, "iter", y, lab, 0);
+        fl_fig_series_style(ps, vars[k].label, NULL);
       }
     }
     fl_world_free(w);

@@ -21,15 +21,23 @@
 #define FL_FIG_MAX_SERIES 32
 /* fl_fig_series.points: the panel's bar series are stacked, in the order added, one bar per x */
 #define FL_FIG_BARS 3
-#define FL_FIG_MAX_PANELS 6
+#define FL_FIG_MAX_PANELS 9
 #define FL_FIG_MAX_REFS 4
 
 typedef struct fl_fig_series {
   char csv[96];    /* file name in the figure folder, with a header row */
   char x[48];      /* column names */
   char y[48];
-  char label[128]; /* legend: solver and options */
+  char label[160]; /* legend: solver and options */
   int points;      /* 1 markers, 0 lines, 2 lines and markers, FL_FIG_BARS stacked bars */
+  /* What identifies the curve (fl_fig_series_style): the colour stands for `group` (a solver
+   * or strategy) and the line style for `kind` (a quantity). Empty: each series its own group,
+   * one kind. */
+  char group[64], kind[64];
+  /* Set by fl_fig_render: indices into the kit's palette, dash list and marker list (0: no
+   * marker). No two series of a panel share colour, dash, marker and points; a series whose
+   * points equal an earlier one's gets a marker of its own and a note in its label. */
+  int color, dash, marker;
 } fl_fig_series;
 
 typedef struct fl_fig_panel {
@@ -104,6 +112,9 @@ fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
 void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const char *y,
                        const char *label, int points);
 void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label);
+/* Names what the last series added to p stands for: its colour follows `group` (e.g. the
+ * solver), its line style `kind` (e.g. the quantity); NULL leaves one unset. */
+void fl_fig_series_style(fl_fig_panel *p, const char *group, const char *kind);
 /* Labels the panel's x ticks with the text of `column` in its series' CSV (one tick per row,
  * at the row's x); for categories such as the examples of a table. */
 void fl_fig_panel_xtics(fl_fig_panel *p, const char *column);
