@@ -49,7 +49,7 @@ static int run(fl_fig_ctx *ctx) {
   fl_fig_say(ctx, "the semi-implicit Euler update gives u_n = a dt^2 n (n + 1)/2 for a constant "
                   "acceleration a, a relative error of dt/t against a t^2/2 (0.1 %% at t = 1 s "
                   "with dt = 1 ms)");
-  fl_fig_ref_add(pe, 0.01, "1 % (the issue's tolerance)");
+  fl_fig_ref_add(pe, 0.01, "1 % (the accepted error)");
   return FL_OK;
 }
 
