@@ -796,8 +796,8 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
   }
   for (int k = 0; k < n; k++) order[k] = k;
   for (int a = 1; a < n; a++) // insertion sort, longest first
-    for (int b = a; b > 0 && fl_figure_estimate(figs[order[b]], tier, jobs) >
-                                 fl_figure_estimate(figs[order[b - 1]], tier, jobs); b--) {
+    for (int b = a; b > 0 && fl_figure_estimate(figs[order[b]], tier, 1) >
+                                 fl_figure_estimate(figs[order[b - 1]], tier, 1); b--) {
       int t = order[b];
       order[b] = order[b - 1];
       order[b - 1] = t;
@@ -856,7 +856,7 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
                 WIFSIGNALED(status) ? "signal" : "exit status",
                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
       }
-      double e = fl_figure_estimate(figs[k], tier, jobs);
+      double e = fl_figure_estimate(figs[k], tier, 1);
       prog->done++;
       prog->est_done += e;
       prog->est_left -= e;
@@ -936,10 +936,11 @@ int fl_cmd_reproduce(int argc, char **argv) {
              fl_figure_tier_name(fl_figure_tier(r, tier)), human_s(e, a, sizeof a));
     return reproduce_one(r, outdir, tier, jobs, force) < 0 ? 1 : 0;
   }
-  // the plan: every available figure, its size and estimated time
+  // the plan: every available figure, its size and estimated time (with --jobs the figures run
+  // in workers of one process each, so each figure's own estimate is the one-process one)
   const fl_figure_recipe *todo[64];
   int n = 0, unavailable = 0;
-  double total = 0;
+  double total = 0, longest = 0;
   for (int k = 0; registry[k] && n < 64; k++) {
     const char *why = fl_figure_missing(registry[k]);
     if (why) {
@@ -948,16 +949,24 @@ int fl_cmd_reproduce(int argc, char **argv) {
       continue;
     }
     todo[n++] = registry[k];
-    total += fl_figure_estimate(registry[k], tier, jobs);
+    double e = fl_figure_estimate(registry[k], tier, 1);
+    total += e;
+    longest = fmax(longest, e);
   }
-  printf("reproduce all: %d figures at %s size, estimated %s in one process%s:\n", n,
-         fl_figure_tier_name(tier), human_s(total, a, sizeof a),
-         jobs > 1 ? " (less with --jobs)" : "");
+  printf("reproduce all: %d figures at %s size, estimated %s in one process", n,
+         fl_figure_tier_name(tier), human_s(total, a, sizeof a));
+  if (jobs > 1) {
+    char b[32];
+    printf(", about %s with %d workers", human_s(fmax(longest, total / jobs), b, sizeof b), jobs);
+  }
+  printf(":\n");
   for (int k = 0; k < n; k++)
     printf("  %-20s %-7s %8s\n", todo[k]->name,
            fl_figure_tier_name(fl_figure_tier(todo[k], tier)),
-           human_s(fl_figure_estimate(todo[k], tier, jobs), a, sizeof a));
+           human_s(fl_figure_estimate(todo[k], tier, 1), a, sizeof a));
   fflush(stdout);
+  // the time left: the one-process estimates left, scaled by how the finished figures went
+  // (which takes in the speed-up of workers)
   all_progress prog = {isatty(fileno(stderr)), n, 0, fl_time_now(), 0, total};
   int failed = 0;
   if (jobs > 1) {
