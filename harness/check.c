@@ -763,6 +763,7 @@ int fl_cmd_check(int argc, char **argv) {
       int rc = check_scene(&a, &in, scene, path, a.spread_dir ? other : NULL, &t);
       if (rc) {
         fl_progress_end(&bar);
+        check_bar = NULL;
         return rc;
       }
     }
