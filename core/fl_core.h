@@ -241,6 +241,12 @@ int fl_options_set(const fl_option_desc *table, void *obj, const char *where, co
                    const char *value);
 /* Looks a key up; NULL if absent. */
 const fl_option_desc *fl_options_find(const fl_option_desc *table, const char *key);
+/* The edit distance (insertions, deletions, substitutions, swaps of neighbours) between a and
+ * b, capped at 64. */
+int fl_edit_distance(const char *a, const char *b);
+/* The key of `table` nearest to `key` when it is a near miss (edit distance at most 2, and less
+ * than a third of the key's length rounded up), else NULL. On a tie the first key wins. */
+const char *fl_options_suggest(const fl_option_desc *table, const char *key);
 /* Formats the current value of one option into buf ("1.5", "true", "pcr"). */
 void fl_options_format(const fl_option_desc *d, const void *obj, char *buf, size_t n);
 /* Prints "prefix.key = value" lines. */

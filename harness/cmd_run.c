@@ -275,11 +275,32 @@ static int make_world(const run_args *a, fl_world **out) {
       fl_world_free(w);
       return fl_seterr(FL_ERR_UNKNOWN_OPTION,
                        "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
-                       "number, or fem_solve=full|schur", a->input, kv);
+                       "number, or fem_solve=full|schur%s", a->input, kv,
+                       (kl == 2 && !strncmp(kv, "mu", 2)) ? "; friction is set per body pair in "
+                       "the file (docs/scene-format.md)" : "");
     }
   }
   *out = w;
   return FL_OK;
+}
+
+
+/* What to add to a solver's refusal of an unprefixed key: on a scene file, which keys it takes
+ * (scene.*); on a canonical scene, the scene parameter the key nearly spells. */
+static const char *set_hint(const run_args *a, const char *key, int rc) {
+  static char hint[256];
+  hint[0] = 0;
+  if (rc != FL_ERR_UNKNOWN_OPTION || strchr(key, '.')) return hint;
+  if (is_json(a->input)) {
+    snprintf(hint, sizeof hint, ". A scene file takes scene.dt, scene.duration, scene.margin and "
+             "scene.fem_solve=full|schur; its other values (friction, bodies) are edited in the "
+             "file (docs/scene-format.md)");
+  } else {
+    const fl_scene_desc *d = fl_scene_find(a->input);
+    const char *near = d ? fl_options_suggest(d->params, key) : NULL;
+    if (near) snprintf(hint, sizeof hint, ". Or did you mean %s's parameter '%s'?", a->input, near);
+  }
+  return hint;
 }
 
 
@@ -307,7 +328,7 @@ static int make_solver(const run_args *a, const char *name, fl_solver **out) {
       if (other && !(strncmp(key, name, nl) == 0 && key[nl] == '.')) continue;
     }
     rc = fl_solver_set_option(s, key, eq + 1);
-    if (rc < 0) fl_seterr(rc, "--set '%s': %s", kv, fl_errmsg());
+    if (rc < 0) fl_seterr(rc, "--set '%s': %s%s", kv, fl_errmsg(), set_hint(a, key, rc));
   }
   if (rc < 0) {
     fl_solver_destroy(s);

@@ -28,6 +28,18 @@ typedef struct fl_subcommand {
 
 int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|figures] */
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
+/* The problem arguments of `solve` and `profile`: a folder becomes every FCLIB file (.hdf5,
+ * .h5) under it, subfolders included, sorted by name; other arguments are kept as given. Per
+ * folder, one line to `report` (NULL: none) prefixed by `cmd` says how many files it gave, how
+ * many came from which subfolders and what was skipped. *out: n_out strings and a NULL, owned by
+ * the caller (fl_inputs_free). Returns FL_OK, FL_ERR_IO (a folder without a file, unreadable)
+ * or FL_ERR_NOMEM. */
+int fl_inputs_expand(int n, const char *const *args, const char *cmd, FILE *report,
+                     char ***out, int *n_out);
+void fl_inputs_free(char **list, int n);
+/* When set (profile sets it), the folder `solve` names as written instead of its --out: the
+ * folder it writes is moved there afterwards. NULL by default. */
+extern const char *fl_solve_shown_out;
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */

@@ -14,7 +14,6 @@
  * from iters.csv: the first record whose common merit (the normalized natural-map residual,
  * the same measure for every solver) is <= tol.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -218,32 +217,9 @@ static void profile_usage(FILE *f) {
 }
 
 
-/* expands a folder into its .hdf5 files (sorted), appending to argv-like list */
+/* appends arg to solve's argument list (folders go as they are: solve expands them, the same
+ * way for both commands) */
 static int expand_input(const char *arg, char ***list, int *n, int *cap) {
-  struct stat st;
-  if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-    struct dirent **ent;
-    int m = scandir(arg, &ent, NULL, alphasort);
-    if (m < 0) return fl_seterr(FL_ERR_IO, "%s: cannot list folder: %s", arg, strerror(errno));
-    for (int k = 0; k < m; k++) {
-      size_t len = strlen(ent[k]->d_name);
-      if (len > 5 && strcmp(ent[k]->d_name + len - 5, ".hdf5") == 0) {
-        if (*n + 2 >= *cap) {
-          *cap = 2 * *cap + 16;
-          char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
-          if (!t) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-          *list = t;
-        }
-        size_t sz = strlen(arg) + len + 2;
-        (*list)[*n] = fl_malloc(sz);
-        if (!(*list)[*n]) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-        snprintf((*list)[(*n)++], sz, "%s/%s", arg, ent[k]->d_name);
-      }
-      free(ent[k]);
-    }
-    free(ent);
-    return FL_OK;
-  }
   if (*n + 2 >= *cap) {
     *cap = 2 * *cap + 16;
     char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
@@ -414,7 +390,12 @@ int fl_cmd_profile(int argc, char **argv) {
       goto done;
     }
     solve_argv[nsolve] = NULL;
+    // the solve folder is inside this one, which moves to `out` when complete: name that
+    char shown[4200];
+    snprintf(shown, sizeof shown, "%s/solve", out);
+    fl_solve_shown_out = shown;
     int rc = fl_cmd_solve(nsolve, solve_argv);
+    fl_solve_shown_out = NULL;
     if (rank > 0) {
       status = rc;
       goto done;
@@ -435,7 +416,7 @@ int fl_cmd_profile(int argc, char **argv) {
     fl_fig fig;
     memset(&fig, 0, sizeof fig);
     snprintf(fig.title, sizeof fig.title, "Dolan-More performance profiles, merit <= %g", tol);
-    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1};
+    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1, FL_FIG_FULL};
     FILE *fc = fl_fig_csv(&ctx, "costs.csv", "problem,solver,solved,time_s,iterations");
     if (!fc || !ctx.summary) {
       fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
@@ -456,6 +437,11 @@ int fl_cmd_profile(int argc, char **argv) {
     }
     fl_fig_say(&ctx, "%d problems, %d solvers, tolerance %g on the common merit", probs.n,
                solvers.n, tol);
+    // by iterations the cost is the iterates evaluated, iterations + 1: a problem solved at
+    // iteration 0 (the initial guess) then still ranks the solvers that needed more
+    for (int k = 0; k < probs.n * solvers.n; k++) citer[k] += 1;
+    fl_fig_say(&ctx, "the iteration profile counts iterations + 1 (iterates evaluated, the "
+               "initial guess included), so that problems solved at iteration 0 count");
     if (write_profile(&ctx, "profile_time.csv", "time", &probs, &solvers, ctime) < 0 ||
         write_profile(&ctx, "profile_iters.csv", "iterations", &probs, &solvers, citer) < 0 ||
         fl_fig_render(&fig, fl_results_staging(res)) < 0) {

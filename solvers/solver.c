@@ -161,6 +161,13 @@ static int unknown_option(const fl_solver *s, const char *key) {
   char keys[2048] = "";
   keys_cat(common_table, keys, sizeof keys);
   keys_cat(s->ops->options, keys, sizeof keys);
+  const char *near = fl_options_suggest(s->ops->options, key);
+  const char *common = fl_options_suggest(common_table, key);
+  if (!near || (common && fl_edit_distance(key, common) < fl_edit_distance(key, near)))
+    near = common;
+  if (near)
+    return fl_seterr(FL_ERR_UNKNOWN_OPTION, "solver %s: unknown option '%s': did you mean "
+                     "'%s'? Valid keys: %s", s->ops->name, key, near, keys);
   return fl_seterr(FL_ERR_UNKNOWN_OPTION, "solver %s: unknown option '%s'; valid keys: %s",
                    s->ops->name, key, keys);
 }

@@ -16,10 +16,13 @@ grep -q "^reproduce all: [0-9]* written, 0 failed" "$tmp/all.out" && pass "summa
 
 is_png() { [[ -s "$1" ]] && [[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]]; }
 nfig=0
-# available figures: a "NAME seed N ..." line not followed by an "unavailable:" line
+# available figures: a "  NAME PAPER ..." line not followed by an "unavailable:" line (the
+# list ends at the first blank line, before the papers)
 available=$("$bin" list figures | awk '
-  $2 == "seed" { if (name != "") print name; name = $1; next }
-  /unavailable:/ { name = "" }
+  /^$/ { done = 1 }
+  done { next }
+  /unavailable:/ { name = ""; next }
+  /^  [a-z]/ { if (name != "") print name; name = $1; next }
   END { if (name != "") print name }')
 for name in $available; do
   d=$out/$name
