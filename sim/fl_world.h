@@ -185,9 +185,12 @@ typedef enum fl_obs_kind {
                          from the solver's impulses, since a force has no other measure) */
   FL_OBS_PRESS = 7,   /* one pressing plate: press_force (N/m: the contact force resisting the
                          push, per unit length), press_approach (m: the plate's travel along
-                         the push since the start); param: length L (m), push direction (3,
-                         unit), travel limit (m, > 0: observing beyond it is an error, the
-                         plate has passed through what it presses) */
+                         the push since the start), press_overlap (m: the deepest overlap of
+                         the plate's contacts plus that of the support's, at the end of the
+                         last solved step, -(phi0 + dt u_n); the travel the contacts' give
+                         accounts for); param: length L (m), push direction (3, unit), travel
+                         limit (m, > 0: observing beyond it is an error, the plate has passed
+                         through what it presses), support body index + 1 (0: none) */
   FL_OBS_POSE = 8     /* rigid bodies whose pose and velocity are written: <body>.x .y .z
                          (centre of mass, m), .qw .qx .qy .qz (orientation), .vx .vy .vz (m/s),
                          .wx .wy .wz (rad/s), world frame. Without such a group every dynamic

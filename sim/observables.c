@@ -57,7 +57,7 @@ static fl_int group_count(const fl_obs_group *g) {
   case FL_OBS_CHAIN: return 2;
   case FL_OBS_COIN: return 3;
   case FL_OBS_FORCE: return 3 * g->n;
-  case FL_OBS_PRESS: return 2;
+  case FL_OBS_PRESS: return 3;
   case FL_OBS_POSE: return 0; /* its columns come after every group's (pose_bodies) */
   }
   return 0;
@@ -175,6 +175,7 @@ static int build_names(fl_world *w) {
     case FL_OBS_PRESS:
       snprintf(m->obs_name[k++], 40, "%s_force", pre);
       snprintf(m->obs_name[k++], 40, "%s_approach", pre);
+      snprintf(m->obs_name[k++], 40, "%s_overlap", pre);
       break;
     case FL_OBS_POSE:
       break;
@@ -316,6 +317,38 @@ int fl_world_penetration(fl_world *w, double *pen) {
 }
 
 
+/* Row `row` of u = J v + b of the last solved step. */
+static double row_velocity(const fl_problem *p, const double *v, fl_int row) {
+  double u = p->b[row];
+  for (fl_int q = p->J->rowptr[row]; q < p->J->rowptr[row + 1]; q++) u += p->J->val[q] * v[p->J->col[q]];
+  return u;
+}
+
+
+/* Deepest overlap (m, >= 0) of rigid body j's contacts at the end of the last solved step,
+ * -(phi0 + dt u_n): exact for a translating flat face against mesh vertices (the press). */
+static double contact_overlap(const fl_world *w, fl_int j) {
+  const fl_world_impl *m = w->impl;
+  if (!m || !m->prob || !m->solved || !m->v) return 0;
+  const fl_problem *p = m->prob;
+  double ov = 0;
+  for (fl_int c = 0; c < p->nc; c++) {
+    fl_int a, b;
+    if (c < m->nct) {
+      a = m->ct[c].a;
+      b = m->ct[c].b;
+    } else {
+      a = m->fct[c - m->nct].a.body;
+      b = m->fct[c - m->nct].b.body;
+    }
+    if (a != j && b != j) continue;
+    double d = -(p->phi0[c] + p->dt * row_velocity(p, m->v, 3 * c));
+    if (d > ov) ov = d;
+  }
+  return ov;
+}
+
+
 /* Lift-off of the last solved step (fl_world.h, FL_LIFTOFF_SLOPE): the largest s/|u_t| over
  * pressed sliding rigid contacts and that contact's s = u_n + phi0/dt (m/s); 0, 0 when none. */
 static void liftoff(const fl_world *w, double *ratio, double *speed) {
@@ -323,7 +356,6 @@ static void liftoff(const fl_world *w, double *ratio, double *speed) {
   const fl_world_impl *m = w->impl;
   if (!m || !m->prob || !m->solved || !m->v || !m->gamma) return;
   const fl_problem *p = m->prob;
-  const fl_csr *J = p->J;
   double V = fl_v3_norm(w->gravity) * p->dt;
   if (!(V > 1e-6)) V = 1e-6;
   for (fl_int c = 0; c < m->nct && c < p->nc; c++) {
@@ -333,11 +365,7 @@ static void liftoff(const fl_world *w, double *ratio, double *speed) {
     if (b->dof >= 0 && b->mass < mass) mass = b->mass;
     if (!(m->gamma[3 * c] > 1e-3 * mass * V)) continue; // not pressed
     double u[3];
-    for (int r = 0; r < 3; r++) {
-      fl_int row = 3 * c + r;
-      u[r] = p->b[row];
-      for (fl_int q = J->rowptr[row]; q < J->rowptr[row + 1]; q++) u[r] += J->val[q] * m->v[J->col[q]];
-    }
+    for (int r = 0; r < 3; r++) u[r] = row_velocity(p, m->v, 3 * c + r);
     double ut = hypot(u[1], u[2]), s = u[0] + p->phi0[c] / p->dt;
     if (!(ut > V)) continue; // not sliding
     if (s / ut > *ratio) {
@@ -583,6 +611,9 @@ int fl_world_observe(fl_world *w, double *val) {
       double travel = fl_v3_dot(d, g->param + 1);
       val[k++] = -fl_v3_dot(f, g->param + 1) / len;
       val[k++] = travel;
+      fl_int sup = (fl_int)g->param[5] - 1;
+      val[k++] = contact_overlap(w, g->body[0]) +
+                 (sup >= 0 && sup < w->nbody ? contact_overlap(w, sup) : 0);
       if (g->param[4] > 0 && travel > g->param[4])
         return fl_seterr(FL_ERR_STATE, "%s: step %lld, t = %g s: the plate '%s' has travelled "
                          "%g m, more than %g m: it has passed through what it presses",

@@ -1387,7 +1387,7 @@ static cJSON *world_json(const fl_world *w) {
                                                         : w->body[g->body[k]].name));
       if (fem) cJSON_AddTrueToObject(o, "deformable");
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
-      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
+      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       cJSON_AddItemToArray(gs, o);
     }
   }
