@@ -125,6 +125,11 @@ pen = max(float(r["pen_max"]) for r in rows)
 lin = max(float(r["penetration"]) for r in rows)
 assert pen > 0.0057 and abs(pen - lin) < 0.02 * lin, (pen, lin)
 assert "penetration" in rows[-1]["flags"]
+# press_overlap adds the deepest overlap at the plate and at the ground: at least the deepest
+# of all (steps.csv penetration), at most twice it
+for r in rows[1:]:
+    ov, p = float(r["press_overlap"]), float(r["penetration"])
+    assert p - 1e-12 <= ov <= 2 * p + 1e-12, (r["step"], ov, p)
 PY
 else
   fail "run cylinder_press: $(head -c 400 "$tmp/stderr")"
