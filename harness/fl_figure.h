@@ -110,7 +110,7 @@ int fl_fig_render(const fl_fig *f, const char *dir);
 
 /*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/
 
-#define FL_FIG_SIM_MAXOBS 128
+#define FL_FIG_SIM_MAXOBS 1024 /* 13 pose columns per body: 32 bodies need 470 */
 
 /* What a simulation gave: totals and, per observable, the last value and the largest |value|. */
 typedef struct fl_fig_sim {
