@@ -611,9 +611,9 @@ int fl_world_observe(fl_world *w, double *val) {
       double travel = fl_v3_dot(d, g->param + 1);
       val[k++] = -fl_v3_dot(f, g->param + 1) / len;
       val[k++] = travel;
-      fl_int sup = (fl_int)g->param[5] - 1;
+      double sp = g->param[5]; // support index + 1, 0 for none (any value from a file)
       val[k++] = contact_overlap(w, g->body[0]) +
-                 (sup >= 0 && sup < w->nbody ? contact_overlap(w, sup) : 0);
+                 (sp >= 1 && sp <= (double)w->nbody ? contact_overlap(w, (fl_int)sp - 1) : 0);
       if (g->param[4] > 0 && travel > g->param[4])
         return fl_seterr(FL_ERR_STATE, "%s: step %lld, t = %g s: the plate '%s' has travelled "
                          "%g m, more than %g m: it has passed through what it presses",
