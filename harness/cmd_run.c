@@ -458,9 +458,12 @@ typedef struct run_summary {
   double solve_s, collide_s, assemble_s, wall_s;
   double pen_max;     /* largest pen_max over the run */
   int energy_checked; /* 0 where external work makes a gain legitimate */
+  int external;       /* forces, drives or moving prescribed bodies do work */
   double e0, escale;  /* E(0) and the scale S (J) */
   double egain;       /* largest E(t) - E(0) (J) */
   long energy_steps, energy_first;
+  long nonfinite_steps, nonfinite_first; /* steps whose energy is NaN or infinite, the first */
+  double nonfinite;   /* the energy at nonfinite_first (NaN, +inf or -inf) */
   int nlimit;
   limit_tally limit[MAX_LIMITS];
   char error[256];    /* error that stopped the run, "" if none */
@@ -494,7 +497,7 @@ static int external_work(const fl_world *w) {
 
 /* Sets up the energy and limit checks of a run from the initial state. */
 static int flags_begin(fl_world *w, double *val, run_summary *sum) {
-  sum->first_failed = sum->energy_first = -1;
+  sum->first_failed = sum->energy_first = sum->nonfinite_first = -1;
   const fl_obs_limit *lim;
   const fl_int *ix;
   fl_int nl;
@@ -532,7 +535,9 @@ static int flags_begin(fl_world *w, double *val, run_summary *sum) {
   }
   sum->e0 = total_energy(w, val);
   sum->escale = s + k0 + el0;
-  sum->energy_checked = !external_work(w) && sum->escale > 0;
+  sum->external = external_work(w);
+  sum->energy_checked = !sum->external && sum->escale > 0 && isfinite(sum->escale) &&
+                        isfinite(sum->e0);
   return FL_OK;
 }
 
@@ -552,9 +557,18 @@ static void flags_step(const fl_world *w, const double *val, long k, int reason,
     if (sum->first_failed < 0) sum->first_failed = k;
     ADD("failed");
   }
-  if (sum->energy_checked) {
-    double gain = total_energy(w, val) - sum->e0;
-    if (!(gain <= sum->egain)) sum->egain = gain; // NaN sticks
+  double e = total_energy(w, val);
+  if (!isfinite(e)) {
+    // a NaN or infinite energy: the state is lost, whether or not the gain is checked
+    if (sum->nonfinite_first < 0) {
+      sum->nonfinite_first = k;
+      sum->nonfinite = e;
+    }
+    sum->nonfinite_steps++;
+    ADD("energy");
+  } else if (sum->energy_checked) {
+    double gain = e - sum->e0;
+    if (gain > sum->egain) sum->egain = gain;
     if (!(gain <= ENERGY_GAIN * sum->escale)) {
       sum->energy_steps++;
       if (sum->energy_first < 0) sum->energy_first = k;
@@ -590,6 +604,10 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
   if (s->energy_steps && u < n)
     u += (size_t)snprintf(buf + u, n - u, "%senergy +%.3g J (%.3g x the scale %.3g J) from step %ld",
                           u ? "; " : "", s->egain, s->egain / s->escale, s->escale, s->energy_first);
+  if (s->nonfinite_steps && u < n)
+    u += (size_t)snprintf(buf + u, n - u, "%senergy %s from step %ld (%ld steps)", u ? "; " : "",
+                          isnan(s->nonfinite) ? "NaN" : s->nonfinite > 0 ? "+inf" : "-inf",
+                          s->nonfinite_first, s->nonfinite_steps);
   for (int j = 0; j < s->nlimit && u < n; j++) {
     const limit_tally *t = &s->limit[j];
     if (!t->steps) continue;
@@ -879,11 +897,14 @@ int fl_cmd_run(int argc, char **argv) {
     cJSON_AddNumberToObject(fl, "first_failed_step", (double)su->first_failed);
     cJSON *en = cJSON_AddObjectToObject(fl, "energy");
     cJSON_AddBoolToObject(en, "checked", su->energy_checked);
+    // NaN or infinite energy (any run): steps and the first of them (-1: none)
+    cJSON_AddNumberToObject(en, "nonfinite_steps", (double)su->nonfinite_steps);
+    cJSON_AddNumberToObject(en, "nonfinite_first_step", (double)su->nonfinite_first);
     if (su->energy_checked) {
       cJSON_AddNumberToObject(en, "initial_J", su->e0);
       cJSON_AddNumberToObject(en, "scale_J", su->escale);
       cJSON_AddNumberToObject(en, "allowed_gain", ENERGY_GAIN);
-      cJSON_AddNumberToObject(en, "largest_gain_J", isfinite(su->egain) ? su->egain : 1e300);
+      cJSON_AddNumberToObject(en, "largest_gain_J", su->egain);
       cJSON_AddNumberToObject(en, "steps", (double)su->energy_steps);
       cJSON_AddNumberToObject(en, "first_step", (double)su->energy_first);
     }
@@ -941,8 +962,10 @@ int fl_cmd_run(int argc, char **argv) {
   }
   if (a.nsolvers > 0) {
     const run_summary *s = &sums[0];
-    printf("(checked: solver failures; energy gain above %g x %.3g J%s", ENERGY_GAIN, s->escale,
-           s->energy_checked ? "" : ", not checked here: external work");
+    printf("(checked: solver failures; NaN or infinite energy; energy gain above %g x %.3g J%s",
+           ENERGY_GAIN, s->escale,
+           s->energy_checked ? "" : s->external ? ", not checked here: external work"
+                                                : ", not checked here: no finite initial energy");
     for (int q = 0; q < s->nlimit; q++)
       printf("; %s %s %s %.3g", s->limit[q].label, s->limit[q].obs,
              isfinite(s->limit[q].hi) ? "<=" : ">=", isfinite(s->limit[q].hi) ? s->limit[q].hi : s->limit[q].lo);

@@ -459,6 +459,69 @@ static const char *log_tail(const char *dir) {
 }
 
 
+int fl_fig_reference_csv(const char *name, const char *xcol, const char *ycol, double *x,
+                         double *y, int cap) {
+  const char *d = getenv("FL_SHARED_DIR");
+#ifdef FL_SHARED_DIR_DEFAULT
+  if (!d || !*d) d = FL_SHARED_DIR_DEFAULT;
+#endif
+  if (!d || !*d) d = "../shared";
+  char path[1200], line[1024];
+  snprintf(path, sizeof path, "%s/reference/%s", d, name);
+  FILE *f = fopen(path, "r");
+  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot read the reference curve (set FL_SHARED_DIR to "
+                           "the shared folder)", path);
+  int ix = -1, iy = -1, n = 0, lineno = 0, rc = FL_OK;
+  while (rc >= 0 && fgets(line, sizeof line, f)) {
+    lineno++;
+    line[strcspn(line, "\r\n")] = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    int col = 0;
+    double vx = NAN, vy = NAN;
+    for (char *tok = line, *next; tok; tok = next, col++) {
+      next = strchr(tok, ',');
+      if (next) *next++ = 0;
+      if (ix < 0 || iy < 0) {
+        if (!strcmp(tok, xcol)) ix = col;
+        if (!strcmp(tok, ycol)) iy = col;
+        continue;
+      }
+      if (col != ix && col != iy) continue;
+      char *end;
+      double v = strtod(tok, &end);
+      if (end == tok || *end) {
+        rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d, column %d: '%s' is not a number", path,
+                       lineno, col + 1, tok);
+        break;
+      }
+      if (col == ix) vx = v;
+      else vy = v;
+    }
+    if (rc < 0) break;
+    if (col > 0 && (ix < 0 || iy < 0)) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d: the header has no column '%s' or '%s'", path,
+                     lineno, xcol, ycol);
+      break;
+    }
+    if (isnan(vx) && isnan(vy)) continue; // the header line
+    if (isnan(vx) || isnan(vy)) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d: expected both '%s' and '%s'", path, lineno,
+                     xcol, ycol);
+      break;
+    }
+    if (n < cap) {
+      x[n] = vx;
+      y[n] = vy;
+      n++;
+    }
+  }
+  fclose(f);
+  if (rc < 0) return rc;
+  if (n == 0) return fl_seterr(FL_ERR_FORMAT, "%s: no data rows", path);
+  return n;
+}
+
+
 /* the plotting scripts: $FL_SCRIPTS_DIR, else the source tree's scripts/ */
 static const char *scripts_dir(void) {
   const char *d = getenv("FL_SCRIPTS_DIR");

@@ -118,6 +118,13 @@ void fl_fig_series_style(fl_fig_panel *p, const char *group, const char *kind);
 /* Labels the panel's x ticks with the text of `column` in its series' CSV (one tick per row,
  * at the row's x); for categories such as the examples of a table. */
 void fl_fig_panel_xtics(fl_fig_panel *p, const char *column);
+/* Reads the columns `xcol` and `ycol` of the CSV file `name` in the shared reference folder
+ * ($FL_SHARED_DIR/reference, else the folder CMake was given as FL_SHARED_DIR) into x and y (at
+ * most cap rows; lines starting with '#' are comments, the first other line is the header).
+ * Returns the number of rows (>= 1), or FL_ERR_IO (unreadable file) / FL_ERR_FORMAT (a missing
+ * column, a bad number, no rows) with a message naming the file and line. */
+int fl_fig_reference_csv(const char *name, const char *xcol, const char *ycol, double *x,
+                         double *y, int cap);
 /* Prints to the summary file and stdout. */
 void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -130,7 +137,7 @@ int fl_fig_render(const fl_fig *f, const char *dir);
 
 /*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/
 
-#define FL_FIG_SIM_MAXOBS 128
+#define FL_FIG_SIM_MAXOBS 1024 /* 13 pose columns per body: 32 bodies need 470 */
 
 /* What a simulation gave: totals and, per observable, the last value and the largest |value|. */
 typedef struct fl_fig_sim {

@@ -523,7 +523,7 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
   static const char *const keys[] = {"kind", "bodies", "param", "deformable", NULL};
   FL_TRY(check_keys(c, g, path, keys));
   int kind;
-  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press", -1, &kind));
+  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press|pose", -1, &kind));
   char p[256];
   sub(p, sizeof p, path, "bodies");
   const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
@@ -1256,7 +1256,8 @@ static cJSON *world_json(const fl_world *w) {
   static const char *const kinds[] = {"dynamic", "fixed", "prescribed"};
   static const char *const types[] = {"plane", "sphere", "box", "capsule", "cylinder", "convex"};
   static const char *const jtypes[] = {"weld", "ball", "distance", "prismatic", "revolute"};
-  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force", "press"};
+  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force", "press",
+                                      "pose"};
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "format", "frictionlab-scene");
   cJSON_AddNumberToObject(r, "version", 1);
@@ -1386,7 +1387,7 @@ static cJSON *world_json(const fl_world *w) {
                                                         : w->body[g->body[k]].name));
       if (fem) cJSON_AddTrueToObject(o, "deformable");
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
-      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
+      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       cJSON_AddItemToArray(gs, o);
     }
   }
