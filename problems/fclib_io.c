@@ -1290,23 +1290,55 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
     fl_free(tmp);
     return rc;
   }
-  close(fd);
 
+  // the HDF5 file is built in memory (core driver, no backing store) and written here: a
+  // failed write (full disk, ulimit -f) is then an ordinary write error, where libhdf5 writing
+  // to disk keeps a half-closed file that crashes the program at exit
   h5q q;
   h5_quiet(&q);
-  char hm[160];
-  wr   w  = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)};
-  int  rc = FL_OK;
-  if (w.f < 0) {
-    rc = fl_seterr(FL_ERR_IO, "%s: creating the HDF5 file failed (%s)", path, h5_msg(hm));
+  char  hm[160];
+  int   rc  = FL_OK;
+  void *img = NULL;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_fapl_core(fapl, 1 << 20, 0) < 0) {
+    rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 in-memory file driver unavailable (%s)", path,
+                   h5_msg(hm));
   } else {
-    rc = p->kind == FL_PROBLEM_LOCAL ? save_local(&w, p, title, gamma)
-                                     : save_global(&w, p, title, v, gamma);
-    if (H5Fclose(w.f) < 0 && rc >= 0)
-      rc = fl_seterr(FL_ERR_IO, "%s: closing the HDF5 file failed (%s)", path, h5_msg(hm));
+    wr w = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)};
+    if (w.f < 0) {
+      rc = fl_seterr(FL_ERR_IO, "%s: creating the HDF5 file failed (%s)", path, h5_msg(hm));
+    } else {
+      rc = p->kind == FL_PROBLEM_LOCAL ? save_local(&w, p, title, gamma)
+                                       : save_global(&w, p, title, v, gamma);
+      ssize_t len = -1;
+      if (rc >= 0 && (H5Fflush(w.f, H5F_SCOPE_GLOBAL) < 0 ||
+                      (len = H5Fget_file_image(w.f, NULL, 0)) < 0))
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 file image failed (%s)", path, h5_msg(hm));
+      if (rc >= 0 && !(img = fl_malloc((size_t)len + 1)))
+        rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory for the %lld-byte file", path,
+                       (long long)len);
+      if (rc >= 0 && H5Fget_file_image(w.f, img, (size_t)len) != len)
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 file image failed (%s)", path, h5_msg(hm));
+      if (H5Fclose(w.f) < 0 && rc >= 0)
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: closing the HDF5 file failed (%s)", path, h5_msg(hm));
+      // the bytes, then the name
+      for (ssize_t off = 0; rc >= 0 && off < len;) {
+        ssize_t k = write(fd, (const char *)img + off, (size_t)(len - off));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+          rc = fl_seterr(FL_ERR_IO, "%s: writing %s failed after %lld of %lld bytes: %s", path,
+                         tmp, (long long)off, (long long)len, k < 0 ? strerror(errno) : "no space");
+        else
+          off += k;
+      }
+    }
   }
+  if (fapl >= 0) H5Pclose(fapl);
   H5Eclear2(H5E_DEFAULT);
   h5_loud(&q);
+  fl_free(img);
+  if (close(fd) != 0 && rc >= 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: closing %s failed: %s", path, tmp, strerror(errno));
   if (rc >= 0 && rename(tmp, path) != 0)
     rc = fl_seterr(FL_ERR_IO, "%s: renaming %s to it failed: %s", path, tmp, strerror(errno));
   if (rc < 0) unlink(tmp);
