@@ -50,6 +50,12 @@ int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *
  * row, a non-numeric cost, a pair steps.csv lacks) or FL_ERR_NOMEM. */
 int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver);
 
+/* Reads a `check` baseline (JSON text of len bytes, results/baselines/<case>.json) as `check`
+ * does: its steps, each registered solver's entry, options applied to that solver, and the
+ * comparison of a record of ones against it (printed to stdout). *ncase gets the entries
+ * compared. FL_OK, FL_ERR_FORMAT (not JSON, no valid steps) or the options' error. */
+int fl_check_read_baseline(const char *text, size_t len, int *ncase);
+
 
 /* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another
  * registered solver's name ("sap.beta=1" for a pgs handle) is skipped, every other key goes
