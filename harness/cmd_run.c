@@ -729,6 +729,15 @@ int fl_cmd_run(int argc, char **argv) {
                ? EXIT_USAGE
                : 1;
   }
+  // bodies that start inside each other: said, not silently pushed apart
+  fl_overlap ov[3];
+  int nov = 0;
+  if (fl_world_overlaps(w, FL_OVERLAP_TOL, ov, 3, &nov) == FL_OK) {
+    for (int k = 0; k < nov && k < 3; k++)
+      fprintf(stderr, "frictionlab run: warning: %s: bodies '%s' and '%s' overlap by %.3g m at "
+              "t = 0\n", a.input, w->body[ov[k].a].name, w->body[ov[k].b].name, ov[k].depth);
+    if (nov > 3) fprintf(stderr, "frictionlab run: warning: ... %d overlapping pairs in all\n", nov);
+  }
   double nsteps_d = a.steps >= 0 ? (double)a.steps : round(w->duration / w->dt);
   if (!(nsteps_d <= FL_RUN_MAX_STEPS)) {
     fprintf(stderr, "frictionlab run: %s: duration / dt = %g / %g = %g steps, expected at most "
