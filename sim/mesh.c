@@ -74,6 +74,12 @@ static void sort3(fl_int *k) {
 }
 
 
+/* Parity (0 or 1) of the order of three distinct vertices: their inversions mod 2. */
+static int face_parity(const fl_int *v) {
+  return ((v[0] > v[1]) + (v[0] > v[2]) + (v[1] > v[2])) & 1;
+}
+
+
 /* Boundary triangles (faces of one tet, outward) and vertices; manifold checks. */
 static int build_boundary(fl_mesh *m, const char *where) {
   // outward faces of a positive tet (v0 v1 v2 v3)
@@ -99,9 +105,19 @@ static int build_boundary(fl_mesh *m, const char *where) {
                      (int)f[i].key[0], (int)f[i].key[1], (int)f[i].key[2], (int)(j - i));
       break;
     }
+    // two positive tets on either side of a face see it in opposite orders; the same order
+    // means they lie on one side and overlap (a repeated tet, for one)
+    if (j - i == 2 && face_parity(f[i].v) == face_parity(f[i + 1].v)) {
+      rc = fl_seterr(FL_ERR_INVAL, "%s: two tets on the same side of face (%d %d %d): they "
+                     "overlap (a repeated tet?)", where, (int)f[i].key[0], (int)f[i].key[1],
+                     (int)f[i].key[2]);
+      break;
+    }
     if (j - i == 1) f[nb++] = f[i];
     i = j;
   }
+  if (rc >= 0 && nb == 0)
+    rc = fl_seterr(FL_ERR_INVAL, "%s: no boundary faces: every face is shared by two tets", where);
   if (rc < 0) {
     fl_free(f);
     return rc;

@@ -243,6 +243,10 @@ FL_TEST(hostile_meshes_rejected) {
   expect_bad(dir, "hugetag.msh", MSH("1 4 1 99999999999999999999\n", ""), "maxNodeTag");
   expect_bad(dir, "nanelem.msh", MSH("1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
                                      "1 1 1 1\n3 1 4 1\n1 1 2 nan 4\n"), "tetrahedron");
+  // found by fuzz_msh: the same tet twice (vertex order 2 1 4 3 is 1 2 3 4 again) left no
+  // boundary face at all, and two overlapping elements
+  expect_bad(dir, "twice.msh", MSH("1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
+                                   "1 2 1 2\n3 1 4 2\n1 1 2 3 4\n2 2 1 4 3\n"), "overlap (a repeated tet?)");
   // a second $Nodes section leaked the first and kept the first count
   char two[1024];
   snprintf(two, sizeof two, "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n%s$EndNodes\n$Nodes\n"

@@ -44,6 +44,9 @@ expect_fail ".msh NaN max tag" 1 "maxNodeTag" "$out" -- run "$tmp/nan.json" --ou
 msh "$tmp/two.msh" "$nodes\$EndNodes\n\$Nodes\n$nodes" "$tet"
 scene "$tmp/two.json" '{"type": "file", "path": "two.msh"}'
 expect_fail ".msh second \$Nodes" 1 'a second $Nodes section' "$out" -- run "$tmp/two.json" --out "$out"
+cp "$data/msh-repeated-tet.msh" "$tmp/twice.msh" # found by fuzz_msh
+scene "$tmp/twice.json" '{"type": "file", "path": "twice.msh"}'
+expect_fail ".msh with one tet twice" 1 "overlap (a repeated tet?)" "$out" -- run "$tmp/twice.json" --out "$out"
 mkdir "$tmp/dir.vtu"
 scene "$tmp/dir.json" '{"type": "file", "path": "dir.vtu"}'
 expect_fail ".vtu that is a folder" 1 "not a regular file" "$out" -- run "$tmp/dir.json" --out "$out"
