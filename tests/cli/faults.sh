@@ -5,6 +5,12 @@
 # command; a file-size limit (ulimit -f) and a folder that cannot be written give a message, a
 # non-zero exit and no folder.
 source "$(dirname "$0")/common.bash"
+# under the sanitizers a report is a failure even when the exit status is the expected one
+eval "plain_$(declare -f expect_fail)"
+expect_fail() {
+  plain_expect_fail "$@"
+  if grep -qE "Sanitizer|runtime error:" "$tmp/stderr"; then fail "$1: a sanitizer report"; fi
+}
 par=$tmp/res
 mkdir -p "$par"
 
