@@ -36,19 +36,29 @@
 
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
+#include "fl_verify.h"
 
-enum { NQ = 10, MAXSTEPS = 4096, QOWN = 8, QSOLVE = 9 };
+enum { NQ = 11, MAXSTEPS = 1000000, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
+/* a scene file checked at its own duration beyond this many steps is cut, and says so */
+enum { FILE_MAXSTEPS = 100000 };
+/* a recorded case whose last step ends above this common merit is far from converged */
+#define FAR_MERIT 1e-3
+/* the quick verify suite's CPU solvers (peers are not FrictionLab's to check) */
+static const char verify_solvers[] = "pgs,jacobi,primal-descent,dual-descent,sap,nsn,prox";
+/* tolerance of a verify row's error (relative error, or absolute where the answer is 0) */
+#define VERIFY_REL 0.01
+#define VERIFY_ABS 1e-9
 
 /* the recorded quantities, in this order */
 static const char *const qname[NQ] = {"nfail",      "merit_p50", "merit_p90",
                                       "merit_max",  "joint_p90", "iters_mean",
                                       "pen_max",    "drift_max", "own_p90",
-                                      "solve_s"};
+                                      "solve_s",    "limit_steps"};
 /* tolerance floors (rel, abs) per quantity: what is allowed when two builds agree exactly.
  * They absorb round-off on another compiler or BLAS without hiding a 1 % change in accuracy;
  * solve_s is informative only. */
-static const double qrel[NQ] = {0, 0.01, 0.01, 0.01, 0.01, 0.02, 0.01, 0.01, 0.1, INFINITY};
-static const double qabs[NQ] = {0, 1e-12, 1e-12, 1e-12, 1e-12, 0.05, 1e-10, 1e-9, 1e-14, INFINITY};
+static const double qrel[NQ] = {0, 0.01, 0.01, 0.01, 0.01, 0.02, 0.01, 0.01, 0.1, INFINITY, 0};
+static const double qabs[NQ] = {0, 1e-12, 1e-12, 1e-12, 1e-12, 0.05, 1e-10, 1e-9, 1e-14, INFINITY, 0};
 /* tolerance = max(floor, SPREAD_FACTOR x measured spread between two builds) */
 #define SPREAD_FACTOR 4.0
 
@@ -77,9 +87,15 @@ static const solver_case solver_cases[] = {
 };
 
 
+enum { MAXLIM = 16 };
 typedef struct {
   int status; /* 0 ok, 1 unsupported, 2 error */
   double q[NQ];
+  double merit_last; /* the last step's common merit (0 without contact) */
+  int nlim;          /* limits of the scene (at most MAXLIM reported) */
+  fl_obs_limit lim[MAXLIM];
+  int lim_steps[MAXLIM], lim_first[MAXLIM]; /* steps outside each, the first of them */
+  double lim_worst[MAXLIM], lim_far[MAXLIM]; /* the value farthest outside, and how far */
 } record;
 
 
@@ -166,6 +182,17 @@ static int run_case(const case_input *in, const char *solver, const char *opts, 
     goto done;
   }
   int ipen = obs_index(w, "pen_max"), idrift = obs_index(w, "drift_max");
+  // the scene's limits (declared, and the world's automatic ones): steps outside any
+  const fl_obs_limit *lim = NULL;
+  const fl_int *limi = NULL;
+  fl_int nlim = 0;
+  rc = fl_world_limits(w, &lim, &limi, &nlim);
+  if (rc < 0) goto done;
+  r->nlim = nlim < MAXLIM ? (int)nlim : MAXLIM;
+  for (int k = 0; k < r->nlim; k++) {
+    r->lim[k] = lim[k];
+    r->lim_first[k] = -1;
+  }
   long iters = 0;
   int n = 0;
   double t0 = fl_time_now();
@@ -190,6 +217,21 @@ static int run_case(const case_input *in, const char *solver, const char *opts, 
     iters += info.res.iters;
     if (ipen >= 0 && val[ipen] > r->q[6]) r->q[6] = val[ipen];
     if (idrift >= 0) r->q[7] = val[idrift];
+    r->merit_last = merit[n - 1];
+    int out = 0;
+    for (fl_int l = 0; l < nlim; l++) {
+      double x = val[limi[l]];
+      if (x >= lim[l].lo && x <= lim[l].hi) continue;
+      out = 1;
+      if (l >= MAXLIM) continue;
+      double far = isnan(x) ? INFINITY : x > lim[l].hi ? x - lim[l].hi : lim[l].lo - x;
+      if (r->lim_steps[l]++ == 0) r->lim_first[l] = k;
+      if (r->lim_steps[l] == 1 || far > r->lim_far[l]) {
+        r->lim_worst[l] = x;
+        r->lim_far[l] = far;
+      }
+    }
+    r->q[QLIMIT] += out;
   }
   qsort(merit, (size_t)n, sizeof *merit, cmp_d);
   qsort(joint, (size_t)n, sizeof *joint, cmp_d);
@@ -229,15 +271,20 @@ static void usage(FILE *f) {
     "\n"
     "Runs every canonical scene (or the scene file given) with every registered CPU solver for a\n"
     "stated number of steps and compares accuracy with the recorded baselines: failed steps,\n"
-    "merit quantiles over steps, joint residual, mean iterations, deepest penetration and\n"
-    "final drift, each with its own tolerance. Prints what moved; exits 1 on a regression, on\n"
-    "a case whose expected outcome changed and on a missing baseline, 2 on bad arguments.\n"
+    "merit quantiles over steps, joint residual, mean iterations, deepest penetration, final\n"
+    "drift and steps outside the scene's limits, each with its own tolerance; then the quick\n"
+    "analytic suite of `frictionlab verify` (--only verify selects it alone): each quantity's\n"
+    "verdict and error against verify.json. Prints what moved; exits 1 on a regression, on a\n"
+    "case whose expected outcome changed and on a missing baseline, 2 on bad arguments. A\n"
+    "recording warns about a solver failing every step, a last step far from converged (merit\n"
+    "above 1e-3) and limits crossed. A scene file runs its own duration (--steps N overrides).\n"
     "\n"
     "  --baselines DIR  where baselines are (--dir is the same); default: results/baselines\n"
     "                   beside the executable's folder, else in the source tree; for a scene\n"
     "                   file, FILE.baseline.json beside it\n"
     "  --update         record the baselines (after a deliberate change), at --steps N if\n"
-    "                   given (default: per scene, see docs/check.md); with --solver, other\n"
+    "                   given (default: per scene, see docs/check.md; a scene file: its\n"
+    "                   duration); with --solver, other\n"
     "                   solvers' records in the file are kept\n"
     "  --spread-from D  with --update: set each tolerance from the spread between this build\n"
     "                   and the records another build wrote to D (max(floor, 4 x spread))\n"
@@ -432,6 +479,25 @@ static void compare(const char *label, const char *solver, const cJSON *bs, cons
 }
 
 
+/* What a recording should not hide: a solver failing every step, a last step far from
+ * converged, and the scene's limits crossed (declared ones and the automatic ones). */
+static void warn_record(const char *label, const char *solver, const record *r, int steps) {
+  if (r->status != 0) return;
+  if (r->q[0] >= steps)
+    printf("warning: %s %s fails every one of its %d steps: the baseline records a solver that "
+           "never converged (give it a budget with --set %s.max_iter=N)\n", label, solver, steps, solver);
+  if (!(r->merit_last <= FAR_MERIT))
+    printf("warning: %s %s ends far from converged: the last step's merit is %.3g (> %g)\n",
+           label, solver, r->merit_last, FAR_MERIT);
+  for (int l = 0; l < r->nlim; l++) {
+    if (!r->lim_steps[l]) continue;
+    printf("warning: %s %s: %s: %s %.6g outside [%g, %g] in %d of %d steps from step %d\n", label,
+           solver, r->lim[l].label, r->lim[l].obs, r->lim_worst[l], r->lim[l].lo, r->lim[l].hi,
+           r->lim_steps[l], steps, r->lim_first[l]);
+  }
+}
+
+
 typedef struct {
   int update, steps; /* steps 0: per scene */
   const char *only, *solver_list, *dir, *spread_dir, *file;
@@ -484,6 +550,19 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
         return 2;
       }
     }
+  } else if (!steps && in->file) {
+    // a user's scene runs its own duration (cut at FILE_MAXSTEPS, and said)
+    fl_world *w = NULL;
+    if (fl_world_load_json(in->file, &w) < 0) {
+      fprintf(stderr, "frictionlab check: %s\n", fl_errmsg());
+      cJSON_Delete(base);
+      return 2;
+    }
+    double own = floor(w->duration / w->dt + 0.5);
+    steps = own < 1 ? 1 : own > FILE_MAXSTEPS ? FILE_MAXSTEPS : (int)own;
+    printf("check: %s: %d steps (%s %g s at dt %g s; --steps N for another length)\n", in->file,
+           steps, own > FILE_MAXSTEPS ? "cut from its duration" : "its duration", w->duration, w->dt);
+    fl_world_free(w);
   } else if (!steps) {
     const scene_case *sc = in->scene ? find_scene_case(in->scene) : NULL;
     steps = sc ? sc->steps : DEFAULT_STEPS;
@@ -554,6 +633,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       add_tolerance(o, &r, oc);
     }
     printf("%-22s %-16s %-12s %-10s %s\n", label, solvers[k], "-", "recorded", outcome_name(&r, steps));
+    warn_record(label, solvers[k], &r, steps);
   }
   if (a->update && !err) {
     char *txt = cJSON_Print(out);
@@ -568,6 +648,134 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
   cJSON_Delete(other);
   cJSON_Delete(base);
   return err;
+}
+
+
+//---- the quick verify suite as a baseline (verify.json) ----
+
+/* Per row of the suite (docs/verify.md): the verdict and the error of every quantity. A
+ * verdict that was "pass" and is no longer, or a new "error", is a regression; another change
+ * of verdict (a failure that now passes) means the baseline is stale; an error above
+ * base (1 + VERIFY_REL) + VERIFY_ABS is a regression too (a failing row can fail worse). */
+typedef struct {
+  const check_args *a;
+  cJSON *solvers;     /* the record being written (update) */
+  const cJSON *base;  /* the recorded one (compare) */
+  tally *t;
+  int rows;
+} verify_ctx;
+
+
+static cJSON *child_object(cJSON *o, const char *key) {
+  cJSON *c = cJSON_GetObjectItem(o, key);
+  return c ? c : cJSON_AddObjectToObject(o, key);
+}
+
+
+static int verify_row(void *ctx, const fl_verify_row *r) {
+  verify_ctx *v = ctx;
+  char key[96], label[40], who[160];
+  const char *set = *r->settings ? r->settings : "defaults";
+  snprintf(key, sizeof key, "%s.%s", r->case_name, r->quantity);
+  snprintf(label, sizeof label, "verify:%s", r->case_name);
+  snprintf(who, sizeof who, "%s%s%s%s", r->solver, *r->settings ? "(" : "", r->settings,
+           *r->settings ? ")" : ""); /* one word: the table stays columns */
+  v->rows++;
+  if (v->a->update) {
+    cJSON *o = cJSON_AddObjectToObject(child_object(child_object(v->solvers, r->solver), set), key);
+    if (!o) return fl_seterr(FL_ERR_NOMEM, "check: out of memory");
+    cJSON_AddStringToObject(o, "verdict", r->verdict);
+    // NaN is JSON null: a measurement that was NaN
+    if (isfinite(r->rel_error)) cJSON_AddNumberToObject(o, "error", r->rel_error);
+    else cJSON_AddNullToObject(o, "error");
+    if (isfinite(r->expected)) cJSON_AddNumberToObject(o, "expected", r->expected);
+    if (isfinite(r->measured)) cJSON_AddNumberToObject(o, "measured", r->measured);
+    if (isfinite(r->tolerance)) cJSON_AddNumberToObject(o, "verify_tolerance", r->tolerance);
+    return FL_OK;
+  }
+  const cJSON *bs = cJSON_GetObjectItem(
+    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v->base, "solvers"), r->solver), set), key);
+  if (!bs) {
+    printf("%-22s %-16s %-12s %-10s\n", label, who, r->quantity, "MISSING");
+    v->t->missing++;
+    return FL_OK;
+  }
+  const char *bv = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "verdict"));
+  if (!bv || strcmp(bv, r->verdict)) {
+    int worse = (bv && !strcmp(bv, "pass")) || !strcmp(r->verdict, "error");
+    printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, who, r->quantity,
+           worse ? "REGRESSED" : "CHANGED", bv ? bv : "?", r->verdict);
+    v->t->regressions += worse;
+    v->t->changed += !worse;
+    return FL_OK;
+  }
+  const cJSON *be = cJSON_GetObjectItem(bs, "error");
+  if (r->status != 0 || !be) return FL_OK;
+  double b = cJSON_IsNumber(be) ? be->valuedouble : NAN, e = r->rel_error;
+  int worse = isnan(b) ? 0 : isnan(e) || e > b * (1 + VERIFY_REL) + VERIFY_ABS;
+  int better = !isnan(b) && !isnan(e) && e < b * (1 - VERIFY_REL) - VERIFY_ABS;
+  if (worse || better)
+    printf("%-22s %-16s %-12s %-10s %12.6g %12.6g (error; allowed +%g%% + %g)\n", label, who,
+           r->quantity, worse ? "REGRESSED" : "improved", b, e, 100 * VERIFY_REL, VERIFY_ABS);
+  v->t->regressions += worse;
+  return FL_OK;
+}
+
+
+/* Checks (or records) the quick verify suite against dir/verify.json. Returns 0, or 2 on an
+ * error of check itself (message printed). */
+static int check_verify(const check_args *a, const char *dir, tally *t) {
+  char path[8800];
+  snprintf(path, sizeof path, "%s/verify.json", dir);
+  cJSON *base = load_json(path);
+  if (!a->update && !base) {
+    printf("%-22s %-16s %-12s %-10s (no baseline at %s)\n", "verify", "*", "-", "MISSING", path);
+    t->missing++;
+    return 0;
+  }
+  // the suite's CPU solvers, narrowed by --solver
+  char list[256] = "", buf[256];
+  snprintf(buf, sizeof buf, "%s", verify_solvers);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+    if (in_list(a->solver_list, tok) && fl_solver_find(tok)) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", l ? "," : "", tok);
+    }
+  if (!*list) {
+    cJSON_Delete(base);
+    return 0;
+  }
+  cJSON *out = NULL;
+  verify_ctx v = {a, NULL, base, t, 0};
+  if (a->update) {
+    out = cJSON_CreateObject();
+    cJSON_AddNumberToObject(out, "format", 1);
+    cJSON_AddStringToObject(out, "suite", "frictionlab verify --quick (docs/verify.md)");
+    cJSON_AddStringToObject(out, "tolerance_rule", "verdict unchanged; error <= base (1 + 0.01) + 1e-9");
+    v.solvers = cJSON_AddObjectToObject(out, "solvers");
+    // a partial update keeps the other solvers' records
+    const cJSON *e;
+    if (a->solver_list)
+      cJSON_ArrayForEach(e, cJSON_GetObjectItem(base, "solvers"))
+        if (!in_list(a->solver_list, e->string))
+          cJSON_AddItemToObject(v.solvers, e->string, cJSON_Duplicate(e, 1));
+  }
+  fl_verify_opts o = {1, NULL, list, a->nset, (const char *const *)a->set};
+  int rc = fl__verify_run(&o, verify_row, &v);
+  if (rc >= 0 && a->update) {
+    char *txt = cJSON_Print(out);
+    rc = txt ? write_text(path, txt) : fl_seterr(FL_ERR_NOMEM, "check: out of memory");
+    cJSON_free(txt);
+    if (rc >= 0) printf("%-22s %-16s %-12s %-10s %d quantities of the quick suite\n", "verify", list, "-", "recorded", v.rows);
+  }
+  cJSON_Delete(out);
+  cJSON_Delete(base);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab check: verify: %s\n", fl_errmsg());
+    return 2;
+  }
+  t->cases++;
+  return 0;
 }
 
 
@@ -682,7 +890,7 @@ int fl_cmd_check(int argc, char **argv) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", a.only);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
-      if (!fl_scene_find(t)) {
+      if (!fl_scene_find(t) && strcmp(t, "verify")) {
         fprintf(stderr, "frictionlab check: unknown scene '%s'\n", t);
         return 2;
       }
@@ -745,6 +953,11 @@ int fl_cmd_check(int argc, char **argv) {
       const scene_case *c = find_scene_case(scene);
       case_input in = {scene, NULL, c && c->set ? c->set : ""};
       int rc = check_scene(&a, &in, scene, path, a.spread_dir ? other : NULL, &t);
+      if (rc) return rc;
+    }
+    // the quick analytic suite (its own durations; --steps does not apply)
+    if (in_list(a.only, "verify")) {
+      int rc = check_verify(&a, dir, &t);
       if (rc) return rc;
     }
   }

@@ -42,7 +42,9 @@ static int set_opts(fl_solver *s, const char *opts) {
 static int make_nsn(const char *opts, fl_solver **out) {
   FL_TRY(fl_register_all());
   FL_TRY(fl_solver_create("nsn", out));
-  int rc = set_opts(*out, "max_iter=8"); // the thesis' budget; opts may override it
+  // the thesis' formulation (Fischer-Burmeister, compliance form, inner lin) and budget;
+  // opts may override them
+  int rc = set_opts(*out, "max_iter=8,ncp=fb");
   if (rc >= 0) rc = set_opts(*out, opts);
   if (rc < 0) {
     fl_solver_destroy(*out);
@@ -306,10 +308,10 @@ static int fig19(fl_fig_ctx *ctx) {
 static int fig20(fl_fig_ctx *ctx) {
   static const struct {
     const char *tag, *opts, *label;
-  } runs[4] = {{"pcr", "max_iter=8,lin=pcr", "NSN + PCR"}, // the thesis' 8 Newton iterations
-               {"direct", "max_iter=8,lin=direct", "NSN + direct"},
-               {"jacobi", "max_iter=8,lin=jacobi", "NSN + Jacobi"},
-               {"gs", "max_iter=8,lin=gs", "NSN + Gauss-Seidel"}};
+  } runs[4] = {{"pcr", "max_iter=8,ncp=fb,lin=pcr", "NSN + PCR"}, // the thesis: 8 Newton its
+               {"direct", "max_iter=8,ncp=fb,lin=direct", "NSN + direct"},
+               {"jacobi", "max_iter=8,ncp=fb,lin=jacobi", "NSN + Jacobi"},
+               {"gs", "max_iter=8,ncp=fb,lin=gs", "NSN + Gauss-Seidel"}};
   static const struct {
     const char *scene, *obs, *ylabel, *title;
   } sc[2] = {{"arch_parabolic", "arch_disp_max", "largest voussoir displacement (m)",

@@ -85,7 +85,8 @@ static int run(fl_fig_ctx *ctx) {
   static const variant vs[] = {
     {"sap", NULL, "SAP, defaults", NULL, NULL},
     {"sap", "sap.beta=0.001", "SAP near-rigid (beta 0.001)", NULL, NULL},
-    {"nsn", NULL, "NSN (PCR), rigid", NULL, NULL},
+    {"nsn", NULL, "NSN, defaults (Alart-Curnier, rigid polish)", NULL, NULL},
+    {"nsn", NULL, "NSN (Fischer-Burmeister, PCR), rigid", "ncp=fb", "nsn-fb.csv"},
     {"nsn", NULL, "NSN (Alart-Curnier, LU), near-rigid 1e-6",
      "ncp=ac,warm_start=true,ac.compliance=1e-6", "nsn-ac-near-rigid.csv"},
     {"mujoco-newton", NULL, "MuJoCo Newton, solref 0.02 1", NULL, NULL},

@@ -186,7 +186,9 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
     if (bars)
       fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
                  "set boxwidth 0.75\nset key outside top right\n");
-    if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7'\n");
+    // category names are text (no subscripts); points get half a category of room each side
+    if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7' noenhanced\n");
+    if (p->xtics[0] && !bars) fprintf(f, "set offsets 0.5, 0.5, 0, 0\n");
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
@@ -206,6 +208,12 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
         gp_str(f, se->x);
         fprintf(f, ":");
         gp_str(f, se->y);
+        // category ticks from the first series (each row's x names a category)
+        if (p->xtics[0] && s == 0) {
+          fprintf(f, ":xtic(stringcolumn(");
+          gp_str(f, p->xtics);
+          fprintf(f, "))");
+        }
         fprintf(f, " with %s lw 2 title ", se->points == 1   ? "points pt 7 ps 0.8"
                                            : se->points == 2 ? "linespoints pt 7 ps 0.6"
                                                              : "lines");
@@ -224,7 +232,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
     if (first) fprintf(f, "[0:1] [0:1] NaN notitle");
     fprintf(f, "\n");
     if (bars) fprintf(f, "set style fill empty\nset key inside top right\n");
-    if (p->xtics[0]) fprintf(f, "set xtics norotate font ''\n");
+    if (p->xtics[0]) fprintf(f, "set xtics norotate font '' enhanced\nset offsets 0, 0, 0, 0\n");
   }
   fprintf(f, "unset multiplot\n");
   if (fclose(f) != 0) return fl_seterr(FL_ERR_IO, "%s: write failed", path);

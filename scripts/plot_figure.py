@@ -112,11 +112,18 @@ def main(argv):
         for r in panel.get("refs", []):
             ax.axhline(r["y"], color="black", linestyle="--", linewidth=1, label=r["label"])
         if panel.get("xtics") and panel["series"]:
+            # every row names a tick, also rows whose y is missing (a case not run)
             first = panel["series"][0]
-            xs, _ = read_series(folder, first)
-            names = read_column(folder, first["csv"], panel["xtics"])
-            ax.set_xticks(xs)
-            ax.set_xticklabels(names[:len(xs)], rotation=30, ha="right", fontsize=7)
+            ticks = []
+            for tick_x, tick_name in zip(read_column(folder, first["csv"], first["x"]),
+                                         read_column(folder, first["csv"], panel["xtics"])):
+                try:
+                    if math.isfinite(float(tick_x)):
+                        ticks.append((float(tick_x), tick_name))
+                except (ValueError, TypeError):
+                    pass
+            ax.set_xticks([t[0] for t in ticks])
+            ax.set_xticklabels([t[1] for t in ticks], rotation=30, ha="right", fontsize=7)
         if panel.get("logx"):
             ax.set_xscale("log")
         if panel.get("logy"):

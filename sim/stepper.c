@@ -408,6 +408,14 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     L1[2] = L2[2] = pm->tau_d;
   }
 
+  // test hook (docs/verify.md, tests/cli/verify.sh): FL_TEST_MU_SCALE multiplies every rigid
+  // contact's friction coefficient, a deliberate physics bug that `verify` must catch
+  static double mu_scale = 0;
+  if (mu_scale == 0) {
+    const char *ms = getenv("FL_TEST_MU_SCALE");
+    mu_scale = ms && atof(ms) > 0 ? atof(ms) : 1;
+  }
+
   int matched = 0;
   for (fl_int c = 0; c < m->nct; c++) {
     const fl__contact *ct = &m->ct[c];
@@ -435,7 +443,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
     }
     const double *L = law + 3 * (ba->material * nm + bb->material);
     p->phi0[c] = ct->phi;
-    p->mu[c] = L[0];
+    p->mu[c] = mu_scale * L[0];
     p->stiffness[c] = ct->k > 0 ? ct->k : L[1];
     p->tau_d[c] = L[2];
     p->clique_a[c] = ba->dof >= 0 ? ba->dof / 6 : -1;

@@ -64,9 +64,13 @@
  * "Robustness and the proximal loop"). Every path falls back to the projection step when the
  * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  *
- * ncp=ac on a global problem: solved in its local form (fl_problem_local_form, formed in setup
- * as prox does: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n), handing out
- * v = v* + A^-1 J^T gamma; bilateral rows, which the local form cannot express, are refused.
+ * ncp=ac on a global problem (the default, ncp=auto, unless it has bilateral rows): solved in
+ * its local form (fl_problem_local_form, formed in setup as prox does: W = J A^-1 J^T +
+ * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; bilateral rows,
+ * which the local form cannot express, are refused. On global problems the auto values make it
+ * near-rigid (ac.compliance: W_ii (1 + 3e-4)), non-monotone in its search (ac.nonmono), polished
+ * on the rigid problem once the near-rigid one converged (ac.polish), and a solve that fails
+ * hands out its best iterate with no kinetic energy added (ac.best; nsn_solve_ac).
  * World steps have redundant contacts (four or more per face), where W is singular, so there
  * the Jacobian is regularized (ac.reg) and a solve that has not converged after ac.restart
  * iterations restarts once from gamma = 0 with a Tikhonov continuation (nsn_solve_ac). Their
@@ -88,6 +92,10 @@
 #define NSN_AC_DENSE_MAX 384 /* ac.lu=auto: dense LU on global problems up to this many rows */
 #define NSN_AC_TK0 1e-2      /* ac restart: initial Tikhonov weight (relative to diag W) */
 #define NSN_AC_TK_SHRINK 1e-3 /* ac restart: the weight's factor after a full Newton step */
+#define NSN_AC_COMPLIANCE 3e-4 /* ac.compliance=auto on global problems (world steps) */
+#define NSN_AC_NONMONO 5     /* ac.nonmono=auto on global problems */
+#define NSN_AC_POLISH 4      /* ac.polish=auto on global problems */
+#define NSN_AC_POLISH2 1e-2  /* the polish's second try: compliance c 1e-2 */
 
 //---- NCP functions (appendix A) ----
 
@@ -325,6 +333,8 @@ enum { LS_NONE = 0, LS_BACKTRACK = 1, LS_AUTO = 2 };
 enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
 enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2 };
+enum { RHO_DIAG = 0, RHO_SPECTRAL = 1 };
+enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2 };
 
 typedef struct nsn_opts {
   int ncp;
@@ -346,6 +356,11 @@ typedef struct nsn_opts {
   int ac_restart;
   int ac_lu;
   double ac_compliance;
+  int ac_rho;
+  int ac_fallback;
+  int ac_best;
+  int ac_nonmono;
+  int ac_polish;
 } nsn_opts;
 
 #define OO(f) offsetof(nsn_opts, f)
@@ -353,15 +368,19 @@ static const fl_option_desc nsn_options[] = {
   {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
-   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac on local, fb on global problems"},
+   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac, except fb on global problems with "
+   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
+   "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
+   "not converge returns a negative reason and its best iterate, capped so that it adds no "
+   "kinetic energy (docs/nsn.md)"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
    "complementarity preconditioning r: 1, dt^2 (friction dt), or dt^2 W_ii (friction dt W_ii)"},
   {"alpha", FL_OPT_REAL, OO(alpha), 1e-6, 1, 0.75, NULL,
    "damped Newton step fraction (line_search=none)"},
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 0, LS_AUTO, "none|backtrack|auto",
    "none: fixed alpha; backtrack: Armijo, halve from 1 until the merit decreases enough; "
-   "auto = backtrack on local problems and with ncp=ac, none on global problems (world steps) "
-   "with ncp=fb|min"},
+   "auto = backtrack on local problems and with ncp=ac, none on global problems with "
+   "ncp=fb|min (the old world-step setting, which can stall with contacts stuck)"},
   {"start", FL_OPT_ENUM, OO(start), 0, 0, START_ZERO, "zero|free",
    "starting iterate without warm_start: v = 0, gamma = 0 (thesis) or v = v*, gamma = 0"},
   {"project_v", FL_OPT_BOOL, OO(project_v), 0, 1, 1, NULL,
@@ -394,9 +413,28 @@ static const fl_option_desc nsn_options[] = {
   {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse",
    "ncp=ac: the Jacobian's LU: dense (partial pivoting) or sparse (UMFPACK); auto = dense on "
    "global problems of at most 384 rows (world steps: many small solves), sparse otherwise"},
-  {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), 0, 1, 0, NULL,
+  {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), -1, 1, -1, NULL,
    "ncp=ac: near-rigid regularization c: W_ii of every row becomes (1 + c) W_ii, a compliance "
-   "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem"},
+   "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem; -1 = auto: "
+   "3e-4 on global problems (world steps), 0 on local ones"},
+  {"ac.rho", FL_OPT_ENUM, OO(ac_rho), 0, 0, RHO_DIAG, "diag|spectral",
+   "ncp=ac: the Alart-Curnier parameters rho: diag = 1/W_nn and 1/W_tt per contact; "
+   "spectral = 1/lambda_max of the contact's 3x3 block of W for all three rows (Siconos's "
+   "default; on world steps it stalls more often than diag)"},
+  {"ac.fallback", FL_OPT_ENUM, OO(ac_fallback), 0, 0, FB_AUTO, "auto|projection|gs",
+   "ncp=ac: the step taken when the Newton direction fails or the line search finds no "
+   "decrease: projection (gamma - F, all contacts at once) or gs (one projected Gauss-Seidel "
+   "sweep over the contacts); auto = gs on global problems, projection on local ones"},
+  {"ac.best", FL_OPT_ENUM, OO(ac_best), 0, 0, 0, "auto|off|on",
+   "ncp=ac: a solve that does not converge hands out the iterate of least own residual "
+   "(recorded as one more iteration; the reason stays negative); auto = on global problems"},
+  {"ac.nonmono", FL_OPT_INT, OO(ac_nonmono), -1, 16, -1, NULL,
+   "ncp=ac: non-monotone Armijo search: accept a step whose merit is below the largest of the "
+   "last M iterations' (0: monotone); -1 = auto: 5 on global problems, 0 on local ones"},
+  {"ac.polish", FL_OPT_INT, OO(ac_polish), -1, 1000, -1, NULL,
+   "ncp=ac with ac.compliance > 0: after the regularized problem converged, at most this many "
+   "Newton iterations on the rigid one from its solution; the rigid answer is handed out when "
+   "they converge, else the regularized one (0: never); -1 = auto: 4 on global problems"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -446,6 +484,16 @@ typedef struct nsn_data {
   int *acpiv;          /* (2n) its row interchanges, then fl_lu_factor's last[] */
   double acreg;        /* resolved ac.reg */
   int acrestart;       /* resolved ac.restart */
+  fl_csr *acWc;        /* ac.compliance > 0: the regularized W (pl->W or Wown), whose diagonal
+                          ac_set_rigid switches between (1 + c) W_ii and W_ii */
+  fl_int *acdk;        /* (n) position of W_ii in acWc->val */
+  double *acwd;        /* (2n) regularized, then rigid W_ii */
+  int acpolish;        /* resolved ac.polish: rigid Newton iterations after a regularized solve */
+  double accomp;       /* resolved ac.compliance */
+  int acnm;           /* ac.nonmono: merits kept for the non-monotone search */
+  double acthist[16];  /* their values, newest first */
+  int acfb, acbest;    /* resolved ac.fallback (FB_GS or FB_PROJECTION), ac.best (0/1) */
+  double *acbestg;     /* (n) ac.best: the iterate of least own residual */
   double acmu;         /* Jacobian G = A + B (W + acmu diag W) of the current iteration */
   fl_problem *pl;      /* ncp=ac on a global problem: its local form (owned); dyn and B give
                           the velocities handed out, v* + A^-1 J^T gamma */
@@ -470,6 +518,9 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->wpos);
   fl_free(d->dpos);
   fl_free(d->acF);
+  fl_free(d->acbestg);
+  fl_free(d->acdk);
+  fl_free(d->acwd);
   fl_problem_free(d->pl);
   fl_free(d->acG);
   fl_free(d->acpiv);
@@ -572,7 +623,7 @@ static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   return FL_OK;
 }
 
-static int ac_setup(nsn_data *d, int dense);
+static int ac_setup(nsn_data *d, int dense, int spectral);
 
 static int nsn_setup(fl_solver *s, const fl_problem *p) {
   nsn_data *d = s->data;
@@ -582,11 +633,24 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->nv = p->nv;
   d->n = fl_problem_nrows(p);
   d->global = p->kind == FL_PROBLEM_GLOBAL;
-  d->ncp = o->ncp == NCP_AUTO ? (d->global ? NCP_FB : NCP_AC) : o->ncp;
+  // auto: Alart-Curnier, except on global problems with bilateral rows (its local form
+  // cannot express them) or without contacts (nothing for it to solve), which keep
+  // Fischer-Burmeister
+  d->ncp = o->ncp == NCP_AUTO ? (d->global && (p->nh > 0 || p->nc == 0) ? NCP_FB : NCP_AC)
+                              : o->ncp;
   d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
                                      : o->line_search;
   d->acreg = o->ac_reg >= 0 ? o->ac_reg : (d->global ? 1e-11 : 0);
   d->acrestart = o->ac_restart >= 0 ? o->ac_restart : (d->global ? 10 : 0);
+  d->acfb = o->ac_fallback == FB_AUTO ? (d->global ? FB_GS : FB_PROJECTION) : o->ac_fallback;
+  d->acbest = o->ac_best == 0 ? d->global : o->ac_best == 2;
+  d->acnm = o->ac_nonmono >= 0 ? o->ac_nonmono : (d->global ? NSN_AC_NONMONO : 0);
+  double accomp = o->ac_compliance >= 0 ? o->ac_compliance
+                                         : (d->global ? NSN_AC_COMPLIANCE : 0);
+  d->acpolish = o->ac_polish >= 0 ? o->ac_polish : (d->global ? NSN_AC_POLISH : 0);
+  if (!(accomp > 0)) d->acpolish = 0;
+  d->accomp = accomp;
+  int rho_spectral = o->ac_rho == RHO_SPECTRAL;
   if (d->ncp == NCP_AC && d->global) {
     // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
     if (p->nh > 0)
@@ -613,15 +677,27 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
                        "bilateral rows", p->name);
     d->W = p->W;
   }
-  if (d->ncp == NCP_AC && o->ac_compliance > 0) { // near-rigid: W_ii (1 + c), on an own copy
+  if (d->ncp == NCP_AC && accomp > 0) { // near-rigid: W_ii (1 + c), on an own copy
     fl_csr *Wc = d->pl ? d->pl->W : NULL;
     if (!Wc) {
       FL_TRY(fl_csr_copy(d->W, &d->Wown));
       Wc = d->Wown;
     }
-    for (fl_int r = 0; r < Wc->nrow; r++)
+    size_t nr = (size_t)(Wc->nrow > 0 ? Wc->nrow : 1);
+    d->acdk = fl_malloc(nr * sizeof(fl_int));
+    d->acwd = fl_malloc(2 * nr * sizeof(double));
+    if (!d->acdk || !d->acwd) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
+    for (fl_int r = 0; r < Wc->nrow; r++) {
+      d->acdk[r] = -1;
+      d->acwd[r] = d->acwd[nr + (size_t)r] = 0;
       for (fl_int k = Wc->rowptr[r]; k < Wc->rowptr[r + 1]; k++)
-        if (Wc->col[k] == r) Wc->val[k] *= 1 + o->ac_compliance;
+        if (Wc->col[k] == r) {
+          d->acdk[r] = k;
+          d->acwd[nr + (size_t)r] = Wc->val[k];  // rigid
+          d->acwd[r] = Wc->val[k] *= 1 + accomp; // regularized
+        }
+    }
+    d->acWc = Wc;
     d->W = Wc;
   }
   if (d->W->nrow != d->n || d->W->ncol != d->n)
@@ -701,7 +777,8 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
 
   if (d->ncp == NCP_AC) // no inner solver
     return ac_setup(d, o->ac_lu == LU_DENSE ||
-                           (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX));
+                           (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX),
+                    rho_spectral);
 
   // the inner solver on K's pattern
   fl_lin_opts lo;
@@ -886,9 +963,33 @@ static int cmp_int(const void *a, const void *b) {
 }
 
 
+/* the largest eigenvalue of the symmetric 3x3 block of W at rows and columns r..r+2
+ * (trigonometric closed form of the characteristic cubic) */
+static double block_lambda_max(const fl_csr *W, fl_int r) {
+  double a[3][3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) a[i][j] = fl_csr_get(W, r + i, r + j);
+  for (int i = 0; i < 3; i++) // symmetrize (rounding)
+    for (int j = i + 1; j < 3; j++) a[i][j] = a[j][i] = 0.5 * (a[i][j] + a[j][i]);
+  double p1 = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
+  double q = (a[0][0] + a[1][1] + a[2][2]) / 3;
+  if (p1 <= 1e-300) return fmax(a[0][0], fmax(a[1][1], a[2][2]));
+  double p2 = (a[0][0] - q) * (a[0][0] - q) + (a[1][1] - q) * (a[1][1] - q) +
+              (a[2][2] - q) * (a[2][2] - q) + 2 * p1;
+  double pp = sqrt(p2 / 6), b[3][3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) b[i][j] = (a[i][j] - (i == j ? q : 0)) / pp;
+  double detb = b[0][0] * (b[1][1] * b[2][2] - b[1][2] * b[2][1]) -
+                b[0][1] * (b[1][0] * b[2][2] - b[1][2] * b[2][0]) +
+                b[0][2] * (b[1][0] * b[2][1] - b[1][1] * b[2][0]);
+  double rr = fmax(-1.0, fmin(1.0, 0.5 * detb));
+  return q + 2 * pp * cos(acos(rr) / 3);
+}
+
+
 /* the arrays, and G's dense storage or its sparse pattern (fixed in a solve: every product
  * entry is kept, zero or not) */
-static int ac_setup(nsn_data *d, int dense) {
+static int ac_setup(nsn_data *d, int dense, int spectral) {
   const fl_csr *W = d->W;
   fl_int n = d->n, nc = d->nc;
   size_t nn = (size_t)(n > 0 ? n : 1), nnc = (size_t)(nc > 0 ? nc : 1);
@@ -905,6 +1006,14 @@ static int ac_setup(nsn_data *d, int dense) {
     double wnn = d->wdiag[3 * i];
     d->acrn[i] = wnn > DBL_MIN ? 1.0 / wnn : 1.0;
     d->acrt[i] = 1.0 / d->wtt[i];
+    if (spectral) { // one rho = 1/lambda_max of the contact's block for all three rows
+      double lm = block_lambda_max(W, 3 * i);
+      if (lm > DBL_MIN) d->acrn[i] = d->acrt[i] = 1.0 / lm;
+    }
+  }
+  if (d->acbest || d->acpolish > 0) {
+    d->acbestg = fl_malloc(nn * sizeof(double));
+    if (!d->acbestg) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
   }
   if (dense) {
     d->acG = fl_calloc(nn * nn, sizeof(double));
@@ -1112,6 +1221,51 @@ static double ac_trial(nsn_data *d, const fl_problem *p, double tk) {
   return ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
 }
 
+/* the fallback step into d->acgt, from gamma: one projected Gauss-Seidel sweep over the
+ * contacts, each contact's block set to its Alart-Curnier projection (max(0, x_n),
+ * P_disk(mu x_n)(y)) with u from the contacts already swept (and the Tikhonov term tk);
+ * with rho = 1/lambda_max of the block each update is a projected gradient step on the
+ * contact's block, which does not grow the impulses the way the simultaneous (Jacobi)
+ * projection gamma - F can on strongly coupled contacts (arches) */
+static void ac_gs_sweep(nsn_data *d, const fl_problem *p, const double *gamma, double tk) {
+  const fl_csr *W = d->W;
+  double *x = d->acgt;
+  memcpy(x, gamma, (size_t)d->n * sizeof(double));
+  for (fl_int i = 0; i < d->nc; i++) {
+    double u[3];
+    for (int a = 0; a < 3; a++) {
+      fl_int r = 3 * i + a;
+      double t = p->q[r] + tk * d->wdiag[r] * x[r];
+      for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) t += W->val[k] * x[W->col[k]];
+      u[a] = t;
+    }
+    double *g = x + 3 * i, rn = d->acrn[i], rt = d->acrt[i];
+    double xn = g[0] - rn * u[0], pn = xn > 0 ? xn : 0;
+    double y1 = g[1] - rt * u[1], y2 = g[2] - rt * u[2], R = p->mu[i] * pn, ny = hypot(y1, y2);
+    if (ny > R) {
+      double c = ny > 0 ? R / ny : 0;
+      y1 *= c;
+      y2 *= c;
+    }
+    if (!isfinite(pn) || !isfinite(y1) || !isfinite(y2)) continue; // leave the block
+    g[0] = pn;
+    g[1] = y1;
+    g[2] = y2;
+  }
+}
+
+/* ac.compliance c > 0: W's diagonal regularized ((1 + c) W_ii, level 0), rigid (W_ii, level
+ * 1) or between ((1 + c NSN_AC_POLISH2) W_ii, level 2: the polish's second try) */
+static void ac_set_rigid(nsn_data *d, int level) {
+  size_t nr = (size_t)(d->n > 0 ? d->n : 1);
+  for (fl_int r = 0; r < d->n; r++) {
+    if (d->acdk[r] < 0) continue;
+    double w0 = d->acwd[nr + (size_t)r];
+    d->acWc->val[d->acdk[r]] =
+        level == 0 ? d->acwd[r] : level == 1 ? w0 : w0 * (1 + d->accomp * NSN_AC_POLISH2);
+  }
+}
+
 /* ncp=ac on a global problem pg (solved in its local form): v = v* + A^-1 J^T gamma */
 static void ac_hand_out_v(const nsn_data *d, const fl_problem *pg, const double *gamma,
                           double *v) {
@@ -1148,22 +1302,44 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
   d->acmu = d->acreg;
 
-  nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+  // a guess that already solves the rigid problem (warm start from an answer) is taken as is
+  int rigid0 = 0;
+  if (d->acpolish > 0 && s->common.warm_start) {
+    ac_set_rigid(d, 1);
+    nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    rigid0 = d->error <= s->common.abs_tol;
+    if (!rigid0) ac_set_rigid(d, 0);
+  }
+  if (!rigid0) nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
   fl_iter_stat st;
   fl_iter_stat_init(&st, 0);
   fill_stat(d, &st);
   double th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
   st.objective = sqrt(2 * th);
   if (d->pl && fl_solver_wants_iterate(s, 0)) ac_hand_out_v(d, pg, gamma, v);
-  if (fl_solver_record(s, &st) != 0) {
+  int stop0 = fl_solver_record(s, &st) != 0;
+  if (rigid0) { // back to the regularized problem (never_stop goes on with it)
+    ac_set_rigid(d, 0);
+    if (!stop0) {
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+      th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+    }
+  }
+  if (stop0) {
     ac_hand_out_v(d, pg, gamma, v);
     return FL_OK;
   }
 
-  int tikhonov = 0;
+  int tikhonov = 0, nmk = 0; /* nmk: merits in the non-monotone history */
   double tk = 0, tlast = 0; /* the Tikhonov weight (restarted solve); the last step length */
+  double best_err = d->error; /* ac.best: the least own residual so far, its iterate */
+  if (d->acbest) memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
+  /* polish: 0 = solving the regularized problem (or the only one), > 0 = iterations left on
+   * the rigid problem after the regularized one converged; d->acbestg keeps its solution and
+   * reg_reason its reason */
+  int polish = 0, reg_reason = 0, plevel = 0;
   for (int k = 1;; k++) {
-    int restart = d->acrestart > 0 && k == d->acrestart;
+    int restart = !polish && d->acrestart > 0 && k == d->acrestart;
     if (restart) { // not converged: restart from zero on the regularized problem
       tikhonov = 1;
       tk = NSN_AC_TK0;
@@ -1196,16 +1372,23 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
       neval = 1;
       ok = isfinite(tht);
     } else if (newton) { // Armijo: the Newton direction's slope is -||F||^2 = -2 th
+      // non-monotone (ac.nonmono > 0): the reference is the largest merit of the last
+      // iterations, so that a full step through a kink of F may raise the merit for a while
+      double ref = th;
+      for (int j = 0; j < d->acnm && j < nmk; j++) ref = fmax(ref, d->acthist[j]);
       for (int tr = 0; tr < 30 && !ok; tr++, t *= 0.5) {
         for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
         tht = ac_trial(d, p, tk);
         neval++;
-        if (isfinite(tht) && tht <= (1 - 2e-4 * t) * th) ok = 1;
+        if (isfinite(tht) && tht <= ref - 2e-4 * t * th) ok = 1;
       }
       if (ok) t *= 2; // undo the last halving
     }
     if (!ok) { // guarded fallback: the projection (fixed-point) step, kept when finite
-      for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
+      if (d->acfb == FB_GS)
+        ac_gs_sweep(d, p, gamma, tk);
+      else
+        for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
       tht = ac_trial(d, p, tk);
       neval++;
       t = 0;
@@ -1213,6 +1396,11 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
       for (fl_int r = 0; ok && r < n; r++) ok = isfinite(d->acgt[r]);
     }
     tlast = t;
+    if (d->acnm > 0) { // the merit history of the non-monotone search (newest first)
+      memmove(d->acthist + 1, d->acthist, (size_t)(d->acnm - 1) * sizeof(double));
+      d->acthist[0] = th;
+      nmk++;
+    }
     double dmax = 0;
     if (ok) {
       for (fl_int r = 0; r < n; r++) {
@@ -1241,10 +1429,113 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
     st.inner_iters = newton;
     st.neval = neval;
     if (d->pl && fl_solver_wants_iterate(s, k)) ac_hand_out_v(d, pg, gamma, v);
-    if (fl_solver_record(s, &st) != 0) break;
-    if (!ok) {
+    if (!polish && d->acbest && d->error < best_err) {
+      best_err = d->error;
+      memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
+    }
+    int stop = fl_solver_record(s, &st) != 0;
+    if (!ok && !stop) {
       s->reason = FL_DIVERGED_LINE_SEARCH;
-      break;
+      stop = 1;
+    }
+    if (polish) { // rigid iterations: done when converged, else back to the regularized answer
+      polish--;
+      if (stop && s->reason > 0) {
+        ac_set_rigid(d, 0);
+        break;
+      }
+      if ((stop || polish == 0 || !ok) && plevel == 1) {
+        // the rigid problem (redundant contacts: its impulses are not unique) did not
+        // converge: a second try with 1/100 of the compliance, from the same start
+        plevel = 2;
+        ac_set_rigid(d, 2);
+        memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
+        polish = d->acpolish;
+        nmk = 0;
+        nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+        th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+        s->reason = FL_ITERATING;
+        continue;
+      }
+      if (stop || polish == 0 || !ok) {
+        ac_set_rigid(d, 0);
+        memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
+        nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+        fl_iter_stat_init(&st, s->iters + 1);
+        fill_stat(d, &st);
+        st.objective = sqrt(2 * ac_eval(d, p, gamma, d->u, d->acFt, NULL));
+        st.step = 0;
+        if (d->pl) ac_hand_out_v(d, pg, gamma, v);
+        if (fl_solver_record(s, &st) == FL_REASON_ABORT) return s->abort_code;
+        s->reason = reg_reason;
+        break;
+      }
+      continue;
+    }
+    if (!stop) continue;
+    if (s->reason > 0 && d->acpolish > 0 && d->acdk) {
+      // the regularized problem converged: polish on the rigid one from its solution
+      reg_reason = s->reason;
+      memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
+      ac_set_rigid(d, 1);
+      plevel = 1;
+      polish = d->acpolish;
+      tikhonov = 0;
+      tk = 0;
+      d->acmu = d->acreg;
+      nmk = 0;
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+      th = ac_eval(d, p, gamma, d->u, d->acF, d->acblk);
+      if (d->error <= s->common.abs_tol) { // already a rigid solution
+        ac_set_rigid(d, 0);
+        break;
+      }
+      s->reason = FL_ITERATING;
+      continue;
+    }
+    break;
+  }
+  // not converged: hand out the iterate of least own residual, recorded as one more
+  // iteration so that the history ends with (and the final metrics are of) what is handed
+  // out; the reason stays negative
+  int reason = s->reason;
+  if (d->acbest && reason < 0 && reason != FL_REASON_ABORT) {
+    int changed = best_err < d->error;
+    if (changed) {
+      memcpy(gamma, d->acbestg, (size_t)n * sizeof(double));
+      nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+    }
+    // no kinetic energy from an unconverged answer: with w = A^-1 J^T gamma, handing out
+    // v = v* + t w changes the kinetic energy by t gamma^T J v* + t^2/2 gamma^T J w, and a
+    // Coulomb answer only adds the work of prescribed bodies, -t gamma^T b. So gamma is scaled
+    // to the largest t in [0, 1] with t gamma^T u* + t^2/2 gamma^T W gamma <= 0, u* = J v* + b
+    // the free relative velocity: a cone is a cone, so t gamma stays admissible. (The position
+    // correction of deep overlaps is what a failed step would otherwise turn into energy.)
+    if (d->pl && v) {
+      double *Jv = d->acut, *Jvs = d->acFt;
+      ac_hand_out_v(d, pg, gamma, v);
+      fl_csr_gemv(pg->J, 1.0, v, 0.0, Jv);
+      fl_csr_gemv(pg->J, 1.0, pg->vstar, 0.0, Jvs);
+      double gu = 0, gwg = 0;
+      for (fl_int r = 0; r < n; r++) {
+        gu += gamma[r] * (Jvs[r] + (pg->b ? pg->b[r] : 0));
+        gwg += gamma[r] * (Jv[r] - Jvs[r]);
+      }
+      if (gu + 0.5 * gwg > 1e-12 * fabs(gwg) || !isfinite(gu + gwg)) {
+        double t = gu < 0 && gwg > 0 && isfinite(gu + gwg) ? fmin(1.0, -2 * gu / gwg) : 0;
+        for (fl_int r = 0; r < n; r++) gamma[r] *= t;
+        nsn_eval(d, p, NCP_FB, NULL, gamma, NULL);
+        changed = 1;
+      }
+    }
+    if (changed) {
+      fl_iter_stat_init(&st, s->iters + 1);
+      fill_stat(d, &st);
+      st.objective = sqrt(2 * ac_eval(d, p, gamma, d->u, d->acFt, NULL));
+      st.step = 0;
+      if (d->pl) ac_hand_out_v(d, pg, gamma, v);
+      if (fl_solver_record(s, &st) == FL_REASON_ABORT) return s->abort_code;
+      s->reason = reason;
     }
   }
   ac_hand_out_v(d, pg, gamma, v);

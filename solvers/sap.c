@@ -20,14 +20,17 @@
  *
  * Contact rows are normal first (n, t1, t2) here (Drake orders tangent first).
  *
- * Compliant contacts take one of two convex models (option `model`): `sap`, the cone
- * projection above (a sliding contact's normal velocity is shifted by mu |v_t|, which lifts a
- * fast-sliding stiff patch), or `lagged`, Drake's lagged approximation (Castro, Han, Masterjohn
- * 2023; SAP.md section 4.4): the problem's own compliant normal law plus a regularized Coulomb
- * friction whose bound mu n0 uses the start-of-step normal impulse, so normal and friction
- * decouple within a step (see fl__sap_lagged). Drake's version uses Hunt-Crossley dissipation; here
- * the problem's linear tau_d is kept so that every solver sees the same normal law. Rigid
- * contacts have no start-of-step force to lag and keep the cone.
+ * Every contact (rigid near-rigid, compliant, a hydroelastic triangle, a deformable vertex) takes
+ * the convex model that option `model` names, one function per model (con_eval; docs/sap.md
+ * section 1.1): `convex` (alias `sap`), the cone projection above, which lifts a sliding contact
+ * by about mu |v_t|; `similar` (Castro, Han, Masterjohn 2023), the normal law evaluated at
+ * v_n - mu |v_t|_s, which lifts it likewise; `lagged` (the default; SAP.md section 4.4), the
+ * normal law alone plus a regularized Coulomb friction bounded by mu n0, which does not. n0 is
+ * the spring's start-of-step force for a compliant contact and, a rigid contact having none, the
+ * last step's normal impulse the stepper matched (gamma_guess); a step is solved again with its
+ * own normal impulses where the lag would move a contact by more than vs (new contacts,
+ * impacts; option `passes`). Drake's similar and lagged use Hunt-Crossley dissipation; here the
+ * problem's linear tau_d is kept so that every solver sees the same normal law.
  *
  * Stopping (Drake's rule): ||D grad|| <= abs_tol + rel_tol max(||D A v||, ||D J^T gamma||) with
  * D = diag(A)^-1/2, or cost stagnation with a step alpha > 0.5. SAP applies this rule itself
@@ -52,13 +55,16 @@ int fl__sap_project(double mu, const double R[3], const double y[3], double gamm
                     double G[9]);
 double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
                       double G[9], int *mode);
+double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
+                       double gam[3], double G[9], int *mode);
 
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
 enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
 enum { START_V0 = 0, START_VSTAR = 1 };
 enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
-enum { MODEL_SAP = 0, MODEL_LAGGED = 1 };
+/* contact models; "sap" is the old name of the convex one, kept for command lines */
+enum { MODEL_CONVEX = 0, MODEL_SIMILAR = 1, MODEL_LAGGED = 2, MODEL_SAP = 3 };
 
 typedef struct sap_opts {
   double beta;         /* near-rigid parameter of contacts */
@@ -76,8 +82,9 @@ typedef struct sap_opts {
   double ls_c;         /* Armijo constant */
   double cost_abs_tol; /* stagnation: absolute change of the cost (J) */
   double cost_rel_tol; /* stagnation: relative change of the cost */
-  int model;           /* contact model of compliant contacts: sap | lagged */
-  double vs;           /* lagged: stiction tolerance of the regularized friction (m/s) */
+  int model;           /* contact model of every contact: convex | similar | lagged (| sap) */
+  double vs;           /* similar, lagged: stiction tolerance of the regularized friction (m/s) */
+  int passes;          /* lagged: solves per step (n0 re-lagged to the last normal impulses) */
 } sap_opts;
 
 #define OO(m) offsetof(sap_opts, m)
@@ -112,12 +119,19 @@ static const fl_option_desc sap_table[] = {
    "stagnation test: absolute cost change (J)"},
   {"cost_rel_tol", FL_OPT_REAL, OO(cost_rel_tol), 0, 1, 1e-15, NULL,
    "stagnation test: relative cost change (with alpha > 0.5)"},
-  {"model", FL_OPT_ENUM, OO(model), 0, 1, MODEL_SAP, "sap|lagged",
-   "compliant contacts: sap (friction-cone projection; sliding contacts are lifted by "
-   "mu |v_t|) or lagged (the problem's own normal law, friction bounded by the start-of-step "
-   "normal impulse; Drake's \"lagged\" approximation); rigid contacts always use sap"},
+  {"model", FL_OPT_ENUM, OO(model), 0, 3, MODEL_LAGGED, "convex|similar|lagged|sap",
+   "contact model of every contact (rigid near-rigid, compliant, hydroelastic, FEM): lagged "
+   "(default: the normal law alone, friction bounded by mu n0 with n0 the start-of-step "
+   "spring force, or for rigid contacts the last step's normal impulse; a sliding body stays "
+   "on its surface), convex (SAP's cone projection; sliding contacts separate at about "
+   "mu |v_t|: bodies hop), similar (Castro et al. 2023's regularized cone; also lifts sliding "
+   "contacts by mu |v_t|); sap = convex (old name)"},
   {"vs", FL_OPT_REAL, OO(vs), 1e-12, 1e3, 1e-4, NULL,
-   "lagged model: stiction tolerance of the regularized friction (m/s)"},
+   "similar, lagged: stiction tolerance of the regularized friction (m/s)"},
+  {"passes", FL_OPT_INT, OO(passes), 1, 10, 2, NULL,
+   "lagged: solves per step; after each, the contacts whose bound mu n0 would move them by more "
+   "than vs (m/s) against mu gamma_n take their normal impulse as n0 and the step is solved "
+   "again (new contacts, impacts); 1 = plain lag"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -133,8 +147,10 @@ typedef struct sap_data {
   double *R;      /* (nr) regularization per row */
   double *vhat;   /* (nr) bias per row */
   double *w;      /* (ncon) Delassus estimate */
-  double *n0;     /* (nc) lagged model: start-of-step normal impulse (N s); < 0 = SAP cone */
-  double *eps;    /* (nc) lagged model: soft-norm velocity of the friction (m/s) */
+  int model;      /* MODEL_CONVEX | MODEL_SIMILAR | MODEL_LAGGED */
+  double *n0s;    /* (nc) similar, lagged: start-of-step normal impulse (N s) made in setup */
+  double *n0;     /* (nc) the one a solve uses (lagged passes update it) */
+  double *eps;    /* (nc) similar, lagged: soft-norm velocity of the friction (m/s) */
   double *Adiag;  /* (nv) */
   double *Dsc;    /* (nv) diag(A)^-1/2 */
   unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
@@ -217,14 +233,14 @@ static fl_int con_nrow(const sap_data *d, fl_int k) { return k < d->nc ? 3 : 1; 
 static fl_int con_row(const sap_data *d, fl_int k) { return k < d->nc ? 3 * k : 2 * d->nc + k; }
 
 
-/* The lagged model of compliant contact k (SAP.md section 4.4 with the problem's own linear
- * dissipation in place of Hunt-Crossley's): with x = vhat_n - v_n and s = sqrt(|v_t|^2 + eps^2),
+/* The lagged model of a contact (SAP.md section 4.4 with the problem's own linear dissipation in
+ * place of Hunt-Crossley's): with x = vhat_n - v_n and s = sqrt(|v_t|^2 + eps^2),
  *
  *     l = (x)_+^2/(2 R_n) + mu n0 (s - eps),   gamma = ((x)_+/R_n, -mu n0 v_t/s),
  *
- * so the normal impulse is exactly the compliant law gamma_n = dt (-k (phi0 + dt v_n) - tau_d k
- * v_n)_+ and friction is a regularized Coulomb law whose bound mu n0 uses the start-of-step
- * normal impulse n0 (fixed within the step). The cost is convex and C1; G is its Hessian
+ * so the normal impulse is exactly the contact's normal law (the compliant gamma_n = dt (-k (phi0
+ * + dt v_n) - tau_d k v_n)_+, or the near-rigid spring of a rigid contact) and friction is a
+ * regularized Coulomb law whose bound mu n0 is fixed within the pass. The cost is convex and C1; G is its Hessian
  * (normal: 1/R_n when x > 0; tangential: mu n0 (s^2 I - v_t v_t^T)/s^3). Arguments: f = mu n0
  * (N s), e = eps (m/s), the normal R_n and vhat_n, vc = (v_n, v_t1, v_t2) (m/s); writes gam
  * (N s), G (row-major 3x3, may be NULL) and the mode; returns l (J). */
@@ -251,14 +267,51 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
 }
 
 
+/* The similar model of a contact (Castro, Han, Masterjohn 2023; SAP.md section 4.4 with the
+ * problem's linear normal law): the normal law evaluated at z = v_n - mu (s - eps),
+ * s = sqrt(|v_t|^2 + eps^2), x = vhat_n - z,
+ *
+ *     l = (x)_+^2/(2 R_n),   gamma = (n, -mu n v_t/s),   n = (x)_+/R_n,
+ *
+ * convex because (x)_+^2 is convex non-decreasing in x and x is convex in vc. Hessian
+ * G = (1/R_n) a a^T [x > 0] + mu n (s^2 I - v_t v_t^T)/s^3 (tangential block), a = (1, -mu v_t/s).
+ * Arguments: mu, e = eps (m/s), R_n, vhat_n, vc = (v_n, v_t1, v_t2) (m/s); writes gam (N s),
+ * G (row-major 3x3, may be NULL) and the mode; returns l (J). */
+double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
+                       double gam[3], double G[9], int *mode) {
+  double t1 = vc[1], t2 = vc[2], tt = t1 * t1 + t2 * t2;
+  double s = sqrt(tt + e * e);
+  // s - eps = tt/(s + eps) without cancellation at small slip
+  double x = vhn - vc[0] + mu * tt / (s + e);
+  double gn = x > 0.0 ? x / Rn : 0.0;
+  gam[0] = gn;
+  gam[1] = -mu * gn * t1 / s;
+  gam[2] = -mu * gn * t2 / s;
+  if (G) {
+    double a[3] = {1.0, -mu * t1 / s, -mu * t2 / s}, ir = x > 0.0 ? 1.0 / Rn : 0.0;
+    double c = mu * gn / (s * s * s);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) G[3 * i + j] = ir * a[i] * a[j];
+    G[4] += c * (s * s - t1 * t1);
+    G[8] += c * (s * s - t2 * t2);
+    G[5] -= c * t1 * t2;
+    G[7] -= c * t1 * t2;
+  }
+  *mode = x <= 0.0 ? MODE_NONE : (tt <= e * e ? MODE_STICK : MODE_SLIDE);
+  return 0.5 * gn * (x > 0.0 ? x : 0.0);
+}
+
+
 /* evaluates constraint k at its velocity vc (its rows): impulse gam, Hessian block G (nrow^2,
  * may be NULL), mode; returns its cost l_k (J) */
 static double con_eval(const sap_data *d, const fl_problem *p, fl_int k, const double *vc,
                        double *gam, double *G, int *mode) {
   fl_int r = con_row(d, k);
   const double *R = d->R + r, *vh = d->vhat + r;
-  if (k < d->nc && d->n0 && d->n0[k] >= 0.0)
+  if (k < d->nc && d->model == MODEL_LAGGED)
     return fl__sap_lagged(p->mu[k] * d->n0[k], d->eps[k], R[0], vh[0], vc, gam, G, mode);
+  if (k < d->nc && d->model == MODEL_SIMILAR)
+    return fl__sap_similar(p->mu[k], d->eps[k], R[0], vh[0], vc, gam, G, mode);
   if (k < d->nc) {
     double y[3];
     for (int j = 0; j < 3; j++) y[j] = (vh[j] - vc[j]) / R[j];
@@ -370,6 +423,7 @@ static void sap_destroy(fl_solver *s) {
   fl_free(d->R);
   fl_free(d->vhat);
   fl_free(d->w);
+  fl_free(d->n0s);
   fl_free(d->n0);
   fl_free(d->eps);
   fl_free(d->Adiag);
@@ -458,10 +512,12 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
   d->vhat = fl_malloc(((size_t)d->nr + 1) * sizeof(double));
   d->w = fl_malloc(((size_t)d->ncon + 1) * sizeof(double));
   if (!d->R || !d->vhat || !d->w) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (R)", nm);
-  if (o->model == MODEL_LAGGED) {
+  d->model = o->model == MODEL_SAP ? MODEL_CONVEX : o->model;
+  if (d->model != MODEL_CONVEX) {
+    d->n0s = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->n0 = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->eps = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
-    if (!d->n0 || !d->eps) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
+    if (!d->n0s || !d->n0 || !d->eps) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
   }
   double dt = p->dt;
   for (fl_int k = 0; k < d->ncon; k++) {
@@ -492,15 +548,22 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
       double rc = isinf(kk) ? 0.0 : 1.0 / (dt * kk * (dt + td));
       double rnr = o->beta * o->beta / SAP_TWO_PI_SQ * w;
       double Rn = rnr > rc ? rnr : rc, Rt = o->sigma * w;
-      if (d->n0) d->n0[k] = -1.0;
-      if (d->n0 && rc > 0.0) {
-        // lagged: the problem's own normal law (no near-rigid clamp, as Drake's Hunt-Crossley
-        // constraint) and the start-of-step impulse n0 = dt k (-(phi0 + tau_d v_n0))_+
-        Rn = rc;
-        double vn0 = lagged_vn0(p, k);
-        double f0 = -kk * (p->phi0[k] + td * vn0);
-        d->n0[k] = f0 > 0.0 ? dt * f0 : 0.0;
-        double e = p->mu[k] * o->sigma * w * d->n0[k];
+      if (d->model != MODEL_CONVEX) {
+        // similar and lagged: a compliant contact keeps the problem's own normal law (no
+        // near-rigid clamp, as Drake's Hunt-Crossley constraint) and n0 is its spring's
+        // start-of-step impulse dt k (-(phi0 + tau_d v_n0))_+; a rigid contact keeps the
+        // near-rigid law and, having no spring force to lag, takes the last step's normal
+        // impulse that the stepper matched (gamma_guess; 0 for a new contact or without one)
+        double n0 = 0.0;
+        if (rc > 0.0) {
+          Rn = rc;
+          double f0 = -kk * (p->phi0[k] + td * lagged_vn0(p, k));
+          n0 = f0 > 0.0 ? dt * f0 : 0.0;
+        } else if (p->gamma_guess && p->gamma_guess[r] > 0.0) {
+          n0 = p->gamma_guess[r];
+        }
+        d->n0s[k] = n0;
+        double e = p->mu[k] * o->sigma * w * n0;
         d->eps[k] = e > o->vs ? e : o->vs;
       }
       if (!(Rn > 0.0) || !(Rt > 0.0) || !isfinite(Rn) || !isfinite(Rt))
@@ -970,6 +1033,129 @@ static void fill_stat(fl_iter_stat *is, const sap_state *st) {
 }
 
 
+/* the soft-norm velocity of contact k's friction, eps = max(vs, mu sigma w n0) */
+static void set_eps(sap_data *d, const fl_problem *p, const sap_opts *o, fl_int k) {
+  double e = p->mu[k] * o->sigma * d->w[k] * d->n0[k];
+  d->eps[k] = e > o->vs ? e : o->vs;
+}
+
+
+/* lagged: replaces n0 by the normal impulse of gamma where that would move the contact by more
+ * than vs (m/s): at the velocity vc, contact k's friction would change by mu |gamma_n - n0|
+ * |v_t|/s, and one holding more than mu gamma_n would start to slide by its excess
+ * (|gamma_t| - mu gamma_n)_+. The first over the contact's stiffness 1/w + mu n0 eps^2/s^3 (its
+ * inverse Delassus estimate plus the regularized friction's slope), the second over 1/w (the
+ * contact leaves stiction), is a velocity. New
+ * contacts (n0 = 0) that slide and impacts are the usual cases; a sticking contact whose load
+ * changes is not (its slip, below eps, scales by n0/gamma_n). Only those contacts are
+ * re-lagged (the others keep the last step's bound, and the next pass starts close). Returns
+ * whether any was. */
+static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const double *vc,
+                 const double *gamma) {
+  int n = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
+    const double *u = vc + 3 * k, *g = gamma + 3 * k;
+    double ut = hypot(u[1], u[2]), s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
+    double df = p->mu[k] * fabs(g[0] - d->n0[k]) * ut / s;
+    double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
+    // the contact's own response: 1/w, stiffened where it sticks by the regularized law's
+    // slope mu n0 eps^2/s^3 (a sticking contact's slip only scales with the bound)
+    double e2 = d->eps[k] * d->eps[k];
+    double resp = d->w[k] / (1.0 + d->w[k] * p->mu[k] * d->n0[k] * e2 / (s * s * s));
+    if (df * resp > o->vs || ex * d->w[k] > o->vs) {
+      d->n0[k] = g[0] > 0.0 ? g[0] : 0.0;
+      set_eps(d, p, o, k);
+      n++;
+    }
+  }
+  return n > 0;
+}
+
+
+/* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
+ * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
+enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
+
+/* one Newton iteration k >= 1 from the state st at v: direction, line search, update, record,
+ * SAP's stopping rules; st becomes the new state. Returns NI_GO, NI_DONE or NI_STOP. */
+static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
+                            const sap_work *wp, double *v, double *gamma, sap_state *st, int k) {
+  const fl_solve_common *cm = &s->common;
+  sap_work w = *wp;
+  fl_int nv = d->nv;
+  // Newton direction dv = -H^-1 grad
+  int rc = newton_factor(d, p, &w);
+  for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
+  if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
+  if (rc != FL_OK) {
+    s->reason = rc;
+    return NI_STOP;
+  }
+  // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
+  fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
+  fl_csr_gemv(p->J, 1.0, w.dv, 0.0, w.dvc);
+  double dAd = 0.0, dpv = 0.0, dl0 = 0.0, dvn = 0.0;
+  for (fl_int i = 0; i < nv; i++) {
+    dAd += w.dv[i] * w.dp[i];
+    dpv += w.dp[i] * w.vmv[i];
+    dl0 += w.g[i] * w.dv[i];
+    dvn += w.dv[i] * w.dv[i];
+  }
+  // line search
+  int neval = 0;
+  double alpha;
+  if (!(dl0 < 0.0)) {
+    // no descent left (round-off): the iterate cannot improve
+    if (!isfinite(dl0)) {
+      s->reason = FL_DIVERGED_NAN;
+      return NI_STOP;
+    }
+    alpha = 0.0;
+  } else if (o->line_search == LS_EXACT) {
+    alpha = ls_exact(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st->lA, &neval);
+  } else {
+    alpha = ls_backtrack(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st->cost, st->lA, &neval);
+  }
+  if (alpha < 0.0) {
+    s->reason = FL_DIVERGED_LINE_SEARCH;
+    return NI_STOP;
+  }
+  // update and evaluate
+  for (fl_int i = 0; i < nv; i++) v[i] += alpha * w.dv[i];
+  double cost_prev = st->cost;
+  eval_state(d, p, v, gamma, &w, st);
+  fl_iter_stat is;
+  fl_iter_stat_init(&is, k);
+  fill_stat(&is, st);
+  is.step = alpha;
+  is.step_norm = fabs(alpha) * sqrt(dvn);
+  is.neval = neval;
+  is.inner_iters = 1;
+  // the spine's own tests: a positive reason (converged, e.g. abs_tol) ends the pass only
+  int r = fl_solver_record(s, &is);
+  if (r != 0) return r > 0 ? NI_DONE : NI_STOP;
+  if (cm->never_stop) return NI_GO;
+  // Drake's rules: momentum balance, then cost stagnation with a long step
+  double tol = cm->abs_tol + cm->rel_tol * st->scale;
+  if (st->err <= tol) {
+    s->reason = st->err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    return NI_DONE;
+  }
+  double dc = fabs(st->cost - cost_prev);
+  if (dc < o->cost_abs_tol + o->cost_rel_tol * 0.5 * (fabs(st->cost) + fabs(cost_prev))) {
+    if (alpha > 0.5) {
+      s->reason = FL_CONVERGED_STAGNATION_OK;
+      return NI_DONE;
+    }
+    if (alpha == 0.0) {
+      s->reason = FL_DIVERGED_STAGNATION;
+      return NI_DONE;
+    }
+  }
+  return NI_GO;
+}
+
+
 static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
   sap_data *d = SD(s);
   const sap_opts *o = SO(s);
@@ -1008,6 +1194,13 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (!d->part[i]) v[i] = p->vstar[i];
   d->nfactor = 0;
 
+  // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
+  if (d->model != MODEL_CONVEX)
+    for (fl_int k = 0; k < d->nc; k++) {
+      d->n0[k] = d->n0s[k];
+      set_eps(d, p, o, k);
+    }
+
   // iteration 0
   sap_state st;
   eval_state(d, p, v, gamma, &w, &st);
@@ -1020,77 +1213,30 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   // SAP's own rule replaces the spine's test relative to iteration 0
   s->error0 = NAN;
   double tol = cm->abs_tol + cm->rel_tol * st.scale;
-  if (reason == 0 && !cm->never_stop && st.err <= tol) reason = s->reason = FL_CONVERGED_EXACT;
-  if (reason != 0) goto done;
+  if (reason < 0) goto done;
+  if (reason == 0 && !cm->never_stop && st.err <= tol) s->reason = FL_CONVERGED_EXACT;
 
-  for (int k = 1;; k++) {
-    // Newton direction dv = -H^-1 grad
-    int rc = newton_factor(d, p, &w);
-    for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
-    if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
-    if (rc != FL_OK) {
-      s->reason = rc;
-      goto done;
+  int k = 0;
+  for (int pass = 1;; pass++) {
+    if (s->reason <= 0) {
+      int ni;
+      do ni = newton_iteration(s, d, p, o, &w, v, gamma, &st, ++k);
+      while (ni == NI_GO);
+      if (ni == NI_STOP || s->reason <= 0) goto done;
     }
-    // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
-    fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
-    fl_csr_gemv(p->J, 1.0, w.dv, 0.0, w.dvc);
-    double dAd = 0.0, dpv = 0.0, dl0 = 0.0, dvn = 0.0;
-    for (fl_int i = 0; i < nv; i++) {
-      dAd += w.dv[i] * w.dp[i];
-      dpv += w.dp[i] * w.vmv[i];
-      dl0 += w.g[i] * w.dv[i];
-      dvn += w.dv[i] * w.dv[i];
-    }
-    // line search
-    int neval = 0;
-    double alpha;
-    if (!(dl0 < 0.0)) {
-      // no descent left (round-off): the iterate cannot improve
-      if (!isfinite(dl0)) {
-        s->reason = FL_DIVERGED_NAN;
-        goto done;
-      }
-      alpha = 0.0;
-    } else if (o->line_search == LS_EXACT) {
-      alpha = ls_exact(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st.lA, &neval);
-    } else {
-      alpha = ls_backtrack(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st.cost, st.lA, &neval);
-    }
-    if (alpha < 0.0) {
-      s->reason = FL_DIVERGED_LINE_SEARCH;
-      goto done;
-    }
-    // update and evaluate
-    for (fl_int i = 0; i < nv; i++) v[i] += alpha * w.dv[i];
-    double cost_prev = st.cost;
+    // lagged: solve again with n0 = this step's normal impulses where the lag matters
+    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
+        !relag(d, p, o, w.vc, gamma))
+      break;
     eval_state(d, p, v, gamma, &w, &st);
+    k++;
     fl_iter_stat_init(&is, k);
     fill_stat(&is, &st);
-    is.step = alpha;
-    is.step_norm = fabs(alpha) * sqrt(dvn);
-    is.neval = neval;
-    is.inner_iters = 1;
+    is.inner_iters = 0; // no factorization: the start of a pass (the cost function changed)
     reason = fl_solver_record(s, &is);
-    if (reason != 0) break;
-    if (cm->never_stop) continue;
-    // Drake's rules: momentum balance, then cost stagnation with a long step
+    if (reason < 0) goto done;
     tol = cm->abs_tol + cm->rel_tol * st.scale;
-    if (st.err <= tol) {
-      s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
-      break;
-    }
-    double dc = fabs(st.cost - cost_prev);
-    if (dc < o->cost_abs_tol + o->cost_rel_tol * 0.5 * (fabs(st.cost) + fabs(cost_prev))) {
-      if (alpha > 0.5) {
-        s->reason = FL_CONVERGED_STAGNATION_OK;
-        break;
-      }
-      if (alpha == 0.0) {
-        s->reason = FL_DIVERGED_STAGNATION;
-        break;
-      }
-    }
+    if (reason == 0 && st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
   }
 done:
   fl_arena_release(&s->arena, mark);

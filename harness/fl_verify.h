@@ -1,0 +1,69 @@
+/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/verify.c), for the command
+ * and for `check`, which records the quick suite's verdicts and errors as a baseline.
+ *
+ * Not thread-safe (the suite keeps a static scene buffer). Internal to harness/.
+ */
+#ifndef FL_VERIFY_H
+#define FL_VERIFY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which part of the suite to run. */
+typedef struct fl_verify_opts {
+  int quick;           /* 1: the shorter durations (CI) */
+  const char *only;    /* comma-separated case names, or NULL for every case */
+  const char *solvers; /* comma-separated solver or peer names, or NULL for every row */
+  int nset;            /* extra settings "[solver.]key=value" applied after each row's own to */
+  const char *const *set; /* registered solvers (fl_harness_apply_sets; peers ignore them) */
+} fl_verify_opts;
+
+/* One judged quantity of one (case, solver row); strings are static or live during the
+ * callback only. A row that did not run (status 1 unsupported, 2 error) comes once, with
+ * quantity "-", NaN numbers and the reason in message. */
+typedef struct fl_verify_row {
+  const char *case_name, *solver, *settings; /* settings "k=v,k=v", "" for the defaults */
+  const char *quantity;                      /* "distance_m" */
+  double expected, measured;                 /* in the quantity's unit */
+  double rel_error;  /* |measured - expected| / |expected|, absolute when expected is 0 */
+  double tolerance;  /* on rel_error */
+  int pass;          /* rel_error <= tolerance (0 for NaN) */
+  const char *verdict; /* "pass", "fail", "unsupported", "error" */
+  int status;          /* 0 ran, 1 unsupported, 2 error */
+  const char *message; /* why unsupported or error, else "" */
+  int steps, nfail;    /* steps run; steps whose solver ended with a negative reason */
+} fl_verify_row;
+
+/* Called once per row; a negative return stops the suite with that code. */
+typedef int (*fl_verify_row_fn)(void *ctx, const fl_verify_row *row);
+
+/* Runs the selected cases and rows and reports every judged quantity to fn. An unsupported
+ * or failing run is a row, not an error. Returns FL_OK, the callback's error, or an error of
+ * the suite itself (a scene that does not parse: FL_ERR_FORMAT; FL_ERR_NOMEM). */
+int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx);
+
+/*---- the scheme's own answers (docs/verify.md), for the judges and tests/test_verify.c ----*/
+
+/* A point mass on a rigid Coulomb contact under the stepper's semi-implicit Euler, per unit
+ * mass: tangential acceleration a(t) = a0 + a1 min(t, t1) evaluated at each step's start
+ * (t accumulated as t += dt), normal acceleration gn (m/s^2) into the contact, friction mu.
+ * vs = v_n + dt a(t_n); v_{n+1} = 0 when |vs| <= mu gn dt, else vs - sign(vs) mu gn dt;
+ * x_{n+1} = x_n + dt v_{n+1}. Writes x and v (nsteps + 1 each, caller's; x[0] = 0, v[0] = v0). */
+void fl__verify_ref_1d(double dt, int nsteps, double v0, double mu, double gn, double a0,
+                       double a1, double t1, double *x, double *v);
+/* A solid sphere (I = 2/5 m R^2) on a rigid plane under the same scheme: initial speed v0 and
+ * no spin, tangential acceleration a, normal gn. The friction impulse per unit mass removes
+ * the free slip us over 3.5 (1 + m R^2/I) and is bounded by mu gn dt. Writes x, v and the
+ * slip u = v - R w (nsteps + 1 each). */
+void fl__verify_ref_sphere(double dt, int nsteps, double v0, double mu, double gn, double a,
+                           double *x, double *v, double *u);
+/* A point mass co-rotating at radius r0 on a plane turning at omega (rad/s) about z through the
+ * origin, gravity 9.81, friction mu; the surface velocity is taken at the step's start point.
+ * Returns the radius (m) after nsteps. */
+double fl__verify_ref_turntable(double dt, int nsteps, double r0, double omega, double mu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FL_VERIFY_H */

@@ -1,0 +1,1257 @@
+/* verify.c: `frictionlab verify`, cases with closed-form answers judged on the motion.
+ *
+ * Each case is a small scene (generated here as scene-file JSON, written into the results
+ * folder so that `frictionlab run` replays it) and a judge that reads the probe bodies'
+ * positions and velocities from the world after every step and compares them with the answer
+ * of the time-stepping scheme itself: the stepper is semi-implicit Euler (v_{n+1} from the
+ * impulses of the step, forces evaluated at the step's start t_n, x_{n+1} = x_n + dt v_{n+1}),
+ * so an exact solver of the rigid contact problem reproduces a short recursion to
+ * round-off (fl__verify_ref_*). The continuous closed forms and the discrete ones are derived in docs/verify.md.
+ *
+ * Every case runs with every CPU solver at its defaults, with the settings docs/ recommend (as
+ * separate rows) and with MuJoCo's three solvers where the scene can be written as MJCF.
+ * A row's verdict per quantity: pass when |measured - expected| <= tol (relative to |expected|,
+ * absolute when the expected value is 0), fail otherwise (NaN included), unsupported when the
+ * solver or peer cannot take the scene, error when the step failed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "../sim/fl_world.h"
+#include "fl_figure.h"
+#include "fl_harness.h"
+#include "fl_peer.h"
+#include "fl_verify.h"
+
+#define G 9.81
+#define PI 3.14159265358979323846
+#define MAXQ 6     /* quantities per case */
+#define MAXPROBE 2 /* bodies a judge reads */
+
+//---- a run's trajectory ----
+
+/* Probe bodies' state after each step (index 0: the initial state). */
+typedef struct vtraj {
+  int n;          /* states stored (steps + 1) */
+  int steps, nfail;
+  double dt;
+  double *t;      /* (n) s */
+  double *x[MAXPROBE], *v[MAXPROBE], *w[MAXPROBE]; /* (3 n) each */
+  double pen_max; /* deepest penetration over the run (m), from the geometry */
+} vtraj;
+
+/* one quantity of a case: expected, tolerance; absolute when expected is 0 */
+typedef struct vq {
+  char name[40];
+  double expected, measured, tol;
+} vq;
+
+typedef struct vcase vcase;
+struct vcase {
+  const char *name, *what;
+  double p[6];   /* case parameters, see each case */
+  int quick;     /* part of --quick */
+  /* scene JSON into buf; duration from the case (quick or full) */
+  void (*scene)(const vcase *c, double duration, char *buf, size_t n);
+  /* quantities of a finished run */
+  int (*judge)(const vcase *c, const vtraj *tr, vq *q);
+  double dt, dur, dur_quick;
+  const char *probe[MAXPROBE]; /* body names read */
+  const char *canonical;       /* a canonical scene instead of scene(), or NULL */
+  const char *canonical_set;   /* its settings "k=v,k=v" */
+  double rest_R;               /* > 0: the run ends once the probe's v + |omega_z| rest_R is
+                                  below rest_speed (a coin at rest has nothing more to show) */
+  double rest_speed;
+};
+
+
+//---- small helpers ----
+
+static double dot3(const double *a, const double *b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+
+static void setq(vq *q, const char *name, double expected, double measured, double tol) {
+  snprintf(q->name, sizeof q->name, "%s", name);
+  q->expected = expected;
+  q->measured = measured;
+  q->tol = tol;
+}
+
+
+/* relative error, or absolute when the expected value is 0 */
+static double qerr(const vq *q) {
+  double d = fabs(q->measured - q->expected);
+  return q->expected != 0 ? d / fabs(q->expected) : d;
+}
+
+
+static int qpass(const vq *q) { return qerr(q) <= q->tol; } /* NaN fails */
+
+
+/* speed of probe b at stored state i across the normal n3 (tangential speed) */
+static double tspeed(const vtraj *tr, int b, int i, const double n3[3]) {
+  const double *v = tr->v[b] + 3 * i;
+  double vn = dot3(v, n3), t[3] = {v[0] - vn * n3[0], v[1] - vn * n3[1], v[2] - vn * n3[2]};
+  return sqrt(dot3(t, t));
+}
+
+
+/* first stored state (>= 1) whose tangential speed is <= vmax (below = 1) or > vmax
+ * (below = 0), or -1 */
+static int first_tspeed(const vtraj *tr, int b, const double n3[3], double vmax, int below) {
+  for (int i = 1; i < tr->n; i++) {
+    double s = tspeed(tr, b, i, n3);
+    if (below ? s <= vmax : s > vmax) return i;
+  }
+  return -1;
+}
+
+
+/* largest (x_i - x_0) . n over the run */
+static double max_along(const vtraj *tr, int b, const double n3[3]) {
+  double m = 0;
+  for (int i = 1; i < tr->n; i++) {
+    double d[3];
+    for (int k = 0; k < 3; k++) d[k] = tr->x[b][3 * i + k] - tr->x[b][k];
+    double h = dot3(d, n3);
+    if (!(h <= m)) m = h; /* NaN propagates */
+  }
+  return m;
+}
+
+
+static double disp_along(const vtraj *tr, int b, int i, const double d3[3]) {
+  double d[3];
+  for (int k = 0; k < 3; k++) d[k] = tr->x[b][3 * i + k] - tr->x[b][k];
+  return dot3(d, d3);
+}
+
+
+//---- the scheme's own answers (docs/verify.md) ----
+
+/* 1-D point mass on a rigid Coulomb contact under semi-implicit Euler: per step the
+ * tangential free velocity vs = v_n + dt a(t_n); the friction impulse per unit mass is bounded
+ * by mu gn dt; it sticks (v = 0) when |vs| <= mu gn dt, else v = vs - sign(vs) mu gn dt;
+ * x += dt v. a(t) = a0 + a1 min(t, t1) (a1 = 0: constant). t accumulates as the world's does.
+ * Writes x and v (nsteps + 1 each; index 0 the start). */
+void fl__verify_ref_1d(double dt, int nsteps, double v0, double mu, double gn, double a0, double a1,
+                    double t1, double *x, double *v) {
+  double t = 0;
+  x[0] = 0;
+  v[0] = v0;
+  for (int i = 0; i < nsteps; i++) {
+    double a = a0 + a1 * fmin(t, t1), vs = v[i] + dt * a, bound = mu * gn * dt;
+    v[i + 1] = fabs(vs) <= bound ? 0 : vs - copysign(bound, vs);
+    x[i + 1] = x[i] + dt * v[i + 1];
+    t += dt;
+  }
+}
+
+
+/* Sphere (radius R, inertia 2/5 m R^2) on a rigid plane, gravity component a along the plane
+ * and gn into it: slip u = v - R w; a sticking impulse per unit mass is us / (1 + m R^2/I) =
+ * us / 3.5 (us the slip of the free motion), bounded by mu gn dt. Writes x, v, u (slip) per step. */
+void fl__verify_ref_sphere(double dt, int nsteps, double v0, double mu, double gn, double a,
+                        double *x, double *v, double *u) {
+  double s = 0; /* R w */
+  x[0] = 0;
+  v[0] = v0;
+  u[0] = v0;
+  for (int i = 0; i < nsteps; i++) {
+    double vs = v[i] + dt * a, us = vs - s, p = us / 3.5, bound = mu * gn * dt;
+    if (fabs(p) > bound) p = copysign(bound, p);
+    v[i + 1] = vs - p;
+    s += 2.5 * p;
+    u[i + 1] = v[i + 1] - s;
+    if (fabs(u[i + 1]) < 1e-15 * fabs(v0)) u[i + 1] = 0;
+    x[i + 1] = x[i] + dt * v[i + 1];
+  }
+}
+
+
+/* Point mass on a plane turning at omega about the z axis through the origin: the surface
+ * velocity at the step's start point is omega x p_n; the relative velocity after the step is
+ * zeroed (stick) when |v_n - omega x p_n| <= mu g dt, else reduced by mu g dt along it;
+ * p += dt v. Returns the radius after nsteps. */
+double fl__verify_ref_turntable(double dt, int nsteps, double r0, double omega, double mu) {
+  double p[2] = {r0, 0}, v[2] = {0, omega * r0};
+  for (int i = 0; i < nsteps; i++) {
+    double s[2] = {-omega * p[1], omega * p[0]};
+    double u[2] = {v[0] - s[0], v[1] - s[1]}, nu = hypot(u[0], u[1]), bound = mu * G * dt;
+    if (nu <= bound) {
+      v[0] = s[0];
+      v[1] = s[1];
+    } else {
+      v[0] -= bound * u[0] / nu;
+      v[1] -= bound * u[1] / nu;
+    }
+    p[0] += dt * v[0];
+    p[1] += dt * v[1];
+  }
+  return hypot(p[0], p[1]);
+}
+
+
+//---- scenes ----
+
+static void ground_json(char *buf, size_t n, const char *extra) {
+  size_t l = strlen(buf);
+  snprintf(buf + l, n - l, "{\"name\": \"ground\", \"kind\": \"fixed\", \"shape\": {\"type\": \"plane\"}%s}",
+           extra ? extra : "");
+}
+
+
+static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...) {
+  size_t l = strlen(buf);
+  if (l >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + l, n - l, fmt, ap);
+  va_end(ap);
+}
+
+
+static void head_json(const vcase *c, double duration, const double grav[3], char *buf, size_t n) {
+  snprintf(buf, n,
+           "{\"format\": \"frictionlab-scene\", \"name\": \"%s\", \"dt\": %.17g, "
+           "\"duration\": %.17g, \"gravity\": [%.17g, %.17g, %.17g],\n",
+           c->name, c->dt, duration, grav[0], grav[1], grav[2]);
+}
+
+
+/* p: mu, v0 (box 0.2 x 0.2 x 0.1 m, 1 kg, sliding along x) */
+static void scene_slide(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05], "
+                 "\"velocity\": [%.17g, 0, 0]}]}\n", c->p[1]);
+}
+
+
+/* p: mu, theta (rad), mode (0 gravity tilted, 1 plane and box tilted) */
+static void scene_slope(const vcase *c, double dur, char *buf, size_t n) {
+  double th = c->p[1];
+  if (c->p[2] == 0) {
+    const double g[3] = {G * sin(th), 0, -G * cos(th)};
+    head_json(c, dur, g, buf, n);
+    append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+    ground_json(buf, n, ", \"material\": \"m\"");
+    append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                   "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05]}]}\n");
+    return;
+  }
+  // rotation by theta about y: normal (sin, 0, cos), downhill (cos, 0, -sin)
+  const double g[3] = {0, 0, -G};
+  double qw = cos(th / 2), qy = sin(th / 2), h = 0.05;
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  char extra[160];
+  snprintf(extra, sizeof extra, ", \"material\": \"m\", \"orientation\": [%.17g, 0, %.17g, 0]", qw, qy);
+  ground_json(buf, n, extra);
+  append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [%.17g, 0, %.17g], "
+                 "\"orientation\": [%.17g, 0, %.17g, 0]}]}\n",
+         h * sin(th), h * cos(th), qw, qy);
+}
+
+
+/* p: mu, t_on (s): force along x ramped from 0 at t = 0 through mu m g at t_on, 2 mu m g at
+ * 2 t_on */
+static void scene_drag(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05]}],\n"
+                 "\"forces\": [{\"body\": \"box\", \"force\": [%.17g, 0, 0], \"ramp\": [0, %.17g]}]}\n",
+         2 * c->p[0] * G, 2 * c->p[1]);
+}
+
+
+/* p: mu, v0, theta (rad; gravity tilted), R: sphere of 1 kg */
+static void scene_sphere(const vcase *c, double dur, char *buf, size_t n) {
+  double th = c->p[2], R = c->p[3];
+  const double g[3] = {G * sin(th), 0, -G * cos(th)};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"ball\", \"material\": \"m\", \"shape\": {\"type\": \"sphere\", "
+                 "\"size\": [%.17g]}, \"mass\": 1, \"position\": [0, 0, %.17g], "
+                 "\"velocity\": [%.17g, 0, 0]}]}\n", R, R, c->p[1]);
+}
+
+
+/* p: mu, omega (rad/s), r/r_c: a 2 cm cube co-rotating on a plane turning at omega */
+static void scene_turntable(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  double mu = c->p[0], om = c->p[1], r = c->p[2] * mu * G / (om * om), h = 0.01;
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", mu);
+  append(buf, n, "{\"name\": \"table\", \"kind\": \"prescribed\", \"material\": \"m\", "
+                 "\"shape\": {\"type\": \"plane\"}, \"angular_velocity\": [0, 0, %.17g]}", om);
+  append(buf, n, ",\n{\"name\": \"block\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [%.17g, %.17g, %.17g]}, \"mass\": 0.1, \"position\": [%.17g, 0, %.17g], "
+                 "\"velocity\": [0, %.17g, 0], \"angular_velocity\": [0, 0, %.17g]}]}\n",
+         h, h, h, r, h, om * r, om);
+}
+
+
+/* p: heavy mass (kg), gap (m): a 0.2 m cube of 1 kg on the ground, a 0.2 m cube of p0 kg
+ * released p1 above it */
+static void scene_heavy(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"bodies\": [");
+  ground_json(buf, n, NULL);
+  append(buf, n, ",\n{\"name\": \"light\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1]}, "
+                 "\"mass\": 1, \"position\": [0, 0, 0.1]},\n"
+                 "{\"name\": \"heavy\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1]}, "
+                 "\"mass\": %.17g, \"position\": [0, 0, %.17g]}]}\n", c->p[0], 0.3 + c->p[1]);
+}
+
+
+/* p: stiffness k (N/m), tau_d (s), mass (kg): a 5 cm sphere on the ground */
+static void scene_sink(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"soft\", \"mu\": 0.5, \"stiffness\": %.17g, "
+                 "\"tau_d\": %.17g}],\n\"bodies\": [", c->p[0], c->p[1]);
+  ground_json(buf, n, NULL);
+  append(buf, n, ",\n{\"name\": \"ball\", \"material\": \"soft\", \"shape\": {\"type\": \"sphere\", "
+                 "\"size\": [0.05]}, \"mass\": %.17g, \"position\": [0, 0, 0.05]}]}\n", c->p[2]);
+}
+
+
+//---- judges ----
+
+/* tolerances (docs/verify.md): TOL_REL on distances and speeds the scheme gives exactly;
+ * TOL_POS (m) and TOL_VEL (m/s) where the answer is 0; a time is allowed one step. */
+#define TOL_REL 1e-3
+#define TOL_POS 1e-4
+#define TOL_VEL 1e-3
+/* a body counts as stopped (or rolling) below this fraction of its initial speed */
+#define STOP_FRAC 1e-3
+
+static int judge_slide(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double mu = c->p[0], v0 = c->p[1], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  fl__verify_ref_1d(dt, n, v0, mu, G, 0, 0, 0, x, v);
+  int ks = -1;
+  for (int i = 1; i <= n && ks < 0; i++)
+    if (fabs(v[i]) <= STOP_FRAC * v0) ks = i;
+  double tstop = ks > 0 ? ks * dt : NAN;
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int ms = first_tspeed(tr, 0, ez, STOP_FRAC * v0, 1);
+  setq(&q[0], "distance_m", x[n], disp_along(tr, 0, tr->n - 1, ex), TOL_REL);
+  setq(&q[1], "stop_time_s", tstop, ms > 0 ? tr->t[ms] : NAN, 1.01 * dt / tstop);
+  setq(&q[2], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
+  fl_free(x);
+  return 3;
+}
+
+
+static int judge_slope(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double mu = c->p[0], th = c->p[1], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  fl__verify_ref_1d(dt, n, 0, mu, G * cos(th), G * sin(th), 0, 0, x, v);
+  double d[3] = {1, 0, 0}, nrm[3] = {0, 0, 1};
+  if (c->p[2] != 0) {
+    d[0] = cos(th);
+    d[2] = -sin(th);
+    nrm[0] = sin(th);
+    nrm[2] = cos(th);
+  }
+  const double *vl = tr->v[0] + 3 * (tr->n - 1);
+  double disp = disp_along(tr, 0, tr->n - 1, d), speed = dot3(vl, d);
+  if (x[n] == 0) {
+    setq(&q[0], "displacement_m", 0, disp, TOL_POS);
+    setq(&q[1], "speed_m_s", 0, speed, TOL_VEL);
+  } else {
+    setq(&q[0], "displacement_m", x[n], disp, TOL_REL);
+    setq(&q[1], "speed_m_s", v[n], speed, TOL_REL);
+  }
+  setq(&q[2], "lift_max_m", 0, max_along(tr, 0, nrm), TOL_POS);
+  fl_free(x);
+  return 3;
+}
+
+
+static int judge_drag(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double mu = c->p[0], ton = c->p[1], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  // F(t)/m = mu g t / t_on up to 2 t_on
+  fl__verify_ref_1d(dt, n, 0, mu, G, 0, mu * G / ton, 2 * ton, x, v);
+  // onset: the first step whose speed exceeds VON (the scheme reaches it a few steps after t_on)
+  const double VON = 1e-3;
+  int ko = -1;
+  for (int i = 1; i <= n && ko < 0; i++)
+    if (fabs(v[i]) > VON) ko = i;
+  double tonset = ko > 0 ? ko * dt : NAN;
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int mo = first_tspeed(tr, 0, ez, VON, 0);
+  const double *vl = tr->v[0] + 3 * (tr->n - 1);
+  setq(&q[0], "onset_time_s", tonset, mo > 0 ? tr->t[mo] : NAN, 1.01 * dt / tonset);
+  setq(&q[1], "distance_m", x[n], disp_along(tr, 0, tr->n - 1, ex), TOL_REL);
+  setq(&q[2], "speed_m_s", v[n], vl[0], TOL_REL);
+  setq(&q[3], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
+  fl_free(x);
+  return 4;
+}
+
+
+/* the sphere's slip speed at stored state i: v_x - R w_y along x (gravity tilts about y) */
+static double slip_at(const vtraj *tr, int i, double R) {
+  return tr->v[0][3 * i] - R * tr->w[0][3 * i + 1];
+}
+
+
+static int judge_sphere_slide(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double mu = c->p[0], v0 = c->p[1], R = c->p[3], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 3 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1, *u = v + n + 1;
+  fl__verify_ref_sphere(dt, n, v0, mu, G, 0, x, v, u);
+  int kr = -1, mr = -1;
+  for (int i = 1; i <= n && kr < 0; i++)
+    if (fabs(u[i]) <= STOP_FRAC * v0) kr = i;
+  for (int i = 1; i < tr->n && mr < 0; i++)
+    if (fabs(slip_at(tr, i, R)) <= STOP_FRAC * v0) mr = i;
+  const double ex[3] = {1, 0, 0};
+  double troll = kr > 0 ? kr * dt : NAN;
+  setq(&q[0], "roll_time_s", troll, mr > 0 ? tr->t[mr] : NAN, 1.01 * dt / troll);
+  setq(&q[1], "roll_distance_m", kr > 0 ? x[kr] : NAN, mr > 0 ? disp_along(tr, 0, mr, ex) : NAN,
+       TOL_REL);
+  setq(&q[2], "final_speed_m_s", 5 * v0 / 7, tr->v[0][3 * (tr->n - 1)], TOL_REL);
+  fl_free(x);
+  return 3;
+}
+
+
+static int judge_sphere_roll(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double mu = c->p[0], th = c->p[2], R = c->p[3], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 3 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1, *u = v + n + 1;
+  fl__verify_ref_sphere(dt, n, 0, mu, G * cos(th), G * sin(th), x, v, u);
+  const double ex[3] = {1, 0, 0};
+  double slip = 0;
+  for (int i = 1; i < tr->n; i++) {
+    double s = fabs(slip_at(tr, i, R));
+    if (!(s <= slip)) slip = s;
+  }
+  setq(&q[0], "displacement_m", x[n], disp_along(tr, 0, tr->n - 1, ex), TOL_REL);
+  setq(&q[1], "speed_m_s", v[n], tr->v[0][3 * (tr->n - 1)], TOL_REL);
+  setq(&q[2], "slip_max_m_s", 0, slip, TOL_VEL);
+  fl_free(x);
+  return 3;
+}
+
+
+static int judge_turntable(const vcase *c, const vtraj *tr, vq *q) {
+  double mu = c->p[0], om = c->p[1], r0 = c->p[2] * mu * G / (om * om);
+  double rexp = fl__verify_ref_turntable(tr->dt, tr->steps, r0, om, mu);
+  const double *xl = tr->x[0] + 3 * (tr->n - 1);
+  // sticking: the scheme's own outward spiral, (1 + omega^2 dt^2)^(n/2); slipping: further out
+  // (the 2 cm cube follows the point mass's recursion to 1e-13 with an exact solver)
+  setq(&q[0], "radius_m", rexp, hypot(xl[0], xl[1]), TOL_REL);
+  return 1;
+}
+
+
+static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
+  // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
+  const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
+  const double *xl = tr->x[0] + 3 * (tr->n - 1);
+  setq(&q[0], "heavy_sink_m", 0, 0.3 - xh[2], 1e-3);
+  setq(&q[1], "light_sink_m", 0, 0.1 - xl[2], 1e-3);
+  setq(&q[2], "heavy_speed_m_s", 0, sqrt(dot3(vh, vh)), TOL_VEL);
+  setq(&q[3], "pen_max_m", 0, tr->pen_max, 1e-3);
+  return 4;
+}
+
+
+static int judge_sink(const vcase *c, const vtraj *tr, vq *q) {
+  const double *xl = tr->x[0] + 3 * (tr->n - 1);
+  setq(&q[0], "sink_m", c->p[2] * G / c->p[0], 0.05 - xl[2], TOL_REL);
+  return 1;
+}
+
+
+/* the coin's terminal eps = v/(omega R), read where v + omega R last exceeded 10 mu g dt
+ * (docs/coin.md); p: R (m), mu */
+static int judge_coin(const vcase *c, const vtraj *tr, vq *q) {
+  double R = c->p[0], smin = 10 * c->p[1] * G * tr->dt, eps = NAN;
+  for (int i = 1; i < tr->n; i++) {
+    const double *v = tr->v[0] + 3 * i, *w = tr->w[0] + 3 * i;
+    double vv = hypot(v[0], v[1]), wr = fabs(w[2]) * R;
+    if (vv + wr > smin) eps = wr > 0 ? vv / wr : INFINITY;
+  }
+  // the seed's 152-triangle disk; the read-out from 1 m/s is within 0.2 % (docs/coin.md)
+  setq(&q[0], "eps_star", 0.64426, eps, 5e-3);
+  return 1;
+}
+
+
+//---- the cases ----
+
+#define DEG (PI / 180)
+static const vcase cases[] = {
+  {"slide", "box sliding to rest on a plane: d = v0^2/(2 mu g), t = v0/(mu g)", {0.5, 2.0},
+   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0},
+  {"slope_below_g", "box on a 20 deg slope, mu 0.5 (gravity tilted): sticks", {0.5, 20 * DEG, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"slope_at_g", "box at its friction angle atan(mu) (gravity tilted): stays", {0.5, 0.46364760900080609, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"slope_above_g", "box on a 35 deg slope (gravity tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 0},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"slope_below_tilt", "box on a 20 deg slope (plane and box tilted): sticks", {0.5, 20 * DEG, 1},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"slope_at_tilt", "box at its friction angle (plane and box tilted): stays", {0.5, 0.46364760900080609, 1},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"slope_above_tilt", "box on a 35 deg slope (plane and box tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 1},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0},
+  {"drag", "box dragged by F = mu m g t/t_on, t_on = 0.505 s: onset, distance, speed", {0.5, 0.505},
+   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0},
+  {"sphere_slide", "sphere released sliding: rolls at 2 v0/(7 mu g), speed 5 v0/7", {0.2, 3.0, 0, 0.1},
+   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0},
+  {"sphere_roll", "sphere rolling down a 30 deg slope, mu 0.5: a = 5/7 g sin", {0.5, 0, 30 * DEG, 0.1},
+   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0},
+  {"turntable_stick", "block at 0.9 r_c on a turntable at 2 pi rad/s: sticks", {0.5, 2 * PI, 0.9},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
+  {"turntable_slip", "block at 1.1 r_c (r_c = mu g/omega^2): slips outward", {0.5, 2 * PI, 1.1},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0},
+  {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
+   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0},
+  {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
+   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0},
+  {"coin_eps", "spinning coin from 1 m/s, eps0 = 1: eps* = 0.64426 (full suite only)", {0.01213, 0.2},
+   0, NULL, judge_coin, 0.001, 0.8, 0.8, {"coin"}, "spinning_coin", "eps0=1,speed=1",
+   /* rest: below a twentieth of one step's friction deceleration, as fl_coin_simulate */
+   0.01213, 0.05 * 0.2 * G * 0.001},
+};
+#define NCASES ((int)(sizeof cases / sizeof cases[0]))
+
+
+//---- the solver rows ----
+
+typedef struct vsolver {
+  const char *solver;   /* registered solver or peer name */
+  const char *settings; /* "k=v,k=v" or "" (defaults) */
+  const char *why;      /* where the setting is recommended */
+} vsolver;
+
+static const vsolver rows[] = {
+  {"pgs", "", NULL},
+  {"pgs", "max_iter=1000", "a larger sweep budget"},
+  {"jacobi", "", NULL},
+  {"primal-descent", "", NULL},
+  {"dual-descent", "", NULL},
+  {"sap", "", NULL},
+  {"sap", "model=sap", "SAP's convex model named explicitly"},
+  {"sap", "beta=0.01", "docs/sap.md: near-rigid contact"},
+  {"nsn", "", NULL},
+  {"nsn", "ncp=ac", "docs/nsn.md: Alart-Curnier"},
+  {"nsn", "line_search=backtrack,warm_start=true", "docs/bench-world.md: world steps"},
+  {"prox", "", NULL},
+  {"mujoco-pgs", "", NULL},
+  {"mujoco-cg", "", NULL},
+  {"mujoco-newton", "", NULL},
+};
+#define NROWS ((int)(sizeof rows / sizeof rows[0]))
+
+
+//---- running one (case, row) ----
+
+typedef struct vresult {
+  int status; /* 0 ran, 1 unsupported, 2 error */
+  char msg[200];
+  int nq;
+  vq q[MAXQ];
+  int steps, nfail;
+  double wall_s;
+} vresult;
+
+
+static void traj_free(vtraj *tr) {
+  fl_free(tr->t);
+  for (int b = 0; b < MAXPROBE; b++) {
+    fl_free(tr->x[b]);
+    fl_free(tr->v[b]);
+    fl_free(tr->w[b]);
+  }
+}
+
+
+static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprobe) {
+  int i = tr->n++;
+  tr->t[i] = w->t;
+  for (int b = 0; b < nprobe; b++) {
+    const fl_body *bd = &w->body[probe[b]];
+    memcpy(tr->x[b] + 3 * i, bd->pos, 3 * sizeof(double));
+    memcpy(tr->v[b] + 3 * i, bd->vel, 3 * sizeof(double));
+    memcpy(tr->w[b] + 3 * i, bd->omega, 3 * sizeof(double));
+  }
+}
+
+
+/* Runs case c with row r for `duration` seconds and judges it. Returns FL_OK (the outcome is
+ * in out, an unsupported or failing step included) or an error of verify itself. */
+static int run_one(const vcase *c, const vsolver *r, double duration, const char *scene_json,
+                   const fl_verify_opts *o, vresult *out) {
+  memset(out, 0, sizeof *out);
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  fl_peer *peer = NULL;
+  vtraj tr;
+  memset(&tr, 0, sizeof tr);
+  int rc;
+  if (c->canonical) {
+    char sbuf[256];
+    const char *ss[8];
+    int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+    rc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+  } else {
+    rc = fl_world_parse_json(scene_json, c->name, &w);
+  }
+  if (rc < 0) return rc;
+  w->compute_metrics = 0;
+  int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
+  for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
+    probe[b] = fl_world_find_body(w, c->probe[b]);
+    if (probe[b] < 0) {
+      rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no body %s", c->name, c->probe[b]);
+      goto done;
+    }
+    nprobe++;
+  }
+  // the row's settings, prefixed by its solver's name
+  char sets[8][96], setbuf[256];
+  const char *split[8], *setp[8];
+  int nset = fl_split_list(r->settings, setbuf, sizeof setbuf, split, 8);
+  if (nset < 0) {
+    rc = nset;
+    goto done;
+  }
+  for (int k = 0; k < nset; k++) {
+    snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
+    setp[k] = sets[k];
+  }
+  // the extra settings: peers' keys to peers, the others to registered solvers
+  const char *pset[16], *sset[16];
+  int npset = 0, nsset = 0;
+  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
+  for (int k = 0; k < o->nset; k++) {
+    char pre[64];
+    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
+    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
+    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
+    if (pl && fl_peer_prefix(pre)) {
+      if (npset < 16) pset[npset++] = o->set[k];
+    } else if (nsset < 16) {
+      sset[nsset++] = o->set[k];
+    }
+  }
+  if (fl_peer_find(r->solver)) {
+    rc = fl_peer_create(r->solver, w, npset, pset, NULL, &peer);
+  } else {
+    rc = fl_solver_create(r->solver, &s);
+    if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
+    for (int k = 0; rc >= 0 && k < nset; k++) rc = fl_harness_apply_sets(s, 1, (char *const *)&setp[k]);
+    if (rc >= 0 && nsset > 0) rc = fl_harness_apply_sets(s, nsset, (char *const *)sset);
+  }
+  if (rc == FL_ERR_UNSUPPORTED) {
+    out->status = 1;
+    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+    rc = FL_OK;
+    goto done;
+  }
+  if (rc < 0) goto done;
+  tr.dt = c->dt;
+  tr.t = fl_malloc((size_t)(steps + 1) * sizeof(double));
+  int okm = tr.t != NULL;
+  for (int b = 0; b < nprobe; b++) {
+    tr.x[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    tr.v[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    tr.w[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    okm = okm && tr.x[b] && tr.v[b] && tr.w[b];
+  }
+  if (!okm) {
+    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+    goto done;
+  }
+  traj_store(&tr, w, probe, nprobe);
+  double t0 = fl_time_now();
+  for (int k = 0; k < steps; k++) {
+    fl_step_info info;
+    int src = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
+    if (src == FL_ERR_UNSUPPORTED) {
+      out->status = 1;
+      snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+      goto done;
+    }
+    if (src < 0) {
+      out->status = 2;
+      snprintf(out->msg, sizeof out->msg, "step %d: %s", k, fl_errmsg());
+      goto done;
+    }
+    if (info.res.reason < 0) out->nfail++;
+    if (c->rest_R > 0) {
+      const fl_body *pb = &w->body[probe[0]];
+      if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
+        traj_store(&tr, w, probe, nprobe);
+        steps = k + 1;
+        break;
+      }
+    }
+    double pen = 0;
+    if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr.pen_max)) tr.pen_max = pen;
+    traj_store(&tr, w, probe, nprobe);
+  }
+  out->wall_s = fl_time_now() - t0;
+  tr.steps = steps;
+  tr.nfail = out->nfail;
+  out->steps = steps;
+  rc = c->judge(c, &tr, out->q);
+  if (rc >= 0) {
+    out->nq = rc;
+    rc = FL_OK;
+  }
+done:
+  traj_free(&tr);
+  fl_peer_free(peer);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+//---- verdicts ----
+
+static const char *verdict_name(const vresult *r, int k) {
+  if (r->status == 1) return "unsupported";
+  if (r->status == 2) return "error";
+  return qpass(&r->q[k]) ? "pass" : "fail";
+}
+
+
+static void row_label(const vsolver *r, char *buf, size_t n) {
+  if (*r->settings) snprintf(buf, n, "%s %s", r->solver, r->settings);
+  else snprintf(buf, n, "%s", r->solver);
+}
+
+
+/* a short column label for the table: solver (abbreviated) and a row number for settings */
+static void row_short(int i, char *buf, size_t n) {
+  const vsolver *r = &rows[i];
+  const char *s = r->solver;
+  const char *ab = !strcmp(s, "primal-descent") ? "primal" : !strcmp(s, "dual-descent") ? "dual"
+                 : !strcmp(s, "mujoco-pgs") ? "mj-pgs" : !strcmp(s, "mujoco-cg") ? "mj-cg"
+                 : !strcmp(s, "mujoco-newton") ? "mj-newt" : s;
+  int variant = 0;
+  for (int k = 0; k < i; k++)
+    if (!strcmp(rows[k].solver, s)) variant++;
+  if (variant) snprintf(buf, n, "%s/%d", ab, variant);
+  else snprintf(buf, n, "%s", ab);
+}
+
+
+//---- the command ----
+
+static void usage(FILE *f) {
+  fprintf(f,
+    "usage: frictionlab verify [--quick] [--only CASE[,CASE]] [--solver a,b] [--out DIR] [--force]\n"
+    "                          [--set [solver.]key=value]...\n"
+    "\n"
+    "Runs cases with closed-form answers (a box sliding to rest, on a slope below, at and above\n"
+    "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
+    "down a slope; a block on a turntable; heavy on light; a compliant contact's sink) with\n"
+    "every CPU solver at its defaults, with the settings docs/ recommend, and with MuJoCo's\n"
+    "solvers where the scene can be written for them. Each quantity is judged on the motion\n"
+    "(positions and velocities read from the world) against the time-stepping scheme's own\n"
+    "answer (docs/verify.md). Writes verify.csv (case, solver, settings, quantity, expected,\n"
+    "measured, rel_error, tolerance, verdict), summary.txt, the cases' scene files and a\n"
+    "figure; prints the table. Exit 0 when it ran (failures are results), 2 on bad arguments.\n"
+    "\n"
+    "  --quick       shorter runs, without the coin (CI; check's baseline)\n"
+    "  --only LIST   cases by name (see below)\n"
+    "  --solver LIST rows of these solvers or peers only\n"
+    "  --out DIR     results folder (default results/verify/verify-<date>)\n"
+    "  --force       replace an existing folder\n"
+    "  --set k=v     [solver.]key=value on top of every row's settings (mujoco.KEY for the\n"
+    "                peers); rows keep their names, so say so when reporting such a run\n"
+    "\ncases:\n");
+  for (int i = 0; i < NCASES; i++) fprintf(f, "  %-18s %s\n", cases[i].name, cases[i].what);
+}
+
+
+static int in_list(const char *list, const char *name) {
+  if (!list) return 1;
+  size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)); p += n) {
+    int start = p == list || p[-1] == ',', end = p[n] == '\0' || p[n] == ',';
+    if (start && end) return 1;
+  }
+  return 0;
+}
+
+
+static int row_available(const vsolver *r, char *why, size_t n) {
+  if (fl_peer_find(r->solver)) return 1;
+  const char *pu = fl_peer_unavailable(r->solver);
+  if (pu) {
+    snprintf(why, n, "%s", pu);
+    return 0;
+  }
+  if (!fl_solver_find(r->solver)) {
+    snprintf(why, n, "solver %s is not registered in this build", r->solver);
+    return 0;
+  }
+  return 1;
+}
+
+
+int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
+  fl_register_all();
+  static char json[8192];
+  for (int i = 0; i < NCASES; i++) {
+    const vcase *c = &cases[i];
+    if (!in_list(o->only, c->name) || (o->quick && !c->quick)) continue;
+    double dur = o->quick ? c->dur_quick : c->dur;
+    if (c->scene) c->scene(c, dur, json, sizeof json);
+    for (int j = 0; j < NROWS; j++) {
+      const vsolver *r = &rows[j];
+      if (!in_list(o->solvers, r->solver)) continue;
+      char why[200];
+      vresult res;
+      if (!row_available(r, why, sizeof why)) {
+        memset(&res, 0, sizeof res);
+        res.status = 1;
+        snprintf(res.msg, sizeof res.msg, "%s", why);
+      } else {
+        FL_TRY(run_one(c, r, dur, json, o, &res));
+      }
+      for (int k = 0; k < (res.status ? 1 : res.nq); k++) {
+        fl_verify_row vr;
+        memset(&vr, 0, sizeof vr);
+        vr.case_name = c->name;
+        vr.solver = r->solver;
+        vr.settings = r->settings;
+        vr.status = res.status;
+        vr.message = res.msg;
+        vr.nfail = res.nfail;
+        vr.steps = res.steps;
+        if (res.status == 0) {
+          vr.quantity = res.q[k].name;
+          vr.expected = res.q[k].expected;
+          vr.measured = res.q[k].measured;
+          vr.rel_error = qerr(&res.q[k]);
+          vr.tolerance = res.q[k].tol;
+          vr.pass = qpass(&res.q[k]);
+        } else {
+          vr.quantity = "-";
+          vr.expected = vr.measured = vr.rel_error = vr.tolerance = NAN;
+        }
+        vr.verdict = verdict_name(&res, k);
+        FL_TRY(fn(ctx, &vr));
+      }
+    }
+  }
+  return FL_OK;
+}
+
+
+/* collects rows for the command's outputs */
+typedef struct vcollect {
+  FILE *csv;
+  int ncase, nrow;           /* table size (cases and rows selected) */
+  int ci[NCASES], ri[NROWS]; /* selected indices */
+  char cell[NCASES][NROWS][8];
+  double ratio[NCASES][NROWS];
+  int failed[NCASES][NROWS];
+  int status[NCASES][NROWS];
+  char msg[NCASES][NROWS][200];
+  int npass, nfail, nunsup, nerror;
+  FILE *fails; /* detail lines for summary.txt (a temporary stream) */
+} vcollect;
+
+
+static int case_index(const char *name) {
+  for (int i = 0; i < NCASES; i++)
+    if (!strcmp(cases[i].name, name)) return i;
+  return -1;
+}
+
+
+static int row_index(const char *solver, const char *settings) {
+  for (int j = 0; j < NROWS; j++)
+    if (!strcmp(rows[j].solver, solver) && !strcmp(rows[j].settings, settings)) return j;
+  return -1;
+}
+
+
+static int collect_row(void *ctx, const fl_verify_row *vr) {
+  vcollect *vc = ctx;
+  FILE *f = vc->csv;
+  fl_csv_str(f, vr->case_name);
+  fputc(',', f);
+  fl_csv_str(f, vr->solver);
+  fputc(',', f);
+  fl_csv_str(f, *vr->settings ? vr->settings : "defaults");
+  fputc(',', f);
+  fl_csv_str(f, vr->quantity);
+  fputc(',', f);
+  fl_csv_num(f, vr->expected);
+  fputc(',', f);
+  fl_csv_num(f, vr->measured);
+  fputc(',', f);
+  fl_csv_num(f, vr->rel_error);
+  fputc(',', f);
+  fl_csv_num(f, vr->tolerance);
+  fputc(',', f);
+  fl_csv_str(f, vr->verdict);
+  fprintf(f, ",%d,%d\n", vr->steps, vr->nfail);
+  int i = case_index(vr->case_name), j = row_index(vr->solver, vr->settings);
+  if (i < 0 || j < 0) return FL_OK;
+  vc->status[i][j] = vr->status;
+  snprintf(vc->msg[i][j], sizeof vc->msg[i][j], "%s", vr->message ? vr->message : "");
+  if (vr->status == 0) {
+    double e = vr->rel_error / vr->tolerance;
+    if (isnan(e)) e = INFINITY;
+    if (!(e <= vc->ratio[i][j])) vc->ratio[i][j] = e;
+    if (!vr->pass) {
+      vc->failed[i][j] = 1;
+      char lab[160];
+      row_label(&rows[j], lab, sizeof lab);
+      fprintf(vc->fails, "  %-18s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
+              vr->case_name, lab, vr->quantity, vr->expected, vr->measured, vr->rel_error,
+              vr->tolerance);
+    }
+  } else {
+    vc->ratio[i][j] = NAN;
+  }
+  return FL_OK;
+}
+
+
+static void print_table(FILE *f, const vcollect *vc) {
+  char sh[24];
+  fprintf(f, "%-18s", "case");
+  for (int b = 0; b < vc->nrow; b++) {
+    row_short(vc->ri[b], sh, sizeof sh);
+    fprintf(f, " %-8s", sh);
+  }
+  fprintf(f, "\n");
+  for (int a = 0; a < vc->ncase; a++) {
+    int i = vc->ci[a];
+    fprintf(f, "%-18s", cases[i].name);
+    for (int b = 0; b < vc->nrow; b++) {
+      int j = vc->ri[b];
+      const char *cell = vc->status[i][j] == 1 ? "unsup" : vc->status[i][j] == 2 ? "error"
+                       : vc->failed[i][j] ? "FAIL" : "pass";
+      fprintf(f, " %-8s", cell);
+    }
+    fprintf(f, "\n");
+  }
+  fprintf(f, "\ncolumns:\n");
+  for (int b = 0; b < vc->nrow; b++) {
+    char lab[160];
+    row_short(vc->ri[b], sh, sizeof sh);
+    row_label(&rows[vc->ri[b]], lab, sizeof lab);
+    fprintf(f, "  %-8s %s%s%s%s\n", sh, lab, rows[vc->ri[b]].why ? " (" : "",
+            rows[vc->ri[b]].why ? rows[vc->ri[b]].why : "", rows[vc->ri[b]].why ? ")" : "");
+  }
+}
+
+
+static void default_out(char *buf, size_t n) {
+  char stamp[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  snprintf(buf, n, "results/verify/verify-%s", stamp);
+  struct stat st;
+  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++)
+    snprintf(buf, n, "results/verify/verify-%s-%d", stamp, k);
+}
+
+
+/* the figure: worst error/tolerance per case, one series (markers) per row, one panel per
+ * family of solvers so that a panel's few colours stay distinct */
+static int fig_group(const char *solver) {
+  if (!strcmp(solver, "pgs") || !strcmp(solver, "jacobi")) return 0;
+  if (strstr(solver, "descent")) return 1;
+  if (!strcmp(solver, "sap")) return 2;
+  if (!strncmp(solver, "mujoco", 6)) return 4;
+  return 3; /* nsn, prox */
+}
+
+
+static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
+  static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent", "SAP",
+                                       "NSN and PROX", "MuJoCo (peer)"};
+  memset(fig, 0, sizeof *fig);
+  snprintf(fig->title, sizeof fig->title, "frictionlab verify: worst error / tolerance per case "
+           "(below 1 passes; no marker: unsupported)");
+  fl_fig_panel *panel[5] = {NULL};
+  for (int b = 0; b < vc->nrow; b++) {
+    int j = vc->ri[b], g = fig_group(rows[j].solver);
+    if (!panel[g]) {
+      panel[g] = fl_fig_panel_add(fig, title[g], "case", "error / tolerance", 0, 1);
+      if (!panel[g]) return fl_seterr(FL_ERR_NOMEM, "verify: figure");
+      fl_fig_ref_add(panel[g], 1.0, "tolerance");
+      fl_fig_panel_xtics(panel[g], "case");
+    }
+    char name[64], lab[160], sh[24];
+    row_short(j, sh, sizeof sh);
+    for (char *q = sh; *q; q++)
+      if (*q == '/') *q = '_';
+    snprintf(name, sizeof name, "fig_%s.csv", sh);
+    FILE *f = fl_results_file(res, name);
+    if (!f) return FL_ERR_IO;
+    fprintf(f, "x,case,ratio\n");
+    for (int a = 0; a < vc->ncase; a++) {
+      int i = vc->ci[a];
+      double r = vc->ratio[i][j];
+      // a zero error is drawn at the bottom of the log axis; a NaN state far above
+      if (r == 0) r = 1e-6;
+      if (isinf(r)) r = 1e6;
+      fprintf(f, "%d,%s,", a + 1, cases[i].name);
+      fl_csv_num(f, isnan(r) ? r : fmax(r, 1e-6));
+      fputc('\n', f);
+    }
+    if (fflush(f) != 0) return fl_seterr(FL_ERR_IO, "verify: %s: write failed", name);
+    row_label(&rows[j], lab, sizeof lab);
+    fl_fig_series_add(panel[g], name, "x", "ratio", lab, 1);
+  }
+  return FL_OK;
+}
+
+
+int fl_cmd_verify(int argc, char **argv) {
+  fl_verify_opts o = {0};
+  const char *outdir = NULL;
+  int force = 0;
+  static const char *const valued[] = {"--only", "--solver", "--out", "--set", NULL};
+  const char *set[16];
+  for (int k = 0; k < argc; k++) {
+    const char *name, *value;
+    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[k], "--quick")) {
+      o.quick = 1;
+    } else if (!strcmp(argv[k], "--force")) {
+      force = 1;
+    } else if (fl_harness_valued_arg(valued, argc, argv, &k, &name, &value)) {
+      if (!value || !*value) {
+        fprintf(stderr, "frictionlab verify: %s needs a value\n", name);
+        return 2;
+      }
+      if (!strcmp(name, "--set")) {
+        if (o.nset >= 16 || !strchr(value, '=')) {
+          fprintf(stderr, "frictionlab verify: --set %s: expected [solver.]key=value (at most 16)\n", value);
+          return 2;
+        }
+        set[o.nset++] = value;
+        o.set = set;
+      } else if (!strcmp(name, "--only")) o.only = value;
+      else if (!strcmp(name, "--solver")) o.solvers = value;
+      else outdir = value;
+    } else {
+      fprintf(stderr, "frictionlab verify: unknown argument '%s'\n", argv[k]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  fl_register_all();
+  vcollect *vc = fl_calloc(1, sizeof *vc);
+  if (!vc) {
+    fprintf(stderr, "frictionlab verify: out of memory\n");
+    return 1;
+  }
+  // names must exist: a typo would silently select nothing
+  char buf[512];
+  int bad = 0;
+  if (o.only) {
+    snprintf(buf, sizeof buf, "%s", o.only);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+      if (case_index(t) < 0) {
+        fprintf(stderr, "frictionlab verify: --only %s: no such case; expected one of:", t);
+        for (int i = 0; i < NCASES; i++) fprintf(stderr, " %s", cases[i].name);
+        fprintf(stderr, "\n");
+        bad = 1;
+      }
+  }
+  if (o.solvers) {
+    snprintf(buf, sizeof buf, "%s", o.solvers);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+      int found = 0;
+      for (int j = 0; j < NROWS; j++) found |= !strcmp(rows[j].solver, t);
+      if (!found) {
+        fprintf(stderr, "frictionlab verify: --solver %s: not one of the suite's solvers:", t);
+        for (int j = 0; j < NROWS; j++)
+          if (j == 0 || strcmp(rows[j].solver, rows[j - 1].solver)) fprintf(stderr, " %s", rows[j].solver);
+        fprintf(stderr, "\n");
+        bad = 1;
+      }
+    }
+  }
+  if (bad) {
+    fl_free(vc);
+    return 2;
+  }
+  for (int i = 0; i < NCASES; i++)
+    if (in_list(o.only, cases[i].name) && (!o.quick || cases[i].quick)) vc->ci[vc->ncase++] = i;
+  for (int j = 0; j < NROWS; j++)
+    if (in_list(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
+
+  char out[1024];
+  if (outdir) snprintf(out, sizeof out, "%s", outdir);
+  else default_out(out, sizeof out);
+  fl_results *res = NULL;
+  int rc = fl_results_begin(out, "verify", force, &res);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    fl_free(vc);
+    return rc == FL_ERR_INVAL ? 2 : 1;
+  }
+  vc->csv = fl_results_file(res, "verify.csv");
+  FILE *sum = fl_results_file(res, "summary.txt");
+  vc->fails = tmpfile();
+  if (!vc->csv || !sum || !vc->fails) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  fprintf(vc->csv, "case,solver,settings,quantity,expected,measured,rel_error,tolerance,verdict,steps,failed_steps\n");
+  // each case's scene, replayable with `frictionlab run`
+  {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/cases", fl_results_staging(res));
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      fl_seterr(FL_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+      fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+      goto fail;
+    }
+    static char json[8192];
+    for (int a = 0; a < vc->ncase; a++) {
+      const vcase *c = &cases[vc->ci[a]];
+      snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
+      if (c->canonical) {
+        // a canonical scene: its scene file as `export --scene-json` writes it
+        char sbuf[256];
+        const char *ss[8];
+        int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+        fl_world *w = NULL;
+        int wrc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+        if (wrc >= 0) wrc = fl_world_save_json(w, path);
+        fl_world_free(w);
+        if (wrc < 0) {
+          fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
+          goto fail;
+        }
+        continue;
+      }
+      c->scene(c, o.quick ? c->dur_quick : c->dur, json, sizeof json);
+      FILE *f = fopen(path, "w");
+      if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "frictionlab verify: %s: cannot write\n", path);
+        goto fail;
+      }
+    }
+  }
+  double t0 = fl_time_now();
+  rc = fl__verify_run(&o, collect_row, vc);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  double wall = fl_time_now() - t0;
+  // totals per (case, row)
+  int npass = 0, nfail = 0, nun = 0, nerr = 0;
+  for (int a = 0; a < vc->ncase; a++)
+    for (int b = 0; b < vc->nrow; b++) {
+      int i = vc->ci[a], j = vc->ri[b];
+      if (vc->status[i][j] == 1) nun++;
+      else if (vc->status[i][j] == 2) nerr++;
+      else if (vc->failed[i][j]) nfail++;
+      else npass++;
+    }
+  FILE *outs[2] = {stdout, sum};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = outs[k];
+    fprintf(f, "frictionlab verify%s: %d cases x %d solver rows in %.1f s: %d pass, %d fail, "
+            "%d unsupported, %d error (a row passes a case when every quantity is within its "
+            "tolerance)\n\n", o.quick ? " --quick" : "", vc->ncase, vc->nrow, wall, npass, nfail,
+            nun, nerr);
+    print_table(f, vc);
+  }
+  // failures and reasons in the summary
+  fprintf(sum, "\nfailed quantities:\n");
+  rewind(vc->fails);
+  char line[512];
+  while (fgets(line, sizeof line, vc->fails)) fputs(line, sum);
+  fprintf(sum, "\nunsupported or error:\n");
+  for (int a = 0; a < vc->ncase; a++)
+    for (int b = 0; b < vc->nrow; b++) {
+      int i = vc->ci[a], j = vc->ri[b];
+      if (vc->status[i][j] == 0) continue;
+      char lab[160];
+      row_label(&rows[j], lab, sizeof lab);
+      fprintf(sum, "  %-18s %-44s %s: %s\n", cases[i].name, lab,
+              vc->status[i][j] == 1 ? "unsupported" : "error", vc->msg[i][j]);
+    }
+  fl_fig fig;
+  rc = write_figure(res, vc, &fig);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  // a missing plotting tool costs the picture, not the verdicts
+  if (fl_fig_render(&fig, fl_results_staging(res)) < 0)
+    fprintf(stderr, "frictionlab verify: figure not drawn: %s\n", fl_errmsg());
+  cJSON *man = fl_results_manifest(res);
+  cJSON_AddBoolToObject(man, "quick", o.quick);
+  cJSON_AddNumberToObject(man, "pass", npass);
+  cJSON_AddNumberToObject(man, "fail", nfail);
+  cJSON_AddNumberToObject(man, "unsupported", nun);
+  cJSON_AddNumberToObject(man, "error", nerr);
+  fclose(vc->fails);
+  vc->fails = NULL;
+  if (fl_results_commit(res) < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    fl_free(vc);
+    return 1;
+  }
+  printf("\nverify written to %s (verify.csv, summary.txt, figure.png, cases/*.json)\n", out);
+  fl_free(vc);
+  return 0;
+fail:
+  if (vc->fails) fclose(vc->fails);
+  fl_results_abort(res);
+  fl_free(vc);
+  return 1;
+}

@@ -1,0 +1,160 @@
+/* test_verify.c: the analytic suite of `frictionlab verify` (docs/verify.md). The scheme's
+ * own answers (fl__verify_ref_*) against their discrete closed forms and their continuous
+ * limits, then each case simulated with NSN's Alart-Curnier setting (a solver that solves the
+ * rigid step exactly) and judged on the motion: every quantity within its tolerance.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../harness/fl_verify.h"
+#include "../sim/fl_world.h"
+#include "fl_test.h"
+
+#define G 9.81
+#define NMAX 200001
+
+static double xs[NMAX], vs[NMAX], us[NMAX];
+
+
+//---- the scheme's answers ----
+
+/* sliding to rest: K = ceil(v0/(a dt)) - 1 slipping steps, d = dt (K v0 - a dt K(K+1)/2);
+ * d -> v0^2/(2 a) as dt -> 0 */
+FL_TEST(ref_slide_closed_form) {
+  double v0 = 2, mu = 0.5, a = mu * G;
+  double dts[2] = {0.01, 1e-5};
+  for (int k = 0; k < 2; k++) {
+    double dt = dts[k];
+    int n = (int)(1.0 / dt);
+    fl__verify_ref_1d(dt, n, v0, mu, G, 0, 0, 0, xs, vs);
+    double K = ceil(v0 / (a * dt)) - 1, d = dt * (K * v0 - a * dt * K * (K + 1) / 2);
+    ASSERT_NEAR(xs[n], d, 1e-12);
+    ASSERT(vs[(int)K] > 0 && vs[(int)K + 1] == 0);
+    ASSERT_LE(fabs(xs[n] - v0 * v0 / (2 * a)), v0 * dt); /* first order in dt */
+  }
+  return 0;
+}
+
+
+/* slope: x_n = a dt^2 n (n + 1)/2 with a = g (sin - mu cos) above the friction angle; 0 below */
+FL_TEST(ref_slope_closed_form) {
+  double mu = 0.5, dt = 0.01, th = 35 * M_PI / 180, a = G * (sin(th) - mu * cos(th));
+  int n = 100;
+  fl__verify_ref_1d(dt, n, 0, mu, G * cos(th), G * sin(th), 0, 0, xs, vs);
+  ASSERT_NEAR(xs[n], a * dt * dt * n * (n + 1) / 2, 1e-12);
+  ASSERT_NEAR(vs[n], a * n * dt, 1e-12);
+  th = 20 * M_PI / 180;
+  fl__verify_ref_1d(dt, n, 0, mu, G * cos(th), G * sin(th), 0, 0, xs, vs);
+  ASSERT_EQ(xs[n] == 0, 1);
+  th = atan(mu);
+  fl__verify_ref_1d(dt, n, 0, mu, G * cos(th), G * sin(th), 0, 0, xs, vs);
+  ASSERT_LE(fabs(xs[n]), 1e-15);
+  return 0;
+}
+
+
+/* a force c m t from rest: sticks until t_on = mu g/c, then x = c dt^3 M (M+1)(M+2)/6 after
+ * M slipping steps (continuous: c (t - t_on)^3/6) */
+FL_TEST(ref_drag_closed_form) {
+  double mu = 0.5, dt = 0.01, ton = 0.5, c = mu * G / ton;
+  int non = 50, n = 90, M = n - 1 - non;
+  fl__verify_ref_1d(dt, n, 0, mu, G, 0, c, 2 * ton, xs, vs);
+  ASSERT_LE(fabs(xs[non + 1]), 1e-15); /* still stuck at t_on */
+  ASSERT_NEAR(xs[n], c * dt * dt * dt * M * (M + 1.0) * (M + 2.0) / 6, 1e-12);
+  ASSERT_NEAR(vs[n], c * dt * dt * M * (M + 1.0) / 2, 1e-12);
+  double T = n * dt;
+  ASSERT_LE(fabs(xs[n] - c * pow(T - ton, 3) / 6) / xs[n], 0.1); /* O(dt/(T - t_on)) */
+  return 0;
+}
+
+
+/* sphere released sliding: rolls at t = 2 v0/(7 mu g) (within a step), after 12 v0^2/(49 mu g)
+ * (within v0 dt), at exactly 5 v0/7 (angular momentum about the contact point) */
+FL_TEST(ref_sphere_closed_form) {
+  double v0 = 3, mu = 0.2, dt = 0.01;
+  int n = 100;
+  fl__verify_ref_sphere(dt, n, v0, mu, G, 0, xs, vs, us);
+  ASSERT_NEAR(vs[n], 5 * v0 / 7, 1e-12);
+  int kr = -1;
+  for (int i = 1; i <= n && kr < 0; i++)
+    if (us[i] == 0) kr = i;
+  ASSERT(kr > 0);
+  ASSERT_LE(fabs(kr * dt - 2 * v0 / (7 * mu * G)), dt);
+  ASSERT_LE(fabs(xs[kr] - 12 * v0 * v0 / (49 * mu * G)), v0 * dt);
+  /* rolling down a slope without slip: a = 5/7 g sin, x_n = a dt^2 n (n+1)/2 */
+  double th = 30 * M_PI / 180, a = 5.0 / 7 * G * sin(th);
+  fl__verify_ref_sphere(dt, n, 0, 0.5, G * cos(th), G * sin(th), xs, vs, us);
+  ASSERT_NEAR(xs[n], a * dt * dt * n * (n + 1) / 2, 1e-12);
+  for (int i = 0; i <= n; i++) ASSERT_LE(fabs(us[i]), 1e-12);
+  return 0;
+}
+
+
+/* turntable: co-rotating, the explicit position update spirals out by sqrt(1 + w^2 dt^2) per
+ * step; beyond r_c = mu g/w^2 the block slips outward */
+FL_TEST(ref_turntable_closed_form) {
+  double mu = 0.5, om = 2 * M_PI, rc = mu * G / (om * om), dt = 1e-3;
+  int n = 1000;
+  double r = fl__verify_ref_turntable(dt, n, 0.9 * rc, om, mu);
+  ASSERT_NEAR(r / (0.9 * rc), pow(1 + om * om * dt * dt, n / 2.0), 1e-10);
+  r = fl__verify_ref_turntable(dt, n, 1.1 * rc, om, mu);
+  ASSERT(r > 1.3 * rc);
+  /* the continuous limit: no drift below r_c */
+  r = fl__verify_ref_turntable(1e-5, 100000, 0.99 * rc, om, mu);
+  ASSERT_NEAR(r, 0.99 * rc, 2e-3 * rc);
+  return 0;
+}
+
+
+//---- the cases in the world ----
+
+typedef struct {
+  const char *settings; /* the row to judge */
+  int nq, npass, nother;
+  char why[512];
+} seen;
+
+
+static int on_row(void *ctx, const fl_verify_row *r) {
+  seen *s = ctx;
+  if (strcmp(r->settings, s->settings)) return FL_OK;
+  if (r->status != 0) {
+    s->nother++;
+    return FL_OK;
+  }
+  s->nq++;
+  s->npass += r->pass;
+  if (!r->pass) {
+    size_t l = strlen(s->why);
+    snprintf(s->why + l, sizeof s->why - l, "%s %s: expected %.9g measured %.9g; ", r->case_name,
+             r->quantity, r->expected, r->measured);
+  }
+  return FL_OK;
+}
+
+
+/* every quantity of the cases passes with NSN's Alart-Curnier setting (quick durations) */
+static int cases_pass(const char *only, int nq_min) {
+  fl_register_all();
+  fl_verify_opts o = {1, only, "nsn", 0, NULL};
+  seen s = {"ncp=ac", 0, 0, 0, ""};
+  ASSERT_OK(fl__verify_run(&o, on_row, &s));
+  if (s.npass != s.nq) fprintf(stderr, "failed: %s\n", s.why);
+  ASSERT_EQ(s.nother, 0);
+  ASSERT(s.nq >= nq_min);
+  ASSERT_EQ(s.npass, s.nq);
+  return 0;
+}
+
+
+FL_TEST(slide) { return cases_pass("slide", 3); }
+FL_TEST(slope_gravity_tilted) { return cases_pass("slope_below_g,slope_at_g,slope_above_g", 9); }
+FL_TEST(slope_plane_tilted) { return cases_pass("slope_below_tilt,slope_at_tilt,slope_above_tilt", 9); }
+FL_TEST(drag) { return cases_pass("drag", 4); }
+FL_TEST(sphere_slide) { return cases_pass("sphere_slide", 3); }
+FL_TEST(sphere_roll) { return cases_pass("sphere_roll", 3); }
+FL_TEST(turntable) { return cases_pass("turntable_stick,turntable_slip", 2); }
+FL_TEST(heavy_on_light) { return cases_pass("heavy_on_light", 4); }
+FL_TEST(compliant_sink) { return cases_pass("compliant_sink", 1); }
