@@ -86,6 +86,20 @@ void *fl_realloc(void *p, size_t bytes);
 void fl_free(void *p);
 void fl_alloc_fail_after(long n);
 
+/* The largest memory estimate (bytes) that reading a file or building a mesh may ask for:
+ * FL_MEM_LIMIT_MB from the environment when set (a positive number of MiB), else 8 GiB. Inputs
+ * whose sizes imply more are refused before anything is allocated. */
+double fl_mem_limit(void);
+/* FL_OK when `bytes` (an estimate, computed in 64 bits or in double by the caller) is finite and
+ * at most fl_mem_limit(); else FL_ERR_NOMEM with "<where>: <what> needs about X GB, above the
+ * limit of Y GB (FL_MEM_LIMIT_MB)". */
+int fl_mem_check(const char *where, const char *what, double bytes);
+/* Parses one decimal integer from s (leading blanks skipped) into *v, in [lo, hi]; *end (may be
+ * NULL) gets the first unparsed character. Returns 1 on success; 0 when s holds no integer,
+ * overflows long long or falls outside [lo, hi] (*v is then unchanged). Never goes through a
+ * double. */
+int fl_parse_ll(const char *s, char **end, long long lo, long long hi, long long *v);
+
 /*---- arena: scratch memory with marks (MuJoCo's stack) ----*/
 
 typedef struct fl_arena {

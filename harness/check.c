@@ -826,6 +826,41 @@ static int is_json(const char *s) {
 }
 
 
+int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
+  *ncase = 0;
+  cJSON *base = cJSON_ParseWithLength(text, len);
+  if (!base) return fl_seterr(FL_ERR_FORMAT, "baseline: not JSON");
+  const cJSON *bsteps = cJSON_GetObjectItem(base, "steps");
+  int steps = cJSON_IsNumber(bsteps) ? bsteps->valueint : 0;
+  if (steps < 1) {
+    cJSON_Delete(base);
+    return fl_seterr(FL_ERR_FORMAT, "baseline: no valid \"steps\" (expected a positive integer)");
+  }
+  // the same comparison as `check`, of a record with every quantity 1 against each solver's
+  // entry, after its options are applied to that solver
+  record r;
+  memset(&r, 0, sizeof r);
+  for (int q = 0; q < NQ; q++) r.q[q] = 1;
+  tally t = {0};
+  const char *const *solvers = fl_solver_list();
+  int rc = FL_OK;
+  for (int k = 0; solvers[k] && rc >= 0; k++) {
+    const cJSON *bs = cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]);
+    if (!bs) continue;
+    const char *opts = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
+    fl_solver *s = NULL;
+    rc = fl_solver_create(solvers[k], &s);
+    if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
+    fl_solver_destroy(s);
+    if (rc < 0) break;
+    compare("baseline", solvers[k], bs, &r, steps, 0, &t);
+    (*ncase)++;
+  }
+  cJSON_Delete(base);
+  return rc;
+}
+
+
 int fl_cmd_check(int argc, char **argv) {
   check_args a = {0};
   char *set[32];

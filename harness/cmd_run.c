@@ -10,6 +10,7 @@
  * summary per solver.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,11 +129,15 @@ static int scene_key(const run_args *a, const char *kv, const char **stripped) {
 
 
 /* An integer option's value in [lo, hi] into *out; 1 (after saying why) when it is not one. */
+#define FL_RUN_MAX_STEPS 1000000000L /* most steps of one run (--steps, or duration / dt) */
+
 static int count_arg(const char *name, const char *value, long lo, long hi, long *out) {
   char *end;
+  errno = 0;
   long n = strtol(value, &end, 10);
-  if (*end || n < lo || n > hi) {
-    fprintf(stderr, "frictionlab run: %s '%s': expected an integer >= %ld\n", name, value, lo);
+  if (end == value || *end || errno == ERANGE || n < lo || n > hi) {
+    fprintf(stderr, "frictionlab run: %s '%s': expected an integer in [%ld, %ld]\n", name, value,
+            lo, hi);
     return 1;
   }
   *out = n;
@@ -188,7 +193,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (used) strcat(a->solver_buf, ",");
       strcat(a->solver_buf, value);
     } else if (strcmp(name, "--steps") == 0) {
-      if (count_arg(name, value, 0, LONG_MAX, &a->steps)) return EXIT_USAGE;
+      if (count_arg(name, value, 0, FL_RUN_MAX_STEPS, &a->steps)) return EXIT_USAGE;
     } else if (strcmp(name, "--vtk") == 0) {
       if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
       a->vtk = (int)n;
@@ -763,7 +768,23 @@ int fl_cmd_run(int argc, char **argv) {
                ? EXIT_USAGE
                : 1;
   }
-  long nsteps = a.steps >= 0 ? a.steps : lround(w->duration / w->dt);
+  // bodies that start inside each other: said, not silently pushed apart
+  fl_overlap ov[3];
+  int nov = 0;
+  if (fl_world_overlaps(w, FL_OVERLAP_TOL, ov, 3, &nov) == FL_OK) {
+    for (int k = 0; k < nov && k < 3; k++)
+      fprintf(stderr, "frictionlab run: warning: %s: bodies '%s' and '%s' overlap by %.3g m at "
+              "t = 0\n", a.input, w->body[ov[k].a].name, w->body[ov[k].b].name, ov[k].depth);
+    if (nov > 3) fprintf(stderr, "frictionlab run: warning: ... %d overlapping pairs in all\n", nov);
+  }
+  double nsteps_d = a.steps >= 0 ? (double)a.steps : round(w->duration / w->dt);
+  if (!(nsteps_d <= FL_RUN_MAX_STEPS)) {
+    fprintf(stderr, "frictionlab run: %s: duration / dt = %g / %g = %g steps, expected at most "
+            "%ld\n", a.input, w->duration, w->dt, nsteps_d, FL_RUN_MAX_STEPS);
+    fl_world_free(w);
+    return EXIT_USAGE;
+  }
+  long nsteps = (long)nsteps_d;
   double dt = w->dt;
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);

@@ -57,6 +57,18 @@ int fl_cmd_view(int argc, char **argv);    /* frictionlab view RESULTS_DIR [--pr
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
                     double *rho);
 
+/* Reads a solve folder as `profile --from DIR` does (steps.csv names the problems and solvers,
+ * iters.csv gives each pair's cost to reach merit <= tol) and frees what it read; *nprob and
+ * *nsolver get the counts. FL_OK, or FL_ERR_IO / FL_ERR_FORMAT naming the file and row (a short
+ * row, a non-numeric cost, a pair steps.csv lacks) or FL_ERR_NOMEM. */
+int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver);
+
+/* Reads a `check` baseline (JSON text of len bytes, results/baselines/<case>.json) as `check`
+ * does: its steps, each registered solver's entry, options applied to that solver, and the
+ * comparison of a record of ones against it (printed to stdout). *ncase gets the entries
+ * compared. FL_OK, FL_ERR_FORMAT (not JSON, no valid steps) or the options' error. */
+int fl_check_read_baseline(const char *text, size_t len, int *ncase);
+
 
 /* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another
  * registered solver's name ("sap.beta=1" for a pgs handle) is skipped, every other key goes

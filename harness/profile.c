@@ -120,6 +120,22 @@ static int names_index(names *nm, const char *s) {
 }
 
 
+/* the index of s, or -1 when it is not among the names */
+static int names_find(const names *nm, const char *s) {
+  for (int k = 0; k < nm->n; k++)
+    if (strcmp(nm->s[k], s) == 0) return k;
+  return -1;
+}
+
+
+/* a CSV number (nan and inf included) into *x; 0 when the field is not one */
+static int csv_number(const char *f, double *x) {
+  char *end;
+  *x = strtod(f, &end);
+  return end != f && *end == '\0';
+}
+
+
 static void names_free(names *nm) {
   for (int k = 0; k < nm->n; k++) fl_free(nm->s[k]);
   fl_free(nm->s);
@@ -158,6 +174,8 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   }
   fclose(in);
   size_t np = (size_t)probs->n, ns = (size_t)solvers->n;
+  FL_TRY(fl_mem_check(path, "the cost table of its problems x solvers",
+                      2.0 * (double)np * (double)ns * sizeof(double)));
   *ctime = fl_malloc((np * ns + 1) * sizeof(double));
   *citer = fl_malloc((np * ns + 1) * sizeof(double));
   if (!*ctime || !*citer) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
@@ -182,13 +200,34 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
                      path);
   }
   long row = 1;
+  int need = cp;
+  if (cs > need) need = cs;
+  if (ci > need) need = ci;
+  if (ct > need) need = ct;
+  if (cm > need) need = cm;
   while (fgets(line, sizeof line, in)) {
     row++;
     int n = csv_split(line, f);
-    if (n <= cm || n <= ct || n <= ci) continue;
-    int p = names_index(probs, f[cp]), s = names_index(solvers, f[cs]);
-    if (p < 0 || s < 0 || (size_t)p >= np || (size_t)s >= ns) continue;
-    double merit = strtod(f[cm], NULL), t = strtod(f[ct], NULL), it = strtod(f[ci], NULL);
+    if (n == 1 && f[0][0] == '\0') continue; // a blank line
+    if (n <= need) {
+      fclose(in);
+      return fl_seterr(FL_ERR_FORMAT, "%s: row %ld: %d fields, expected at least %d", path, row,
+                       n, need + 1);
+    }
+    // the names come from steps.csv: a pair it lacks is an inconsistent folder
+    int p = names_find(probs, f[cp]), s = names_find(solvers, f[cs]);
+    if (p < 0 || s < 0) {
+      int rc = fl_seterr(FL_ERR_FORMAT, "%s: row %ld: %s '%.200s' does not appear in steps.csv",
+                         path, row, p < 0 ? "problem" : "solver", p < 0 ? f[cp] : f[cs]);
+      fclose(in);
+      return rc;
+    }
+    double merit, t, it;
+    if (!csv_number(f[cm], &merit) || !csv_number(f[ct], &t) || !csv_number(f[ci], &it)) {
+      fclose(in);
+      return fl_seterr(FL_ERR_FORMAT, "%s: row %ld: merit, time and iter must be numbers", path,
+                       row);
+    }
     size_t k = (size_t)p * ns + (size_t)s;
     if (merit <= tol && isinf((*ctime)[k])) {
       (*ctime)[k] = t;
@@ -197,6 +236,20 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   }
   fclose(in);
   return FL_OK;
+}
+
+
+int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver) {
+  names probs = {0}, solvers = {0};
+  double *ctime = NULL, *citer = NULL;
+  int rc = read_costs(dir, tol, &probs, &solvers, &ctime, &citer);
+  *nprob = probs.n;
+  *nsolver = solvers.n;
+  names_free(&probs);
+  names_free(&solvers);
+  fl_free(ctime);
+  fl_free(citer);
+  return rc;
 }
 
 

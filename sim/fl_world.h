@@ -261,6 +261,8 @@ typedef struct fl_world {
                            CPU clock, a system call of about 3 us on a virtual machine (three
                            per step); 0 (default): NAN, and the step does not pay for them */
   fl_fem_solve fem_solve; /* FL_FEM_SCHUR (default) or FL_FEM_FULL */
+  int start_separated;  /* 1: the scene file declares that no two rigid bodies overlap at t = 0
+                           (loading refuses one that does; fl_world_overlaps) */
   int fem_allow_inversion; /* 0 (default): a tet with det F <= 0 after a step stops the run
                              with FL_ERR_STATE naming step, body and element; 1: continue */
 
@@ -402,6 +404,20 @@ int fl_world_set_peer_contacts(fl_world *w, fl_int nc);
 /* Largest penetration (m, >= 0) between any two bodies at the current poses: rigid pairs and
  * the contacts of deformable bodies (their vertex queries, docs/fem.md), at margin 0. */
 int fl_world_penetration(fl_world *w, double *pen);
+
+/* Two rigid bodies that overlap at the current poses, by depth (m): their deepest contact of
+ * the narrow phase with no margin. */
+typedef struct fl_overlap {
+  fl_int a, b;
+  double depth;
+} fl_overlap;
+/* Overlaps deeper than FL_OVERLAP_TOL (m): round-off of bodies placed exactly touching. */
+#define FL_OVERLAP_TOL 1e-6
+/* The pairs of rigid bodies overlapping by more than tol (m) at the current poses, deepest
+ * first: the first max of them into out (may be NULL when max is 0), their number into *n.
+ * Hydroelastic patches (whose penetration is their model) are left out, and so are deformable
+ * bodies. FL_OK or FL_ERR_NOMEM. */
+int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n);
 /* Kinetic and potential energy (J), linear momentum (kg m/s), angular momentum about the
  * world origin (kg m^2/s); any output may be NULL. */
 void fl_world_energy_momentum(const fl_world *w, double *kinetic, double *potential,

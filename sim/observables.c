@@ -376,6 +376,39 @@ static void liftoff(const fl_world *w, double *ratio, double *speed) {
 }
 
 
+int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n) {
+  *n = 0;
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  FL_TRY(fl__collide_all(w, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
+  // the deepest contact of each pair (few pairs overlap: a linear search is enough)
+  fl_overlap *pairs = fl_malloc((size_t)(m->nobs_ct > 0 ? m->nobs_ct : 1) * sizeof *pairs);
+  if (!pairs) return fl_seterr(FL_ERR_NOMEM, "overlaps: out of memory");
+  int np = 0;
+  for (fl_int c = 0; c < m->nobs_ct; c++) {
+    const fl__contact *ct = &m->obs_ct[c];
+    if (ct->k > 0 || !(-ct->phi > tol)) continue;
+    int k = 0;
+    while (k < np && !(pairs[k].a == ct->a && pairs[k].b == ct->b)) k++;
+    if (k == np) pairs[np++] = (fl_overlap){ct->a, ct->b, 0};
+    if (-ct->phi > pairs[k].depth) pairs[k].depth = -ct->phi;
+  }
+  // deepest first (selection: np is small)
+  for (int i = 0; i < np && i < max; i++) {
+    int best = i;
+    for (int k = i + 1; k < np; k++)
+      if (pairs[k].depth > pairs[best].depth) best = k;
+    fl_overlap t = pairs[i];
+    pairs[i] = pairs[best];
+    pairs[best] = t;
+    out[i] = pairs[i];
+  }
+  *n = np;
+  fl_free(pairs);
+  return FL_OK;
+}
+
+
 /* Rotation angle (rad) between two unit quaternions. */
 static double quat_angle(const double a[4], const double b[4]) {
   double d = fabs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]);

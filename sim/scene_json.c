@@ -1129,7 +1129,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   jctx c = {where, w};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
                                      "margin", "friction_rule", "materials", "pairs", "bodies",
-                                     "joints", "forces", "observe", "fem", "limits", NULL};
+                                     "joints", "forces", "observe", "fem", "limits",
+                                     "start_separated", NULL};
   if (rc >= 0) rc = check_keys(&c, root, "", keys);
   if (rc >= 0) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -1180,12 +1181,30 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: %s", where, msg);
     }
   }
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(root, "start_separated");
+  if (rc >= 0 && ss && !cJSON_IsBool(ss)) rc = jerr(&c, "start_separated", "expected true or false");
+  if (rc >= 0) w->start_separated = cJSON_IsTrue(ss);
   cJSON_Delete(root);
   if (rc < 0) {
     fl_world_free(w);
     return rc;
   }
   fl_world_reset_start(w);
+  if (w->start_separated) {
+    // a scene that declares it starts separated: an overlap is an error, not a warning
+    fl_overlap ov;
+    int nov = 0;
+    rc = fl_world_overlaps(w, FL_OVERLAP_TOL, &ov, 1, &nov);
+    if (rc >= 0 && nov > 0)
+      rc = jerr(&c, "start_separated", "bodies '%s' and '%s' overlap by %.3g m at t = 0 (%d "
+                "overlapping pair%s); expected every body apart (overlaps above %g m)",
+                w->body[ov.a].name, w->body[ov.b].name, ov.depth, nov, nov > 1 ? "s" : "",
+                FL_OVERLAP_TOL);
+    if (rc < 0) {
+      fl_world_free(w);
+      return rc;
+    }
+  }
   *out = w;
   return FL_OK;
 }
@@ -1267,6 +1286,7 @@ static cJSON *world_json(const fl_world *w) {
   cJSON_AddItemToObject(r, "duration", num(w->duration));
   cJSON_AddItemToObject(r, "margin", num(w->margin));
   cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
+  if (w->start_separated) cJSON_AddBoolToObject(r, "start_separated", 1);
   cJSON *mats = cJSON_AddArrayToObject(r, "materials");
   for (fl_int i = 0; i < w->nmat; i++) {
     cJSON *m = cJSON_CreateObject();

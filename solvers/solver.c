@@ -815,6 +815,12 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   }
   int crc = close_monitors(s);
   if (rc >= 0) rc = crc;
+  // a solver's own test can pass on numbers that are not (inf - inf in its residual, an
+  // overflowed problem): "converged" needs finite metrics of what it returns (the merit
+  // without its growth rule; a problem without contacts has no merit, NaN by definition)
+  if (rc >= 0 && s->reason > 0 && s->reason != FL_STOPPED_ITS && p->nc > 0 &&
+      !isfinite(fl_metrics_merit(&s->last_metrics, NAN)))
+    s->reason = FL_DIVERGED_NAN;
 
   res->reason = s->reason;
   res->iters = s->iters;
