@@ -26,6 +26,15 @@ double fl_v3_norm(const double a[3]) { return sqrt(fl_v3_dot(a, a)); }
 
 double fl_v3_normalize(double a[3]) {
   double n = fl_v3_norm(a);
+  if (n > 0 && !(n > 1e-150 && n < 1e150)) {
+    // the squares over- or underflow: scale by the largest component first
+    double m = fmax(fabs(a[0]), fmax(fabs(a[1]), fabs(a[2])));
+    if (!(m > 0) || !isfinite(m)) return n;
+    for (int k = 0; k < 3; k++) a[k] /= m;
+    double r = fl_v3_norm(a);
+    for (int k = 0; k < 3; k++) a[k] /= r;
+    return m * r;
+  }
   if (n > 0) {
     a[0] /= n;
     a[1] /= n;
@@ -172,7 +181,15 @@ void fl_quat_from_axis_angle(const double axis[3], double angle, double q[4]) {
 
 void fl_quat_normalize(double q[4]) {
   double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (n > 0) {
+  if (!(n > 1e-150 && n < 1e150)) {
+    // the squares over- or underflow: scale by the largest component first
+    double m = fmax(fmax(fabs(q[0]), fabs(q[1])), fmax(fabs(q[2]), fabs(q[3])));
+    if (m > 0 && isfinite(m)) {
+      for (int k = 0; k < 4; k++) q[k] /= m;
+      n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    }
+  }
+  if (n > 0 && isfinite(n)) {
     for (int k = 0; k < 4; k++) q[k] /= n;
   } else {
     q[0] = 1;

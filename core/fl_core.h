@@ -86,6 +86,20 @@ void *fl_realloc(void *p, size_t bytes);
 void fl_free(void *p);
 void fl_alloc_fail_after(long n);
 
+/* The largest memory estimate (bytes) that reading a file or building a mesh may ask for:
+ * FL_MEM_LIMIT_MB from the environment when set (a positive number of MiB), else 8 GiB. Inputs
+ * whose sizes imply more are refused before anything is allocated. */
+double fl_mem_limit(void);
+/* FL_OK when `bytes` (an estimate, computed in 64 bits or in double by the caller) is finite and
+ * at most fl_mem_limit(); else FL_ERR_NOMEM with "<where>: <what> needs about X GB, above the
+ * limit of Y GB (FL_MEM_LIMIT_MB)". */
+int fl_mem_check(const char *where, const char *what, double bytes);
+/* Parses one decimal integer from s (leading blanks skipped) into *v, in [lo, hi]; *end (may be
+ * NULL) gets the first unparsed character. Returns 1 on success; 0 when s holds no integer,
+ * overflows long long or falls outside [lo, hi] (*v is then unchanged). Never goes through a
+ * double. */
+int fl_parse_ll(const char *s, char **end, long long lo, long long hi, long long *v);
+
 /*---- arena: scratch memory with marks (MuJoCo's stack) ----*/
 
 typedef struct fl_arena {
@@ -241,6 +255,12 @@ int fl_options_set(const fl_option_desc *table, void *obj, const char *where, co
                    const char *value);
 /* Looks a key up; NULL if absent. */
 const fl_option_desc *fl_options_find(const fl_option_desc *table, const char *key);
+/* The edit distance (insertions, deletions, substitutions, swaps of neighbours) between a and
+ * b, capped at 64. */
+int fl_edit_distance(const char *a, const char *b);
+/* The key of `table` nearest to `key` when it is a near miss (edit distance at most 2, and less
+ * than a third of the key's length rounded up), else NULL. On a tie the first key wins. */
+const char *fl_options_suggest(const fl_option_desc *table, const char *key);
 /* Formats the current value of one option into buf ("1.5", "true", "pcr"). */
 void fl_options_format(const fl_option_desc *d, const void *obj, char *buf, size_t n);
 /* Prints "prefix.key = value" lines. */

@@ -109,6 +109,41 @@ static void range_text(const fl_option_desc *d, char *buf, size_t n) {
 }
 
 
+int fl_edit_distance(const char *a, const char *b) {
+  enum { M = 64 };
+  size_t n = strlen(a), m = strlen(b);
+  if (n >= M || m >= M) return M;
+  int d[M + 1][M + 1];
+  for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= n; i++)
+    for (size_t j = 1; j <= m; j++) {
+      int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+      // a swap of neighbours ("mxa_iter") is one edit
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+        c = d[i - 2][j - 2] + 1;
+      d[i][j] = c;
+    }
+  return d[n][m];
+}
+
+
+const char *fl_options_suggest(const fl_option_desc *table, const char *key) {
+  const char *best = NULL;
+  int bd = 3, len = (int)strlen(key), lim = (len + 2) / 3 < 2 ? (len + 2) / 3 : 2;
+  for (const fl_option_desc *t = table; t && t->key; t++) {
+    int e = fl_edit_distance(key, t->key);
+    if (e > 0 && e <= lim && e < bd) {
+      bd = e;
+      best = t->key;
+    }
+  }
+  return best;
+}
+
+
 int fl_options_set(const fl_option_desc *table, void *obj, const char *where, const char *key,
                    const char *value) {
   const fl_option_desc *d = fl_options_find(table, key);
@@ -120,6 +155,10 @@ int fl_options_set(const fl_option_desc *table, void *obj, const char *where, co
       if (w < 0 || (size_t)w >= sizeof valid - len) break;
       len += (size_t)w;
     }
+    const char *near = fl_options_suggest(table, key);
+    if (near)
+      return fl_seterr(FL_ERR_UNKNOWN_OPTION, "%s: unknown option '%s': did you mean '%s'? "
+                       "(valid: %s)", where, key, near, len ? valid : "none");
     return fl_seterr(FL_ERR_UNKNOWN_OPTION, "%s: unknown option '%s' (valid: %s)", where, key,
                      len ? valid : "none");
   }

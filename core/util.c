@@ -1,4 +1,7 @@
-/* util.c: monotonic timer, terminal progress bar, version. */
+/* util.c: monotonic timer, terminal progress bar, version, memory limit, integer parsing. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,6 +12,36 @@
 #endif
 
 const char *fl_version(void) { return FL_VERSION_STRING; }
+
+
+double fl_mem_limit(void) {
+  const char *e = getenv("FL_MEM_LIMIT_MB");
+  if (e && *e) {
+    char *end;
+    double mb = strtod(e, &end);
+    if (*end == 0 && mb > 0 && isfinite(mb)) return mb * 1048576.0;
+  }
+  return 8.0 * 1073741824.0;
+}
+
+
+int fl_mem_check(const char *where, const char *what, double bytes) {
+  double lim = fl_mem_limit();
+  if (bytes >= 0 && bytes <= lim) return FL_OK;
+  return fl_seterr(FL_ERR_NOMEM, "%s: %s needs about %.3g GB, above the limit of %.3g GB "
+                   "(FL_MEM_LIMIT_MB)", where, what, bytes / 1e9, lim / 1e9);
+}
+
+
+int fl_parse_ll(const char *s, char **end, long long lo, long long hi, long long *v) {
+  char *e;
+  errno = 0;
+  long long x = strtoll(s, &e, 10);
+  if (end) *end = e;
+  if (e == s || errno == ERANGE || x < lo || x > hi) return 0;
+  *v = x;
+  return 1;
+}
 
 
 double fl_time_now(void) {

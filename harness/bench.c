@@ -217,13 +217,18 @@ int fl_cmd_bench(int argc, char **argv) {
         status = 2;
         goto done;
       }
+      fl_progress wbar;
+      fl_progress_begin(&wbar, "bench warm-up", warmup);
       for (int k = 0; k < warmup; k++) {
         fl_step_info info;
         if (fl_world_step(w, ws, &info) < 0) {
+          fl_progress_end(&wbar);
           fprintf(stderr, "frictionlab bench: warm-up step %d: %s\n", k, fl_errmsg());
           goto done;
         }
+        fl_progress_update(&wbar, k + 1);
       }
+      fl_progress_end(&wbar);
     }
   }
   if (!out) out = "results/bench/latest";
@@ -237,7 +242,8 @@ int fl_cmd_bench(int argc, char **argv) {
     goto done;
   }
   fprintf(f, "problem,what,reps,nbody,nc,nv,iterations,reason,min_s,median_s,min_per_iter_s,"
-             "median_per_iter_s,ratio_median,ratio_per_iter,device_per_iter_s,device_GBps\n");
+             "median_per_iter_s,ratio_median,ratio_per_iter,device_per_iter_s,device_GBps,merit,"
+             "penetration_m\n");
   char label[160];
   snprintf(label, sizeof label, "%s", prob_arg);
   int nbody = w ? (int)w->nbody : 0;
@@ -271,7 +277,7 @@ int fl_cmd_bench(int argc, char **argv) {
       for (int k = 0; k < 3; k++) {
         double mn = minimum(tfem[k], reps), md = median(tfem[k], reps);
         fl_csv_str(f, label);
-        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
+        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
         printf("%-10s %-16s min %.4g s  median %.4g s  (%d tets, %d free dofs, %d in the "
                "problem, %s)\n", label, fst[k], mn, md, (int)ntet, (int)ft.nfree,
                (int)ft.nparticipating, w->fem_solve == FL_FEM_SCHUR ? "schur" : "full");
@@ -284,7 +290,7 @@ int fl_cmd_bench(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
       double mn = minimum(tt[k], reps), md = median(tt[k], reps);
       fl_csv_str(f, label);
-      fprintf(f, ",%s,%d,%d,%d,%d,,,%.6g,%.6g,,,,,,\n", stage[k], reps, nbody, (int)p->nc,
+      fprintf(f, ",%s,%d,%d,%d,%d,,,%.6g,%.6g,,,,,,,,\n", stage[k], reps, nbody, (int)p->nc,
               (int)p->nv, mn, md);
       printf("%-10s %-16s min %.4g s  median %.4g s  (%d bodies, %d contacts)\n", label, stage[k],
              mn, md, nbody, (int)p->nc);
@@ -303,6 +309,8 @@ int fl_cmd_bench(int argc, char **argv) {
     fprintf(stderr, "frictionlab bench: out of memory\n");
     goto done;
   }
+  fl_progress bar;
+  fl_progress_begin(&bar, "bench", (long)nsolv * reps);
   for (int s = 0; s < nsolv; s++) {
     fl_result r0 = {0};
     int unsupported = 0;
@@ -338,12 +346,14 @@ int fl_cmd_bench(int argc, char **argv) {
         dev_bw = rr.device_bytes / rr.device_s * 1e-9;
       }
       r0 = rr;
+      fl_progress_update(&bar, (long)s * reps + r + 1);
     }
+    if (bar.active) fputs("\r\033[K", stderr); // the row below replaces the bar's line
     fl_csv_str(f, label);
     fputc(',', f);
     fl_csv_str(f, solv[s]);
     if (unsupported) {
-      fprintf(f, ",0,%d,%d,%d,,unsupported,,,,,,,,\n", nbody, (int)p->nc, (int)p->nv);
+      fprintf(f, ",0,%d,%d,%d,,unsupported,,,,,,,,,,\n", nbody, (int)p->nc, (int)p->nv);
       continue;
     }
     double mn = minimum(tsol, reps), md = median(tsol, reps);
@@ -355,15 +365,26 @@ int fl_cmd_bench(int argc, char **argv) {
     fprintf(f, ",%d,%d,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,", reps, nbody, (int)p->nc,
             (int)p->nv, r0.iters, fl_reason_name(r0.reason), mn, md, mi, mdi, md / base_med,
             mdi / base_it);
-    if (isfinite(dev_it)) fprintf(f, "%.6g,%.6g\n", dev_it, dev_bw);
-    else fprintf(f, ",\n");
-    printf("%-10s %-16s min %.4g s  median %.4g s  %4d its  %.3g s/it  x%.3g of %s (%s)\n",
+    if (isfinite(dev_it)) fprintf(f, "%.6g,%.6g,", dev_it, dev_bw);
+    else fprintf(f, ",,");
+    // the accuracy of the answer timed (the last repetition's): times compare only at equal
+    // accuracy. The common merit (docs/merit.md) and the deepest penetration (m)
+    fl_metrics m;
+    double merit = INFINITY, pen = NAN;
+    if (fl_problem_metrics(p, p->nv > 0 ? v : NULL, g, FL_NORM_FCLIB, &m) == FL_OK) {
+      merit = fl_metrics_merit(&m, NAN);
+      pen = m.penetration;
+    }
+    fprintf(f, "%.4g,%.4g\n", merit, pen);
+    printf("%-10s %-16s min %.4g s  median %.4g s  %4d its  %.3g s/it  x%.3g of %s (%s)  "
+           "merit %.3g  penetration %.3g m\n",
            label, solv[s], mn, md, r0.iters, mdi, md / base_med, solv[0],
-           fl_reason_name(r0.reason));
+           fl_reason_name(r0.reason), merit, pen);
     if (isfinite(dev_it))
       printf("%-10s %-16s device kernels %.3g s/it (CUDA events, fastest rep), %.0f GB/s of "
              "compulsory traffic\n", label, solv[s], dev_it, dev_bw);
   }
+  fl_progress_end(&bar);
   fl_free(v);
   fl_free(g);
   {

@@ -460,11 +460,14 @@ int fl__bench_steps(int argc, char **argv) {
     return 1;
   }
   printf("bench %s: %ld steps, %d interleaved repetitions of %d solvers\n", a.scene, nstep, R, ns);
+  fl_progress bar;
+  fl_progress_begin(&bar, "bench", (long)R * ns);
   for (int r = 0; r < R; r++)
     for (int s = 0; s < ns; s++) {
       double ncm, itm;
       if (run_one(&a, a.solv[s], 0, m + (s * R + r) * NST, r == 0 ? &pen[s] : NULL, &ncm,
                   &itm) < 0) {
+        fl_progress_end(&bar);
         fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
         fl_free(m);
         fl_free(tmp);
@@ -474,7 +477,9 @@ int fl__bench_steps(int argc, char **argv) {
         nc[s] = ncm;
         its[s] = itm;
       }
+      fl_progress_update(&bar, (long)r * ns + s + 1);
     }
+  fl_progress_end(&bar);
   for (int s = 0; s < ns; s++) instr[s] = NAN;
   for (int s = 0; s < NIS * ns; s++) istage[s] = NAN;
   if (a.callgrind && callgrind_parent(&a, instr, istage) < 0) {

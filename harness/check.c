@@ -38,7 +38,7 @@
 #include "fl_harness.h"
 #include "fl_verify.h"
 
-enum { NQ = 11, MAXSTEPS = 1000000, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
+enum { NQ = 11, MAXSTEPS = 1000000, QITERS = 5, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
 /* a scene file checked at its own duration beyond this many steps is cut, and says so */
 enum { FILE_MAXSTEPS = 100000 };
 /* a recorded case whose last step ends above this common merit is far from converged */
@@ -433,19 +433,45 @@ static void add_tolerance(cJSON *o, const record *r, const cJSON *other) {
 
 typedef struct {
   int regressions, changed, cases, missing;
+  int quantities, regressed_cases; /* quantities compared; cases with a regression */
 } tally;
+
+
+/* The progress bar (stderr, on a terminal only) and the table rows (stdout) share a terminal:
+ * a row first clears the bar's line, which is drawn again at the next update. */
+static fl_progress *check_bar;
+static void row_begin(void) {
+  if (check_bar && check_bar->active) fputs("\r\033[K", stderr);
+}
+
+
+/* Whether `--set` lowered this solver's iteration budget (max_iter, for all solvers or as
+ * solver.max_iter): then fewer iterations are the cut, not an improvement. */
+static int budget_cut(const char *solver, int nset, char **set) {
+  size_t n = strlen(solver);
+  for (int k = 0; k < nset; k++) {
+    const char *key = set[k];
+    if (strncmp(key, solver, n) == 0 && key[n] == '.') key += n + 1;
+    if (strncmp(key, "max_iter=", 9) == 0) return 1;
+  }
+  return 0;
+}
 
 
 /* Compares record r of a case with its baseline bs and prints what moved. */
 static void compare(const char *label, const char *solver, const cJSON *bs, const record *r,
-                    int steps, tally *t) {
+                    int steps, int cut, tally *t) {
+  int before = t->regressions;
   const char *bst = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "status"));
   if (!bst || strcmp(bst, status_name(r->status)) != 0) {
     int worse = r->status != 0 && bst && !strcmp(bst, "ok");
+    row_begin();
     printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, solver, "status",
            worse ? "REGRESSED" : "CHANGED", bst ? bst : "?", status_name(r->status));
     t->regressions += worse;
+    t->regressed_cases += worse;
     t->changed += !worse;
+    t->quantities++;
     return;
   }
   if (r->status != 0) return;
@@ -454,6 +480,7 @@ static void compare(const char *label, const char *solver, const cJSON *bs, cons
   const char *now = outcome_name(r, steps);
   if (bout && strcmp(bout, now) && (!strcmp(bout, "fails every step") || !strcmp(bout, "no failed step"))) {
     int worse = !strcmp(bout, "no failed step");
+    row_begin();
     printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, solver, "outcome",
            worse ? "REGRESSED" : "CHANGED", bout, now);
     if (worse) t->regressions++;
@@ -466,16 +493,22 @@ static void compare(const char *label, const char *solver, const cJSON *bs, cons
     case_tol(bs, q, &rel, &ab);
     int worse = v > b * (1 + rel) + ab;
     int moved = fabs(v - b) > 0.5 * (rel * fabs(b) + ab) && fabs(v - b) > 1e-12 * fabs(b);
+    t->quantities++;
     if (worse || moved) {
+      // fewer iterations under a budget cut by --set are the cut itself
+      const char *verdict = worse ? "REGRESSED" : v >= b ? "moved"
+                            : q == QITERS && cut ? "cut budget" : "improved";
+      row_begin();
       char change[32];
       if (b != 0) snprintf(change, sizeof change, "%+8.2f%%", 100 * (v - b) / fabs(b));
       else snprintf(change, sizeof change, "%9s", "new");
       printf("%-22s %-16s %-12s %-10s %12.6g %12.6g %s (allowed %+.3g%%)\n", label, solver,
-             qname[q], worse ? "REGRESSED" : v < b ? "improved" : "moved", b, v, change,
+             qname[q], verdict, b, v, change,
              b != 0 ? 100 * (rel + ab / fabs(b)) : INFINITY);
     }
     t->regressions += worse;
   }
+  t->regressed_cases += t->regressions > before;
 }
 
 
@@ -512,6 +545,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
                        const char *path, const char *other_path, tally *t) {
   cJSON *base = load_json(path);
   if (!a->update && !base) {
+    row_begin();
     printf("%-22s %-16s %-12s %-10s (no baseline at %s)\n", label, "*", "-", "MISSING", path);
     t->missing++;
     return 0;
@@ -603,6 +637,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       continue;
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
+      row_begin();
       printf("%-22s %-16s %-12s %-10s\n", label, solvers[k], "-", "MISSING");
       t->missing++;
       continue;
@@ -618,7 +653,8 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     }
     t->cases++;
     if (!a->update) {
-      compare(label, solvers[k], bs, &r, steps, t);
+      compare(label, solvers[k], bs, &r, steps, budget_cut(solvers[k], a->nset, a->set), t);
+      if (check_bar) fl_progress_update(check_bar, check_bar->done + 1);
       continue;
     }
     cJSON *o = cJSON_AddObjectToObject(outs, solvers[k]);
@@ -632,7 +668,9 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       if (oc && (!cJSON_IsNumber(ost) || ost->valueint != steps)) oc = NULL;
       add_tolerance(o, &r, oc);
     }
+    row_begin();
     printf("%-22s %-16s %-12s %-10s %s\n", label, solvers[k], "-", "recorded", outcome_name(&r, steps));
+    if (check_bar) fl_progress_update(check_bar, check_bar->done + 1);
     warn_record(label, solvers[k], &r, steps);
   }
   if (a->update && !err) {
@@ -700,6 +738,7 @@ static int verify_row(void *ctx, const fl_verify_row *r) {
     v->t->missing++;
     return FL_OK;
   }
+  v->t->quantities++;
   const char *bv = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "verdict"));
   if (!bv || strcmp(bv, r->verdict)) {
     int worse = (bv && !strcmp(bv, "pass")) || !strcmp(r->verdict, "error");
@@ -725,6 +764,7 @@ static int verify_row(void *ctx, const fl_verify_row *r) {
 /* Checks (or records) the quick verify suite against dir/verify.json. Returns 0, or 2 on an
  * error of check itself (message printed). */
 static int check_verify(const check_args *a, const char *dir, tally *t) {
+  int regressions_before = t->regressions; // the suite is one case of many quantities
   char path[8800];
   snprintf(path, sizeof path, "%s/verify.json", dir);
   cJSON *base = load_json(path);
@@ -775,6 +815,7 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
     return 2;
   }
   t->cases++;
+  t->regressed_cases += t->regressions > regressions_before;
   return 0;
 }
 
@@ -782,6 +823,41 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
 static int is_json(const char *s) {
   size_t n = strlen(s);
   return n > 5 && strcmp(s + n - 5, ".json") == 0;
+}
+
+
+int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
+  *ncase = 0;
+  cJSON *base = cJSON_ParseWithLength(text, len);
+  if (!base) return fl_seterr(FL_ERR_FORMAT, "baseline: not JSON");
+  const cJSON *bsteps = cJSON_GetObjectItem(base, "steps");
+  int steps = cJSON_IsNumber(bsteps) ? bsteps->valueint : 0;
+  if (steps < 1) {
+    cJSON_Delete(base);
+    return fl_seterr(FL_ERR_FORMAT, "baseline: no valid \"steps\" (expected a positive integer)");
+  }
+  // the same comparison as `check`, of a record with every quantity 1 against each solver's
+  // entry, after its options are applied to that solver
+  record r;
+  memset(&r, 0, sizeof r);
+  for (int q = 0; q < NQ; q++) r.q[q] = 1;
+  tally t = {0};
+  const char *const *solvers = fl_solver_list();
+  int rc = FL_OK;
+  for (int k = 0; solvers[k] && rc >= 0; k++) {
+    const cJSON *bs = cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]);
+    if (!bs) continue;
+    const char *opts = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
+    fl_solver *s = NULL;
+    rc = fl_solver_create(solvers[k], &s);
+    if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
+    fl_solver_destroy(s);
+    if (rc < 0) break;
+    compare("baseline", solvers[k], bs, &r, steps, 0, &t);
+    (*ncase)++;
+  }
+  cJSON_Delete(base);
+  return rc;
 }
 
 
@@ -867,6 +943,7 @@ int fl_cmd_check(int argc, char **argv) {
 
   char dir[4400], looked[8400];
   tally t = {0};
+  fl_progress bar = {0};
   if (a.file) {
     // a user's scene: its baseline beside it, or DIR/<stem>.json
     if (access(a.file, R_OK) != 0) {
@@ -909,6 +986,18 @@ int fl_cmd_check(int argc, char **argv) {
     }
     printf("%-22s %-16s %-12s %-10s %12s %12s %9s\n", "scene", "solver", "quantity", "verdict",
            "baseline", "now", "change");
+    fflush(stdout);
+    // progress over the (scene, solver) cases, on a terminal
+    long ncase = 0;
+    for (const fl_scene_desc *const *sc = fl_scene_list(); *sc; sc++) {
+      if (!in_list(a.only, (*sc)->name)) continue;
+      for (const char *const *sv = fl_solver_list(); *sv; sv++)
+        ncase += in_list(a.solver_list, *sv) &&
+                 (a.solver_list ||
+                  !(fl_solver_ops_caps(fl_solver_find(*sv)) & (FL_CAP_GPU | FL_CAP_PEER)));
+    }
+    fl_progress_begin(&bar, "check", ncase);
+    check_bar = &bar;
     for (const fl_scene_desc *const *sc = fl_scene_list(); *sc; sc++) {
       const char *scene = (*sc)->name;
       if (!in_list(a.only, scene)) continue;
@@ -918,8 +1007,15 @@ int fl_cmd_check(int argc, char **argv) {
       const scene_case *c = find_scene_case(scene);
       case_input in = {scene, NULL, c && c->set ? c->set : ""};
       int rc = check_scene(&a, &in, scene, path, a.spread_dir ? other : NULL, &t);
-      if (rc) return rc;
+      if (rc) {
+        fl_progress_end(&bar);
+        check_bar = NULL;
+        return rc;
+      }
     }
+    row_begin();
+    bar.active = 0; // the table is complete: no closing bar under it
+    check_bar = NULL;
     // the quick analytic suite (its own durations; --steps does not apply)
     if (in_list(a.only, "verify")) {
       int rc = check_verify(&a, dir, &t);
@@ -930,8 +1026,10 @@ int fl_cmd_check(int argc, char **argv) {
     printf("check --update: %d cases recorded in %s\n", t.cases, dir);
     return 0;
   }
-  printf("check: %d cases against %s: %d regressions, %d changed outcomes, %d without baseline\n",
-         t.cases, dir, t.regressions, t.changed, t.missing);
+  // a case is one solver on one scene; each case compares several quantities
+  printf("check: %d case%s, %d quantities against %s: %d regressions in %d case%s, %d changed "
+         "outcomes, %d without baseline\n", t.cases, t.cases == 1 ? "" : "s", t.quantities, dir,
+         t.regressions, t.regressed_cases, t.regressed_cases == 1 ? "" : "s", t.changed, t.missing);
   if (t.missing)
     printf("check: a case without a baseline fails; record it with --update\n");
   return t.regressions || t.changed || t.missing ? 1 : 0;

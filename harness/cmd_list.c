@@ -121,12 +121,20 @@ static void list_figures(FILE *f) {
     fprintf(f, "figures: no figures registered yet\n");
     return;
   }
-  fprintf(f, "figures (%d registered; regenerate with `frictionlab reproduce NAME|all`):\n", n);
+  fprintf(f, "figures (%d registered; regenerate with `frictionlab reproduce NAME|all`; name, "
+             "paper, what):\n", n);
   for (int i = 0; i < n; i++) {
     const char *why = fl_figure_missing(figs[i]);
-    fprintf(f, "  %-24s seed %-4s %s\n", figs[i]->name, figs[i]->seed ? figs[i]->seed : "-",
+    fprintf(f, "  %-18s %-16s %s\n", figs[i]->name, fl_figure_cite(figs[i]),
             figs[i]->what ? figs[i]->what : "");
-    if (why) fprintf(f, "  %-24s unavailable: needs %s\n", "", why);
+    if (why) fprintf(f, "  %-18s unavailable: needs %s\n", "", why);
+  }
+  // the papers, once each, in the order first met
+  fprintf(f, "\npapers (the second column above):\n");
+  for (int i = 0; i < n; i++) {
+    int seen = strcmp(fl_figure_cite(figs[i]), "-") == 0;
+    for (int j = 0; j < i && !seen; j++) seen = strcmp(figs[j]->seed, figs[i]->seed) == 0;
+    if (!seen) fprintf(f, "  %-16s %s\n", fl_figure_cite(figs[i]), fl_figure_reference(figs[i]));
   }
 }
 

@@ -10,6 +10,7 @@
  * summary per solver.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -128,11 +129,15 @@ static int scene_key(const run_args *a, const char *kv, const char **stripped) {
 
 
 /* An integer option's value in [lo, hi] into *out; 1 (after saying why) when it is not one. */
+#define FL_RUN_MAX_STEPS 1000000000L /* most steps of one run (--steps, or duration / dt) */
+
 static int count_arg(const char *name, const char *value, long lo, long hi, long *out) {
   char *end;
+  errno = 0;
   long n = strtol(value, &end, 10);
-  if (*end || n < lo || n > hi) {
-    fprintf(stderr, "frictionlab run: %s '%s': expected an integer >= %ld\n", name, value, lo);
+  if (end == value || *end || errno == ERANGE || n < lo || n > hi) {
+    fprintf(stderr, "frictionlab run: %s '%s': expected an integer in [%ld, %ld]\n", name, value,
+            lo, hi);
     return 1;
   }
   *out = n;
@@ -188,7 +193,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (used) strcat(a->solver_buf, ",");
       strcat(a->solver_buf, value);
     } else if (strcmp(name, "--steps") == 0) {
-      if (count_arg(name, value, 0, LONG_MAX, &a->steps)) return EXIT_USAGE;
+      if (count_arg(name, value, 0, FL_RUN_MAX_STEPS, &a->steps)) return EXIT_USAGE;
     } else if (strcmp(name, "--vtk") == 0) {
       if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
       a->vtk = (int)n;
@@ -275,11 +280,32 @@ static int make_world(const run_args *a, fl_world **out) {
       fl_world_free(w);
       return fl_seterr(FL_ERR_UNKNOWN_OPTION,
                        "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
-                       "number, or fem_solve=full|schur", a->input, kv);
+                       "number, or fem_solve=full|schur%s", a->input, kv,
+                       (kl == 2 && !strncmp(kv, "mu", 2)) ? "; friction is set per body pair in "
+                       "the file (docs/scene-format.md)" : "");
     }
   }
   *out = w;
   return FL_OK;
+}
+
+
+/* What to add to a solver's refusal of an unprefixed key: on a scene file, which keys it takes
+ * (scene.*); on a canonical scene, the scene parameter the key nearly spells. */
+static const char *set_hint(const run_args *a, const char *key, int rc) {
+  static char hint[256];
+  hint[0] = 0;
+  if (rc != FL_ERR_UNKNOWN_OPTION || strchr(key, '.')) return hint;
+  if (is_json(a->input)) {
+    snprintf(hint, sizeof hint, ". A scene file takes scene.dt, scene.duration, scene.margin and "
+             "scene.fem_solve=full|schur; its other values (friction, bodies) are edited in the "
+             "file (docs/scene-format.md)");
+  } else {
+    const fl_scene_desc *d = fl_scene_find(a->input);
+    const char *near = d ? fl_options_suggest(d->params, key) : NULL;
+    if (near) snprintf(hint, sizeof hint, ". Or did you mean %s's parameter '%s'?", a->input, near);
+  }
+  return hint;
 }
 
 
@@ -307,7 +333,7 @@ static int make_solver(const run_args *a, const char *name, fl_solver **out) {
       if (other && !(strncmp(key, name, nl) == 0 && key[nl] == '.')) continue;
     }
     rc = fl_solver_set_option(s, key, eq + 1);
-    if (rc < 0) fl_seterr(rc, "--set '%s': %s", kv, fl_errmsg());
+    if (rc < 0) fl_seterr(rc, "--set '%s': %s%s", kv, fl_errmsg(), set_hint(a, key, rc));
   }
   if (rc < 0) {
     fl_solver_destroy(s);
@@ -437,9 +463,12 @@ typedef struct run_summary {
   double solve_s, collide_s, assemble_s, wall_s;
   double pen_max;     /* largest pen_max over the run */
   int energy_checked; /* 0 where external work makes a gain legitimate */
+  int external;       /* forces, drives or moving prescribed bodies do work */
   double e0, escale;  /* E(0) and the scale S (J) */
   double egain;       /* largest E(t) - E(0) (J) */
   long energy_steps, energy_first;
+  long nonfinite_steps, nonfinite_first; /* steps whose energy is NaN or infinite, the first */
+  double nonfinite;   /* the energy at nonfinite_first (NaN, +inf or -inf) */
   int nlimit;
   limit_tally limit[MAX_LIMITS];
   char error[256];    /* error that stopped the run, "" if none */
@@ -473,7 +502,7 @@ static int external_work(const fl_world *w) {
 
 /* Sets up the energy and limit checks of a run from the initial state. */
 static int flags_begin(fl_world *w, double *val, run_summary *sum) {
-  sum->first_failed = sum->energy_first = -1;
+  sum->first_failed = sum->energy_first = sum->nonfinite_first = -1;
   const fl_obs_limit *lim;
   const fl_int *ix;
   fl_int nl;
@@ -511,7 +540,9 @@ static int flags_begin(fl_world *w, double *val, run_summary *sum) {
   }
   sum->e0 = total_energy(w, val);
   sum->escale = s + k0 + el0;
-  sum->energy_checked = !external_work(w) && sum->escale > 0;
+  sum->external = external_work(w);
+  sum->energy_checked = !sum->external && sum->escale > 0 && isfinite(sum->escale) &&
+                        isfinite(sum->e0);
   return FL_OK;
 }
 
@@ -531,9 +562,18 @@ static void flags_step(const fl_world *w, const double *val, long k, int reason,
     if (sum->first_failed < 0) sum->first_failed = k;
     ADD("failed");
   }
-  if (sum->energy_checked) {
-    double gain = total_energy(w, val) - sum->e0;
-    if (!(gain <= sum->egain)) sum->egain = gain; // NaN sticks
+  double e = total_energy(w, val);
+  if (!isfinite(e)) {
+    // a NaN or infinite energy: the state is lost, whether or not the gain is checked
+    if (sum->nonfinite_first < 0) {
+      sum->nonfinite_first = k;
+      sum->nonfinite = e;
+    }
+    sum->nonfinite_steps++;
+    ADD("energy");
+  } else if (sum->energy_checked) {
+    double gain = e - sum->e0;
+    if (gain > sum->egain) sum->egain = gain;
     if (!(gain <= ENERGY_GAIN * sum->escale)) {
       sum->energy_steps++;
       if (sum->energy_first < 0) sum->energy_first = k;
@@ -569,6 +609,10 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
   if (s->energy_steps && u < n)
     u += (size_t)snprintf(buf + u, n - u, "%senergy +%.3g J (%.3g x the scale %.3g J) from step %ld",
                           u ? "; " : "", s->egain, s->egain / s->escale, s->escale, s->energy_first);
+  if (s->nonfinite_steps && u < n)
+    u += (size_t)snprintf(buf + u, n - u, "%senergy %s from step %ld (%ld steps)", u ? "; " : "",
+                          isnan(s->nonfinite) ? "NaN" : s->nonfinite > 0 ? "+inf" : "-inf",
+                          s->nonfinite_first, s->nonfinite_steps);
   for (int j = 0; j < s->nlimit && u < n; j++) {
     const limit_tally *t = &s->limit[j];
     if (!t->steps) continue;
@@ -724,7 +768,23 @@ int fl_cmd_run(int argc, char **argv) {
                ? EXIT_USAGE
                : 1;
   }
-  long nsteps = a.steps >= 0 ? a.steps : lround(w->duration / w->dt);
+  // bodies that start inside each other: said, not silently pushed apart
+  fl_overlap ov[3];
+  int nov = 0;
+  if (fl_world_overlaps(w, FL_OVERLAP_TOL, ov, 3, &nov) == FL_OK) {
+    for (int k = 0; k < nov && k < 3; k++)
+      fprintf(stderr, "frictionlab run: warning: %s: bodies '%s' and '%s' overlap by %.3g m at "
+              "t = 0\n", a.input, w->body[ov[k].a].name, w->body[ov[k].b].name, ov[k].depth);
+    if (nov > 3) fprintf(stderr, "frictionlab run: warning: ... %d overlapping pairs in all\n", nov);
+  }
+  double nsteps_d = a.steps >= 0 ? (double)a.steps : round(w->duration / w->dt);
+  if (!(nsteps_d <= FL_RUN_MAX_STEPS)) {
+    fprintf(stderr, "frictionlab run: %s: duration / dt = %g / %g = %g steps, expected at most "
+            "%ld\n", a.input, w->duration, w->dt, nsteps_d, FL_RUN_MAX_STEPS);
+    fl_world_free(w);
+    return EXIT_USAGE;
+  }
+  long nsteps = (long)nsteps_d;
   double dt = w->dt;
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);
@@ -858,11 +918,14 @@ int fl_cmd_run(int argc, char **argv) {
     cJSON_AddNumberToObject(fl, "first_failed_step", (double)su->first_failed);
     cJSON *en = cJSON_AddObjectToObject(fl, "energy");
     cJSON_AddBoolToObject(en, "checked", su->energy_checked);
+    // NaN or infinite energy (any run): steps and the first of them (-1: none)
+    cJSON_AddNumberToObject(en, "nonfinite_steps", (double)su->nonfinite_steps);
+    cJSON_AddNumberToObject(en, "nonfinite_first_step", (double)su->nonfinite_first);
     if (su->energy_checked) {
       cJSON_AddNumberToObject(en, "initial_J", su->e0);
       cJSON_AddNumberToObject(en, "scale_J", su->escale);
       cJSON_AddNumberToObject(en, "allowed_gain", ENERGY_GAIN);
-      cJSON_AddNumberToObject(en, "largest_gain_J", isfinite(su->egain) ? su->egain : 1e300);
+      cJSON_AddNumberToObject(en, "largest_gain_J", su->egain);
       cJSON_AddNumberToObject(en, "steps", (double)su->energy_steps);
       cJSON_AddNumberToObject(en, "first_step", (double)su->energy_first);
     }
@@ -920,8 +983,10 @@ int fl_cmd_run(int argc, char **argv) {
   }
   if (a.nsolvers > 0) {
     const run_summary *s = &sums[0];
-    printf("(checked: solver failures; energy gain above %g x %.3g J%s", ENERGY_GAIN, s->escale,
-           s->energy_checked ? "" : ", not checked here: external work");
+    printf("(checked: solver failures; NaN or infinite energy; energy gain above %g x %.3g J%s",
+           ENERGY_GAIN, s->escale,
+           s->energy_checked ? "" : s->external ? ", not checked here: external work"
+                                                : ", not checked here: no finite initial energy");
     for (int q = 0; q < s->nlimit; q++)
       printf("; %s %s %s %.3g", s->limit[q].label, s->limit[q].obs,
              isfinite(s->limit[q].hi) ? "<=" : ">=", isfinite(s->limit[q].hi) ? s->limit[q].hi : s->limit[q].lo);

@@ -680,6 +680,9 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
 }
 
 
+const char *fl_solve_shown_out = NULL;
+
+
 int fl_cmd_solve(int argc, char **argv) {
   fl_register_all();
   solve_args a;
@@ -695,6 +698,8 @@ int fl_cmd_solve(int argc, char **argv) {
   int          announce = 0;
   FILE        *steps = NULL, *iters = NULL;
   cJSON       *notes = NULL;
+  char       **expanded = NULL; /* the inputs with folders expanded */
+  int          nexpanded = 0;
 
   int rc = parse_args(argc, argv, &a);
   if (rc != 0) {
@@ -712,6 +717,27 @@ int fl_cmd_solve(int argc, char **argv) {
       status = rc;
       goto done;
     }
+  }
+
+  // folders: every FCLIB file under them, as profile takes them
+  if (fl_inputs_expand(a.ninputs, a.inputs, "solve", rank == 0 ? stdout : NULL, &expanded,
+                       &nexpanded) < 0) {
+    if (rank == 0) fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
+  {
+    const char **was = a.inputs;
+    a.inputs = fl_calloc((size_t)nexpanded + 1, sizeof *a.inputs);
+    if (!a.inputs) {
+      a.inputs = was;
+      fprintf(stderr, "frictionlab solve: out of memory\n");
+      status = 1;
+      goto done;
+    }
+    fl_free(was);
+    for (int k = 0; k < nexpanded; k++) a.inputs[k] = expanded[k];
+    a.ninputs = nexpanded;
   }
 
   // problems: the built-in examples (--examples, or no problems given), then the arguments
@@ -870,7 +896,8 @@ solve:
   }
   res = NULL;
   print_table(&a, labels, np, outs);
-  printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n", a.out);
+  printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n",
+         fl_solve_shown_out ? fl_solve_shown_out : a.out);
   if (np < nin) {
     printf("%d of %d problem(s) could not be loaded and were skipped (see the messages above "
            "and \"skipped\" in manifest.json)\n", nin - np, nin);
@@ -895,5 +922,6 @@ done:
   fl_free(labels);
   fl_free(outs);
   args_free(&a);
+  fl_inputs_free(expanded, nexpanded);
   return status;
 }

@@ -1,5 +1,5 @@
 /* fig_peers.c: `peers-heavy-stack`, FrictionLab's solvers beside MuJoCo's on the five-box
- * 4096:1 stack (issue 17).
+ * 4096:1 stack.
  *
  * The heavy_stack scene (dt 1/120) for 2 s (0.5 s with --quick) with SAP, NSN (PCR, and the
  * Alart-Curnier Newton with its near-rigid setting, docs/bench-world.md) and MuJoCo's

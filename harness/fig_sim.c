@@ -43,18 +43,24 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   }
   FILE *f = NULL;
   if (rc >= 0) {
-    char header[4096] = "t,iterations,reason,solve_s,merit,bilateral,mu_used";
-    for (fl_int i = 0; i < nobs; i++) {
-      const char *nm = fl_world_obs_name(w, i);
-      snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
-      out->maxabs[out->nobs] = 0;
-      out->nobs++;
-      if (strcmp(nm, "t") == 0) continue;
-      strncat(header, ",", sizeof header - strlen(header) - 1);
-      strncat(header, nm, sizeof header - strlen(header) - 1);
+    // every name has fewer than 40 characters
+    size_t cap = 64 + (size_t)nobs * 41, len;
+    char *header = fl_malloc(cap);
+    if (!header) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+    if (header) {
+      len = (size_t)snprintf(header, cap, "t,iterations,reason,solve_s,merit,bilateral,mu_used");
+      for (fl_int i = 0; i < nobs; i++) {
+        const char *nm = fl_world_obs_name(w, i);
+        snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
+        out->maxabs[out->nobs] = 0;
+        out->nobs++;
+        if (strcmp(nm, "t") == 0) continue;
+        len += (size_t)snprintf(header + len, cap - len, ",%s", nm);
+      }
+      f = fl_fig_csv(ctx, csv, header);
+      fl_free(header);
+      if (!f) rc = fl_errcode();
     }
-    f = fl_fig_csv(ctx, csv, header);
-    if (!f) rc = fl_errcode();
   }
   int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
   // the run's recording and viewer beside its CSV

@@ -44,5 +44,5 @@ static int run(fl_fig_ctx *ctx) {
 
 const fl_figure_recipe fl_fig_zong6 = {
   "zong-fig6", "003", "elastic FEM cube held between two pushed panels: contact forces (stand-in: FEM for the "
-  "seed's MPM)", NULL,
+  "paper's MPM)", NULL,
   run, NULL};

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* figures.c: the figure registry, plot specifications and their rendering, and
  * `frictionlab reproduce`. See fl_figure.h. */
 #include <errno.h>
@@ -39,6 +40,106 @@ const char *fl_figure_missing(const fl_figure_recipe *r) {
 }
 
 
+//---- the papers (the seed files in ../shared/seeds/, by number) ----
+
+static const struct {
+  const char *seed, *cite, *reference;
+} papers[] = {
+  {"000", "Han 2023",
+   "X. Han, J. Masterjohn, A. Castro. A Convex Formulation of Frictional Contact between Rigid "
+   "and Deformable Bodies. IEEE Robotics and Automation Letters 8(10):6219-6226, 2023. "
+   "arXiv:2303.08912"},
+  {"001", "Macklin 2019",
+   "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk. Non-Smooth "
+   "Newton Methods for Deformable Multi-Body Dynamics. ACM Transactions on Graphics 38(5), "
+   "article 20, 2019. doi:10.1145/3338695"},
+  {"002", "Masterjohn 2022",
+   "J. Masterjohn, D. Guoy, J. Shepherd, A. Castro. Velocity Level Approximation of Pressure "
+   "Field Contact Patches. IEEE Robotics and Automation Letters 7(4):11593-11600, 2022. "
+   "arXiv:2110.04157"},
+  {"003", "Zong 2024",
+   "Z. Zong, C. Jiang, X. Han. A Convex Formulation of Frictional Contact for the Material Point "
+   "Method and Rigid Bodies. IEEE/RSJ International Conference on Intelligent Robots and Systems "
+   "(IROS), 2024. arXiv:2403.13783"},
+  {"004", "Macklin 2020",
+   "M. Macklin. Simulation for Learning and Robotics: Numerical Methods for Contact, "
+   "Deformation, and Identification. PhD thesis, University of Copenhagen, 2020"},
+};
+
+
+const char *fl_figure_cite(const fl_figure_recipe *r) {
+  for (size_t k = 0; r->seed && k < sizeof papers / sizeof papers[0]; k++)
+    if (strcmp(papers[k].seed, r->seed) == 0) return papers[k].cite;
+  return "-";
+}
+
+
+const char *fl_figure_reference(const fl_figure_recipe *r) {
+  for (size_t k = 0; r->seed && k < sizeof papers / sizeof papers[0]; k++)
+    if (strcmp(papers[k].seed, r->seed) == 0) return papers[k].reference;
+  return "-";
+}
+
+
+//---- sizes and time estimates ----
+
+/* Wall time per tier (s), measured with one process on the 2-core build machine (docs/results.md):
+ * est[tier], and est_par[tier] with --jobs at least the figure's independent runs (0: the same).
+ * `medium` marks recipes whose quick size changes the conclusion, which read ctx->tier. */
+static const struct {
+  const char *name;
+  int medium;
+  double est[3], est_par[3];
+} sizes[] = {
+  {"macklin-fig15", 0, {3.1, 2.6, 2.6}, {0}},
+  {"macklin-fig18", 0, {4.4, 3.6, 3.6}, {0}},
+  {"macklin-fig19", 0, {3.6, 3.6, 3.6}, {0}},
+  {"macklin-fig20", 1, {41, 41, 2.2}, {0}},
+  {"macklin-fig22", 0, {3.0, 1.3, 1.3}, {0}},
+  {"macklin-fig26", 0, {5.6, 2.4, 2.4}, {0}},
+  {"macklin-fig27", 0, {4.2, 2.0, 2.0}, {0}},
+  {"macklin-fig28", 0, {3.1, 2.4, 2.4}, {0}},
+  {"macklin-fig30", 0, {4.3, 1.6, 1.6}, {0}},
+  {"macklin-fig31", 0, {2.6, 1.4, 1.4}, {0}},
+  {"han-fig4", 1, {11800, 190, 42}, {6400, 135, 30}},
+  {"han-fig5", 0, {186, 31, 31}, {0}},
+  {"han-table1", 1, {1002, 190, 7.2}, {0}},
+  {"masterjohn-fig5", 0, {286, 3.0, 3.0}, {0}},
+  {"masterjohn-fig6", 0, {126, 2.4, 2.4}, {0}},
+  {"zong-fig3", 0, {3.2, 1.5, 1.5}, {0}},
+  {"zong-fig6", 0, {27, 5.1, 5.1}, {0}},
+  {"peers-heavy-stack", 0, {24, 2.0, 2.0}, {0}},
+};
+
+
+static int size_index(const fl_figure_recipe *r) {
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    if (strcmp(sizes[k].name, r->name) == 0) return (int)k;
+  return -1;
+}
+
+
+int fl_figure_tier(const fl_figure_recipe *r, int tier) {
+  if (tier != FL_FIG_MEDIUM) return tier;
+  int k = size_index(r);
+  return k >= 0 && sizes[k].medium ? FL_FIG_MEDIUM : FL_FIG_QUICK;
+}
+
+
+double fl_figure_estimate(const fl_figure_recipe *r, int tier, int jobs) {
+  int k = size_index(r);
+  if (k < 0) return 0;
+  tier = fl_figure_tier(r, tier);
+  if (jobs > 1 && sizes[k].est_par[tier] > 0) return sizes[k].est_par[tier];
+  return sizes[k].est[tier];
+}
+
+
+const char *fl_figure_tier_name(int tier) {
+  return tier == FL_FIG_QUICK ? "quick" : tier == FL_FIG_MEDIUM ? "medium" : "full";
+}
+
+
 //---- plot specification ----
 
 fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
@@ -65,6 +166,28 @@ void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const ch
   snprintf(s->label, sizeof s->label, "%s", label);
   s->points = points;
 }
+
+
+void fl_fig_series_style(fl_fig_panel *p, const char *group, const char *kind) {
+  if (p->nseries < 1) return;
+  fl_fig_series *s = &p->series[p->nseries - 1];
+  if (group) snprintf(s->group, sizeof s->group, "%s", group);
+  if (kind) snprintf(s->kind, sizeof s->kind, "%s", kind);
+}
+
+
+//---- styles: the kit's palette, dashes and markers, shared by both renderers ----
+
+#define NCOLOR 10
+#define NDASH 5
+#define NMARKER 8
+/* matplotlib's tab10, as hex for both renderers */
+static const char *const palette[NCOLOR] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                            "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                                            "#bcbd22", "#17becf"};
+/* gnuplot point types of the markers 1.. (0: none): circle, square, triangle, cross, plus,
+ * diamond, triangle down */
+static const int gp_point[NMARKER] = {0, 7, 5, 9, 2, 1, 13, 11};
 
 
 void fl_fig_panel_xtics(fl_fig_panel *p, const char *column) {
@@ -148,12 +271,13 @@ static void gp_str(FILE *f, const char *s) {
 static int write_gnuplot(const fl_fig *fig, const char *path) {
   FILE *f = fopen(path, "w");
   if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-  int cols = fig->npanel > 1 ? 2 : 1, rows = (fig->npanel + cols - 1) / cols;
+  int cols = fig->npanel > 6 ? 3 : fig->npanel > 1 ? 2 : 1, rows = (fig->npanel + cols - 1) / cols;
   fprintf(f, "# Generated by frictionlab reproduce; run `gnuplot figure.gp` in this folder.\n");
-  fprintf(f, "set terminal pngcairo size %d,%d enhanced font 'sans,10'\n", 640 * cols,
+  fprintf(f, "set terminal pngcairo size %d,%d enhanced font 'sans,10'\n", 820 * cols,
           440 * rows + 40);
   fprintf(f, "set output 'figure-gnuplot.png'\nset datafile separator ','\nset datafile columnheaders\n");
-  fprintf(f, "set datafile missing 'nan'\nset grid\nset key top right font ',8'\n");
+  // the legend beside the frame, never over the data
+  fprintf(f, "set datafile missing 'nan'\nset grid\nset key outside right top font ',8'\n");
   char wrapped[512];
   fprintf(f, "set multiplot layout %d,%d title ", rows, cols);
   gp_str(f, wrap_text(fig->title, 90 * cols, wrapped, sizeof wrapped));
@@ -203,7 +327,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
           gp_str(f, p->xtics);
           fprintf(f, "))");
         }
-        fprintf(f, " with histograms title ");
+        fprintf(f, " with histograms lc rgb '%s' title ", palette[se->color % NCOLOR]);
       } else {
         gp_str(f, se->x);
         fprintf(f, ":");
@@ -214,24 +338,29 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
           gp_str(f, p->xtics);
           fprintf(f, "))");
         }
-        fprintf(f, " with %s lw 2 title ", se->points == 1   ? "points pt 7 ps 0.8"
-                                           : se->points == 2 ? "linespoints pt 7 ps 0.6"
-                                                             : "lines");
+        int pt = gp_point[se->marker % NMARKER];
+        if (se->points == 1) fprintf(f, " with points pt %d ps 0.8", pt ? pt : 7);
+        else if (se->points == 2 || pt) fprintf(f, " with linespoints pt %d ps 0.6 pi %d",
+                                                pt ? pt : 7, se->points == 2 ? 1 : 8);
+        else fprintf(f, " with lines");
+        fprintf(f, " lw 2 dt %d lc rgb '%s' title ", 1 + se->dash % NDASH,
+                palette[se->color % NCOLOR]);
       }
       gp_str(f, se->label);
       fprintf(f, " noenhanced");
       first = 0;
     }
     for (int r = 0; r < p->nref; r++) {
-      fprintf(f, "%s%.17g with lines dt 2 lc rgb 'black' title ", first ? "" : ", \\\n     ",
-              p->ref[r]);
+      // each reference its own dash (and a grey for every second one)
+      fprintf(f, "%s%.17g with lines dt %d lw 1.5 lc rgb '%s' title ", first ? "" : ", \\\n     ",
+              p->ref[r], 2 + r % 4, r % 2 ? "#555555" : "black");
       gp_str(f, p->ref_label[r]);
       fprintf(f, " noenhanced");
       first = 0;
     }
     if (first) fprintf(f, "[0:1] [0:1] NaN notitle");
     fprintf(f, "\n");
-    if (bars) fprintf(f, "set style fill empty\nset key inside top right\n");
+    if (bars) fprintf(f, "set style fill empty\nset key outside right top\n");
     if (p->xtics[0]) fprintf(f, "set xtics norotate font '' enhanced\nset offsets 0, 0, 0, 0\n");
   }
   fprintf(f, "unset multiplot\n");
@@ -259,6 +388,11 @@ static int write_json(const fl_fig *fig, const char *path) {
       cJSON_AddStringToObject(o, "y", se->y);
       cJSON_AddStringToObject(o, "label", se->label);
       cJSON_AddStringToObject(o, "style", style_name(se->points));
+      cJSON_AddStringToObject(o, "color", palette[se->color % NCOLOR]);
+      cJSON_AddNumberToObject(o, "dash", se->dash % NDASH);
+      cJSON_AddNumberToObject(o, "marker", se->marker % NMARKER);
+      if (se->group[0]) cJSON_AddStringToObject(o, "group", se->group);
+      if (se->kind[0]) cJSON_AddStringToObject(o, "kind", se->kind);
       cJSON_AddItemToArray(js, o);
     }
     if (p->not_drawn[0]) cJSON_AddStringToObject(jp, "not_drawn", p->not_drawn);
@@ -268,6 +402,8 @@ static int write_json(const fl_fig *fig, const char *path) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddNumberToObject(o, "y", p->ref[r]);
       cJSON_AddStringToObject(o, "label", p->ref_label[r]);
+      cJSON_AddStringToObject(o, "color", r % 2 ? "#555555" : "#000000");
+      cJSON_AddNumberToObject(o, "dash", 1 + r % 4);
       cJSON_AddItemToArray(jr, o);
     }
     cJSON_AddItemToArray(panels, jp);
@@ -320,6 +456,69 @@ static const char *log_tail(const char *dir) {
   for (char *c = buf; *c; c++)
     if (*c == '\n') *c = ' ';
   return buf;
+}
+
+
+int fl_fig_reference_csv(const char *name, const char *xcol, const char *ycol, double *x,
+                         double *y, int cap) {
+  const char *d = getenv("FL_SHARED_DIR");
+#ifdef FL_SHARED_DIR_DEFAULT
+  if (!d || !*d) d = FL_SHARED_DIR_DEFAULT;
+#endif
+  if (!d || !*d) d = "../shared";
+  char path[1200], line[1024];
+  snprintf(path, sizeof path, "%s/reference/%s", d, name);
+  FILE *f = fopen(path, "r");
+  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot read the reference curve (set FL_SHARED_DIR to "
+                           "the shared folder)", path);
+  int ix = -1, iy = -1, n = 0, lineno = 0, rc = FL_OK;
+  while (rc >= 0 && fgets(line, sizeof line, f)) {
+    lineno++;
+    line[strcspn(line, "\r\n")] = 0;
+    if (line[0] == '#' || line[0] == 0) continue;
+    int col = 0;
+    double vx = NAN, vy = NAN;
+    for (char *tok = line, *next; tok; tok = next, col++) {
+      next = strchr(tok, ',');
+      if (next) *next++ = 0;
+      if (ix < 0 || iy < 0) {
+        if (!strcmp(tok, xcol)) ix = col;
+        if (!strcmp(tok, ycol)) iy = col;
+        continue;
+      }
+      if (col != ix && col != iy) continue;
+      char *end;
+      double v = strtod(tok, &end);
+      if (end == tok || *end) {
+        rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d, column %d: '%s' is not a number", path,
+                       lineno, col + 1, tok);
+        break;
+      }
+      if (col == ix) vx = v;
+      else vy = v;
+    }
+    if (rc < 0) break;
+    if (col > 0 && (ix < 0 || iy < 0)) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d: the header has no column '%s' or '%s'", path,
+                     lineno, xcol, ycol);
+      break;
+    }
+    if (isnan(vx) && isnan(vy)) continue; // the header line
+    if (isnan(vx) || isnan(vy)) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: line %d: expected both '%s' and '%s'", path, lineno,
+                     xcol, ycol);
+      break;
+    }
+    if (n < cap) {
+      x[n] = vx;
+      y[n] = vy;
+      n++;
+    }
+  }
+  fclose(f);
+  if (rc < 0) return rc;
+  if (n == 0) return fl_seterr(FL_ERR_FORMAT, "%s: no data rows", path);
+  return n;
 }
 
 
@@ -378,6 +577,131 @@ static long drawable_points(const char *dir, const fl_fig_series *se, int logx, 
 static int render_spec(const fl_fig *fig, const char *dir);
 
 
+/* The drawable points of series se (as drawable_points counts them) into *xy (x0 y0 x1 y1 ...,
+ * malloc'd); returns their number, or -1. */
+static long load_points(const char *dir, const fl_fig_series *se, int logx, int logy,
+                        double **xy) {
+  *xy = NULL;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, se->csv);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  static char line[65536];
+  int ix = -1, iy = -1;
+  long n = 0, cap = 0;
+  if (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (!strcmp(t, se->x)) ix = c;
+      if (!strcmp(t, se->y)) iy = c;
+    }
+  }
+  while (ix >= 0 && iy >= 0 && fgets(line, sizeof line, f)) {
+    double x = NAN, y = NAN;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (c == ix || c == iy) {
+        char *end;
+        double v = strtod(t, &end);
+        if (end == t) v = NAN;
+        if (c == ix) x = v;
+        if (c == iy) y = v;
+      }
+    }
+    if (!(isfinite(x) && isfinite(y) && (!logx || x > 0) && (!logy || y > 0))) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 256;
+      double *t = realloc(*xy, (size_t)(2 * cap) * sizeof *t);
+      if (!t) {
+        free(*xy);
+        *xy = NULL;
+        fclose(f);
+        return -1;
+      }
+      *xy = t;
+    }
+    (*xy)[2 * n] = x;
+    (*xy)[2 * n + 1] = y;
+    n++;
+  }
+  fclose(f);
+  return n;
+}
+
+
+/* the same curve to the eye: every point within 0.1 % (a line's width on a log axis) */
+static int same_points(const double *a, long na, const double *b, long nb) {
+  if (na != nb || na <= 0) return 0;
+  for (long k = 0; k < 2 * na; k++)
+    if (fabs(a[k] - b[k]) > 1e-3 * fmax(fabs(a[k]), fabs(b[k])) + 1e-300) return 0;
+  return 1;
+}
+
+
+/* Colour from the group, dash from the kind, markers where colours run out; then a series
+ * lying exactly on an earlier one gets a marker of its own and says so in its label; last, no
+ * two series keep the same (colour, dash, marker, points). */
+static void assign_styles(fl_fig_panel *p, const char *dir) {
+  int explicit_kind = 0;
+  for (int s = 0; s < p->nseries; s++) explicit_kind |= p->series[s].kind[0] != 0;
+  const char *gkey[FL_FIG_MAX_SERIES], *kkey[FL_FIG_MAX_SERIES];
+  int ng = 0, nk = 0;
+  for (int s = 0; s < p->nseries; s++) {
+    fl_fig_series *se = &p->series[s];
+    const char *g = se->group[0] ? se->group : se->label, *k = se->kind;
+    int gi = 0, ki = 0;
+    while (gi < ng && strcmp(gkey[gi], g)) gi++;
+    if (gi == ng) gkey[ng++] = g;
+    while (ki < nk && strcmp(kkey[ki], k)) ki++;
+    if (ki == nk) kkey[nk++] = k;
+    se->color = gi % NCOLOR;
+    // more groups than colours: the dash tells them apart unless it already stands for a
+    // quantity, then a marker does
+    se->dash = explicit_kind ? ki : gi / NCOLOR;
+    se->marker = explicit_kind && gi >= NCOLOR ? 1 + (gi / NCOLOR) % (NMARKER - 1) : 0;
+    if (se->points == FL_FIG_BARS) se->color = s % NCOLOR, se->dash = 0, se->marker = 0;
+  }
+  // curves hidden exactly under an earlier one
+  double *pts[FL_FIG_MAX_SERIES];
+  long npt[FL_FIG_MAX_SERIES];
+  for (int s = 0; s < p->nseries; s++)
+    npt[s] = p->series[s].points == FL_FIG_BARS ? -1
+                                                : load_points(dir, &p->series[s], p->logx, p->logy,
+                                                              &pts[s]);
+  int next_marker = 2;
+  for (int s = 1; s < p->nseries; s++) {
+    if (npt[s] <= 0) continue;
+    for (int e = 0; e < s; e++) {
+      if (npt[e] <= 0 || !same_points(pts[e], npt[e], pts[s], npt[s])) continue;
+      fl_fig_series *se = &p->series[s];
+      se->marker = next_marker;
+      next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
+      char lab[sizeof se->label];
+      snprintf(lab, sizeof lab, "%s (on %s)", se->label, p->series[e].label);
+      memcpy(se->label, lab, sizeof lab);
+      break;
+    }
+  }
+  for (int s = 0; s < p->nseries; s++)
+    if (npt[s] >= 0) free(pts[s]);
+  // the last guarantee: distinct styles (markers first, then dashes; 40 pairs per colour)
+  for (int s = 1; s < p->nseries; s++)
+    for (int e = 0, tries = 0; e < s && tries < 64; e++) {
+      fl_fig_series *a = &p->series[e], *b = &p->series[s];
+      if (a->color == b->color && a->dash % NDASH == b->dash % NDASH &&
+          a->marker % NMARKER == b->marker % NMARKER && a->points == b->points) {
+        if (++b->marker >= NMARKER) b->marker = 0, b->dash = (b->dash + 1) % NDASH;
+        e = -1; // check again from the start
+        tries++;
+      }
+    }
+}
+
+
 int fl_fig_render(const fl_fig *given, const char *dir) {
   fflush(NULL); // the recipes' CSV files are still open in the results folder
   // a series with nothing to draw gets no legend entry: it is named under its panel instead
@@ -399,6 +723,7 @@ int fl_fig_render(const fl_fig *given, const char *dir) {
       if (u + strlen(item) < sizeof p->not_drawn) memcpy(p->not_drawn + u, item, strlen(item) + 1);
     }
     p->nseries = keep;
+    assign_styles(p, dir);
   }
   int rc = render_spec(fig, dir);
   fl_free(fig);
@@ -433,22 +758,30 @@ static int render_spec(const fl_fig *fig, const char *dir) {
 
 static void reproduce_usage(FILE *f) {
   fprintf(f,
-          "usage: frictionlab reproduce FIGURE|all [--quick] [--jobs N] [--out DIR] [--force]\n"
+          "usage: frictionlab reproduce FIGURE|all [--quick|--medium|--full] [--jobs N] [--out DIR]\n"
+          "                             [--force]\n"
           "  Regenerates a paper figure: data (CSV), pictures (gnuplot PNG, matplotlib PNG and\n"
           "  PDF) and a manifest under DIR/<figure>/ (DIR defaults to results/figures).\n"
+          "  --medium  (default) a size that keeps the full figure's conclusion, in minutes; a\n"
+          "            figure whose quick size already does runs its quick size\n"
+          "  --full    the paper's size (han-fig4: hours; `reproduce all --full` prints each\n"
+          "            figure's estimated time first)\n"
           "  --quick   a reduced version small enough for CI\n"
-          "  --jobs N  runs at once, in N worker processes, where a figure's runs are\n"
-          "            independent (han-fig4's meshes); the figure is the same (default 1)\n"
+          "  --jobs N  independent runs at once, in N worker processes: the figures of `all`,\n"
+          "            and han-fig4's meshes; the figures are the same (default 1)\n"
           "  --force   replace an existing figure folder\n"
-          "  'frictionlab list figures' lists the figures and what unavailable ones need.\n");
+          "  Every picture names its size in its title. 'frictionlab list figures' lists the\n"
+          "  figures, the paper each reproduces, and what unavailable ones need.\n");
 }
 
 
-static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quick, int jobs,
+static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int tier, int jobs,
                          int force) {
   char dir[4096];
   snprintf(dir, sizeof dir, "%s/%s", outdir, r->name);
-  printf("%s (seed %s): %s%s\n", r->name, r->seed, r->what, quick ? " [quick]" : "");
+  tier = fl_figure_tier(r, tier);
+  printf("%s (%s): %s [%s size]\n", r->name, fl_figure_cite(r), r->what,
+         fl_figure_tier_name(tier));
   fl_results *res;
   int rc = fl_results_begin(dir, "reproduce", force, &res);
   if (rc < 0) {
@@ -458,11 +791,15 @@ static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quic
   cJSON *man = fl_results_manifest(res);
   cJSON_AddStringToObject(man, "figure", r->name);
   cJSON_AddStringToObject(man, "seed", r->seed);
-  cJSON_AddBoolToObject(man, "quick", quick);
+  cJSON_AddStringToObject(man, "paper", fl_figure_reference(r));
+  cJSON_AddBoolToObject(man, "quick", tier == FL_FIG_QUICK);
+  cJSON_AddStringToObject(man, "tier", fl_figure_tier_name(tier));
   fl_fig fig;
   memset(&fig, 0, sizeof fig);
-  snprintf(fig.title, sizeof fig.title, "%s: %s", r->name, r->what);
-  fl_fig_ctx ctx = {res, quick, &fig, fl_results_file(res, "summary.txt"), jobs};
+  snprintf(fig.title, sizeof fig.title, "%s (%s size): %s", r->name, fl_figure_tier_name(tier),
+           r->what);
+  fl_fig_ctx ctx = {res, tier == FL_FIG_QUICK, &fig, fl_results_file(res, "summary.txt"), jobs,
+                    tier};
   double t0 = fl_time_now();
   rc = ctx.summary ? r->run(&ctx) : fl_errcode();
   if (rc >= 0) rc = fl_fig_render(&fig, fl_results_staging(res));
@@ -482,15 +819,134 @@ static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int quic
 }
 
 
+/* "95 s", "12 min", "3.3 h" */
+static const char *human_s(double s, char *buf, size_t n) {
+  if (s < 120) snprintf(buf, n, "%.0f s", s);
+  else if (s < 2 * 3600) snprintf(buf, n, "%.0f min", s / 60);
+  else snprintf(buf, n, "%.1f h", s / 3600);
+  return buf;
+}
+
+
+/* The progress of `reproduce all` on a terminal: figures done of n, and the time left from the
+ * estimates of the figures not done, scaled by how the finished ones compared with theirs. */
+typedef struct all_progress {
+  int active, n, done;
+  double t0, est_done, est_left;
+} all_progress;
+
+
+static void all_progress_say(const all_progress *p, const char *what) {
+  if (!p->active) return;
+  double el = fl_time_now() - p->t0, scale = p->est_done > 0 ? el / p->est_done : 1;
+  if (scale < 0.5) scale = 0.5;
+  if (scale > 3) scale = 3;
+  char a[32], b[32];
+  fprintf(stderr, "[reproduce all: figure %d of %d, %s elapsed, about %s left] %s\n",
+          p->done + 1 > p->n ? p->n : p->done + 1, p->n, human_s(el, a, sizeof a),
+          human_s(p->est_left * scale, b, sizeof b), what);
+}
+
+
+/* Runs the figures idx[0..n) in up to `jobs` worker processes at once, longest estimate first;
+ * each worker's output is printed whole when it ends. Returns the count that failed. */
+static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char *outdir,
+                          int tier, int jobs, int force, all_progress *prog) {
+  pid_t *pid = calloc((size_t)n, sizeof *pid);
+  char (*log)[64] = calloc((size_t)n, sizeof *log);
+  int *order = calloc((size_t)n, sizeof *order);
+  if (!pid || !log || !order) {
+    free(pid), free(log), free(order);
+    fprintf(stderr, "frictionlab reproduce: out of memory\n");
+    return n;
+  }
+  for (int k = 0; k < n; k++) order[k] = k;
+  for (int a = 1; a < n; a++) // insertion sort, longest first
+    for (int b = a; b > 0 && fl_figure_estimate(figs[order[b]], tier, 1) >
+                                 fl_figure_estimate(figs[order[b - 1]], tier, 1); b--) {
+      int t = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = t;
+    }
+  int next = 0, running = 0, failed = 0;
+  while (next < n || running > 0) {
+    while (next < n && running < jobs) {
+      int k = order[next++];
+      snprintf(log[k], sizeof log[k], "/tmp/frictionlab-reproduce-XXXXXX");
+      int fd = mkstemp(log[k]);
+      if (fd < 0) {
+        fprintf(stderr, "frictionlab reproduce %s: cannot make a log file: %s\n", figs[k]->name,
+                strerror(errno));
+        failed++;
+        continue;
+      }
+      fflush(NULL);
+      pid[k] = fork();
+      if (pid[k] == 0) {
+        if (dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(3);
+        close(fd);
+        int rc = reproduce_one(figs[k], outdir, tier, 1, force);
+        fflush(NULL);
+        _exit(rc < 0 ? 1 : 0);
+      }
+      close(fd);
+      if (pid[k] < 0) {
+        fprintf(stderr, "frictionlab reproduce %s: cannot start a worker: %s\n", figs[k]->name,
+                strerror(errno));
+        unlink(log[k]);
+        failed++;
+        continue;
+      }
+      running++;
+      all_progress_say(prog, figs[k]->name);
+    }
+    if (running == 0) break;
+    int status;
+    pid_t w = waitpid(-1, &status, 0);
+    if (w < 0) break;
+    for (int k = 0; k < n; k++) {
+      if (pid[k] != w) continue;
+      running--;
+      FILE *f = fopen(log[k], "r");
+      if (f) {
+        char buf[4096];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, got, stdout);
+        fclose(f);
+      }
+      unlink(log[k]);
+      int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok) {
+        failed++;
+        fprintf(stderr, "frictionlab reproduce %s: the worker failed (%s %d)\n", figs[k]->name,
+                WIFSIGNALED(status) ? "signal" : "exit status",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      }
+      double e = fl_figure_estimate(figs[k], tier, 1);
+      prog->done++;
+      prog->est_done += e;
+      prog->est_left -= e;
+      fflush(stdout);
+    }
+  }
+  free(pid), free(log), free(order);
+  return failed;
+}
+
+
 int fl_cmd_reproduce(int argc, char **argv) {
   const char *which = NULL, *outdir = "results/figures";
-  int quick = 0, force = 0, jobs = 1;
+  int tier = FL_FIG_MEDIUM, force = 0, jobs = 1;
   for (int k = 0; k < argc; k++) {
     if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
       reproduce_usage(stdout);
       return 0;
     } else if (strcmp(argv[k], "--quick") == 0) {
-      quick = 1;
+      tier = FL_FIG_QUICK;
+    } else if (strcmp(argv[k], "--medium") == 0) {
+      tier = FL_FIG_MEDIUM;
+    } else if (strcmp(argv[k], "--full") == 0) {
+      tier = FL_FIG_FULL;
     } else if (strcmp(argv[k], "--jobs") == 0) {
       char *end = NULL;
       long n = k + 1 < argc ? strtol(argv[k + 1], &end, 10) : 0;
@@ -526,6 +982,7 @@ int fl_cmd_reproduce(int argc, char **argv) {
     return 2;
   }
   fl_register_all();
+  char a[32];
   if (strcmp(which, "all") != 0) {
     const fl_figure_recipe *r = fl_figure_find(which);
     if (!r) {
@@ -539,24 +996,58 @@ int fl_cmd_reproduce(int argc, char **argv) {
       fprintf(stderr, "frictionlab reproduce: %s is unavailable: it needs %s\n", r->name, why);
       return 1;
     }
-    return reproduce_one(r, outdir, quick, jobs, force) < 0 ? 1 : 0;
+    double e = fl_figure_estimate(r, tier, jobs);
+    if (e >= 60)
+      printf("%s at %s size: about %s here\n", r->name,
+             fl_figure_tier_name(fl_figure_tier(r, tier)), human_s(e, a, sizeof a));
+    return reproduce_one(r, outdir, tier, jobs, force) < 0 ? 1 : 0;
   }
-  int ok = 0, failed = 0, unavailable = 0;
-  for (int k = 0; registry[k]; k++) {
-    const fl_figure_recipe *r = registry[k];
-    const char *why = fl_figure_missing(r);
+  // the plan: every available figure, its size and estimated time (with --jobs the figures run
+  // in workers of one process each, so each figure's own estimate is the one-process one)
+  const fl_figure_recipe *todo[64];
+  int n = 0, unavailable = 0;
+  double total = 0, longest = 0;
+  for (int k = 0; registry[k] && n < 64; k++) {
+    const char *why = fl_figure_missing(registry[k]);
     if (why) {
-      printf("%s: unavailable (needs %s)\n", r->name, why);
+      printf("%s: unavailable (needs %s)\n", registry[k]->name, why);
       unavailable++;
       continue;
     }
-    if (reproduce_one(r, outdir, quick, jobs, force) < 0) {
-      failed++;
-    } else {
-      ok++;
+    todo[n++] = registry[k];
+    double e = fl_figure_estimate(registry[k], tier, 1);
+    total += e;
+    longest = fmax(longest, e);
+  }
+  printf("reproduce all: %d figures at %s size, estimated %s in one process", n,
+         fl_figure_tier_name(tier), human_s(total, a, sizeof a));
+  if (jobs > 1) {
+    char b[32];
+    printf(", about %s with %d workers", human_s(fmax(longest, total / jobs), b, sizeof b), jobs);
+  }
+  printf(":\n");
+  for (int k = 0; k < n; k++)
+    printf("  %-20s %-7s %8s\n", todo[k]->name,
+           fl_figure_tier_name(fl_figure_tier(todo[k], tier)),
+           human_s(fl_figure_estimate(todo[k], tier, 1), a, sizeof a));
+  fflush(stdout);
+  // the time left: the one-process estimates left, scaled by how the finished figures went
+  // (which takes in the speed-up of workers)
+  all_progress prog = {isatty(fileno(stderr)), n, 0, fl_time_now(), 0, total};
+  int failed = 0;
+  if (jobs > 1) {
+    failed = reproduce_pool(todo, n, outdir, tier, jobs, force, &prog);
+  } else {
+    for (int k = 0; k < n; k++) {
+      all_progress_say(&prog, todo[k]->name);
+      if (reproduce_one(todo[k], outdir, tier, jobs, force) < 0) failed++;
+      double e = fl_figure_estimate(todo[k], tier, jobs);
+      prog.done++;
+      prog.est_done += e;
+      prog.est_left -= e;
     }
   }
-  printf("reproduce all: %d written, %d failed, %d unavailable (in %s/)\n", ok, failed,
-         unavailable, outdir);
+  printf("reproduce all: %d written, %d failed, %d unavailable (in %s/, %s)\n", n - failed,
+         failed, unavailable, outdir, human_s(fl_time_now() - prog.t0, a, sizeof a));
   return failed ? 1 : 0;
 }

@@ -21,15 +21,23 @@
 #define FL_FIG_MAX_SERIES 32
 /* fl_fig_series.points: the panel's bar series are stacked, in the order added, one bar per x */
 #define FL_FIG_BARS 3
-#define FL_FIG_MAX_PANELS 6
+#define FL_FIG_MAX_PANELS 9
 #define FL_FIG_MAX_REFS 4
 
 typedef struct fl_fig_series {
   char csv[96];    /* file name in the figure folder, with a header row */
   char x[48];      /* column names */
   char y[48];
-  char label[128]; /* legend: solver and options */
+  char label[160]; /* legend: solver and options */
   int points;      /* 1 markers, 0 lines, 2 lines and markers, FL_FIG_BARS stacked bars */
+  /* What identifies the curve (fl_fig_series_style): the colour stands for `group` (a solver
+   * or strategy) and the line style for `kind` (a quantity). Empty: each series its own group,
+   * one kind. */
+  char group[64], kind[64];
+  /* Set by fl_fig_render: indices into the kit's palette, dash list and marker list (0: no
+   * marker). No two series of a panel share colour, dash, marker and points; a series whose
+   * points equal an earlier one's gets a marker of its own and a note in its label. */
+  int color, dash, marker;
 } fl_fig_series;
 
 typedef struct fl_fig_panel {
@@ -59,7 +67,13 @@ typedef struct fl_fig_ctx {
   fl_fig *fig;     /* the plot specification to fill */
   FILE *summary;   /* summary.txt: the figure's numbers in words, also printed */
   int jobs;        /* runs a recipe may do at once in worker processes (--jobs; 1: none) */
+  int tier;        /* FL_FIG_FULL, FL_FIG_MEDIUM or FL_FIG_QUICK (quick != 0 exactly for quick) */
 } fl_fig_ctx;
+
+/* Sizes of a figure: the paper's (full), one that keeps the full figure's conclusion in
+ * minutes (medium: only recipes that read ctx->tier have one; the others run their quick size
+ * there), and the reduced one CI runs (quick). Zero is full, as a zeroed context is. */
+enum { FL_FIG_FULL = 0, FL_FIG_MEDIUM = 1, FL_FIG_QUICK = 2 };
 
 typedef struct fl_figure_recipe {
   const char *name; /* "macklin-fig28" */
@@ -78,6 +92,16 @@ const fl_figure_recipe *const *fl_figures(void);
 const fl_figure_recipe *fl_figure_find(const char *name);
 /* Why a figure cannot run now, or NULL if it can. */
 const char *fl_figure_missing(const fl_figure_recipe *r);
+/* The paper a figure reproduces, as "first author year" (e.g. "Macklin 2020"), and its full
+ * reference (authors, title, venue, year, DOI or arXiv id); static strings, "-" when none. */
+const char *fl_figure_cite(const fl_figure_recipe *r);
+const char *fl_figure_reference(const fl_figure_recipe *r);
+/* The tier a figure runs at when `tier` is asked for (a figure without a medium size runs its
+ * quick size for medium), and its estimated wall time there (s, one process on the 2-core
+ * build machine; 0 when not measured). */
+int fl_figure_tier(const fl_figure_recipe *r, int tier);
+double fl_figure_estimate(const fl_figure_recipe *r, int tier, int jobs);
+const char *fl_figure_tier_name(int tier);
 
 /* Opens `name` in the figure's folder and writes `header` (comma-separated column names) as
  * its first line. NULL on error (message set). */
@@ -88,9 +112,19 @@ fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
 void fl_fig_series_add(fl_fig_panel *p, const char *csv, const char *x, const char *y,
                        const char *label, int points);
 void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label);
+/* Names what the last series added to p stands for: its colour follows `group` (e.g. the
+ * solver), its line style `kind` (e.g. the quantity); NULL leaves one unset. */
+void fl_fig_series_style(fl_fig_panel *p, const char *group, const char *kind);
 /* Labels the panel's x ticks with the text of `column` in its series' CSV (one tick per row,
  * at the row's x); for categories such as the examples of a table. */
 void fl_fig_panel_xtics(fl_fig_panel *p, const char *column);
+/* Reads the columns `xcol` and `ycol` of the CSV file `name` in the shared reference folder
+ * ($FL_SHARED_DIR/reference, else the folder CMake was given as FL_SHARED_DIR) into x and y (at
+ * most cap rows; lines starting with '#' are comments, the first other line is the header).
+ * Returns the number of rows (>= 1), or FL_ERR_IO (unreadable file) / FL_ERR_FORMAT (a missing
+ * column, a bad number, no rows) with a message naming the file and line. */
+int fl_fig_reference_csv(const char *name, const char *xcol, const char *ycol, double *x,
+                         double *y, int cap);
 /* Prints to the summary file and stdout. */
 void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -103,7 +137,7 @@ int fl_fig_render(const fl_fig *f, const char *dir);
 
 /*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/
 
-#define FL_FIG_SIM_MAXOBS 128
+#define FL_FIG_SIM_MAXOBS 1024 /* 13 pose columns per body: 32 bodies need 470 */
 
 /* What a simulation gave: totals and, per observable, the last value and the largest |value|. */
 typedef struct fl_fig_sim {

@@ -28,6 +28,18 @@ typedef struct fl_subcommand {
 
 int fl_cmd_list(int argc, char **argv);   /* frictionlab list [solvers|problems|figures] */
 int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver a,b ... */
+/* The problem arguments of `solve` and `profile`: a folder becomes every FCLIB file (.hdf5,
+ * .h5) under it, subfolders included, sorted by name; other arguments are kept as given. Per
+ * folder, one line to `report` (NULL: none) prefixed by `cmd` says how many files it gave, how
+ * many came from which subfolders and what was skipped. *out: n_out strings and a NULL, owned by
+ * the caller (fl_inputs_free). Returns FL_OK, FL_ERR_IO (a folder without a file, unreadable)
+ * or FL_ERR_NOMEM. */
+int fl_inputs_expand(int n, const char *const *args, const char *cmd, FILE *report,
+                     char ***out, int *n_out);
+void fl_inputs_free(char **list, int n);
+/* When set (profile sets it), the folder `solve` names as written instead of its --out: the
+ * folder it writes is moved there afterwards. NULL by default. */
+extern const char *fl_solve_shown_out;
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
@@ -44,6 +56,18 @@ int fl_cmd_view(int argc, char **argv);    /* frictionlab view RESULTS_DIR [--pr
  * denominator. Returns FL_OK or FL_ERR_INVAL (negative size, NaN or negative cost). */
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
                     double *rho);
+
+/* Reads a solve folder as `profile --from DIR` does (steps.csv names the problems and solvers,
+ * iters.csv gives each pair's cost to reach merit <= tol) and frees what it read; *nprob and
+ * *nsolver get the counts. FL_OK, or FL_ERR_IO / FL_ERR_FORMAT naming the file and row (a short
+ * row, a non-numeric cost, a pair steps.csv lacks) or FL_ERR_NOMEM. */
+int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver);
+
+/* Reads a `check` baseline (JSON text of len bytes, results/baselines/<case>.json) as `check`
+ * does: its steps, each registered solver's entry, options applied to that solver, and the
+ * comparison of a record of ones against it (printed to stdout). *ncase gets the entries
+ * compared. FL_OK, FL_ERR_FORMAT (not JSON, no valid steps) or the options' error. */
+int fl_check_read_baseline(const char *text, size_t len, int *ncase);
 
 
 /* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another

@@ -14,7 +14,6 @@
  * from iters.csv: the first record whose common merit (the normalized natural-map residual,
  * the same measure for every solver) is <= tol.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -121,6 +120,22 @@ static int names_index(names *nm, const char *s) {
 }
 
 
+/* the index of s, or -1 when it is not among the names */
+static int names_find(const names *nm, const char *s) {
+  for (int k = 0; k < nm->n; k++)
+    if (strcmp(nm->s[k], s) == 0) return k;
+  return -1;
+}
+
+
+/* a CSV number (nan and inf included) into *x; 0 when the field is not one */
+static int csv_number(const char *f, double *x) {
+  char *end;
+  *x = strtod(f, &end);
+  return end != f && *end == '\0';
+}
+
+
 static void names_free(names *nm) {
   for (int k = 0; k < nm->n; k++) fl_free(nm->s[k]);
   fl_free(nm->s);
@@ -159,6 +174,8 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   }
   fclose(in);
   size_t np = (size_t)probs->n, ns = (size_t)solvers->n;
+  FL_TRY(fl_mem_check(path, "the cost table of its problems x solvers",
+                      2.0 * (double)np * (double)ns * sizeof(double)));
   *ctime = fl_malloc((np * ns + 1) * sizeof(double));
   *citer = fl_malloc((np * ns + 1) * sizeof(double));
   if (!*ctime || !*citer) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
@@ -183,13 +200,34 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
                      path);
   }
   long row = 1;
+  int need = cp;
+  if (cs > need) need = cs;
+  if (ci > need) need = ci;
+  if (ct > need) need = ct;
+  if (cm > need) need = cm;
   while (fgets(line, sizeof line, in)) {
     row++;
     int n = csv_split(line, f);
-    if (n <= cm || n <= ct || n <= ci) continue;
-    int p = names_index(probs, f[cp]), s = names_index(solvers, f[cs]);
-    if (p < 0 || s < 0 || (size_t)p >= np || (size_t)s >= ns) continue;
-    double merit = strtod(f[cm], NULL), t = strtod(f[ct], NULL), it = strtod(f[ci], NULL);
+    if (n == 1 && f[0][0] == '\0') continue; // a blank line
+    if (n <= need) {
+      fclose(in);
+      return fl_seterr(FL_ERR_FORMAT, "%s: row %ld: %d fields, expected at least %d", path, row,
+                       n, need + 1);
+    }
+    // the names come from steps.csv: a pair it lacks is an inconsistent folder
+    int p = names_find(probs, f[cp]), s = names_find(solvers, f[cs]);
+    if (p < 0 || s < 0) {
+      int rc = fl_seterr(FL_ERR_FORMAT, "%s: row %ld: %s '%.200s' does not appear in steps.csv",
+                         path, row, p < 0 ? "problem" : "solver", p < 0 ? f[cp] : f[cs]);
+      fclose(in);
+      return rc;
+    }
+    double merit, t, it;
+    if (!csv_number(f[cm], &merit) || !csv_number(f[ct], &t) || !csv_number(f[ci], &it)) {
+      fclose(in);
+      return fl_seterr(FL_ERR_FORMAT, "%s: row %ld: merit, time and iter must be numbers", path,
+                       row);
+    }
     size_t k = (size_t)p * ns + (size_t)s;
     if (merit <= tol && isinf((*ctime)[k])) {
       (*ctime)[k] = t;
@@ -198,6 +236,20 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   }
   fclose(in);
   return FL_OK;
+}
+
+
+int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver) {
+  names probs = {0}, solvers = {0};
+  double *ctime = NULL, *citer = NULL;
+  int rc = read_costs(dir, tol, &probs, &solvers, &ctime, &citer);
+  *nprob = probs.n;
+  *nsolver = solvers.n;
+  names_free(&probs);
+  names_free(&solvers);
+  fl_free(ctime);
+  fl_free(citer);
+  return rc;
 }
 
 
@@ -218,32 +270,9 @@ static void profile_usage(FILE *f) {
 }
 
 
-/* expands a folder into its .hdf5 files (sorted), appending to argv-like list */
+/* appends arg to solve's argument list (folders go as they are: solve expands them, the same
+ * way for both commands) */
 static int expand_input(const char *arg, char ***list, int *n, int *cap) {
-  struct stat st;
-  if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
-    struct dirent **ent;
-    int m = scandir(arg, &ent, NULL, alphasort);
-    if (m < 0) return fl_seterr(FL_ERR_IO, "%s: cannot list folder: %s", arg, strerror(errno));
-    for (int k = 0; k < m; k++) {
-      size_t len = strlen(ent[k]->d_name);
-      if (len > 5 && strcmp(ent[k]->d_name + len - 5, ".hdf5") == 0) {
-        if (*n + 2 >= *cap) {
-          *cap = 2 * *cap + 16;
-          char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
-          if (!t) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-          *list = t;
-        }
-        size_t sz = strlen(arg) + len + 2;
-        (*list)[*n] = fl_malloc(sz);
-        if (!(*list)[*n]) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-        snprintf((*list)[(*n)++], sz, "%s/%s", arg, ent[k]->d_name);
-      }
-      free(ent[k]);
-    }
-    free(ent);
-    return FL_OK;
-  }
   if (*n + 2 >= *cap) {
     *cap = 2 * *cap + 16;
     char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
@@ -414,7 +443,12 @@ int fl_cmd_profile(int argc, char **argv) {
       goto done;
     }
     solve_argv[nsolve] = NULL;
+    // the solve folder is inside this one, which moves to `out` when complete: name that
+    char shown[4200];
+    snprintf(shown, sizeof shown, "%s/solve", out);
+    fl_solve_shown_out = shown;
     int rc = fl_cmd_solve(nsolve, solve_argv);
+    fl_solve_shown_out = NULL;
     if (rank > 0) {
       status = rc;
       goto done;
@@ -435,7 +469,7 @@ int fl_cmd_profile(int argc, char **argv) {
     fl_fig fig;
     memset(&fig, 0, sizeof fig);
     snprintf(fig.title, sizeof fig.title, "Dolan-More performance profiles, merit <= %g", tol);
-    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1};
+    fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1, FL_FIG_FULL};
     FILE *fc = fl_fig_csv(&ctx, "costs.csv", "problem,solver,solved,time_s,iterations");
     if (!fc || !ctx.summary) {
       fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
@@ -456,6 +490,11 @@ int fl_cmd_profile(int argc, char **argv) {
     }
     fl_fig_say(&ctx, "%d problems, %d solvers, tolerance %g on the common merit", probs.n,
                solvers.n, tol);
+    // by iterations the cost is the iterates evaluated, iterations + 1: a problem solved at
+    // iteration 0 (the initial guess) then still ranks the solvers that needed more
+    for (int k = 0; k < probs.n * solvers.n; k++) citer[k] += 1;
+    fl_fig_say(&ctx, "the iteration profile counts iterations + 1 (iterates evaluated, the "
+               "initial guess included), so that problems solved at iteration 0 count");
     if (write_profile(&ctx, "profile_time.csv", "time", &probs, &solvers, ctime) < 0 ||
         write_profile(&ctx, "profile_iters.csv", "iterations", &probs, &solvers, citer) < 0 ||
         fl_fig_render(&fig, fl_results_staging(res)) < 0) {

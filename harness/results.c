@@ -118,23 +118,80 @@ static int dir_empty(const char *path) {
 }
 
 
-// removes ".NAME.staging-PID" folders in `parent` whose process is gone (a run that was
-// killed before it could clean up)
+// 1 if process pid is gone (not merely someone else's)
+static int pid_gone(long pid) {
+  return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+
+// Cleans up after commands that were killed, in `parent`, and says what it did on stderr:
+//   ".NAME.staging-PID" of a dead process: a folder never finished, removed;
+//   ".NAME.staging-PID.old-PID" of a dead process: killed while replacing NAME under --force,
+//     after the old folder was moved aside. The staging folder beside it was complete (the
+//     manifest is written before anything is moved), so it becomes NAME and the old one goes;
+//     without it, the old folder goes back to NAME when NAME is missing.
 static void remove_stale_staging(const char *parent) {
   DIR *d = opendir(parent);
   if (!d) return;
+  enum { MAXSTALE = 64 };
+  char names[MAXSTALE][256];
+  long pids[MAXSTALE];
+  int old[MAXSTALE], n = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
+  while ((e = readdir(d)) != NULL && n < MAXSTALE) {
     const char *tag = e->d_name[0] == '.' ? strstr(e->d_name, ".staging-") : NULL;
-    if (!tag) continue;
+    if (!tag || strlen(e->d_name) >= sizeof names[0]) continue;
     char *end = NULL;
-    long  pid = strtol(tag + 9, &end, 10);
-    if (pid <= 0 || !end || *end != '\0' || pid == (long)getpid()) continue;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path) rmtree(path);
+    errno = 0;
+    long pid = strtol(tag + 9, &end, 10);
+    if (errno || !end || end == tag + 9 || !pid_gone(pid)) continue;
+    if (*end == '\0') {
+      old[n] = 0;
+    } else if (strncmp(end, ".old-", 5) == 0) {
+      old[n] = 1;
+    } else {
+      continue;
+    }
+    snprintf(names[n], sizeof names[n], "%s", e->d_name);
+    pids[n++] = pid;
   }
   closedir(d);
+  // interrupted replacements first: their staging folder is the finished result
+  for (int k = 0; k < n; k++) {
+    if (!old[k]) continue;
+    const char *tag = strstr(names[k], ".staging-");
+    char oldp[4096], stage[4096], target[4096];
+    if (snprintf(oldp, sizeof oldp, "%s/%s", parent, names[k]) >= (int)sizeof oldp ||
+        snprintf(stage, sizeof stage, "%s/%.*s", parent, (int)(strstr(tag, ".old-") - names[k]),
+                 names[k]) >= (int)sizeof stage ||
+        snprintf(target, sizeof target, "%s/%.*s", parent, (int)(tag - names[k] - 1),
+                 names[k] + 1) >= (int)sizeof target)
+      continue;
+    struct stat st;
+    int have_target = lstat(target, &st) == 0, have_stage = lstat(stage, &st) == 0;
+    if (!have_target && have_stage && rename(stage, target) == 0) {
+      fprintf(stderr, "results: %s: finished its replacement, which process %ld began and did not "
+              "end (the new folder is in place, the old one removed)\n", target, pids[k]);
+      rmtree(oldp);
+    } else if (!have_target && rename(oldp, target) == 0) {
+      fprintf(stderr, "results: %s: put the old folder back, which process %ld had moved aside "
+              "to replace it\n", target, pids[k]);
+    } else if (rmtree(oldp) == 0) {
+      fprintf(stderr, "results: removed %s, an old folder that process %ld (gone) had replaced\n",
+              oldp, pids[k]);
+    }
+  }
+  for (int k = 0; k < n; k++) {
+    if (old[k]) continue;
+    char path[4096];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/%s", parent, names[k]) >= (int)sizeof path ||
+        lstat(path, &st) != 0)
+      continue; // moved into place above
+    if (rmtree(path) == 0)
+      fprintf(stderr, "results: removed %s, an unfinished results folder of process %ld (gone)\n",
+              path, pids[k]);
+  }
 }
 
 

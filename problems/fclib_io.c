@@ -14,13 +14,17 @@
  * checked and every problem becomes a message naming the file, the HDF5 path and what was
  * expected. HDF5's automatic error printing is switched off around every call and restored.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -88,8 +92,9 @@ static int all_finite(const double *x, fl_int n, fl_int *bad) {
 //==== reading ====
 
 typedef struct rd {
-  const char *path; /* file name for messages */
-  hid_t       f;    /* open file */
+  const char *path;  /* file name for messages */
+  hid_t       f;     /* open file */
+  int         probe; /* 1: stop once every dataset has been read (the child's check) */
 } rd;
 
 /* 1 if every component of the absolute path hp exists as a link, else 0 */
@@ -114,8 +119,10 @@ static int rd_has(const rd *r, const char *hp) {
 
 /* Reads the whole dataset hp into a new array: long long when is_int, else double. The
  * dataset must be a vector (rank 0, 1, or 2 with a unit dimension) of integer (is_int) or
- * numeric class. *len gets its number of entries. */
-static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void **out) {
+ * numeric class, with at most maxn entries (checked with the memory estimate before anything
+ * is allocated). *len gets its number of entries. */
+static int rd_data_max(const rd *r, const char *hp, int is_int, hsize_t maxn, hsize_t *len,
+                       void **out) {
   char hm[160];
   *out             = NULL;
   *len             = 0;
@@ -160,13 +167,20 @@ static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void *
   hsize_t n = 1;
   for (int k = 0; k < rank; k++)
     n *= dims[k];
-  if (n > (hsize_t)INT32_MAX) {
-    rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected at most 2^31-1", r->path, hp,
-                   (unsigned long long)n);
+  if (n > maxn) {
+    if (maxn == 1)
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected one integer", r->path, hp,
+                     (unsigned long long)n);
+    else
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected at most %llu", r->path, hp,
+                     (unsigned long long)n, (unsigned long long)maxn);
     goto done;
   }
   // read, converting to the native type
   size_t es = is_int ? sizeof(long long) : sizeof(double);
+  char what[64];
+  snprintf(what, sizeof what, "%s (%llu entries)", hp, (unsigned long long)n);
+  if ((rc = fl_mem_check(r->path, what, (double)n * (double)es)) < 0) goto done;
   buf       = fl_malloc((n ? (size_t)n : 1) * es);
   if (!buf) {
     rc = fl_seterr(FL_ERR_NOMEM, "%s: %s: out of memory for %llu entries", r->path, hp,
@@ -191,11 +205,15 @@ done:
   return rc;
 }
 
+static int rd_data(const rd *r, const char *hp, int is_int, hsize_t *len, void **out) {
+  return rd_data_max(r, hp, is_int, (hsize_t)INT32_MAX, len, out);
+}
+
 /* one integer stored as a one-element dataset */
 static int rd_int1(const rd *r, const char *hp, long long *v) {
   hsize_t    n;
   long long *b;
-  FL_TRY(rd_data(r, hp, 1, &n, (void **)&b));
+  FL_TRY(rd_data_max(r, hp, 1, 1, &n, (void **)&b));
   if (n != 1) {
     fl_free(b);
     return fl_seterr(FL_ERR_FORMAT, "%s: %s: %llu entries, expected one integer", r->path, hp,
@@ -241,6 +259,22 @@ static void trip_free(trip *t) {
   fl_free(t->tj);
   fl_free(t->tx);
   memset(t, 0, sizeof *t);
+}
+
+/* Checks the entries of an assembled matrix: duplicate triplets are summed and one-triangle
+ * mass matrices mirrored after the file's values were checked, and two finite values may sum
+ * to an infinite one. */
+static int check_assembled(const rd *r, const char *hp, const fl_csr *a) {
+  for (fl_int i = 0; i < a->nrow; i++) {
+    for (fl_int k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+      if (!isfinite(a->val[k]))
+        return fl_seterr(FL_ERR_FORMAT,
+                         "%s: %s: entry (%d, %d) is %g after summing duplicate entries, expected "
+                         "finite values",
+                         r->path, hp, (int)i, (int)a->col[k], a->val[k]);
+    }
+  }
+  return FL_OK;
 }
 
 /* Checks that idx[0..cnt) lie in [0, lim); `what` names the index kind. */
@@ -479,9 +513,16 @@ static int load_local(const rd *r, fl_problem **out) {
     goto fail;
   }
   fl_int nc = W.m / 3;
+  if (nc == 0) {
+    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_local/W: 0 x 0, an empty problem: expected at "
+                   "least one contact (3 rows)", r->path);
+    goto fail;
+  }
   if ((rc = rd_vec(r, "/fclib_local/vectors/q", 3 * nc, "3 nc (rows of W)", &q)) < 0) goto fail;
   if ((rc = rd_mu(r, "/fclib_local/vectors/mu", nc, &mu)) < 0) goto fail;
+  if (r->probe) goto fail; // every dataset has been read
   if ((rc = fl_csr_from_triplets(W.m, W.n, W.nt, W.ti, W.tj, W.tx, &Wc)) < 0) goto fail;
+  if ((rc = check_assembled(r, "/fclib_local/W", Wc)) < 0) goto fail;
   if ((rc = fl_problem_alloc(FL_PROBLEM_LOCAL, 0, nc, 0, 0, &p)) < 0) goto fail;
   p->W = Wc;
   Wc   = NULL;
@@ -603,6 +644,11 @@ static int load_global(const rd *r, fl_problem **out) {
     goto fail;
   }
   fl_int nv = M.m;
+  if (nv == 0) {
+    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_global/M: 0 x 0, an empty problem: expected at "
+                   "least one degree of freedom", r->path);
+    goto fail;
+  }
   if ((rc = rd_matrix(r, "/fclib_global/H", &H)) < 0) goto fail;
   if (H.m != nv || H.n % 3 != 0) {
     rc = fl_seterr(
@@ -623,6 +669,12 @@ static int load_global(const rd *r, fl_problem **out) {
     }
     nh = Gm.n;
   }
+  if (nc == 0 && nh == 0) {
+    rc = fl_seterr(FL_ERR_FORMAT, "%s: /fclib_global/H: %d x 0 and no G, nothing to solve: "
+                   "expected at least one contact (3 columns of H) or bilateral constraint",
+                   r->path, (int)nv);
+    goto fail;
+  }
 
   //---- vectors ----
   if ((rc = rd_vec(r, "/fclib_global/vectors/f", nv, "ndof (size of M)", &f)) < 0) goto fail;
@@ -631,8 +683,11 @@ static int load_global(const rd *r, fl_problem **out) {
   if (hasG && (rc = rd_vec(r, "/fclib_global/vectors/b", nh, "nh (columns of G)", &bg)) < 0)
     goto fail;
 
+  if (r->probe) goto fail; // every dataset has been read
+
   //---- A = M (symmetric), J = [H^T; G^T] ----
   if ((rc = mass_matrix(r, &M, &A)) < 0) goto fail;
+  if ((rc = check_assembled(r, "/fclib_global/M", A)) < 0) goto fail;
   fl_int nt = H.nt + Gm.nt;
   ti        = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
   tj        = (fl_int *)fl_malloc((size_t)(nt ? nt : 1) * sizeof(fl_int));
@@ -652,6 +707,8 @@ static int load_global(const rd *r, fl_problem **out) {
     tx[H.nt + k] = Gm.tx[k];
   }
   if ((rc = fl_csr_from_triplets(3 * nc + nh, nv, nt, ti, tj, tx, &J)) < 0) goto fail;
+  if ((rc = check_assembled(r, hasG ? "/fclib_global/H and G" : "/fclib_global/H", J)) < 0)
+    goto fail;
 
   //---- the problem: rigid contact, no gaps, dt = 1, v0 = 0 ----
   if ((rc = fl_problem_alloc(FL_PROBLEM_GLOBAL, nv, nc, nh, 0, &p)) < 0) goto fail;
@@ -710,15 +767,14 @@ fail:
   return rc;
 }
 
-int fl_problem_load_fclib(const char *path, fl_problem **out) {
-  if (!out) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: out is NULL");
-  *out = NULL;
-  if (!path || !path[0]) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: empty file name");
+/* The whole load, or with probe only the reading of every dataset it needs. */
+static int load_fclib(const char *path, int probe, fl_problem **out) {
   h5q q;
   h5_quiet(&q);
   rd          r;
   fl_problem *p  = NULL;
   int         rc = rd_open(&r, path);
+  r.probe        = probe;
   if (rc >= 0) {
     // pick the problem group
     if (rd_has(&r, "/fclib_global")) {
@@ -740,16 +796,90 @@ int fl_problem_load_fclib(const char *path, fl_problem **out) {
   rd_close(&r);
   H5Eclear2(H5E_DEFAULT);
   h5_loud(&q);
-  if (rc < 0) return rc;
+  if (rc < 0 || probe) return rc;
   file_stem(path, p->name, sizeof p->name);
   *out = p;
   return FL_OK;
 }
 
-int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
-                           double *u) {
-  if (!path || nv < 0 || nc < 0)
-    return fl_seterr(FL_ERR_INVAL, "fl_fclib_read_solution: bad arguments");
+/* what the checking child sends back: its status and message */
+typedef struct probe_msg {
+  int  rc;
+  char msg[1024];
+} probe_msg;
+
+/* Runs check(path, ctx) in a child process first: libhdf5 1.10 dereferences corrupt metadata
+ * (segfaults, aborts) and keeps state that crashes at exit, so a corrupt file must not be read
+ * in this process until a child has read all of it. Returns the child's status and message
+ * when it failed, FL_ERR_FORMAT naming the signal when it crashed, FL_OK when it read the file
+ * cleanly (the caller then reads it for real). FL_FCLIB_NO_CHILD=1 skips the child;
+ * FL_FCLIB_CHILD_FAULT=1 makes the child fault at once (what the tests use to check the path
+ * of a libhdf5 crash). */
+static int probe_in_child(const char *path, int (*check)(const char *, void *), void *ctx) {
+  const char *no = getenv("FL_FCLIB_NO_CHILD");
+  if (no && strcmp(no, "1") == 0) return FL_OK;
+  probe_msg *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return fl_seterr(FL_ERR_NOMEM, "%s: mmap: %s", path, strerror(errno));
+  m->rc = 1; // neither FL_OK nor an error code: the child never finished
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int rc = fl_seterr(FL_ERR_IO, "%s: fork: %s", path, strerror(errno));
+    munmap(m, sizeof *m);
+    return rc;
+  }
+  if (pid == 0) {
+    // a crash ends the child quietly (no sanitizer report of libhdf5's fault on stderr); the
+    // parent names it
+    int dn = open("/dev/null", O_WRONLY);
+    if (dn >= 0) dup2(dn, 2);
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGFPE, SIG_DFL);
+    signal(SIGABRT, SIG_DFL);
+    // the tests' stand-in for a corrupt file that crashes libhdf5 (none is at hand to commit)
+    const char *fault = getenv("FL_FCLIB_CHILD_FAULT");
+    if (fault && strcmp(fault, "1") == 0) raise(SIGSEGV);
+    int rc = check(path, ctx);
+    snprintf(m->msg, sizeof m->msg, "%s", rc < 0 ? fl_errmsg() : "");
+    m->rc = rc < 0 ? rc : FL_OK;
+    _exit(0);
+  }
+  int wst = 0;
+  while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {}
+  int rc;
+  if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && m->rc <= 0) {
+    rc = m->rc < 0 ? fl_seterr(m->rc, "%s", m->msg) : FL_OK;
+  } else if (WIFSIGNALED(wst)) {
+    rc = fl_seterr(FL_ERR_FORMAT,
+                   "%s: the HDF5 library crashed reading it (signal %d, %s): a corrupt HDF5 "
+                   "file, expected a valid FCLIB file",
+                   path, WTERMSIG(wst), strsignal(WTERMSIG(wst)));
+  } else {
+    rc = fl_seterr(FL_ERR_FORMAT,
+                   "%s: the HDF5 library failed reading it (exit %d): a corrupt HDF5 file, "
+                   "expected a valid FCLIB file",
+                   path, WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+  }
+  munmap(m, sizeof *m);
+  return rc;
+}
+
+static int probe_problem(const char *path, void *ctx) {
+  (void)ctx;
+  return load_fclib(path, 1, NULL);
+}
+
+int fl_problem_load_fclib(const char *path, fl_problem **out) {
+  if (!out) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: out is NULL");
+  *out = NULL;
+  if (!path || !path[0]) return fl_seterr(FL_ERR_INVAL, "fl_problem_load_fclib: empty file name");
+  FL_TRY(probe_in_child(path, probe_problem, NULL));
+  return load_fclib(path, 0, out);
+}
+
+static int read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
+                         double *u) {
   h5q q;
   h5_quiet(&q);
   rd      r;
@@ -795,6 +925,34 @@ done:
   H5Eclear2(H5E_DEFAULT);
   h5_loud(&q);
   return rc;
+}
+
+typedef struct sol_args {
+  fl_int nv, nc;
+  int    want_v, want_u;
+} sol_args;
+
+static int probe_solution(const char *path, void *ctx) {
+  const sol_args *a  = ctx;
+  size_t          n3 = 3 * (size_t)a->nc + 1, nv = (size_t)a->nv + 1;
+  double         *v = fl_malloc(nv * sizeof(double)), *g = fl_malloc(n3 * sizeof(double)),
+         *u = fl_malloc(n3 * sizeof(double));
+  int rc = v && g && u ? read_solution(path, a->nv, a->nc, a->want_v ? v : NULL, g,
+                                       a->want_u ? u : NULL)
+                       : fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+  fl_free(v);
+  fl_free(g);
+  fl_free(u);
+  return rc;
+}
+
+int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, double *gamma,
+                           double *u) {
+  if (!path || nv < 0 || nc < 0)
+    return fl_seterr(FL_ERR_INVAL, "fl_fclib_read_solution: bad arguments");
+  sol_args a = {nv, nc, v != NULL, u != NULL};
+  FL_TRY(probe_in_child(path, probe_solution, &a));
+  return read_solution(path, nv, nc, v, gamma, u);
 }
 
 //==== writing ====
@@ -1137,23 +1295,55 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
     fl_free(tmp);
     return rc;
   }
-  close(fd);
 
+  // the HDF5 file is built in memory (core driver, no backing store) and written here: a
+  // failed write (full disk, ulimit -f) is then an ordinary write error, where libhdf5 writing
+  // to disk keeps a half-closed file that crashes the program at exit
   h5q q;
   h5_quiet(&q);
-  char hm[160];
-  wr   w  = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)};
-  int  rc = FL_OK;
-  if (w.f < 0) {
-    rc = fl_seterr(FL_ERR_IO, "%s: creating the HDF5 file failed (%s)", path, h5_msg(hm));
+  char  hm[160];
+  int   rc  = FL_OK;
+  void *img = NULL;
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_fapl_core(fapl, 1 << 20, 0) < 0) {
+    rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 in-memory file driver unavailable (%s)", path,
+                   h5_msg(hm));
   } else {
-    rc = p->kind == FL_PROBLEM_LOCAL ? save_local(&w, p, title, gamma)
-                                     : save_global(&w, p, title, v, gamma);
-    if (H5Fclose(w.f) < 0 && rc >= 0)
-      rc = fl_seterr(FL_ERR_IO, "%s: closing the HDF5 file failed (%s)", path, h5_msg(hm));
+    wr w = {path, H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)};
+    if (w.f < 0) {
+      rc = fl_seterr(FL_ERR_IO, "%s: creating the HDF5 file failed (%s)", path, h5_msg(hm));
+    } else {
+      rc = p->kind == FL_PROBLEM_LOCAL ? save_local(&w, p, title, gamma)
+                                       : save_global(&w, p, title, v, gamma);
+      ssize_t len = -1;
+      if (rc >= 0 && (H5Fflush(w.f, H5F_SCOPE_GLOBAL) < 0 ||
+                      (len = H5Fget_file_image(w.f, NULL, 0)) < 0))
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 file image failed (%s)", path, h5_msg(hm));
+      if (rc >= 0 && !(img = fl_malloc((size_t)len + 1)))
+        rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory for the %lld-byte file", path,
+                       (long long)len);
+      if (rc >= 0 && H5Fget_file_image(w.f, img, (size_t)len) != len)
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: HDF5 file image failed (%s)", path, h5_msg(hm));
+      if (H5Fclose(w.f) < 0 && rc >= 0)
+        rc = fl_seterr(FL_ERR_LIBRARY, "%s: closing the HDF5 file failed (%s)", path, h5_msg(hm));
+      // the bytes, then the name
+      for (ssize_t off = 0; rc >= 0 && off < len;) {
+        ssize_t k = write(fd, (const char *)img + off, (size_t)(len - off));
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+          rc = fl_seterr(FL_ERR_IO, "%s: writing %s failed after %lld of %lld bytes: %s", path,
+                         tmp, (long long)off, (long long)len, k < 0 ? strerror(errno) : "no space");
+        else
+          off += k;
+      }
+    }
   }
+  if (fapl >= 0) H5Pclose(fapl);
   H5Eclear2(H5E_DEFAULT);
   h5_loud(&q);
+  fl_free(img);
+  if (close(fd) != 0 && rc >= 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: closing %s failed: %s", path, tmp, strerror(errno));
   if (rc >= 0 && rename(tmp, path) != 0)
     rc = fl_seterr(FL_ERR_IO, "%s: renaming %s to it failed: %s", path, tmp, strerror(errno));
   if (rc < 0) unlink(tmp);

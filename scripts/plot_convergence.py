@@ -112,12 +112,48 @@ def read_run_steps(path):
     return data
 
 
+# observables.csv columns every scene has; of these the run plot draws the first three, then the
+# scene's own observables (not per body: no trailing digit), at most three
+GENERIC_OBS = ["pen_max", "drift_max", "energy", "step", "solver", "t", "contacts", "kinetic",
+               "potential", "px", "py", "pz", "Lx", "Ly", "Lz", "joint_err"]
+OBS_LABEL = {"pen_max": "deepest penetration (m)", "drift_max": "largest drift (m)",
+             "energy": "total energy (J)"}
+
+
+def read_observables(path):
+    """(names to draw, {solver: {column: [values]}}) of a run's observables.csv, or ([], {})."""
+    if not os.path.exists(path):
+        return [], {}
+    data = {}
+    with open(path, newline="") as f:
+        r = csv.DictReader(f)
+        cols = r.fieldnames or []
+        for row in r:
+            c = data.setdefault(row["solver"], {})
+            for key in cols:
+                if key != "solver":
+                    c.setdefault(key, []).append(num(row.get(key)))
+    own = [k for k in cols if k not in GENERIC_OBS and not k[-1:].isdigit()][:3]
+    return [k for k in GENERIC_OBS[:3] if k in cols] + own, data
+
+
 def plot_run(results, steps_path, out_dir):
     data = read_run_steps(steps_path)
     panels = [("iters", "iterations per step", False),
               ("error", "own residual at return", True),
               ("natmap", "natural-map residual (common)", True)]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.8 * len(panels)), sharex=True)
+    # the run's result: its observables against time, every solver
+    obs, odata = read_observables(os.path.join(results, "observables.csv"))
+    fig, axes = plt.subplots(len(panels) + len(obs), 1,
+                             figsize=(9, 2.6 * (len(panels) + len(obs))))
+    for ax, name in zip(axes[len(panels):], obs):
+        for solver, c in odata.items():
+            ax.plot(c.get("t", []), c.get(name, []), label=solver, lw=1.2)
+        ax.set_ylabel(OBS_LABEL.get(name, name), fontsize=9)
+        ax.set_xlabel("time (s)", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for ax, (col, label, log) in zip(axes, panels):
         for name, c in data.items():
             x, y = c["step"], c[col]
@@ -134,16 +170,16 @@ def plot_run(results, steps_path, out_dir):
         ax.set_ylabel(label, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         if ax.lines:
-            ax.legend(fontsize=7, ncol=2)
-    axes[-1].set_xlabel("step")
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.set_xlabel("step", fontsize=9)
     scene = os.path.basename(os.path.normpath(results))
     try:
         with open(os.path.join(results, "manifest.json")) as f:
             scene = json.load(f).get("scene", scene)
     except (OSError, ValueError):
         pass
-    fig.suptitle(f"{scene}: per step, every solver", fontsize=11)
-    fig.tight_layout()
+    fig.suptitle(f"{scene}: per step and observables against time, every solver", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
     base = os.path.join(out_dir, "run")
     fig.savefig(base + ".png", dpi=110)
     fig.savefig(base + ".pdf")

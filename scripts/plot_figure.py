@@ -8,8 +8,11 @@ being two named columns of a CSV file in the same folder, and writes NAME.png (N
 150) and NAME.pdf beside it (NAME defaults to "figure"). Needs Debian's python3-matplotlib, which is
 importable from /usr/bin/python3. Long titles are wrapped to the figure's width; a panel's
 "not_drawn" series (no point its axes can show) are named in a note, not in the legend.
---check verifies the rendered picture: every legend entry has a drawn line or reference with
-at least one point, every title lies inside the figure; it prints what fails and exits 1.
+Each series is drawn in the colour, dash and marker figure.json gives it (the figure kit assigns
+them: colour for the solver or strategy, dash for the quantity), legends beside the frames.
+--check verifies the specification and the rendered picture: no two series of a panel (nor two
+reference lines) are drawn alike, every legend entry has a drawn line or reference with at
+least one point, every title lies inside the figure; it prints what fails and exits 1.
 """
 import csv
 import json
@@ -36,6 +39,47 @@ def read_series(folder, spec):
                 xs.append(x)
                 ys.append(y)
     return xs, ys
+
+
+DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))]
+MARKERS = [None, "o", "s", "^", "x", "+", "D", "v"]
+
+
+def style_of(s):
+    """matplotlib keywords of a series' colour, dash and marker as figure.json gives them"""
+    kw = {}
+    if "color" in s:
+        kw["color"] = s["color"]
+    kw["linestyle"] = DASHES[int(s.get("dash", 0)) % len(DASHES)]
+    m = MARKERS[int(s.get("marker", 0)) % len(MARKERS)]
+    if s.get("style") == "points":
+        kw.update(marker=m or "o", linestyle="none", markersize=4)
+    elif s.get("style") == "linespoints":
+        kw.update(marker=m or "o", markersize=3)
+    elif m:
+        kw.update(marker=m, markersize=5, markevery=0.1)
+    return kw
+
+
+def check_styles(spec):
+    """Problems of the specification itself: two series of one panel drawn alike (colour, dash,
+    marker and style), or two reference lines drawn alike."""
+    bad = []
+    for p in spec["panels"]:
+        seen = {}
+        for s in p["series"]:
+            key = (s.get("color"), s.get("dash", 0), s.get("marker", 0), s.get("style"))
+            if key in seen:
+                bad.append(f"panel '{p['title']}': '{s['label']}' is drawn like '{seen[key]}'")
+            seen[key] = s["label"]
+        refs = {}
+        for r in p.get("refs", []):
+            key = (r.get("color"), r.get("dash"))
+            if key in refs:
+                bad.append(f"panel '{p['title']}': reference '{r['label']}' is drawn like "
+                           f"'{refs[key]}'")
+            refs[key] = r["label"]
+    return bad
 
 
 def read_column(folder, csv_name, column):
@@ -85,9 +129,9 @@ def main(argv):
     with open(path) as f:
         spec = json.load(f)
     panels = spec["panels"]
-    cols = 2 if len(panels) > 1 else 1
+    cols = 3 if len(panels) > 6 else 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.4 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(8.8 * cols, 4.4 * rows), squeeze=False)
     used = []
     for k, panel in enumerate(panels):
         ax = axes[k // cols][k % cols]
@@ -98,19 +142,19 @@ def main(argv):
             if s.get("style") == "bars":
                 base = [bottom.get(x, 0.0) for x in xs]
                 ax.bar(xs, ys, bottom=base, width=0.75, label=s["label"] if xs else "_nolegend_",
-                       edgecolor="black", linewidth=0.5)
+                       edgecolor="black", linewidth=0.5, color=s.get("color"))
                 for x, y in zip(xs, ys):
                     bottom[x] = bottom.get(x, 0.0) + y
                 continue
             keep = [(x, y) for x, y in zip(xs, ys)
                     if (not panel.get("logy") or y > 0) and (not panel.get("logx") or x > 0)]
             xs, ys = [p[0] for p in keep], [p[1] for p in keep]
-            style = {"points": dict(marker="o", linestyle="none", markersize=4),
-                     "linespoints": dict(marker="o", markersize=3)}.get(s.get("style"), {})
             # a series the renderer cannot show gets no legend entry
-            ax.plot(xs, ys, label=s["label"] if xs else "_nolegend_", linewidth=1.5, **style)
+            ax.plot(xs, ys, label=s["label"] if xs else "_nolegend_", linewidth=1.5, **style_of(s))
         for r in panel.get("refs", []):
-            ax.axhline(r["y"], color="black", linestyle="--", linewidth=1, label=r["label"])
+            ax.axhline(r["y"], color=r.get("color", "black"),
+                       linestyle=DASHES[int(r.get("dash", 1)) % len(DASHES)], linewidth=1.2,
+                       label=r["label"])
         if panel.get("xtics") and panel["series"]:
             # every row names a tick, also rows whose y is missing (a case not run)
             first = panel["series"][0]
@@ -137,16 +181,14 @@ def main(argv):
             ax.text(0.01, 0.01, "\n".join(textwrap.wrap(note, 90)), transform=ax.transAxes,
                     fontsize=6, va="bottom", color="0.3")
         if any(not a.get_label().startswith("_") for a in list(ax.lines) + list(ax.containers)):
-            if ax.containers:  # stacked bars fill the frame: the legend goes beside it
-                ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-            else:
-                ax.legend(fontsize=7)
+            # beside the frame, never over the data
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for k in range(len(panels), rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle("\n".join(textwrap.wrap(spec.get("title", ""), 80 * cols)), fontsize=11)
     fig.tight_layout()
     if "--check" in argv:
-        bad = check(fig, used)
+        bad = check_styles(spec) + check(fig, used)
         for b in bad:
             print(f"{path}: {b}")
         plt.close(fig)

@@ -183,11 +183,18 @@ typedef enum fl_obs_kind {
                          step (N, world frame: <body>_fx, _fy, _fz), gamma / dt summed over its
                          contacts with rigid and deformable bodies (the one observable taken
                          from the solver's impulses, since a force has no other measure) */
-  FL_OBS_PRESS = 7    /* one pressing plate: press_force (N/m: the contact force resisting the
+  FL_OBS_PRESS = 7,   /* one pressing plate: press_force (N/m: the contact force resisting the
                          push, per unit length), press_approach (m: the plate's travel along
-                         the push since the start); param: length L (m), push direction (3,
-                         unit), travel limit (m, > 0: observing beyond it is an error, the
-                         plate has passed through what it presses) */
+                         the push since the start), press_overlap (m: the deepest overlap of
+                         the plate's contacts plus that of the support's, at the end of the
+                         last solved step, -(phi0 + dt u_n); the travel the contacts' give
+                         accounts for); param: length L (m), push direction (3, unit), travel
+                         limit (m, > 0: observing beyond it is an error, the plate has passed
+                         through what it presses), support body index + 1 (0: none) */
+  FL_OBS_POSE = 8     /* rigid bodies whose pose and velocity are written: <body>.x .y .z
+                         (centre of mass, m), .qw .qx .qy .qz (orientation), .vx .vy .vz (m/s),
+                         .wx .wy .wz (rad/s), world frame. Without such a group every dynamic
+                         body has them in worlds of at most 32 dynamic bodies */
 } fl_obs_kind;
 
 typedef struct fl_obs_group {
@@ -254,6 +261,8 @@ typedef struct fl_world {
                            CPU clock, a system call of about 3 us on a virtual machine (three
                            per step); 0 (default): NAN, and the step does not pay for them */
   fl_fem_solve fem_solve; /* FL_FEM_SCHUR (default) or FL_FEM_FULL */
+  int start_separated;  /* 1: the scene file declares that no two rigid bodies overlap at t = 0
+                           (loading refuses one that does; fl_world_overlaps) */
   int fem_allow_inversion; /* 0 (default): a tet with det F <= 0 after a step stops the run
                              with FL_ERR_STATE naming step, body and element; 1: continue */
 
@@ -354,15 +363,28 @@ int fl_world_contact_sides(const fl_world *w, fl_int c, fl_int body[2], fl_int f
 
 /* Number of observables of this world (fixed once the world is built). Their names are
  * t, contacts, pen_max, drift_max, kinetic, potential, energy, px, py, pz, Lx, Ly, Lz,
- * joint_err, drift_<body name> for each dynamic body (worlds with at most 32 of them), then
- * each group's (see fl_obs_kind). */
+ * joint_err, drift_<body name> for each dynamic body (worlds with at most 32 of them),
+ * elastic_<body> and mindetF_<body> per deformable body (at most 32), each group's (see
+ * fl_obs_kind), liftoff_ratio and liftoff_speed (see FL_LIFTOFF_SLOPE), then the 13 pose and
+ * velocity columns of each posed body (FL_OBS_POSE). */
+/* Lift-off: at a rigid contact of the last solved step that is pressed (normal impulse above
+ * 1e-3 m V, m the lighter dynamic side's mass) and sliding (|u_t| > V), the separation speed
+ * s = u_n + phi0/dt (m/s; the rate at which the step opens the gap, 0 for an exact rigid
+ * Coulomb contact, negative for a compliant one). V = |g| dt (1e-6 m/s without gravity), the
+ * speed one step of gravity gives. liftoff_ratio is the largest s/|u_t| over such contacts
+ * (0 when none; 0 where no problem was solved, peers included), liftoff_speed that contact's s.
+ * The automatic limit flags liftoff_ratio > FL_LIFTOFF_SLOPE ("liftoff"): the body leaves the
+ * surface it slides on at more than 0.57 deg. */
+#define FL_LIFTOFF_SLOPE 0.01
 /* Declares a limit on observable `obs` (copied; at most 39 characters) with its label (at most
  * 23). Checked against the observable names when fl_world_limits is called. Returns the
  * limit's index, FL_ERR_INVAL (empty or long name or label, NaN, lo > hi; named in the
  * message) or FL_ERR_NOMEM. */
 int fl_world_add_limit(fl_world *w, const char *obs, double lo, double hi, const char *label);
 /* Every limit of the world: the declared ones, then automatic ones for observables without a
- * declared limit: pen_max <= 1 % of the smallest dynamic rigid body's size ("penetration"),
+ * declared limit: pen_max <= 1 % of the smallest dynamic body's size ("penetration"; a
+ * deformable body's size is its rest mesh's bounding-box diagonal), liftoff_ratio <=
+ * FL_LIFTOFF_SLOPE ("liftoff"),
  * <stack>_collapsed <= 0.5 and <arch>_stands >= 0.5 ("collapse"). *lim points into the
  * world's own storage (valid until the next call or the world's end); index[k] is limit k's
  * observable index. Returns FL_OK, FL_ERR_INVAL when a declared limit names no observable (the
@@ -379,8 +401,23 @@ int fl_world_observe(fl_world *w, double *val);
  * contact count here: the `contacts` observable of a world that never prepared a problem.
  * FL_OK or FL_ERR_NOMEM. */
 int fl_world_set_peer_contacts(fl_world *w, fl_int nc);
-/* Largest penetration (m, >= 0) between any two bodies at the current poses. */
+/* Largest penetration (m, >= 0) between any two bodies at the current poses: rigid pairs and
+ * the contacts of deformable bodies (their vertex queries, docs/fem.md), at margin 0. */
 int fl_world_penetration(fl_world *w, double *pen);
+
+/* Two rigid bodies that overlap at the current poses, by depth (m): their deepest contact of
+ * the narrow phase with no margin. */
+typedef struct fl_overlap {
+  fl_int a, b;
+  double depth;
+} fl_overlap;
+/* Overlaps deeper than FL_OVERLAP_TOL (m): round-off of bodies placed exactly touching. */
+#define FL_OVERLAP_TOL 1e-6
+/* The pairs of rigid bodies overlapping by more than tol (m) at the current poses, deepest
+ * first: the first max of them into out (may be NULL when max is 0), their number into *n.
+ * Hydroelastic patches (whose penetration is their model) are left out, and so are deformable
+ * bodies. FL_OK or FL_ERR_NOMEM. */
+int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n);
 /* Kinetic and potential energy (J), linear momentum (kg m/s), angular momentum about the
  * world origin (kg m^2/s); any output may be NULL. */
 void fl_world_energy_momentum(const fl_world *w, double *kinetic, double *potential,

@@ -74,6 +74,12 @@ static void sort3(fl_int *k) {
 }
 
 
+/* Parity (0 or 1) of the order of three distinct vertices: their inversions mod 2. */
+static int face_parity(const fl_int *v) {
+  return ((v[0] > v[1]) + (v[0] > v[2]) + (v[1] > v[2])) & 1;
+}
+
+
 /* Boundary triangles (faces of one tet, outward) and vertices; manifold checks. */
 static int build_boundary(fl_mesh *m, const char *where) {
   // outward faces of a positive tet (v0 v1 v2 v3)
@@ -99,9 +105,19 @@ static int build_boundary(fl_mesh *m, const char *where) {
                      (int)f[i].key[0], (int)f[i].key[1], (int)f[i].key[2], (int)(j - i));
       break;
     }
+    // two positive tets on either side of a face see it in opposite orders; the same order
+    // means they lie on one side and overlap (a repeated tet, for one)
+    if (j - i == 2 && face_parity(f[i].v) == face_parity(f[i + 1].v)) {
+      rc = fl_seterr(FL_ERR_INVAL, "%s: two tets on the same side of face (%d %d %d): they "
+                     "overlap (a repeated tet?)", where, (int)f[i].key[0], (int)f[i].key[1],
+                     (int)f[i].key[2]);
+      break;
+    }
     if (j - i == 1) f[nb++] = f[i];
     i = j;
   }
+  if (rc >= 0 && nb == 0)
+    rc = fl_seterr(FL_ERR_INVAL, "%s: no boundary faces: every face is shared by two tets", where);
   if (rc < 0) {
     fl_free(f);
     return rc;
@@ -273,12 +289,29 @@ static int check_size(const char *gen, const char *what, double x) {
 }
 
 
+/* Refuses a generated mesh of nv vertices and nt tets (counted in 64 bits) that overflows the
+ * index type or whose memory estimate is above fl_mem_limit(): the arrays, their copies in the
+ * mesh and the boundary's face records (4 per tet, 24 bytes each). */
+static int check_mesh_size(const char *gen, long long nv, long long nt) {
+  if (nv > INT32_MAX / 3 || nt > INT32_MAX / 4)
+    return fl_seterr(FL_ERR_INVAL, "%s mesh: %lld vertices and %lld tets, above the limit of "
+                     "2^31/3 vertices and 2^29 tets", gen, nv, nt);
+  char what[96];
+  snprintf(what, sizeof what, "%lld vertices and %lld tets", nv, nt);
+  double bytes = (double)nv * 2 * 3 * sizeof(double) + (double)nt * (2 * 4 * sizeof(fl_int) + 96);
+  int rc = fl_mem_check("mesh", what, bytes);
+  return rc < 0 ? fl_seterr(rc, "%s %s", gen, fl_errmsg()) : FL_OK;
+}
+
+
 /* The Kuhn grid of nx x ny x nz cells over [lo, lo + h n]: vertices and 6 tets per cell. */
-static int kuhn_grid(const double lo[3], const double h[3], int nx, int ny, int nz, double **Xp,
-                     fl_int **Tp, fl_int *nv, fl_int *nt) {
+static int kuhn_grid(const char *gen, const double lo[3], const double h[3], int nx, int ny, int nz,
+                     double **Xp, fl_int **Tp, fl_int *nv, fl_int *nt) {
   fl_int n1[3] = {nx + 1, ny + 1, nz + 1};
-  *nv = n1[0] * n1[1] * n1[2];
-  *nt = 6 * (fl_int)nx * ny * nz;
+  long long nv64 = (long long)n1[0] * n1[1] * n1[2], nt64 = 6LL * nx * ny * nz;
+  FL_TRY(check_mesh_size(gen, nv64, nt64));
+  *nv = (fl_int)nv64;
+  *nt = (fl_int)nt64;
   double *X = fl_malloc((size_t)*nv * 3 * sizeof(double));
   fl_int *T = fl_malloc((size_t)*nt * 4 * sizeof(fl_int));
   if (!X || !T) {
@@ -338,7 +371,7 @@ int fl_mesh_box(const double size[3], int nx, int ny, int nz, fl_mesh **out) {
   double h[3] = {size[0] / nx, size[1] / ny, size[2] / nz};
   double *X;
   fl_int *T, nv, nt;
-  FL_TRY(kuhn_grid(lo, h, nx, ny, nz, &X, &T, &nv, &nt));
+  FL_TRY(kuhn_grid("box", lo, h, nx, ny, nz, &X, &T, &nv, &nt));
   // the far faces exactly at +size/2
   for (fl_int v = 0; v < nv; v++) {
     for (int k = 0; k < 3; k++) {
@@ -361,6 +394,7 @@ int fl_mesh_cylinder(double r, double len, int nring, int nlayer, fl_mesh **out)
   // the disk: the centre, then ring i of 6 i vertices from angle 0
   fl_int nd = 1 + 3 * (fl_int)nring * (nring + 1);
   fl_int ntri = 6 * (fl_int)nring * nring;
+  FL_TRY(check_mesh_size("cylinder", (long long)nd * (nlayer + 1), 3LL * ntri * nlayer));
   double *D = fl_malloc((size_t)nd * 2 * sizeof(double));
   fl_int *tri = fl_malloc((size_t)ntri * 3 * sizeof(fl_int));
   fl_int nv = nd * (nlayer + 1), nt = 3 * ntri * nlayer;
@@ -451,7 +485,7 @@ int fl_mesh_sphere(double r, int n, fl_mesh **out) {
   double lo[3] = {-1, -1, -1}, h[3] = {1.0 / n, 1.0 / n, 1.0 / n};
   double *X;
   fl_int *T, nv, nt;
-  FL_TRY(kuhn_grid(lo, h, 2 * n, 2 * n, 2 * n, &X, &T, &nv, &nt));
+  FL_TRY(kuhn_grid("sphere", lo, h, 2 * n, 2 * n, 2 * n, &X, &T, &nv, &nt));
   for (fl_int v = 0; v < nv; v++) {
     double *x = X + 3 * v;
     // snap the grid to exact multiples so the boundary lies on |p|_inf = 1

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fl_mesh.h"
@@ -43,7 +44,7 @@ static int msh_err(const lines *L, const char *what) {
 }
 
 
-/* Reads n integers or reals of the current line into v (as doubles). */
+/* Reads n reals of the current line into v. */
 static int parse_nums(lines *L, const char *s, int n, double *v, const char *what) {
   char *end;
   for (int k = 0; k < n; k++) {
@@ -55,18 +56,41 @@ static int parse_nums(lines *L, const char *s, int n, double *v, const char *wha
 }
 
 
+/* Reads n integers of the current line into v, each in [lo, hi] (parsed as integers: a real,
+ * NaN or an overflowing number is an error naming the line and `what`). */
+static int parse_ints(lines *L, const char *s, int n, long long lo, long long hi, long long *v,
+                      const char *what) {
+  char *end;
+  for (int k = 0; k < n; k++) {
+    if (!fl_parse_ll(s, &end, lo, hi, &v[k]) || (*end && *end != ' ' && *end != '\t')) {
+      char msg[320];
+      snprintf(msg, sizeof msg, "%s (integer %d in [%lld, %lld])", what, k + 1, lo, hi);
+      return msh_err(L, msg);
+    }
+    s = end;
+  }
+  return FL_OK;
+}
+
+
+#define MSH_MAX_TAG 100000000LL /* node tags index a table: at most 1e8 (0.4 GB) */
+
 static int read_msh(const char *path, fl_mesh **out) {
   lines L = {fopen(path, "r"), path, 0, NULL, 0};
   if (!L.f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   double *X = NULL;
   fl_int *T = NULL, *map = NULL, nv = 0, nt = 0, capt = 0;
-  long maxtag = 0;
-  int rc = FL_OK, have_fmt = 0, have_nodes = 0;
+  long long maxtag = 0;
+  int rc = FL_OK, have_fmt = 0, have_nodes = 0, have_elems = 0;
   char *s;
   while (rc >= 0 && (s = next_line(&L))) {
     if (!strcmp(s, "$MeshFormat")) {
       s = next_line(&L);
       double v[3];
+      if (have_fmt) {
+        rc = msh_err(&L, "a second $MeshFormat section, expected one");
+        break;
+      }
       if (!s || parse_nums(&L, s, 3, v, "") < 0 || v[0] != 4.1 || v[1] != 0) {
         rc = msh_err(&L, "expected \"4.1 0 8\" (Gmsh format 4.1, ASCII); other versions and "
                          "binary files are not read");
@@ -74,45 +98,62 @@ static int read_msh(const char *path, fl_mesh **out) {
       }
       have_fmt = 1;
     } else if (!strcmp(s, "$Nodes")) {
-      double h[4];
-      if (!(s = next_line(&L)) || (rc = parse_nums(&L, s, 4, h, "expected numEntityBlocks numNodes minNodeTag maxNodeTag")) < 0)
-        break;
-      if (h[1] < 4 || h[3] > 1e8 || h[3] < h[1]) {
-        rc = msh_err(&L, "node counts and tags out of range (at least 4 nodes, tags <= 1e8)");
+      if (have_nodes) {
+        rc = msh_err(&L, "a second $Nodes section, expected one");
         break;
       }
-      maxtag = (long)h[3];
-      X = fl_malloc((size_t)h[1] * 3 * sizeof(double));
+      have_nodes = 1;
+      long long h[4];
+      if (!(s = next_line(&L)) ||
+          (rc = parse_ints(&L, s, 4, 0, MSH_MAX_TAG, h,
+                           "expected numEntityBlocks numNodes minNodeTag maxNodeTag")) < 0)
+        break;
+      if (h[1] < 4 || h[3] < h[1]) {
+        rc = msh_err(&L, "node counts and tags out of range (at least 4 nodes, maxNodeTag >= "
+                         "numNodes, tags <= 1e8)");
+        break;
+      }
+      maxtag = h[3];
+      long long total = h[1];
+      if ((rc = fl_mem_check(path, "the $Nodes section (coordinates and tag table)",
+                             (double)total * 3 * sizeof(double) +
+                                 (double)(maxtag + 1) * sizeof(fl_int))) < 0)
+        break;
+      X = fl_malloc((size_t)total * 3 * sizeof(double));
       map = fl_malloc((size_t)(maxtag + 1) * sizeof(fl_int));
       if (!X || !map) {
         rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
         break;
       }
-      for (long k = 0; k <= maxtag; k++) map[k] = -1;
-      long nblocks = (long)h[0], total = (long)h[1];
-      for (long b = 0; b < nblocks && rc >= 0; b++) {
-        double bh[4];
-        if (!(s = next_line(&L)) || (rc = parse_nums(&L, s, 4, bh, "expected entityDim entityTag parametric numNodesInBlock")) < 0)
+      for (long long k = 0; k <= maxtag; k++) map[k] = -1;
+      for (long long b = 0; b < h[0] && rc >= 0; b++) {
+        long long bh[4];
+        if (!(s = next_line(&L)) ||
+            (rc = parse_ints(&L, s, 4, -MSH_MAX_TAG, MSH_MAX_TAG, bh,
+                             "expected entityDim entityTag parametric numNodesInBlock")) < 0)
           break;
         if (bh[2] != 0) {
           rc = msh_err(&L, "parametric nodes are not read");
           break;
         }
-        long nb = (long)bh[3];
-        if (nv + nb > total) {
-          rc = msh_err(&L, "more nodes than the $Nodes header announced");
+        long long nb = bh[3];
+        if (nb < 0 || nv + nb > total) {
+          rc = msh_err(&L, nb < 0 ? "negative numNodesInBlock"
+                                  : "more nodes than the $Nodes header announced");
           break;
         }
-        for (long k = 0; k < nb && rc >= 0; k++) {
-          double tag;
-          if (!(s = next_line(&L)) || (rc = parse_nums(&L, s, 1, &tag, "expected a node tag")) < 0) break;
-          if (tag < 1 || tag > maxtag || map[(long)tag] >= 0) {
-            rc = msh_err(&L, "node tag out of [minNodeTag, maxNodeTag] or repeated");
+        for (long long k = 0; k < nb && rc >= 0; k++) {
+          long long tag;
+          if (!(s = next_line(&L)) ||
+              (rc = parse_ints(&L, s, 1, 1, maxtag, &tag, "expected a node tag in [1, maxNodeTag]")) < 0)
+            break;
+          if (map[tag] >= 0) {
+            rc = msh_err(&L, "node tag repeated");
             break;
           }
-          map[(long)tag] = nv + (fl_int)k;
+          map[tag] = nv + (fl_int)k;
         }
-        for (long k = 0; k < nb && rc >= 0; k++) {
+        for (long long k = 0; k < nb && rc >= 0; k++) {
           if (!(s = next_line(&L))) {
             rc = msh_err(&L, "expected node coordinates");
             break;
@@ -121,29 +162,45 @@ static int read_msh(const char *path, fl_mesh **out) {
         }
         nv += (fl_int)nb;
       }
-      have_nodes = 1;
     } else if (!strcmp(s, "$Elements")) {
       if (!have_nodes) {
         rc = msh_err(&L, "$Elements before $Nodes");
         break;
       }
-      double h[4];
-      if (!(s = next_line(&L)) || (rc = parse_nums(&L, s, 4, h, "expected numEntityBlocks numElements minElementTag maxElementTag")) < 0)
+      if (have_elems) {
+        rc = msh_err(&L, "a second $Elements section, expected one");
         break;
-      for (long b = 0; b < (long)h[0] && rc >= 0; b++) {
-        double bh[4];
-        if (!(s = next_line(&L)) || (rc = parse_nums(&L, s, 4, bh, "expected entityDim entityTag elementType numElementsInBlock")) < 0)
+      }
+      have_elems = 1;
+      long long h[4];
+      if (!(s = next_line(&L)) ||
+          (rc = parse_ints(&L, s, 4, 0, INT32_MAX, h,
+                           "expected numEntityBlocks numElements minElementTag maxElementTag")) < 0)
+        break;
+      for (long long b = 0; b < h[0] && rc >= 0; b++) {
+        long long bh[4];
+        if (!(s = next_line(&L)) ||
+            (rc = parse_ints(&L, s, 4, -INT32_MAX, INT32_MAX, bh,
+                             "expected entityDim entityTag elementType numElementsInBlock")) < 0)
           break;
-        int type = (int)bh[2];
-        for (long k = 0; k < (long)bh[3] && rc >= 0; k++) {
+        if (bh[3] < 0) {
+          rc = msh_err(&L, "negative numElementsInBlock");
+          break;
+        }
+        for (long long k = 0; k < bh[3] && rc >= 0; k++) {
           if (!(s = next_line(&L))) {
             rc = msh_err(&L, "expected an element");
             break;
           }
-          if (type != 4) continue; // points, lines, triangles: not part of the solid
-          double v[5];
-          if ((rc = parse_nums(&L, s, 5, v, "expected a tetrahedron: tag n1 n2 n3 n4")) < 0) break;
+          if (bh[2] != 4) continue; // points, lines, triangles: not part of the solid
+          long long v[5];
+          if ((rc = parse_ints(&L, s, 5, 0, INT64_MAX, v, "expected a tetrahedron: tag n1 n2 n3 n4")) < 0)
+            break;
           if (nt == capt) {
+            if (capt >= INT32_MAX / 8) {
+              rc = msh_err(&L, "more than 2^28 tetrahedra");
+              break;
+            }
             capt = capt ? 2 * capt : 1024;
             fl_int *nT = fl_realloc(T, (size_t)capt * 4 * sizeof(fl_int));
             if (!nT) {
@@ -153,10 +210,10 @@ static int read_msh(const char *path, fl_mesh **out) {
             T = nT;
           }
           for (int a = 0; a < 4; a++) {
-            long tag = (long)v[1 + a];
+            long long tag = v[1 + a];
             if (tag < 1 || tag > maxtag || map[tag] < 0) {
               char msg[128];
-              snprintf(msg, sizeof msg, "element %ld: unknown node tag %ld", (long)v[0], tag);
+              snprintf(msg, sizeof msg, "element %lld: unknown node tag %lld", v[0], tag);
               rc = msh_err(&L, msg);
               break;
             }
@@ -238,19 +295,42 @@ static int vtu_numbers(const char *path, const char *what, const char *s, const 
 }
 
 
+/* x as an integer in [lo, hi] into *out; 0 when it is not one (NaN, a fraction, too big). */
+static int as_index(double x, long lo, long hi, long *out) {
+  if (!(x >= (double)lo && x <= (double)hi) || x != floor(x)) return 0;
+  *out = (long)x;
+  return 1;
+}
+
+
 static int read_vtu(const char *path, fl_mesh **out) {
   FILE *f = fopen(path, "rb");
   if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
+  // a regular file of known size (a folder, FIFO or device has none)
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fclose(f);
+    return fl_seterr(FL_ERR_IO, "%s: not a regular file, expected a VTK .vtu file", path);
+  }
+  long long len = (long long)st.st_size;
+  // the text, then up to one double per two bytes of it (numbers and separators)
+  int mrc = fl_mem_check(path, "reading the file", (double)len * (1 + 4.0 * sizeof(double) / 2));
+  if (mrc < 0) {
+    fclose(f);
+    return mrc;
+  }
   char *text = fl_malloc((size_t)len + 1);
   if (!text) {
     fclose(f);
     return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
   }
   size_t got = fread(text, 1, (size_t)len, f);
+  int bad = ferror(f);
   fclose(f);
+  if (bad) {
+    fl_free(text);
+    return fl_seterr(FL_ERR_IO, "%s: read error", path);
+  }
   text[got] = 0;
   int rc = FL_OK;
   double *P = NULL, *C = NULL, *O = NULL, *Ty = NULL;
@@ -285,18 +365,36 @@ static int read_vtu(const char *path, fl_mesh **out) {
     rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
     goto done;
   }
+  if (np / 3 > INT32_MAX || nty > INT32_MAX / 4) {
+    rc = fl_seterr(FL_ERR_FORMAT, "%s: %ld points and %ld cells, expected at most 2^31-1 points "
+                   "and 2^29 cells", path, np / 3, nty);
+    goto done;
+  }
   for (long c = 0; c < nty; c++) {
-    long lo = c ? (long)O[c - 1] : 0, hi = (long)O[c];
-    if (lo < 0 || hi > nc || hi < lo) {
-      rc = fl_seterr(FL_ERR_FORMAT, "%s: cell %ld: offsets out of range", path, c);
+    long lo = 0, hi, type, idx;
+    if ((c && !as_index(O[c - 1], 0, nc, &lo)) || !as_index(O[c], 0, nc, &hi) || hi < lo) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: cell %ld: offsets out of range, expected integers in "
+                     "[0, %ld] that do not decrease", path, c, nc);
       goto done;
     }
-    if ((int)Ty[c] != 10) continue; // only tetrahedra
+    if (!as_index(Ty[c], 0, 255, &type)) {
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: cell %ld: type %g, expected a VTK cell type (an integer "
+                     "in [0, 255])", path, c, Ty[c]);
+      goto done;
+    }
+    if (type != 10) continue; // only tetrahedra
     if (hi - lo != 4) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: cell %ld: a tetrahedron with %ld points", path, c, hi - lo);
       goto done;
     }
-    for (int a = 0; a < 4; a++) T[4 * nt + a] = (fl_int)C[lo + a];
+    for (int a = 0; a < 4; a++) {
+      if (!as_index(C[lo + a], 0, np / 3 - 1, &idx)) {
+        rc = fl_seterr(FL_ERR_FORMAT, "%s: cell %ld: connectivity entry %g, expected a point "
+                       "index in [0, %ld)", path, c, C[lo + a], np / 3);
+        goto done;
+      }
+      T[4 * nt + a] = (fl_int)idx;
+    }
     nt++;
   }
   if (nt == 0) {

@@ -7,8 +7,9 @@
  * momentum px..pz, angular momentum about the origin Lx..Lz, joint_err (largest position error
  * of a joint row, m); then drift_<body> per dynamic body when there are at most 32.
  * Then, per deformable body (at most 32): elastic_<body> (J) and mindetF_<body> (smallest det F
- * of its tets). Groups (fl_obs_kind): stack, arch, slope, chain, coin, force; see fl_world.h and
- * docs/scenes.md.
+ * of its tets). Groups (fl_obs_kind): stack, arch, slope, chain, coin, force, press; see
+ * fl_world.h and docs/scenes.md. Then liftoff_ratio and liftoff_speed (FL_LIFTOFF_SLOPE), then
+ * <body>.x .. <body>.wz per posed body (FL_OBS_POSE).
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,20 @@ static fl_int ndynamic(const fl_world *w) {
 }
 
 
+/* A deformable body's size (m): the diagonal of its rest mesh's bounding box. */
+static double fem_rest_size(const fl_fem_body *f) {
+  const fl_mesh *me = f->mesh;
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (fl_int v = 0; v < me->nvert; v++)
+    for (int c = 0; c < 3; c++) {
+      lo[c] = fmin(lo[c], me->X[3 * v + c]);
+      hi[c] = fmax(hi[c], me->X[3 * v + c]);
+    }
+  double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
+  return me->nvert > 0 ? fl_v3_norm(d) : 0;
+}
+
+
 //---- names ----
 
 static fl_int group_count(const fl_obs_group *g) {
@@ -42,9 +57,48 @@ static fl_int group_count(const fl_obs_group *g) {
   case FL_OBS_CHAIN: return 2;
   case FL_OBS_COIN: return 3;
   case FL_OBS_FORCE: return 3 * g->n;
-  case FL_OBS_PRESS: return 2;
+  case FL_OBS_PRESS: return 3;
+  case FL_OBS_POSE: return 0; /* its columns come after every group's (pose_bodies) */
   }
   return 0;
+}
+
+
+/* the 13 columns of a posed body, after "<body>." */
+static const char *const pose_suffix[13] = {"x",  "y",  "z",  "qw", "qx", "qy", "qz",
+                                            "vx", "vy", "vz", "wx", "wy", "wz"};
+#define NPOSE 13
+
+
+/* The posed bodies into m->pose_body: the bodies of the pose groups (first mention), else every
+ * dynamic body when there are at most DRIFT_BODIES_MAX of them, else none. */
+static int pose_bodies(fl_world *w) {
+  fl_world_impl *m = w->impl;
+  fl_int n = 0, npg = 0;
+  for (fl_int g = 0; g < w->ngroup; g++) {
+    if (w->group[g].kind != FL_OBS_POSE) continue;
+    npg++;
+    n += w->group[g].n;
+  }
+  if (!npg) n = ndynamic(w) <= DRIFT_BODIES_MAX ? ndynamic(w) : 0;
+  fl_free(m->pose_body);
+  m->pose_body = fl_malloc((size_t)(n > 0 ? n : 1) * sizeof *m->pose_body);
+  if (!m->pose_body) return fl_seterr(FL_ERR_NOMEM, "observables: out of memory");
+  m->npose = 0;
+  if (!npg) {
+    for (fl_int i = 0; i < w->nbody && n > 0; i++)
+      if (w->body[i].kind == FL_BODY_DYNAMIC) m->pose_body[m->npose++] = i;
+    return FL_OK;
+  }
+  for (fl_int g = 0; g < w->ngroup; g++) {
+    if (w->group[g].kind != FL_OBS_POSE) continue;
+    for (fl_int i = 0; i < w->group[g].n; i++) {
+      fl_int b = w->group[g].body[i], seen = 0;
+      for (fl_int q = 0; q < m->npose; q++) seen |= m->pose_body[q] == b;
+      if (!seen) m->pose_body[m->npose++] = b;
+    }
+  }
+  return FL_OK;
 }
 
 
@@ -55,6 +109,8 @@ static int build_names(fl_world *w) {
   fl_int nd = ndynamic(w), n = NCOMMON + (nd <= DRIFT_BODIES_MAX ? nd : 0);
   n += w->nfem <= DRIFT_BODIES_MAX ? 2 * w->nfem : 0;
   for (fl_int g = 0; g < w->ngroup; g++) n += group_count(&w->group[g]);
+  FL_TRY(pose_bodies(w));
+  n += 2 + NPOSE * m->npose;
   fl_free(m->obs_name);
   m->obs_name = fl_malloc((size_t)n * sizeof *m->obs_name);
   if (!m->obs_name) return fl_seterr(FL_ERR_NOMEM, "observables: out of memory");
@@ -79,6 +135,7 @@ static int build_names(fl_world *w) {
                    : g->kind == FL_OBS_COIN  ? "coin"
                    : g->kind == FL_OBS_FORCE ? "force"
                    : g->kind == FL_OBS_PRESS ? "press"
+                   : g->kind == FL_OBS_POSE  ? "pose"
                                              : "chain";
     if (same) snprintf(pre, sizeof pre, "%s%d", kn, same + 1);
     else snprintf(pre, sizeof pre, "%s", kn);
@@ -118,8 +175,17 @@ static int build_names(fl_world *w) {
     case FL_OBS_PRESS:
       snprintf(m->obs_name[k++], 40, "%s_force", pre);
       snprintf(m->obs_name[k++], 40, "%s_approach", pre);
+      snprintf(m->obs_name[k++], 40, "%s_overlap", pre);
+      break;
+    case FL_OBS_POSE:
       break;
     }
+  }
+  snprintf(m->obs_name[k++], 40, "liftoff_ratio");
+  snprintf(m->obs_name[k++], 40, "liftoff_speed");
+  for (fl_int q = 0; q < m->npose; q++) {
+    for (int c = 0; c < NPOSE; c++)
+      snprintf(m->obs_name[k++], 40, "%.31s.%s", w->body[m->pose_body[q]].name, pose_suffix[c]);
   }
   m->nobs = n;
   return FL_OK;
@@ -148,7 +214,7 @@ static fl_int obs_find(const fl_world *w, const char *name) {
 int fl_world_limits(fl_world *w, const fl_obs_limit **lim, const fl_int **index, fl_int *n) {
   FL_TRY(build_names(w));
   fl_world_impl *m = w->impl;
-  fl_int cap = w->nlimit + 1 + w->ngroup;
+  fl_int cap = w->nlimit + 2 + w->ngroup;
   fl_free(m->all_limit);
   fl_free(m->limit_index);
   m->all_limit = fl_calloc((size_t)cap, sizeof *m->all_limit);
@@ -167,12 +233,19 @@ int fl_world_limits(fl_world *w, const fl_obs_limit **lim, const fl_int **index,
   double smallest = INFINITY;
   for (fl_int i = 0; i < w->nbody; i++)
     if (w->body[i].kind == FL_BODY_DYNAMIC && w->body[i].size < smallest) smallest = w->body[i].size;
+  for (fl_int i = 0; i < w->nfem; i++) {
+    double d = fem_rest_size(w->fem[i]);
+    if (d > 0 && d < smallest) smallest = d;
+  }
   for (fl_int o = 0; o < m->nobs; o++) {
     const char *name = m->obs_name[o], *us = strrchr(name, '_');
     fl_obs_limit l = {{0}, -INFINITY, INFINITY, {0}};
     if (!strcmp(name, "pen_max") && isfinite(smallest)) {
-      l.hi = 0.01 * smallest; // 1 % of the smallest dynamic rigid body
+      l.hi = 0.01 * smallest; // 1 % of the smallest dynamic body, rigid or deformable
       snprintf(l.label, sizeof l.label, "penetration");
+    } else if (!strcmp(name, "liftoff_ratio")) {
+      l.hi = FL_LIFTOFF_SLOPE;
+      snprintf(l.label, sizeof l.label, "liftoff");
     } else if (us && !strcmp(us, "_collapsed") && !strncmp(name, "stack", 5)) {
       l.hi = 0.5;
       snprintf(l.label, sizeof l.label, "collapse");
@@ -197,6 +270,7 @@ int fl_world_limits(fl_world *w, const fl_obs_limit **lim, const fl_int **index,
 
 
 //---- geometry helpers ----
+
 
 /* Deepest overlap (>= 0, m) between bodies i and j at their current poses. */
 static int pair_penetration(const fl_world *w, fl_int i, fl_int j, double *pen) {
@@ -228,7 +302,109 @@ int fl_world_penetration(fl_world *w, double *pen) {
   for (fl_int c = 0; c < m->nobs_ct; c++) {
     if (-m->obs_ct[c].phi > p) p = -m->obs_ct[c].phi;
   }
+  if (w->nfem > 0) {
+    // the deformable bodies' own queries; the step's geometry time is left as the step set it
+    double geo = m->fem_geometry_s;
+    int rc = fl__fem_collide(w, 0.0, &m->obs_fct, &m->nobs_fct, &m->cap_obs_fct);
+    m->fem_geometry_s = geo;
+    FL_TRY(rc);
+    for (fl_int c = 0; c < m->nobs_fct; c++) {
+      if (-m->obs_fct[c].phi > p) p = -m->obs_fct[c].phi;
+    }
+  }
   *pen = p;
+  return FL_OK;
+}
+
+
+/* Row `row` of u = J v + b of the last solved step. */
+static double row_velocity(const fl_problem *p, const double *v, fl_int row) {
+  double u = p->b[row];
+  for (fl_int q = p->J->rowptr[row]; q < p->J->rowptr[row + 1]; q++) u += p->J->val[q] * v[p->J->col[q]];
+  return u;
+}
+
+
+/* Deepest overlap (m, >= 0) of rigid body j's contacts at the end of the last solved step,
+ * -(phi0 + dt u_n): exact for a translating flat face against mesh vertices (the press). */
+static double contact_overlap(const fl_world *w, fl_int j) {
+  const fl_world_impl *m = w->impl;
+  if (!m || !m->prob || !m->solved || !m->v) return 0;
+  const fl_problem *p = m->prob;
+  double ov = 0;
+  for (fl_int c = 0; c < p->nc; c++) {
+    fl_int a, b;
+    if (c < m->nct) {
+      a = m->ct[c].a;
+      b = m->ct[c].b;
+    } else {
+      a = m->fct[c - m->nct].a.body;
+      b = m->fct[c - m->nct].b.body;
+    }
+    if (a != j && b != j) continue;
+    double d = -(p->phi0[c] + p->dt * row_velocity(p, m->v, 3 * c));
+    if (d > ov) ov = d;
+  }
+  return ov;
+}
+
+
+/* Lift-off of the last solved step (fl_world.h, FL_LIFTOFF_SLOPE): the largest s/|u_t| over
+ * pressed sliding rigid contacts and that contact's s = u_n + phi0/dt (m/s); 0, 0 when none. */
+static void liftoff(const fl_world *w, double *ratio, double *speed) {
+  *ratio = *speed = 0;
+  const fl_world_impl *m = w->impl;
+  if (!m || !m->prob || !m->solved || !m->v || !m->gamma) return;
+  const fl_problem *p = m->prob;
+  double V = fl_v3_norm(w->gravity) * p->dt;
+  if (!(V > 1e-6)) V = 1e-6;
+  for (fl_int c = 0; c < m->nct && c < p->nc; c++) {
+    const fl_body *a = &w->body[m->ct[c].a], *b = &w->body[m->ct[c].b];
+    double mass = INFINITY;
+    if (a->dof >= 0) mass = a->mass;
+    if (b->dof >= 0 && b->mass < mass) mass = b->mass;
+    if (!(m->gamma[3 * c] > 1e-3 * mass * V)) continue; // not pressed
+    double u[3];
+    for (int r = 0; r < 3; r++) u[r] = row_velocity(p, m->v, 3 * c + r);
+    double ut = hypot(u[1], u[2]), s = u[0] + p->phi0[c] / p->dt;
+    if (!(ut > V)) continue; // not sliding
+    if (s / ut > *ratio) {
+      *ratio = s / ut;
+      *speed = s;
+    }
+  }
+}
+
+
+int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n) {
+  *n = 0;
+  FL_TRY(fl__world_impl(w));
+  fl_world_impl *m = w->impl;
+  FL_TRY(fl__collide_all(w, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
+  // the deepest contact of each pair (few pairs overlap: a linear search is enough)
+  fl_overlap *pairs = fl_malloc((size_t)(m->nobs_ct > 0 ? m->nobs_ct : 1) * sizeof *pairs);
+  if (!pairs) return fl_seterr(FL_ERR_NOMEM, "overlaps: out of memory");
+  int np = 0;
+  for (fl_int c = 0; c < m->nobs_ct; c++) {
+    const fl__contact *ct = &m->obs_ct[c];
+    if (ct->k > 0 || !(-ct->phi > tol)) continue;
+    int k = 0;
+    while (k < np && !(pairs[k].a == ct->a && pairs[k].b == ct->b)) k++;
+    if (k == np) pairs[np++] = (fl_overlap){ct->a, ct->b, 0};
+    if (-ct->phi > pairs[k].depth) pairs[k].depth = -ct->phi;
+  }
+  // deepest first (selection: np is small)
+  for (int i = 0; i < np && i < max; i++) {
+    int best = i;
+    for (int k = i + 1; k < np; k++)
+      if (pairs[k].depth > pairs[best].depth) best = k;
+    fl_overlap t = pairs[i];
+    pairs[i] = pairs[best];
+    pairs[best] = t;
+    out[i] = pairs[i];
+  }
+  *n = np;
+  fl_free(pairs);
   return FL_OK;
 }
 
@@ -458,6 +634,8 @@ int fl_world_observe(fl_world *w, double *val) {
         for (int c = 0; c < 3; c++) val[k++] = f[c];
       }
       break;
+    case FL_OBS_POSE:
+      break;
     case FL_OBS_PRESS: {
       const fl_body *b = &w->body[g->body[0]];
       double f[3], d[3] = {b->pos[0] - b->pos0[0], b->pos[1] - b->pos0[1], b->pos[2] - b->pos0[2]};
@@ -466,6 +644,9 @@ int fl_world_observe(fl_world *w, double *val) {
       double travel = fl_v3_dot(d, g->param + 1);
       val[k++] = -fl_v3_dot(f, g->param + 1) / len;
       val[k++] = travel;
+      double sp = g->param[5]; // support index + 1, 0 for none (any value from a file)
+      val[k++] = contact_overlap(w, g->body[0]) +
+                 (sp >= 1 && sp <= (double)w->nbody ? contact_overlap(w, (fl_int)sp - 1) : 0);
       if (g->param[4] > 0 && travel > g->param[4])
         return fl_seterr(FL_ERR_STATE, "%s: step %lld, t = %g s: the plate '%s' has travelled "
                          "%g m, more than %g m: it has passed through what it presses",
@@ -473,6 +654,15 @@ int fl_world_observe(fl_world *w, double *val) {
       break;
     }
     }
+  }
+  liftoff(w, &val[k], &val[k + 1]);
+  k += 2;
+  for (fl_int q = 0; q < m->npose; q++) {
+    const fl_body *b = &w->body[m->pose_body[q]];
+    for (int c = 0; c < 3; c++) val[k++] = b->pos[c];
+    for (int c = 0; c < 4; c++) val[k++] = b->quat[c];
+    for (int c = 0; c < 3; c++) val[k++] = b->vel[c];
+    for (int c = 0; c < 3; c++) val[k++] = b->omega[c];
   }
   return FL_OK;
 }

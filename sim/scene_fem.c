@@ -233,9 +233,10 @@ static int cylinder_press_build(const void *pp, fl_world *w) {
   f.t1 = p->ramp;
   FL_TRY(fl_world_add_force(w, &f));
   fl_int ids[1] = {top};
-  // per unit length, pushing along -y; the plate may not travel more than the diameter
-  double par[5] = {L, 0, -1, 0, 2 * R};
-  FL_TRY(fl_world_add_group(w, FL_OBS_PRESS, 1, ids, par, 5));
+  // per unit length, pushing along -y; the plate may not travel more than the diameter; the
+  // ground is the support whose contact overlap press_overlap adds to the plate's
+  double par[6] = {L, 0, -1, 0, 2 * R, (double)fl_world_find_body(w, "ground") + 1};
+  FL_TRY(fl_world_add_group(w, FL_OBS_PRESS, 1, ids, par, 6));
   return FL_OK;
 }
 

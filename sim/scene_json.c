@@ -523,7 +523,7 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
   static const char *const keys[] = {"kind", "bodies", "param", "deformable", NULL};
   FL_TRY(check_keys(c, g, path, keys));
   int kind;
-  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press", -1, &kind));
+  FL_TRY(get_enum(c, g, "kind", path, "stack|arch|slope|chain|coin|force|press|pose", -1, &kind));
   char p[256];
   sub(p, sizeof p, path, "bodies");
   const cJSON *bl = cJSON_GetObjectItemCaseSensitive(g, "bodies");
@@ -1129,7 +1129,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   jctx c = {where, w};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
                                      "margin", "friction_rule", "materials", "pairs", "bodies",
-                                     "joints", "forces", "observe", "fem", "limits", NULL};
+                                     "joints", "forces", "observe", "fem", "limits",
+                                     "start_separated", NULL};
   if (rc >= 0) rc = check_keys(&c, root, "", keys);
   if (rc >= 0) {
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -1180,12 +1181,30 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: %s", where, msg);
     }
   }
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(root, "start_separated");
+  if (rc >= 0 && ss && !cJSON_IsBool(ss)) rc = jerr(&c, "start_separated", "expected true or false");
+  if (rc >= 0) w->start_separated = cJSON_IsTrue(ss);
   cJSON_Delete(root);
   if (rc < 0) {
     fl_world_free(w);
     return rc;
   }
   fl_world_reset_start(w);
+  if (w->start_separated) {
+    // a scene that declares it starts separated: an overlap is an error, not a warning
+    fl_overlap ov;
+    int nov = 0;
+    rc = fl_world_overlaps(w, FL_OVERLAP_TOL, &ov, 1, &nov);
+    if (rc >= 0 && nov > 0)
+      rc = jerr(&c, "start_separated", "bodies '%s' and '%s' overlap by %.3g m at t = 0 (%d "
+                "overlapping pair%s); expected every body apart (overlaps above %g m)",
+                w->body[ov.a].name, w->body[ov.b].name, ov.depth, nov, nov > 1 ? "s" : "",
+                FL_OVERLAP_TOL);
+    if (rc < 0) {
+      fl_world_free(w);
+      return rc;
+    }
+  }
   *out = w;
   return FL_OK;
 }
@@ -1256,7 +1275,8 @@ static cJSON *world_json(const fl_world *w) {
   static const char *const kinds[] = {"dynamic", "fixed", "prescribed"};
   static const char *const types[] = {"plane", "sphere", "box", "capsule", "cylinder", "convex"};
   static const char *const jtypes[] = {"weld", "ball", "distance", "prismatic", "revolute"};
-  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force", "press"};
+  static const char *const gkinds[] = {"", "stack", "arch", "slope", "chain", "coin", "force", "press",
+                                      "pose"};
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "format", "frictionlab-scene");
   cJSON_AddNumberToObject(r, "version", 1);
@@ -1266,6 +1286,7 @@ static cJSON *world_json(const fl_world *w) {
   cJSON_AddItemToObject(r, "duration", num(w->duration));
   cJSON_AddItemToObject(r, "margin", num(w->margin));
   cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
+  if (w->start_separated) cJSON_AddBoolToObject(r, "start_separated", 1);
   cJSON *mats = cJSON_AddArrayToObject(r, "materials");
   for (fl_int i = 0; i < w->nmat; i++) {
     cJSON *m = cJSON_CreateObject();
@@ -1386,7 +1407,7 @@ static cJSON *world_json(const fl_world *w) {
                                                         : w->body[g->body[k]].name));
       if (fem) cJSON_AddTrueToObject(o, "deformable");
       if (g->kind == FL_OBS_SLOPE) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
-      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 5));
+      if (g->kind == FL_OBS_PRESS) cJSON_AddItemToObject(o, "param", vec(g->param, 6));
       cJSON_AddItemToArray(gs, o);
     }
   }

@@ -401,7 +401,11 @@ static int granular_build(const void *pp, fl_world *w) {
   fl_body_desc d = fl__desc("weight", FL_BODY_DYNAMIC, mat);
   d.mass = p->ratio * p->grain_mass;
   d.pos[2] = top + chl + 0.5 * h;
-  FL_TRY(fl__add_shape(w, &d, &sh));
+  int iw = fl__add_shape(w, &d, &sh);
+  FL_TRY(iw);
+  // pose and velocity columns for the weight only (the grains are too many for a CSV row)
+  fl_int ids[1] = {iw};
+  FL_TRY(fl_world_add_group(w, FL_OBS_POSE, 1, ids, NULL, 0));
   return FL_OK;
 }
 

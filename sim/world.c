@@ -161,6 +161,8 @@ void fl_world_free(fl_world *w) {
     fl_free(m->all_limit);
     fl_free(m->limit_index);
     fl_free(m->obs_ct);
+    fl_free(m->obs_fct);
+    fl_free(m->pose_body);
     fl_free(m->fct);
     fl_free(m);
   }
@@ -410,7 +412,7 @@ int fl_world_add_force(fl_world *w, const fl_force *f) {
 
 static int add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body,
                      const double *param, int nparam, int deformable) {
-  if (kind < FL_OBS_STACK || kind > FL_OBS_PRESS || n < 1 || nparam < 0 || nparam > 8)
+  if (kind < FL_OBS_STACK || kind > FL_OBS_POSE || n < 1 || nparam < 0 || nparam > 8)
     return fl_seterr(FL_ERR_INVAL, "observable group: kind %d with %d bodies and %d parameters",
                      (int)kind, (int)n, nparam);
   if (deformable && kind != FL_OBS_ARCH)

@@ -66,6 +66,10 @@ struct fl_world_impl {
   fl_int peer_nc;         /* contacts reported by a peer simulator (fl_world_set_peer_contacts) */
   fl_int nobs_ct, cap_obs_ct;
   fl__contact *obs_ct;    /* contacts found by the observables (margin 0) */
+  fl_int nobs_fct, cap_obs_fct;
+  fl__fcontact *obs_fct;  /* deformable contacts found by the observables (margin 0) */
+  fl_int npose;
+  fl_int *pose_body;      /* rigid bodies with pose and velocity columns, in column order */
   /* deformable bodies: their contacts of the prepared problem (after the rigid ones) */
   fl_int nfct, cap_fct;
   fl__fcontact *fct;

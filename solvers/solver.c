@@ -161,6 +161,13 @@ static int unknown_option(const fl_solver *s, const char *key) {
   char keys[2048] = "";
   keys_cat(common_table, keys, sizeof keys);
   keys_cat(s->ops->options, keys, sizeof keys);
+  const char *near = fl_options_suggest(s->ops->options, key);
+  const char *common = fl_options_suggest(common_table, key);
+  if (!near || (common && fl_edit_distance(key, common) < fl_edit_distance(key, near)))
+    near = common;
+  if (near)
+    return fl_seterr(FL_ERR_UNKNOWN_OPTION, "solver %s: unknown option '%s': did you mean "
+                     "'%s'? Valid keys: %s", s->ops->name, key, near, keys);
   return fl_seterr(FL_ERR_UNKNOWN_OPTION, "solver %s: unknown option '%s'; valid keys: %s",
                    s->ops->name, key, keys);
 }
@@ -808,6 +815,12 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   }
   int crc = close_monitors(s);
   if (rc >= 0) rc = crc;
+  // a solver's own test can pass on numbers that are not (inf - inf in its residual, an
+  // overflowed problem): "converged" needs finite metrics of what it returns (the merit
+  // without its growth rule; a problem without contacts has no merit, NaN by definition)
+  if (rc >= 0 && s->reason > 0 && s->reason != FL_STOPPED_ITS && p->nc > 0 &&
+      !isfinite(fl_metrics_merit(&s->last_metrics, NAN)))
+    s->reason = FL_DIVERGED_NAN;
 
   res->reason = s->reason;
   res->iters = s->iters;

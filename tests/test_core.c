@@ -308,3 +308,23 @@ FL_TEST(split_list) {
   ASSERT_STR_CONTAINS(fl_errmsg(), "longer than 31");
   return 0;
 }
+
+
+/* fl_edit_distance and fl_options_suggest: a near miss of a key (one edit, a swap of
+ * neighbours) is named; a far one is not. */
+FL_TEST(options_suggest_near_misses) {
+  ASSERT_EQ(fl_edit_distance("max_iter", "max_iter"), 0);
+  ASSERT_EQ(fl_edit_distance("max_iters", "max_iter"), 1);
+  ASSERT_EQ(fl_edit_distance("mxa_iter", "max_iter"), 1); // a swap is one edit
+  ASSERT_EQ(fl_edit_distance("kitten", "sitting"), 3);
+  ASSERT_EQ(fl_edit_distance("", "abc"), 3);
+  ASSERT(fl_options_suggest(table, "mdoe") && strcmp(fl_options_suggest(table, "mdoe"), "mode") == 0);
+  ASSERT(fl_options_suggest(table, "flags") && strcmp(fl_options_suggest(table, "flags"), "flag") == 0);
+  ASSERT(fl_options_suggest(table, "speed") == NULL);
+  ASSERT(fl_options_suggest(table, "flag") == NULL); // an exact key is not a near miss
+  opts_t o;
+  fl_options_defaults(table, &o);
+  ASSERT_EQ(fl_options_set(table, &o, "t", "nmae", "x"), FL_ERR_UNKNOWN_OPTION);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "did you mean 'name'?");
+  return 0;
+}

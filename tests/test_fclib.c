@@ -1393,3 +1393,65 @@ FL_TEST(examples_roundtrip) {
   tmp_clean();
   return 0;
 }
+
+/* A dataset of `n` entries whose data is never written (a few hundred bytes in the file). */
+static int h5_unwritten(const char *file, const char *hp, hsize_t n) {
+  hid_t f = H5Fopen(file, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (f < 0) return -1;
+  if (H5Lexists(f, hp, H5P_DEFAULT) > 0) H5Ldelete(f, hp, H5P_DEFAULT);
+  hid_t sp = H5Screate_simple(1, &n, NULL);
+  hid_t ds = H5Dcreate2(f, hp, H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int   rc = ds < 0 ? -1 : 0;
+  if (ds >= 0) H5Dclose(ds);
+  H5Sclose(sp);
+  H5Fclose(f);
+  return rc;
+}
+
+/* Inputs that loaded wrongly or asked for huge memory before: each is refused with a message. */
+FL_TEST(bad_hostile) {
+  char path[512];
+  ASSERT(tmp_dir());
+  // two finite triplets at one place summing to inf: W(0, 0) = 1 + 1e308 + 1e308
+  ASSERT_OK(make_local("dup.hdf5", path, sizeof path));
+  int    ti[8] = {0, 1, 2, 3, 4, 5, 0, 0}, eight = 8;
+  double tx[8] = {1, 1, 1, 1, 1, 1, 1e308, 1e308};
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/nz", 1, 1, &eight), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/nzmax", 1, 1, &eight), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/i", 1, 8, ti), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/p", 1, 8, ti), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/x", 0, 8, tx), 0);
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local/W: entry (0, 0) is inf after summing");
+  // an empty local problem (W 0 x 0)
+  ASSERT_OK(make_local("empty_w.hdf5", path, sizeof path));
+  int zero = 0;
+  double none = 0;
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/m", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/n", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/nz", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/p", 1, 0, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/i", 1, 0, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_local/W/x", 0, 0, &none), 0);
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "0 x 0, an empty problem");
+  // an empty global problem (M 0 x 0, H 0 x 0)
+  ASSERT_OK(make_global("empty_m.hdf5", path, sizeof path));
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/m", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/n", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/nz", 1, 1, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/p", 1, 0, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/i", 1, 0, &zero), 0);
+  ASSERT_EQ(h5_replace(path, "/fclib_global/M/x", 0, 0, &none), 0);
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_global/M: 0 x 0, an empty problem");
+  // spacedim with 2^31 entries: refused before anything is allocated
+  ASSERT_OK(make_local("spacedim.hdf5", path, sizeof path));
+  ASSERT_EQ(h5_unwritten(path, "/fclib_local/spacedim", (hsize_t)1 << 31), 0);
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local/spacedim: 2147483648 entries, expected one integer");
+  // q with 1e9 entries: the 8 GB it would take are refused against the memory limit
+  ASSERT_OK(make_local("bigq.hdf5", path, sizeof path));
+  ASSERT_EQ(h5_unwritten(path, "/fclib_local/vectors/q", 1000000000), 0);
+  setenv("FL_MEM_LIMIT_MB", "100", 1);
+  EXPECT_LOAD_ERROR(path, FL_ERR_NOMEM, "/fclib_local/vectors/q (1000000000 entries) needs about 8 GB");
+  unsetenv("FL_MEM_LIMIT_MB");
+  tmp_clean();
+  return 0;
+}

@@ -51,3 +51,23 @@ FL_TEST(registry_lists_every_paper_figure) {
   ASSERT(fl_figure_missing(fl_figure_find("han-table1")) == NULL);
   return 0;
 }
+
+
+/* Each figure names its paper, and the sizes: a figure without a medium size of its own runs
+ * its quick size for medium; the paper's size takes longest. */
+FL_TEST(figures_name_papers_and_sizes) {
+  const fl_figure_recipe *r = fl_figure_find("macklin-fig20");
+  ASSERT(r != NULL);
+  ASSERT(strcmp(fl_figure_cite(r), "Macklin 2020") == 0);
+  ASSERT_STR_CONTAINS(fl_figure_reference(fl_figure_find("han-fig4")), "arXiv:2303.08912");
+  ASSERT_EQ(fl_figure_tier(r, FL_FIG_MEDIUM), FL_FIG_MEDIUM);
+  ASSERT_EQ(fl_figure_tier(fl_figure_find("macklin-fig28"), FL_FIG_MEDIUM), FL_FIG_QUICK);
+  for (const fl_figure_recipe *const *f = fl_figures(); *f; f++) {
+    ASSERT(fl_figure_estimate(*f, FL_FIG_FULL, 1) >= fl_figure_estimate(*f, FL_FIG_MEDIUM, 1));
+    ASSERT(fl_figure_estimate(*f, FL_FIG_MEDIUM, 1) >= fl_figure_estimate(*f, FL_FIG_QUICK, 1));
+    ASSERT(fl_figure_estimate(*f, FL_FIG_QUICK, 1) > 0);
+  }
+  ASSERT(fl_figure_estimate(fl_figure_find("han-fig4"), FL_FIG_FULL, 4) <
+         fl_figure_estimate(fl_figure_find("han-fig4"), FL_FIG_FULL, 1));
+  return 0;
+}

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../sim/fl_mesh.h"
@@ -221,6 +223,78 @@ FL_TEST(bad_meshes_rejected) {
   ASSERT_STR_CONTAINS(fl_errmsg(), "size[1]");
   ASSERT(fl_mesh_cylinder(1, 1, 0, 2, &m) == FL_ERR_INVAL);
   ASSERT_STR_CONTAINS(fl_errmsg(), "nring");
+  rmdir(dir);
+  return 0;
+}
+
+
+/* Inputs that crashed or misread before: each is refused with a message, nothing allocated
+ * past the memory limit, no undefined behaviour under the sanitizers. */
+FL_TEST(hostile_meshes_rejected) {
+  char dir[] = "/tmp/fl_mesh_XXXXXX";
+  ASSERT(mkdtemp(dir));
+  const char *nodes4 = "1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n";
+  // a negative node-block size wrote outside the heap
+  expect_bad(dir, "negblock.msh", MSH("1 4 1 4\n3 1 0 -4\n", "1 1 1 1\n3 1 4 1\n1 1 2 3 4\n"),
+             "negative numNodesInBlock");
+  // NaN counts and tags passed every range check and were cast to integers
+  expect_bad(dir, "nantag.msh", MSH("1 4 1 nan\n", ""), "maxNodeTag");
+  expect_bad(dir, "realcount.msh", MSH("1 4.5 1 4\n", ""), "numNodes");
+  expect_bad(dir, "hugetag.msh", MSH("1 4 1 99999999999999999999\n", ""), "maxNodeTag");
+  expect_bad(dir, "nanelem.msh", MSH("1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
+                                     "1 1 1 1\n3 1 4 1\n1 1 2 nan 4\n"), "tetrahedron");
+  // found by fuzz_msh: the same tet twice (vertex order 2 1 4 3 is 1 2 3 4 again) left no
+  // boundary face at all, and two overlapping elements
+  expect_bad(dir, "twice.msh", MSH("1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n",
+                                   "1 2 1 2\n3 1 4 2\n1 1 2 3 4\n2 2 1 4 3\n"), "overlap (a repeated tet?)");
+  // a second $Nodes section leaked the first and kept the first count
+  char two[1024];
+  snprintf(two, sizeof two, "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n%s$EndNodes\n$Nodes\n"
+           "1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n", nodes4);
+  expect_bad(dir, "twonodes.msh", two, "a second $Nodes section");
+  // the memory estimate is checked before allocating: 1e8 tags need 0.4 GB
+  setenv("FL_MEM_LIMIT_MB", "64", 1);
+  expect_bad(dir, "bigtag.msh", MSH("1 4 1 100000000\n", ""), "above the limit of");
+  unsetenv("FL_MEM_LIMIT_MB");
+  // VTU: NaN and fractional indices, a folder and a FIFO named .vtu
+  const char *vtu_head = "<VTKFile type=\"UnstructuredGrid\"><UnstructuredGrid><Piece>"
+                         "<Points><DataArray format=\"ascii\">0 0 0 1 0 0 0 1 0 0 0 1</DataArray></Points><Cells>";
+  char v[1024];
+  snprintf(v, sizeof v, "%s<DataArray Name=\"connectivity\" format=\"ascii\">0 1 2 nan</DataArray>"
+           "<DataArray Name=\"offsets\" format=\"ascii\">4</DataArray><DataArray Name=\"types\" "
+           "format=\"ascii\">10</DataArray></Cells></Piece></UnstructuredGrid></VTKFile>", vtu_head);
+  expect_bad(dir, "nanconn.vtu", v, "connectivity entry nan");
+  snprintf(v, sizeof v, "%s<DataArray Name=\"connectivity\" format=\"ascii\">0 1 2 3</DataArray>"
+           "<DataArray Name=\"offsets\" format=\"ascii\">nan</DataArray><DataArray Name=\"types\" "
+           "format=\"ascii\">10</DataArray></Cells></Piece></UnstructuredGrid></VTKFile>", vtu_head);
+  expect_bad(dir, "nanoff.vtu", v, "offsets out of range");
+  snprintf(v, sizeof v, "%s<DataArray Name=\"connectivity\" format=\"ascii\">0 1 2 3</DataArray>"
+           "<DataArray Name=\"offsets\" format=\"ascii\">4</DataArray><DataArray Name=\"types\" "
+           "format=\"ascii\">1e300</DataArray></Cells></Piece></UnstructuredGrid></VTKFile>", vtu_head);
+  expect_bad(dir, "bigtype.vtu", v, "VTK cell type");
+  char p[300];
+  fl_mesh *m = (fl_mesh *)1;
+  snprintf(p, sizeof p, "%s/folder.vtu", dir);
+  ASSERT(mkdir(p, 0700) == 0);
+  ASSERT(fl_mesh_read(p, &m) == FL_ERR_IO && m == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "not a regular file");
+  rmdir(p);
+  snprintf(p, sizeof p, "%s/fifo.vtu", dir);
+  ASSERT(mkfifo(p, 0600) == 0);
+  int fd = open(p, O_RDWR | O_NONBLOCK); // a writer end, so that opening to read does not block
+  ASSERT(fd >= 0);
+  ASSERT(fl_mesh_read(p, &m) == FL_ERR_IO && m == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "not a regular file");
+  close(fd);
+  remove(p);
+  // generators: counts whose products overflow a 32-bit int are refused with the estimate
+  double sz[3] = {1, 1, 1};
+  ASSERT(fl_mesh_box(sz, 1000, 1000, 1000, &m) == FL_ERR_INVAL && m == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "6000000000 tets");
+  ASSERT(fl_mesh_cylinder(1, 1, 1000, 1000, &m) == FL_ERR_INVAL && m == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "cylinder mesh");
+  ASSERT(fl_mesh_box(sz, 300, 300, 300, &m) == FL_ERR_NOMEM && m == NULL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "GB, above the limit");
   rmdir(dir);
   return 0;
 }

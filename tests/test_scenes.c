@@ -316,7 +316,8 @@ FL_TEST(json_full_format) {
   ASSERT_NEAR(w->joint[1].rest_length, sqrt(1 + 0.04), 1e-12); // distance of the anchors
   ASSERT_EQ(w->joint[0].driven, 1);
   ASSERT_NEAR(fl_force_scale(&w->force[0], 0.25), 0.25, 1e-15);
-  ASSERT_EQ(fl_world_nobs(w), 14 + 5 + 2); // common, drift of 5 dynamic bodies, chain
+  // common, drift of 5 dynamic bodies, chain, lift-off, pose of 5 dynamic bodies
+  ASSERT_EQ(fl_world_nobs(w), 14 + 5 + 2 + 2 + 13 * 5);
   ASSERT(strcmp(fl_world_obs_name(w, 14), "drift_box") == 0);
   // the pair law overrides the rule between steel and rubber; elsewhere min applies
   ASSERT_OK(fl_world_prepare(w, NULL));

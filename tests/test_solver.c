@@ -683,3 +683,23 @@ FL_TEST(lift_fault_injection) {
   fl_problem_free(p);
   return 0;
 }
+
+
+/* A solver whose own residual passes its test is not "converged" when the common merit of what
+ * it returns is not finite (here q_n = -1e308 - 1e308 = -inf, as an overflowed file held). */
+FL_TEST(no_convergence_with_infinite_merit) {
+  fl_problem *p = local_problem();
+  ASSERT(p);
+  p->q[0] = -1e308;
+  p->q[0] -= 1e308;
+  fl_solver *s;
+  fl_result res;
+  double g[3];
+  ASSERT_OK(make("fake", p, (const char *const[]){"abs_tol=1e-3", NULL}, &s));
+  int rc = fl_solver_solve(s, p, NULL, g, &res);
+  ASSERT_OK(rc);
+  ASSERT_EQ(res.reason, FL_DIVERGED_NAN);
+  fl_solver_destroy(s);
+  fl_problem_free(p);
+  return 0;
+}

@@ -12,6 +12,13 @@ expect_fail "unknown solver" 2 "nosuchsolver" "$out" -- solve --solver nosuchsol
 expect_fail "unknown solver lists valid names" 2 "$first" "$out" -- solve --solver nosuchsolver --out "$out"
 expect_fail "empty solver in list" 2 "empty solver name" "$out" -- solve --solver "$first,," --out "$out"
 expect_fail "unknown option" 2 "no_such_option" "$out" -- solve --solver "$first" --set no_such_option=1 --out "$out"
+# a near miss names the key it nearly spells; a scene file's refusal says which keys it takes
+expect_fail "near-miss option" 2 "did you mean 'max_iter'?" "$out" -- solve --solver pgs --set max_itr=5 --out "$out"
+expect_fail "near-miss scene parameter" 2 "did you mean heavy_stack's parameter 'n'?" "$out" -- \
+  run heavy_stack --solver pgs --set nn=3 --out "$out"
+"$bin" export heavy_stack --scene-json "$tmp/hs.json" >/dev/null 2>&1
+expect_fail "unknown key on a scene file" 2 "A scene file takes scene.dt" "$out" -- \
+  run "$tmp/hs.json" --solver pgs --set mu=0.3 --out "$out"
 expect_fail "option of the wrong type" 2 "max_iter" "$out" -- solve --solver "$first" --set max_iter=many --out "$out"
 expect_fail "option out of range" 2 "max_iter" "$out" -- solve --solver "$first" --set max_iter=-3 --out "$out"
 expect_fail "real option out of range" 2 "abs_tol" "$out" -- solve --solver "$first" --set abs_tol=-1 --out "$out"

@@ -12,7 +12,7 @@ dir=$src/results/baselines
 rc=$?
 [[ $rc -eq 0 ]] && pass "check passes on the committed baselines (${FL_BUILD_KIND:-unknown build})" ||
   fail "check exit $rc on the committed baselines: $(grep -E 'REGRESSED|CHANGED|MISSING|^check' "$tmp/ok.out" | head -n 30)"
-grep -q "0 regressions, 0 changed outcomes, 0 without baseline" "$tmp/ok.out" && pass "summary line" ||
+grep -Eq "^check: [0-9]+ cases, [0-9]+ quantities against .*: 0 regressions in 0 cases, 0 changed outcomes, 0 without baseline" "$tmp/ok.out" && pass "summary line" ||
   fail "no summary: $(tail -n 3 "$tmp/ok.out")"
 
 "$bin" check --baselines "$dir" --only arch_parabolic --solver pgs,sap --set pgs.max_iter=3 \
@@ -23,12 +23,17 @@ grep -q "arch_parabolic *pgs *merit_p90 *REGRESSED" "$tmp/bad.out" &&
   pass "table names pgs merit_p90" || fail "no pgs merit row: $(cat "$tmp/bad.out")"
 grep -q "arch_parabolic *sap *nfail *REGRESSED" "$tmp/bad.out" &&
   pass "table names sap failed steps" || fail "no sap nfail row: $(cat "$tmp/bad.out")"
+# cases and quantities counted apart; fewer iterations under the cut are the cut, not "improved"
+grep -Eq "^check: 2 cases, [0-9]+ quantities .*: [0-9]+ regressions in 2 cases" "$tmp/bad.out" &&
+  pass "summary counts regressions and regressed cases apart" || fail "summary: $(tail -n 1 "$tmp/bad.out")"
+grep -q "arch_parabolic *sap *iters_mean *cut budget" "$tmp/bad.out" && ! grep -q "improved" "$tmp/bad.out" &&
+  pass "fewer iterations from a cut budget labelled as such" || fail "cut budget label: $(grep iters "$tmp/bad.out")"
 
 # found from another working directory (beside the executable or in the source tree)
 absbin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 (cd "$tmp" && "$absbin" check --only ball_slope --solver sap >"$tmp/cwd.out" 2>&1)
 rc=$?
-[[ $rc -eq 0 ]] && grep -q "1 cases against .*results/baselines" "$tmp/cwd.out" &&
+[[ $rc -eq 0 ]] && grep -q "1 case, [0-9]* quantities against .*results/baselines" "$tmp/cwd.out" &&
   pass "baselines found from another directory" || fail "from another directory: exit $rc: $(cat "$tmp/cwd.out")"
 
 # no silent pass: an empty folder fails naming where it looked, a missing one is bad input

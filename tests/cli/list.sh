@@ -51,6 +51,10 @@ grep -Eq '^  primal-descent.max_iter +int +default 20 ' "$tmp/solvers" &&
 
 "$bin" list figures >"$tmp/figures" || fail "list figures exited non-zero"
 [[ -s "$tmp/figures" ]] && pass "list figures prints something" || fail "list figures prints nothing"
+# each figure names its paper (first author, year), and the papers' references follow
+grep -Eq '^  macklin-fig20 +Macklin 2020 ' "$tmp/figures" && grep -Eq '^  han-fig4 +Han 2023 ' "$tmp/figures" &&
+  grep -q 'arXiv:2303.08912' "$tmp/figures" && ! grep -q ' seed [0-9]' "$tmp/figures" &&
+  pass "list figures names each figure's paper" || fail "list figures papers: $(head -n 5 "$tmp/figures")"
 
 "$bin" list >"$tmp/all" || fail "list exited non-zero"
 grep -q "^solvers (" "$tmp/all" && grep -q "example problems" "$tmp/all" && grep -q "^figures" "$tmp/all" &&

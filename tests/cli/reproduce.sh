@@ -16,10 +16,13 @@ grep -q "^reproduce all: [0-9]* written, 0 failed" "$tmp/all.out" && pass "summa
 
 is_png() { [[ -s "$1" ]] && [[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]]; }
 nfig=0
-# available figures: a "NAME seed N ..." line not followed by an "unavailable:" line
+# available figures: a "  NAME PAPER ..." line not followed by an "unavailable:" line (the
+# list ends at the first blank line, before the papers)
 available=$("$bin" list figures | awk '
-  $2 == "seed" { if (name != "") print name; name = $1; next }
-  /unavailable:/ { name = "" }
+  /^$/ { done = 1 }
+  done { next }
+  /unavailable:/ { name = ""; next }
+  /^  [a-z]/ { if (name != "") print name; name = $1; next }
   END { if (name != "") print name }')
 for name in $available; do
   d=$out/$name
@@ -93,6 +96,27 @@ for m in 1 2; do
     [[ -s "$tmp/jobs/han-fig4/mesh$m.flrec" ]] && pass "han-fig4 mesh $m: same curve, recording written by its worker" ||
     fail "han-fig4 mesh $m: curve or recording differs with --jobs 2"
 done
+# han-fig4 reads its references from the shared folder: the curve it plots is that file's,
+# and without the folder the figure is unavailable, naming the file
+if [[ -n "${FL_SHARED_DIR:-}" && -f "$FL_SHARED_DIR/reference/cylinder_vm201_targets.csv" ]]; then
+  python3 - "$FL_SHARED_DIR/reference" "$out/han-fig4" <<'PY' && pass "han-fig4: reference curve and VM201 targets from shared/reference" || fail "han-fig4: references differ from shared/reference"
+import csv, sys
+def rows(path, cols):
+    lines = [l for l in open(path) if not l.startswith("#")]
+    return [tuple(float(r[c]) for c in cols) for r in csv.DictReader(lines)]
+ref, fig = sys.argv[1], sys.argv[2]
+b = rows(ref + "/cylinder_bijelonja2005_force_vs_total_displacement.csv", ("total_displacement_m", "force_per_length_MN_per_m"))
+v = rows(ref + "/cylinder_vm201_targets.csv", ("total_displacement_m", "force_MN_per_m"))
+assert rows(fig + "/reference.csv", ("approach_m", "force_MN_per_m")) == b
+assert rows(fig + "/vm201.csv", ("approach_m", "force_MN_per_m")) == v
+t = list(csv.DictReader(open(fig + "/targets.csv")))
+assert [float(r["vm201_MN_per_m"]) for r in t[:2]] == [f for _, f in v]
+PY
+fi
+FL_SHARED_DIR=$tmp/none "$bin" reproduce han-fig4 --quick --out "$tmp/noref" >"$tmp/o" 2>"$tmp/e"
+[[ $? -ne 0 ]] && grep -q "none/reference/cylinder_bijelonja2005" "$tmp/e" && [[ ! -e "$tmp/noref" ]] &&
+  pass "han-fig4 without the shared references: unavailable, the file named" ||
+  fail "han-fig4 without references: $(cat "$tmp/e")"
 for bad in 0 x 65; do
   "$bin" reproduce han-fig4 --quick --jobs $bad --out "$tmp/bad" >"$tmp/o" 2>"$tmp/e"
   [[ $? -eq 2 ]] && grep -q -- "--jobs needs a whole number" "$tmp/e" && [[ ! -e "$tmp/bad" ]] &&
