@@ -558,8 +558,8 @@ static int judge_coin(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
-/* the 25-stone arch on knife edges (docs/verify.md): the largest stone displacement over its
- * size, over the run. Standing: below 1 %; falling: above 5 %. */
+/* an arch (the 25 stones on knife edges, the semicircle; docs/verify.md): the largest stone
+ * displacement over its size, over the run. Standing: below 1 %; falling: 5 % and above. */
 #define ARCH_STAND 0.01
 #define ARCH_FALL 0.05
 
