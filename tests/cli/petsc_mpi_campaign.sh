@@ -67,8 +67,9 @@ if [[ -d "${FL_SHARED_DIR:-}/fclib" ]]; then
 fi
 
 # a collective PETSc solve cannot run while the ranks solve different pairs: a reason, no hang
-# (on global problems; local ones are solved by the Alart-Curnier Newton, with no inner solver)
-mpi solve --examples --solver nsn --set nsn.lin=petsc --set nsn.lin.petsc_comm=world \
+# (the Fischer-Burmeister Newton on global problems; local ones are solved by the Alart-Curnier
+# Newton, with no inner solver)
+mpi solve --examples --solver nsn --set nsn.ncp=fb --set nsn.lin=petsc --set nsn.lin.petsc_comm=world \
   --out "$tmp/w" >"$tmp/o" 2>"$tmp/e"
 grep -q "cannot run inside an MPI campaign" "$tmp/o" "$tmp/e" &&
   awk -F, 'NR > 1 && $3 == "global" {n++; if ($7 != "unsupported") bad = 1}

@@ -47,7 +47,7 @@ printf 'step,solver\n0,pgs\n' >"$tmp/empty/recording.flrec"
 expect_fail "view of a file that is no recording" 1 "recording.flrec: byte 0: expected the recording magic" "" -- view "$tmp/empty"
 [[ ! -e "$tmp/empty/viewer.html" ]] || fail "view wrote a viewer.html from a bad recording"
 expect_fail "view of a missing folder" 1 "no such folder" "" -- view "$tmp/nowhere"
-expect_fail "run --record -1" 2 "--record '-1': expected an integer >= 0" "$tmp/r1" -- run heavy_stack --record -1 --out "$tmp/r1"
+expect_fail "run --record -1" 2 "--record '-1': expected an integer in [0, 1000000000]" "$tmp/r1" -- run heavy_stack --record -1 --out "$tmp/r1"
 
 # --record 0: no recording, no viewer; --record 5: frames 0, 5, 10, 12
 "$bin" run heavy_stack --steps 12 --record 0 --out "$tmp/r0" >/dev/null 2>&1 || fail "run --record 0"
