@@ -55,6 +55,28 @@ static void help_body(const fl_solver_ops *ops, const char *name, FILE *f) {
 }
 
 
+/* What the closed-form suite (`verify`, docs/verify.md) found each solver's defaults get wrong,
+ * and the setting that is right there; NULL where they pass every case. */
+static const char *defaults_advice(const char *solver) {
+  static const char *const tab[][2] = {
+    {"pgs", "100 sweeps let a box creep at its friction angle and a 1000:1 drop or a standing "
+            "arch collapse; max_iter=1000 fixes the slope, nsn the drop and the arch"},
+    {"jacobi", "100 iterations: the friction angle, a dragged box's onset and a 1000:1 drop come "
+               "out wrong; use nsn there"},
+    {"sap", "beta=1 (Drake's) sinks a 1000:1 stack by centimetres: beta=0.01 or 0.001 for stacks; "
+            "its regularized friction creeps at the friction angle (model=lagged's vs, sigma)"},
+    {"nsn", "granular piles still fail steps; the Fischer-Burmeister ncp=fb sticks past the cone"},
+    {"primal-descent", "penalty friction: boxes stick and slip late, whatever the budget; not "
+                       "for closed-form motion"},
+    {"dual-descent", "a fixed budget reported as success: creeps below the friction angle and "
+                     "lets a 1000:1 drop collapse; max_iter=1000"},
+  };
+  for (size_t k = 0; k < sizeof tab / sizeof tab[0]; k++)
+    if (!strcmp(tab[k][0], solver)) return tab[k][1];
+  return NULL;
+}
+
+
 static void list_solvers(FILE *f) {
   fl_register_all();
   const char *const *names = fl_solver_list();
@@ -67,6 +89,8 @@ static void list_solvers(FILE *f) {
     if (!ops) continue;
     fprintf(f, "\n%s: %s\n  capabilities: ", names[i], fl_solver_ops_summary(ops));
     print_caps(fl_solver_ops_caps(ops), f);
+    const char *adv = defaults_advice(names[i]);
+    if (adv) fprintf(f, "\n  where the defaults are wrong (docs/verify.md): %s", adv);
     fprintf(f, "\n  options (key, type, default, range, help):\n");
     help_body(ops, names[i], f);
   }
