@@ -534,43 +534,16 @@ static const char *scripts_dir(void) {
 }
 
 
+static long load_points(const char *dir, const fl_fig_series *se, int logx, int logy,
+                        double **xy);
+
 /* Points of series se (in dir) that a renderer can draw on the panel's axes: finite x and y,
- * positive on a log axis. -1 when the file or a column cannot be read. */
+ * positive on a log axis; 0 when the file or a column cannot be read. */
 static long drawable_points(const char *dir, const fl_fig_series *se, int logx, int logy) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, se->csv);
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  static char line[65536];
-  int ix = -1, iy = -1;
-  long n = 0;
-  if (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = 0;
-    int c = 0;
-    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
-      e = strchr(t, ',');
-      if (e) *e = 0;
-      if (!strcmp(t, se->x)) ix = c;
-      if (!strcmp(t, se->y)) iy = c;
-    }
-  }
-  while (ix >= 0 && iy >= 0 && fgets(line, sizeof line, f)) {
-    double x = NAN, y = NAN;
-    int c = 0;
-    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
-      e = strchr(t, ',');
-      if (c == ix || c == iy) {
-        char *end;
-        double v = strtod(t, &end);
-        if (end == t) v = NAN;
-        if (c == ix) x = v;
-        if (c == iy) y = v;
-      }
-    }
-    n += isfinite(x) && isfinite(y) && (!logx || x > 0) && (!logy || y > 0);
-  }
-  fclose(f);
-  return ix >= 0 && iy >= 0 ? n : -1;
+  double *xy = NULL;
+  long n = load_points(dir, se, logx, logy, &xy);
+  free(xy);
+  return n;
 }
 
 
@@ -1004,7 +977,7 @@ int fl_cmd_reproduce(int argc, char **argv) {
   }
   // the plan: every available figure, its size and estimated time (with --jobs the figures run
   // in workers of one process each, so each figure's own estimate is the one-process one)
-  const fl_figure_recipe *todo[64];
+  const fl_figure_recipe *plan[64];
   int n = 0, unavailable = 0;
   double total = 0, longest = 0;
   for (int k = 0; registry[k] && n < 64; k++) {
@@ -1014,7 +987,7 @@ int fl_cmd_reproduce(int argc, char **argv) {
       unavailable++;
       continue;
     }
-    todo[n++] = registry[k];
+    plan[n++] = registry[k];
     double e = fl_figure_estimate(registry[k], tier, 1);
     total += e;
     longest = fmax(longest, e);
@@ -1027,21 +1000,21 @@ int fl_cmd_reproduce(int argc, char **argv) {
   }
   printf(":\n");
   for (int k = 0; k < n; k++)
-    printf("  %-20s %-7s %8s\n", todo[k]->name,
-           fl_figure_tier_name(fl_figure_tier(todo[k], tier)),
-           human_s(fl_figure_estimate(todo[k], tier, 1), a, sizeof a));
+    printf("  %-20s %-7s %8s\n", plan[k]->name,
+           fl_figure_tier_name(fl_figure_tier(plan[k], tier)),
+           human_s(fl_figure_estimate(plan[k], tier, 1), a, sizeof a));
   fflush(stdout);
   // the time left: the one-process estimates left, scaled by how the finished figures went
   // (which takes in the speed-up of workers)
   all_progress prog = {isatty(fileno(stderr)), n, 0, fl_time_now(), 0, total};
   int failed = 0;
   if (jobs > 1) {
-    failed = reproduce_pool(todo, n, outdir, tier, jobs, force, &prog);
+    failed = reproduce_pool(plan, n, outdir, tier, jobs, force, &prog);
   } else {
     for (int k = 0; k < n; k++) {
-      all_progress_say(&prog, todo[k]->name);
-      if (reproduce_one(todo[k], outdir, tier, jobs, force) < 0) failed++;
-      double e = fl_figure_estimate(todo[k], tier, jobs);
+      all_progress_say(&prog, plan[k]->name);
+      if (reproduce_one(plan[k], outdir, tier, jobs, force) < 0) failed++;
+      double e = fl_figure_estimate(plan[k], tier, jobs);
       prog.done++;
       prog.est_done += e;
       prog.est_left -= e;
