@@ -273,6 +273,10 @@ void fl_options_help(const fl_option_desc *table, const char *prefix, FILE *f);
  * it does not fit in buf or has more than max entries. */
 int fl_split_list(const char *list, char *buf, size_t n, const char **out, int max);
 
+/* Whether `name` is a whole entry of the comma-separated `list` ("a,b"); a NULL list holds
+ * every name. */
+int fl_list_has(const char *list, const char *name);
+
 /*---- time and progress ----*/
 
 /* Monotonic wall-clock time in seconds (CLOCK_MONOTONIC). Thread-safe. */

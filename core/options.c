@@ -269,6 +269,17 @@ void fl_options_help(const fl_option_desc *t, const char *prefix, FILE *f) {
 }
 
 
+int fl_list_has(const char *list, const char *name) {
+  if (!list) return 1;
+  size_t n = strlen(name);
+  for (const char *p = list; (p = strstr(p, name)); p += n) {
+    int start = p == list || p[-1] == ',', end = p[n] == '\0' || p[n] == ',';
+    if (start && end) return 1;
+  }
+  return 0;
+}
+
+
 int fl_split_list(const char *list, char *buf, size_t n, const char **out, int max) {
   if (!list || !*list) return 0;
   if (!buf || n == 0 || (size_t)snprintf(buf, n, "%s", list) >= n)

@@ -293,17 +293,6 @@ static void usage(FILE *f) {
 }
 
 
-static int in_list(const char *list, const char *name) {
-  if (!list) return 1;
-  size_t n = strlen(name);
-  for (const char *p = list; (p = strstr(p, name)); p += n) {
-    int start = p == list || p[-1] == ',', end = p[n] == '\0' || p[n] == ',';
-    if (start && end) return 1;
-  }
-  return 0;
-}
-
-
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
@@ -622,14 +611,14 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     if (a->solver_list && base && cJSON_IsNumber(bsteps) && bsteps->valueint == steps) {
       const cJSON *e;
       cJSON_ArrayForEach(e, cJSON_GetObjectItem(base, "solvers"))
-        if (!in_list(a->solver_list, e->string))
+        if (!fl_list_has(a->solver_list, e->string))
           cJSON_AddItemToObject(outs, e->string, cJSON_Duplicate(e, 1));
     }
   }
   const char *const *solvers = fl_solver_list();
   int err = 0;
   for (int k = 0; solvers[k] && !err; k++) {
-    if (!in_list(a->solver_list, solvers[k])) continue;
+    if (!fl_list_has(a->solver_list, solvers[k])) continue;
     // GPU solvers are checked against their CPU twins (tests/test_gpu.c), not against
     // baselines, and peer (Siconos) solvers are not FrictionLab's to check: only when named
     if (!a->solver_list &&
@@ -777,7 +766,7 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
   char list[256] = "", buf[256];
   snprintf(buf, sizeof buf, "%s", verify_solvers);
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-    if (in_list(a->solver_list, tok) && fl_solver_find(tok)) {
+    if (fl_list_has(a->solver_list, tok) && fl_solver_find(tok)) {
       size_t l = strlen(list);
       snprintf(list + l, sizeof list - l, "%s%s", l ? "," : "", tok);
     }
@@ -797,7 +786,7 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
     const cJSON *e;
     if (a->solver_list)
       cJSON_ArrayForEach(e, cJSON_GetObjectItem(base, "solvers"))
-        if (!in_list(a->solver_list, e->string))
+        if (!fl_list_has(a->solver_list, e->string))
           cJSON_AddItemToObject(v.solvers, e->string, cJSON_Duplicate(e, 1));
   }
   fl_verify_opts o = {1, NULL, list, a->nset, (const char *const *)a->set};
@@ -990,9 +979,9 @@ int fl_cmd_check(int argc, char **argv) {
     // progress over the (scene, solver) cases, on a terminal
     long ncase = 0;
     for (const fl_scene_desc *const *sc = fl_scene_list(); *sc; sc++) {
-      if (!in_list(a.only, (*sc)->name)) continue;
+      if (!fl_list_has(a.only, (*sc)->name)) continue;
       for (const char *const *sv = fl_solver_list(); *sv; sv++)
-        ncase += in_list(a.solver_list, *sv) &&
+        ncase += fl_list_has(a.solver_list, *sv) &&
                  (a.solver_list ||
                   !(fl_solver_ops_caps(fl_solver_find(*sv)) & (FL_CAP_GPU | FL_CAP_PEER)));
     }
@@ -1000,7 +989,7 @@ int fl_cmd_check(int argc, char **argv) {
     check_bar = &bar;
     for (const fl_scene_desc *const *sc = fl_scene_list(); *sc; sc++) {
       const char *scene = (*sc)->name;
-      if (!in_list(a.only, scene)) continue;
+      if (!fl_list_has(a.only, scene)) continue;
       char path[8800], other[8800];
       snprintf(path, sizeof path, "%s/%s.json", dir, scene);
       if (a.spread_dir) snprintf(other, sizeof other, "%s/%s.json", a.spread_dir, scene);
@@ -1017,7 +1006,7 @@ int fl_cmd_check(int argc, char **argv) {
     bar.active = 0; // the table is complete: no closing bar under it
     check_bar = NULL;
     // the quick analytic suite (its own durations; --steps does not apply)
-    if (in_list(a.only, "verify")) {
+    if (fl_list_has(a.only, "verify")) {
       int rc = check_verify(&a, dir, &t);
       if (rc) return rc;
     }

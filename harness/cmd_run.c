@@ -345,19 +345,13 @@ static int make_solver(const run_args *a, const char *name, fl_solver **out) {
 
 
 static void default_out(const char *input, char *buf, size_t n) {
-  char stamp[32], stem[64];
-  time_t now = time(NULL);
-  struct tm tm;
-  localtime_r(&now, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  char stem[64], prefix[128];
   const char *base = strrchr(input, '/');
   snprintf(stem, sizeof stem, "%s", base ? base + 1 : input);
   char *dot = strrchr(stem, '.');
   if (dot && is_json(input)) *dot = 0;
-  snprintf(buf, n, "results/runs/run-%s-%s", stem, stamp);
-  struct stat st;
-  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++)
-    snprintf(buf, n, "results/runs/run-%s-%s-%d", stem, stamp, k);
+  snprintf(prefix, sizeof prefix, "results/runs/run-%s", stem);
+  fl_results_default_dir(prefix, buf, n);
 }
 
 

@@ -376,21 +376,6 @@ static int load_input(const char *arg, fl_problem **out) {
 }
 
 
-static void default_out(char *buf, size_t n) {
-  char      stamp[32];
-  time_t    now = time(NULL);
-  struct tm tm;
-  localtime_r(&now, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  snprintf(buf, n, "results/runs/solve-%s", stamp);
-  // two runs in the same second get distinct folders
-  struct stat st;
-  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++) {
-    snprintf(buf, n, "results/runs/solve-%s-%d", stamp, k);
-  }
-}
-
-
 //---- one (problem, solver) pair ----
 
 static void write_step(FILE *f, const fl_problem *p, const char *label, const char *solver,
@@ -809,7 +794,7 @@ int fl_cmd_solve(int argc, char **argv) {
   // the results folder (rank 0's; the other ranks only solve)
   char outbuf[512];
   if (!a.out) {
-    default_out(outbuf, sizeof outbuf);
+    fl_results_default_dir("results/runs/solve", outbuf, sizeof outbuf);
     a.out = outbuf;
   }
   if (rank > 0) {

@@ -119,6 +119,11 @@ struct cJSON;
  * and nothing is left on disk but parent folders that were created. */
 int fl_results_begin(const char *dir, const char *command, int force, fl_results **out);
 
+/* A default results folder: "<prefix>-<YYYYmmdd-HHMMSS>" in local time, with "-2", "-3", ...
+ * appended while that path exists (two runs in the same second). Writes at most n bytes to buf
+ * (the caller's). */
+void fl_results_default_dir(const char *prefix, char *buf, size_t n);
+
 /* The staging folder (where files go until commit) and the final target folder. */
 const char *fl_results_staging(const fl_results *r);
 const char *fl_results_target(const fl_results *r);

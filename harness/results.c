@@ -420,6 +420,18 @@ static cJSON *make_manifest(const char *command) {
 
 //---- the results folder ----
 
+void fl_results_default_dir(const char *prefix, char *buf, size_t n) {
+  char stamp[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  localtime_r(&now, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  snprintf(buf, n, "%s-%s", prefix, stamp);
+  struct stat st;
+  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++) snprintf(buf, n, "%s-%s-%d", prefix, stamp, k);
+}
+
+
 int fl_results_begin(const char *dir, const char *command, int force, fl_results **out) {
   if (!out) return fl_seterr(FL_ERR_INVAL, "fl_results_begin: out is NULL");
   *out = NULL;

@@ -923,17 +923,6 @@ static void usage(FILE *f) {
 }
 
 
-static int in_list(const char *list, const char *name) {
-  if (!list) return 1;
-  size_t n = strlen(name);
-  for (const char *p = list; (p = strstr(p, name)); p += n) {
-    int start = p == list || p[-1] == ',', end = p[n] == '\0' || p[n] == ',';
-    if (start && end) return 1;
-  }
-  return 0;
-}
-
-
 static int row_available(const vsolver *r, char *why, size_t n) {
   if (fl_peer_find(r->solver)) return 1;
   const char *pu = fl_peer_unavailable(r->solver);
@@ -954,12 +943,12 @@ int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
   static char json[65536];
   for (int i = 0; i < NCASES; i++) {
     const vcase *c = &cases[i];
-    if (!in_list(o->only, c->name) || (o->quick && !c->quick)) continue;
+    if (!fl_list_has(o->only, c->name) || (o->quick && !c->quick)) continue;
     double dur = o->quick ? c->dur_quick : c->dur;
     if (c->scene) c->scene(c, dur, json, sizeof json);
     for (int j = 0; j < NROWS; j++) {
       const vsolver *r = &rows[j];
-      if (!in_list(o->solvers, r->solver)) continue;
+      if (!fl_list_has(o->solvers, r->solver)) continue;
       char why[200];
       vresult res;
       if (!row_available(r, why, sizeof why)) {
@@ -1102,19 +1091,6 @@ static void print_table(FILE *f, const vcollect *vc) {
 }
 
 
-static void default_out(char *buf, size_t n) {
-  char stamp[32];
-  time_t now = time(NULL);
-  struct tm tm;
-  localtime_r(&now, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  snprintf(buf, n, "results/verify/verify-%s", stamp);
-  struct stat st;
-  for (int k = 2; stat(buf, &st) == 0 && k < 1000; k++)
-    snprintf(buf, n, "results/verify/verify-%s-%d", stamp, k);
-}
-
-
 /* the figure: worst error/tolerance per case, one series (markers) per row, one panel per
  * family of solvers so that a panel's few colours stay distinct */
 static int fig_group(const char *solver) {
@@ -1241,13 +1217,13 @@ int fl_cmd_verify(int argc, char **argv) {
     return 2;
   }
   for (int i = 0; i < NCASES; i++)
-    if (in_list(o.only, cases[i].name) && (!o.quick || cases[i].quick)) vc->ci[vc->ncase++] = i;
+    if (fl_list_has(o.only, cases[i].name) && (!o.quick || cases[i].quick)) vc->ci[vc->ncase++] = i;
   for (int j = 0; j < NROWS; j++)
-    if (in_list(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
+    if (fl_list_has(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
 
   char out[1024];
   if (outdir) snprintf(out, sizeof out, "%s", outdir);
-  else default_out(out, sizeof out);
+  else fl_results_default_dir("results/verify/verify", out, sizeof out);
   fl_results *res = NULL;
   int rc = fl_results_begin(out, "verify", force, &res);
   if (rc < 0) {
