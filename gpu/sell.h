@@ -10,6 +10,10 @@
  */
 #ifndef FL_SELL_H
 #define FL_SELL_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "gpu/sell.h is in gpu/ (built with solvers/), layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include <stddef.h>
 #include <stdint.h>

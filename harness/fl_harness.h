@@ -5,6 +5,10 @@
  */
 #ifndef FL_HARNESS_H
 #define FL_HARNESS_H
+// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 5
+#error "harness/fl_harness.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "../core/fl_core.h"
 #include "../problems/fl_problem.h"

@@ -27,6 +27,10 @@
  */
 #ifndef FL_PEER_H
 #define FL_PEER_H
+// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 5
+#error "harness/fl_peer.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include <stdio.h>
 

@@ -27,6 +27,10 @@
  */
 #ifndef FL_PROBLEM_H
 #define FL_PROBLEM_H
+// layer 2: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 2
+#error "problems/fl_problem.h is in problems/, layer 2: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include <math.h>
 

@@ -31,6 +31,10 @@
  */
 #ifndef FL_FEM_H
 #define FL_FEM_H
+// layer 4: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 4
+#error "sim/fl_fem.h is in sim/, layer 4: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "fl_fem_material.h"
 #include "fl_mesh.h"

@@ -24,6 +24,10 @@
  */
 #ifndef FL_SCHUR_H
 #define FL_SCHUR_H
+// layer 4: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 4
+#error "sim/fl_schur.h is in sim/, layer 4: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "../core/fl_core.h"
 

@@ -3,6 +3,10 @@
  */
 #ifndef FL_WORLD_IMPL_H
 #define FL_WORLD_IMPL_H
+// layer 4: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 4
+#error "sim/world_impl.h is in sim/, layer 4: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "fl_world.h"
 

@@ -18,6 +18,10 @@
  */
 #ifndef FL_LIN_H
 #define FL_LIN_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "solvers/fl_lin.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "fl_solver.h"
 

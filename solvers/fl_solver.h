@@ -19,6 +19,10 @@
  */
 #ifndef FL_SOLVER_H
 #define FL_SOLVER_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "solvers/fl_solver.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "../core/fl_core.h"
 #include "../problems/fl_problem.h"

@@ -15,6 +15,10 @@
  */
 #ifndef FL_RELAX_H
 #define FL_RELAX_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "solvers/relax.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include "fl_solver_impl.h"
 
