@@ -86,3 +86,16 @@ void *fl_realloc(void *p, size_t bytes) {
 
 
 void fl_free(void *p) { free(p); }
+
+
+int fl_grow(void **arr, fl_int *cap, fl_int need, size_t elem, const char *what) {
+  if (need <= *cap) return FL_OK;
+  fl_int nc = *cap > 0 ? *cap : 8;
+  while (nc < need) nc *= 2;
+  void *p = fl_realloc(*arr, (size_t)nc * elem);
+  if (!p) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (%d items)", what, (int)nc);
+  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+  *arr = p;
+  *cap = nc;
+  return FL_OK;
+}

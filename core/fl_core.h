@@ -85,6 +85,11 @@ void *fl_calloc(size_t n, size_t size);
 void *fl_realloc(void *p, size_t bytes);
 void fl_free(void *p);
 void fl_alloc_fail_after(long n);
+/* Grows the array *arr of *cap elements of `elem` bytes (NULL and 0 at first) to hold at least
+ * `need` elements: the capacity doubles from 8, the new elements are zeroed, and *arr and *cap
+ * are updated. Returns FL_OK (also when `need` <= *cap, doing nothing), or FL_ERR_NOMEM with
+ * "<what>: out of memory (N items)", *arr and *cap then unchanged. */
+int fl_grow(void **arr, fl_int *cap, fl_int need, size_t elem, const char *what);
 
 /* The largest memory estimate (bytes) that reading a file or building a mesh may ask for:
  * FL_MEM_LIMIT_MB from the environment when set (a positive number of MiB), else 8 GiB. Inputs

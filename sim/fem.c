@@ -43,18 +43,6 @@ typedef struct fl_fem_step {
   double element_s, schur_s, recover_s;
 } fl_fem_step;
 
-static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
-  if (need <= *cap) return FL_OK;
-  fl_int nc = *cap ? *cap : 4;
-  while (nc < need) nc *= 2;
-  void *p = fl_realloc(*arr, (size_t)nc * elem);
-  if (!p) return fl_seterr(FL_ERR_NOMEM, "fem: out of memory (%d items)", (int)nc);
-  *arr = p;
-  *cap = nc;
-  return FL_OK;
-}
-
-
 //---- creation ----
 
 void fl__fem_free(fl_fem_body *b) {
@@ -302,7 +290,7 @@ int fl_world_add_fem(fl_world *w, const fl_fem_desc *d, fl_mesh **meshp) {
     }
     if ((rc = build_nodal(b)) < 0) goto fail_body;
   }
-  if ((rc = grow((void **)&w->fem, &w->cap_fem, w->nfem + 1, sizeof(fl_fem_body *))) < 0)
+  if ((rc = fl_grow((void **)&w->fem, &w->cap_fem, w->nfem + 1, sizeof(fl_fem_body *), "fem")) < 0)
     goto fail_body;
   w->fem[w->nfem] = b;
   return w->nfem++;

@@ -93,22 +93,10 @@ int fl_hydro_disk_mesh(double R, int mesh, double **tri, fl_int *ntri) {
 
 //---- one pair ----
 
-static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
-  if (need <= *cap) return FL_OK;
-  fl_int nc = *cap ? *cap : 64;
-  while (nc < need) nc *= 2;
-  void *p = fl_realloc(*arr, (size_t)nc * elem);
-  if (!p) return fl_seterr(FL_ERR_NOMEM, "hydro: out of memory (%d faces)", (int)nc);
-  *arr = p;
-  *cap = nc;
-  return FL_OK;
-}
-
-
 /* appends one polygon's compliant point contact: k = g A, phi0 = -p0/g (seed 002 eqs. 12-16) */
 static int add_face(fl_hydro_face **faces, fl_int *nface, fl_int *cap, const double p[3],
                     const double n[3], double A, double p0, double g, fl_int tri) {
-  FL_TRY(grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face)));
+  FL_TRY(fl_grow((void **)faces, cap, *nface + 1, sizeof(fl_hydro_face), "hydro"));
   fl_hydro_face *f = &(*faces)[(*nface)++];
   memcpy(f->p, p, sizeof f->p);
   memcpy(f->n, n, sizeof f->n);
@@ -382,7 +370,7 @@ int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contac
   fl_int nf = 0, fcap = 0;
   int rc = fl_hydro_patch(pl, cy, margin, &f, &nf, &fcap);
   if (rc == FL_ERR_UNSUPPORTED) return rc;
-  if (rc >= 0 && nf > 0) rc = grow((void **)ct, cap, *nct + nf, sizeof(fl__contact));
+  if (rc >= 0 && nf > 0) rc = fl_grow((void **)ct, cap, *nct + nf, sizeof(fl__contact), "hydro");
   if (rc >= 0) {
     for (fl_int k = 0; k < nf; k++) {
       fl__contact *c = &(*ct)[(*nct)++];

@@ -1,4 +1,5 @@
-/* scenes_impl.h: what the scene files share (scenes.c, scenes_more.c, scenes_arch_data.c).
+/* scenes_impl.h: what the scene files share (scene_kit.c, scenes.c, scenes_more.c, scene_coin.c,
+ * scene_fem.c, scenes_arch_data.c).
  * Never included outside sim/ and tests/.
  */
 #ifndef FL_SCENES_IMPL_H

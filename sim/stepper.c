@@ -22,18 +22,6 @@
 
 //---- scratch growth ----
 
-static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
-  if (need <= *cap) return FL_OK;
-  fl_int nc = *cap ? *cap : 16;
-  while (nc < need) nc *= 2;
-  void *p = fl_realloc(*arr, (size_t)nc * elem);
-  if (!p) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory (%d items)", (int)nc);
-  *arr = p;
-  *cap = nc;
-  return FL_OK;
-}
-
-
 //---- collision ----
 
 /* CPU time of this process (s), for benchmarks on a shared machine. */
@@ -53,11 +41,11 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
   fl_int n = w->nbody;
   if (n > m->cap_aabb) {
     fl_int cap = m->cap_aabb;
-    FL_TRY(grow((void **)&m->lo, &cap, n, 3 * sizeof(double)));
+    FL_TRY(fl_grow((void **)&m->lo, &cap, n, 3 * sizeof(double), "stepper"));
     cap = m->cap_aabb;
-    FL_TRY(grow((void **)&m->hi, &cap, n, 3 * sizeof(double)));
+    FL_TRY(fl_grow((void **)&m->hi, &cap, n, 3 * sizeof(double), "stepper"));
     cap = m->cap_aabb;
-    FL_TRY(grow((void **)&m->skip, &cap, n, 1));
+    FL_TRY(fl_grow((void **)&m->skip, &cap, n, 1, "stepper"));
     m->cap_aabb = cap;
   }
   // boxes grown by the margin; pairs of non-dynamic bodies are skipped
@@ -102,7 +90,7 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
       mp[d + 1] = t;
     }
     if (*nctp + nm > *capp) {
-      rc = grow((void **)ctp, capp, *nctp + nm, sizeof(fl__contact));
+      rc = fl_grow((void **)ctp, capp, *nctp + nm, sizeof(fl__contact), "stepper");
       if (rc < 0) break;
     }
     for (int c = 0; c < nm; c++) {
@@ -561,8 +549,8 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     return fl_seterr(FL_ERR_STATE, "stepper: fl_world_finish without fl_world_prepare");
   fl_problem *p = m->prob;
   fl_int nv = p->nv, nr = fl_problem_nrows(p);
-  FL_TRY(grow((void **)&m->v, &m->cap_v, nv > 0 ? nv : 1, sizeof(double)));
-  FL_TRY(grow((void **)&m->gamma, &m->cap_g, nr > 0 ? nr : 1, sizeof(double)));
+  FL_TRY(fl_grow((void **)&m->v, &m->cap_v, nv > 0 ? nv : 1, sizeof(double), "stepper"));
+  FL_TRY(fl_grow((void **)&m->gamma, &m->cap_g, nr > 0 ? nr : 1, sizeof(double), "stepper"));
   fl_result res;
   memset(&res, 0, sizeof res);
   res.reason = FL_CONVERGED_EXACT;
@@ -617,7 +605,7 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
   double t1 = fl_time_now();
 
   //---- remember impulses for the next step's warm start ----
-  FL_TRY(grow((void **)&m->ws, &m->cap_ws, p->nc > 0 ? p->nc : 1, sizeof(fl__wskey)));
+  FL_TRY(fl_grow((void **)&m->ws, &m->cap_ws, p->nc > 0 ? p->nc : 1, sizeof(fl__wskey), "stepper"));
   {
     fl_int cap = m->cap_ws;
     double *g = fl_realloc(m->ws_gamma, (size_t)(3 * cap) * sizeof(double));

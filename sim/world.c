@@ -12,19 +12,6 @@
 
 //---- growable arrays ----
 
-static int grow(void **arr, fl_int *cap, fl_int need, size_t elem) {
-  if (need <= *cap) return FL_OK;
-  fl_int nc = *cap ? *cap : 8;
-  while (nc < need) nc *= 2;
-  void *p = fl_realloc(*arr, (size_t)nc * elem);
-  if (!p) return fl_seterr(FL_ERR_NOMEM, "world: out of memory growing an array to %d", (int)nc);
-  memset((char *)p + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
-  *arr = p;
-  *cap = nc;
-  return FL_OK;
-}
-
-
 //---- materials ----
 
 static double combine_mu(double a, double b, fl_mu_rule rule) {
@@ -67,7 +54,7 @@ static int check_law(const char *what, double mu, double k, double tau) {
 int fl_world_add_material(fl_world *w, const char *name, double mu, double stiffness,
                           double tau_d) {
   FL_TRY(check_law(name ? name : "material", mu, stiffness, tau_d));
-  FL_TRY(grow((void **)&w->mat, &w->cap_mat, w->nmat + 1, sizeof(fl_material)));
+  FL_TRY(fl_grow((void **)&w->mat, &w->cap_mat, w->nmat + 1, sizeof(fl_material), "world"));
   fl_material *m = &w->mat[w->nmat];
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
   if (!name) snprintf(m->name, sizeof m->name, "mat%d", (int)w->nmat);
@@ -101,7 +88,7 @@ int fl_world_set_pair(fl_world *w, int mat_a, int mat_b, double mu, double stiff
       return FL_OK;
     }
   }
-  FL_TRY(grow((void **)&w->pair, &w->cap_pair, w->npair + 1, sizeof(fl_pair_material)));
+  FL_TRY(fl_grow((void **)&w->pair, &w->cap_pair, w->npair + 1, sizeof(fl_pair_material), "world"));
   w->pair[w->npair++] = (fl_pair_material){mat_a, mat_b, mu, stiffness, tau_d};
   return FL_OK;
 }
@@ -274,7 +261,7 @@ int fl_world_add_body(fl_world *w, const fl_body_desc *d, fl_shape *shape) {
   b.size = isfinite(shape->radius) ? 2 * shape->radius : INFINITY;
   memcpy(b.pos0, b.pos, sizeof b.pos);
   memcpy(b.quat0, b.quat, sizeof b.quat);
-  FL_TRY(grow((void **)&w->body, &w->cap_body, w->nbody + 1, sizeof(fl_body)));
+  FL_TRY(fl_grow((void **)&w->body, &w->cap_body, w->nbody + 1, sizeof(fl_body), "world"));
   b.shape = *shape;
   memset(shape, 0, sizeof *shape);
   // generalized velocities: 6 per dynamic body, in body order
@@ -385,16 +372,9 @@ int fl_world_add_joint(fl_world *w, const fl_joint *j) {
   fl_quat_to_mat(w->body[c.body_b].quat, Rb);
   fl_m3_mulv(Ra, c.axis, aw);
   fl_m3_multv(Rb, aw, c.axis_b);
-  FL_TRY(grow((void **)&w->joint, &w->cap_joint, w->njoint + 1, sizeof(fl_joint)));
+  FL_TRY(fl_grow((void **)&w->joint, &w->cap_joint, w->njoint + 1, sizeof(fl_joint), "world"));
   w->joint[w->njoint] = c;
   return w->njoint++;
-}
-
-
-double fl_force_scale(const fl_force *f, double t) {
-  if (t < f->t0) return 0;
-  if (f->t1 <= f->t0 || t >= f->t1) return 1;
-  return (t - f->t0) / (f->t1 - f->t0);
 }
 
 
@@ -404,7 +384,7 @@ int fl_world_add_force(fl_world *w, const fl_force *f) {
                      f->body, (int)w->nbody);
   if (!finite3(f->f) || !finite3(f->tau) || !isfinite(f->t0) || !isfinite(f->t1))
     return fl_seterr(FL_ERR_INVAL, "force %d: values must be finite", (int)w->nforce);
-  FL_TRY(grow((void **)&w->force, &w->cap_force, w->nforce + 1, sizeof(fl_force)));
+  FL_TRY(fl_grow((void **)&w->force, &w->cap_force, w->nforce + 1, sizeof(fl_force), "world"));
   w->force[w->nforce] = *f;
   return w->nforce++;
 }
@@ -424,7 +404,7 @@ static int add_group(fl_world *w, fl_obs_kind kind, fl_int n, const fl_int *body
       return fl_seterr(FL_ERR_INVAL, "observable group: %s body %d out of range [0, %d)",
                        deformable ? "deformable" : "rigid", (int)body[i], (int)nb);
   }
-  FL_TRY(grow((void **)&w->group, &w->cap_group, w->ngroup + 1, sizeof(fl_obs_group)));
+  FL_TRY(fl_grow((void **)&w->group, &w->cap_group, w->ngroup + 1, sizeof(fl_obs_group), "world"));
   fl_obs_group *g = &w->group[w->ngroup];
   memset(g, 0, sizeof *g);
   g->body = fl_malloc((size_t)n * sizeof(fl_int));
@@ -462,7 +442,7 @@ int fl_world_add_limit(fl_world *w, const char *obs, double lo, double hi, const
   if (isnan(lo) || isnan(hi) || lo > hi)
     return fl_seterr(FL_ERR_INVAL, "limit on %s: range [%g, %g]: expected min <= max, no NaN",
                      obs, lo, hi);
-  FL_TRY(grow((void **)&w->limit, &w->cap_limit, w->nlimit + 1, sizeof(fl_obs_limit)));
+  FL_TRY(fl_grow((void **)&w->limit, &w->cap_limit, w->nlimit + 1, sizeof(fl_obs_limit), "world"));
   fl_obs_limit *l = &w->limit[w->nlimit];
   memset(l, 0, sizeof *l);
   snprintf(l->obs, sizeof l->obs, "%s", obs);
