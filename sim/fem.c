@@ -642,8 +642,8 @@ static int step_arrays(fl_fem_body *b) {
 
 
 static void mark_side(fl_world *w, const fl__side *s) {
-  if (s->fem < 0) return;
-  fl_fem_body *b = w->fem[s->fem];
+  if (s->kind != FL__KIND_FEM) return;
+  fl_fem_body *b = w->fem[s->id];
   fl_fem_step *st = (fl_fem_step *)b->st;
   for (int k = 0; k < s->nvert; k++) {
     if (s->wt[k] == 0) continue;
@@ -655,7 +655,10 @@ static void mark_side(fl_world *w, const fl__side *s) {
 }
 
 
-int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv, fl_int *ncl) {
+/* Per deformable body, for the step about to be assembled: marks participating dofs (from
+ * the contacts), assembles A and the elastic forces, factors, computes v*; assigns the
+ * body's problem dofs from *nv on (advancing it) and its clique from *ncl on. */
+static int fem_prepare(fl_world *w, const fl__contact *ct, fl_int nct, fl_int *nv, fl_int *ncl) {
   double dt = w->dt;
   // free dofs and participating marks
   for (fl_int k = 0; k < w->nfem; k++) {
@@ -741,7 +744,8 @@ int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv,
 }
 
 
-fl_int fl__fem_nnz(const fl_world *w) {
+/* Number of stored entries of the bodies' blocks of A (for sizing the problem's A). */
+static fl_int fem_nnz(const fl_world *w) {
   fl_int n = 0;
   for (fl_int k = 0; k < w->nfem; k++) {
     const fl_fem_step *st = (const fl_fem_step *)w->fem[k]->st;
@@ -752,7 +756,9 @@ fl_int fl__fem_nnz(const fl_world *w) {
 }
 
 
-void fl__fem_fill(const fl_world *w, fl_problem *p, fl_int *nnzp) {
+/* Appends the bodies' rows of A (after the rigid rows, which end at *nnz) and fills v0, v*,
+ * clique_ptr/clique_dof/dof_clique for their dofs. */
+static int fem_fill(const fl_world *w, fl_problem *p, fl_int *nnzp) {
   fl_csr *A = p->A;
   fl_int nnz = *nnzp;
   for (fl_int k = 0; k < w->nfem; k++) {
@@ -791,17 +797,23 @@ void fl__fem_fill(const fl_world *w, fl_problem *p, fl_int *nnzp) {
     }
   }
   *nnzp = nnz;
+  return FL_OK;
 }
 
 
-fl_int fl__fem_clique(const fl_world *w, fl_int k) {
+/* Problem clique of body k for this step, or -1 when it has no dofs in the problem. */
+static fl_int fem_clique(const fl_world *w, fl_int k) {
   return ((const fl_fem_step *)w->fem[k]->st)->clique;
 }
 
 
-int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], double sign,
-                     fl_int *cols, double *vals, double *bconst) {
-  const fl_fem_body *b = w->fem[s->fem];
+/* Coefficients of the velocity of side s along d, times sign, as (problem dof, value) pairs
+ * appended at cols/vals (returns how many, <= 9), and the contribution of held dofs to the
+ * constant term through *bconst. */
+static int fem_side_row(const fl_world *w, const fl__side *s, const double x[3],
+                        const double d[3], double sign, fl_int *cols, double *vals,
+                        double *bconst) {
+  const fl_fem_body *b = w->fem[s->id];
   const fl_fem_step *st = (const fl_fem_step *)b->st;
   int n = 0;
   for (int k = 0; k < s->nvert; k++) {
@@ -815,7 +827,7 @@ int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], do
         continue;
       }
       fl_int col = st->schur ? st->ppos[f] : f;
-      // every free dof of a contact vertex participates (fl__fem_prepare marked it)
+      // every free dof of a contact vertex participates (fem_prepare marked it)
       cols[n] = st->off + col;
       vals[n++] = a;
     }
@@ -825,7 +837,7 @@ int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], do
 
 
 /* x_f <- A_ff^-1 x_f (full) or x_p <- S^-1 x_p (schur) on body k's slots of x. */
-int fl__fem_apply_Ainv(const fl_world *w, double *x) {
+static int fem_apply_Ainv(const fl_world *w, double *x) {
   for (fl_int k = 0; k < w->nfem; k++) {
     const fl_fem_body *b = w->fem[k];
     fl_fem_step *st = (fl_fem_step *)b->st;
@@ -845,7 +857,9 @@ int fl__fem_apply_Ainv(const fl_world *w, double *x) {
 }
 
 
-int fl__fem_finish(fl_world *w, const double *v) {
+/* After the solve: recovers the non-participating velocities (schur), sets every vertex
+ * velocity (held dofs at their prescribed value), integrates x += dt v, checks inversion. */
+static int fem_finish(fl_world *w, const double *v) {
   double dt = w->dt;
   for (fl_int k = 0; k < w->nfem; k++) {
     fl_fem_body *b = w->fem[k];
@@ -1033,3 +1047,55 @@ void fl_world_fem_timing(const fl_world *w, fl_fem_timing *t) {
     t->nfree += st->nfree;
   }
 }
+
+
+//---- the body kind (world_impl.h, fl__body_ops) ----
+
+static fl_int fem_count(const fl_world *w) { return w->nfem; }
+
+
+static int fem_collide(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
+                       fl_int *npairs) {
+  return fl__fem_collide(w, margin, ct, nct, cap);
+}
+
+
+/* Columns a side can put in one row: 3 per mesh vertex. */
+static fl_int fem_side_width(const fl_world *w, const fl__side *s) { return 3 * s->nvert; }
+
+
+static int fem_side_material(const fl_world *w, const fl__side *s) {
+  return w->fem[s->id]->material;
+}
+
+
+static fl_int fem_side_clique(const fl_world *w, const fl__side *s) { return fem_clique(w, s->id); }
+
+
+static fl_int fem_side_key(const fl_world *w, const fl__side *s) { return fl__fem_key(w, s->id); }
+
+
+/* x <- v* + A^-1 x on the bodies' dofs [d0, d1) */
+static int fem_apply_v(const fl_world *w, const fl_problem *p, fl_int d0, fl_int d1, double *x) {
+  FL_TRY(fem_apply_Ainv(w, x));
+  for (fl_int i = d0; i < d1; i++) x[i] += p->vstar[i];
+  return FL_OK;
+}
+
+
+const fl__body_ops fl__fem_ops = {
+  .name = "fem",
+  .reduced = 1,
+  .count = fem_count,
+  .collide = fem_collide,
+  .prepare = fem_prepare,
+  .nnz = fem_nnz,
+  .fill = fem_fill,
+  .side_width = fem_side_width,
+  .side_material = fem_side_material,
+  .side_clique = fem_side_clique,
+  .side_key = fem_side_key,
+  .side_row = fem_side_row,
+  .apply_Ainv = fem_apply_v,
+  .finish = fem_finish,
+};

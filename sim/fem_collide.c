@@ -25,15 +25,11 @@
 #include "fl_fem.h"
 #include "world_impl.h"
 
-static int push(fl__fcontact **ct, fl_int *nct, fl_int *cap, fl__fcontact **out) {
-  if (*nct >= *cap) {
-    fl_int nc = *cap ? 2 * *cap : 64;
-    void *p = fl_realloc(*ct, (size_t)nc * sizeof(fl__fcontact));
-    if (!p) return fl_seterr(FL_ERR_NOMEM, "fem contacts: out of memory (%d)", (int)nc);
-    *ct = p;
-    *cap = nc;
-  }
+/* A new zeroed contact at the end of *ct. */
+static int push(fl__contact **ct, fl_int *nct, fl_int *cap, fl__contact **out) {
+  FL_TRY(fl_grow((void **)ct, cap, *nct + 1, sizeof(fl__contact), "fem contacts"));
   *out = &(*ct)[(*nct)++];
+  memset(*out, 0, sizeof **out);
   return FL_OK;
 }
 
@@ -152,7 +148,7 @@ static int vertex_free(const fl_fem_body *b, fl_int i) {
 }
 
 
-static int mesh_vs_rigid(fl_world *w, fl_int k, fl_int j, double margin, fl__fcontact **ct,
+static int mesh_vs_rigid(fl_world *w, fl_int k, fl_int j, double margin, fl__contact **ct,
                          fl_int *nct, fl_int *cap) {
   const fl_fem_body *b = w->fem[k];
   const fl_body *rb = &w->body[j];
@@ -173,11 +169,12 @@ static int mesh_vs_rigid(fl_world *w, fl_int k, fl_int j, double margin, fl__fco
     for (int c = 0; c < 3; c++) xl[c] = R[c] * d[0] + R[3 + c] * d[1] + R[6 + c] * d[2];
     double phi = shape_sdf(&rb->shape, xl, nl);
     if (!(phi <= margin)) continue;
-    fl__fcontact *c;
+    fl__contact *c;
     FL_TRY(push(ct, nct, cap, &c));
     memset(c, 0, sizeof *c);
-    c->a = (fl__side){.body = j, .fem = -1, .nvert = 0};
-    c->b = (fl__side){.body = -1, .fem = k, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
+    c->a = fl__rigid_side(j);
+    c->b = (fl__side){
+        .kind = FL__KIND_FEM, .id = k, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
     fl_m3_mulv(R, nl, c->n);
     c->phi = phi;
     for (int q = 0; q < 3; q++) c->p[q] = x[q] - 0.5 * phi * c->n[q];
@@ -314,12 +311,12 @@ static fl_int nearest_triangle(const fl_fem_body *A, const double x[3], double m
  * nearest_triangle: weights wt, normal n from the triangle to b, signed distance phi). */
 static int push_triangle_contact(const fl_world *w, fl_int ka, fl_int t, const double wt[3],
                                  const double n[3], double phi, const double x[3], fl__side b,
-                                 int64_t feature, fl__fcontact **ct, fl_int *nct, fl_int *cap) {
+                                 int64_t feature, fl__contact **ct, fl_int *nct, fl_int *cap) {
   const fl_int *v = w->fem[ka]->mesh->tri + 3 * t;
-  fl__fcontact *c;
+  fl__contact *c;
   FL_TRY(push(ct, nct, cap, &c));
   memset(c, 0, sizeof *c);
-  c->a = (fl__side){.body = -1, .fem = ka, .nvert = 3, .vert = {v[0], v[1], v[2]},
+  c->a = (fl__side){.kind = FL__KIND_FEM, .id = ka, .nvert = 3, .vert = {v[0], v[1], v[2]},
                     .wt = {wt[0], wt[1], wt[2]}};
   c->b = b;
   memcpy(c->n, n, 3 * sizeof(double));
@@ -331,7 +328,7 @@ static int push_triangle_contact(const fl_world *w, fl_int ka, fl_int t, const d
 
 
 /* Boundary vertices of mesh kb against the boundary triangles of mesh ka. */
-static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fcontact **ct,
+static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__contact **ct,
                         fl_int *nct, fl_int *cap) {
   const fl_fem_body *A = w->fem[ka], *B = w->fem[kb];
   double depth = surface_depth(A), alo[3], ahi[3];
@@ -349,7 +346,7 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
     int anyfree = vertex_free(B, i);
     for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
     if (!anyfree) continue;
-    fl__side b = {.body = -1, .fem = kb, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
+    fl__side b = {.kind = FL__KIND_FEM, .id = kb, .nvert = 1, .vert = {i, 0, 0}, .wt = {1, 0, 0}};
     FL_TRY(push_triangle_contact(w, ka, t, wt, n, phi, x, b, i, ct, nct, cap));
   }
   return FL_OK;
@@ -361,7 +358,7 @@ static int mesh_vs_mesh(fl_world *w, fl_int ka, fl_int kb, double margin, fl__fc
  * mesh's vertices, which mesh_vs_rigid cannot see. alo, ahi: the mesh's bounding box. Side a
  * is the triangle, side b the rigid body; the feature is the polyhedron's vertex. */
 static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, const double alo[3],
-                         const double ahi[3], double margin, fl__fcontact **ct, fl_int *nct,
+                         const double ahi[3], double margin, fl__contact **ct, fl_int *nct,
                          fl_int *cap) {
   const fl_body *rb = &w->body[j];
   const fl_shape *sh = &rb->shape;
@@ -386,17 +383,17 @@ static int rigid_vs_mesh(fl_world *w, fl_int j, fl_int k, const double alo[3],
     int anyfree = rb->dof >= 0;
     for (int e = 0; e < 3; e++) anyfree |= vertex_free(A, v[e]);
     if (!anyfree) continue;
-    fl__side b = {.body = j, .fem = -1, .nvert = 0};
+    fl__side b = fl__rigid_side(j);
     FL_TRY(push_triangle_contact(w, k, t, wt, n, phi, x, b, i, ct, nct, cap));
   }
   return FL_OK;
 }
 
 
-int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, fl_int *cap) {
-  FL_TRY(fl__world_impl(w));
+int fl__fem_collide(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap) {
+  if (!w->impl)
+    return fl_seterr(FL_ERR_STATE, "fem collide: the world has no scratch (fl__world_impl)");
   double c0 = fl_cpu_now();
-  *nct = 0;
   int rc = FL_OK;
   for (fl_int k = 0; k < w->nfem && rc == FL_OK; k++) {
     double lo[3], hi[3];

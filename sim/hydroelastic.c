@@ -374,8 +374,8 @@ int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contac
   if (rc >= 0) {
     for (fl_int k = 0; k < nf; k++) {
       fl__contact *c = &(*ct)[(*nct)++];
-      c->a = i;
-      c->b = j;
+      c->a = fl__rigid_side(i);
+      c->b = fl__rigid_side(j);
       memcpy(c->p, f[k].p, sizeof c->p);
       for (int d = 0; d < 3; d++) c->n[d] = flip ? -f[k].n[d] : f[k].n[d];
       c->phi = f[k].phi0;

@@ -305,6 +305,7 @@ int fl_world_penetration(fl_world *w, double *pen) {
   if (w->nfem > 0) {
     // the deformable bodies' own queries; the step's geometry time is left as the step set it
     double geo = m->fem_geometry_s;
+    m->nobs_fct = 0;
     int rc = fl__fem_collide(w, 0.0, &m->obs_fct, &m->nobs_fct, &m->cap_obs_fct);
     m->fem_geometry_s = geo;
     FL_TRY(rc);
@@ -333,14 +334,9 @@ static double contact_overlap(const fl_world *w, fl_int j) {
   const fl_problem *p = m->prob;
   double ov = 0;
   for (fl_int c = 0; c < p->nc; c++) {
-    fl_int a, b;
-    if (c < m->nct) {
-      a = m->ct[c].a;
-      b = m->ct[c].b;
-    } else {
-      a = m->fct[c - m->nct].a.body;
-      b = m->fct[c - m->nct].b.body;
-    }
+    const fl__contact *ct = &m->ct[c];
+    fl_int a = ct->a.kind == FL__KIND_RIGID ? ct->a.id : -1;
+    fl_int b = ct->b.kind == FL__KIND_RIGID ? ct->b.id : -1;
     if (a != j && b != j) continue;
     double d = -(p->phi0[c] + p->dt * row_velocity(p, m->v, 3 * c));
     if (d > ov) ov = d;
@@ -359,7 +355,9 @@ static void liftoff(const fl_world *w, double *ratio, double *speed) {
   double V = fl_v3_norm(w->gravity) * p->dt;
   if (!(V > 1e-6)) V = 1e-6;
   for (fl_int c = 0; c < m->nct && c < p->nc; c++) {
-    const fl_body *a = &w->body[m->ct[c].a], *b = &w->body[m->ct[c].b];
+    // rigid pairs only
+    if (m->ct[c].a.kind != FL__KIND_RIGID || m->ct[c].b.kind != FL__KIND_RIGID) continue;
+    const fl_body *a = &w->body[m->ct[c].a.id], *b = &w->body[m->ct[c].b.id];
     double mass = INFINITY;
     if (a->dof >= 0) mass = a->mass;
     if (b->dof >= 0 && b->mass < mass) mass = b->mass;
@@ -389,8 +387,8 @@ int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n)
     const fl__contact *ct = &m->obs_ct[c];
     if (ct->k > 0 || !(-ct->phi > tol)) continue;
     int k = 0;
-    while (k < np && !(pairs[k].a == ct->a && pairs[k].b == ct->b)) k++;
-    if (k == np) pairs[np++] = (fl_overlap){ct->a, ct->b, 0};
+    while (k < np && !(pairs[k].a == ct->a.id && pairs[k].b == ct->b.id)) k++;
+    if (k == np) pairs[np++] = (fl_overlap){ct->a.id, ct->b.id, 0};
     if (-ct->phi > pairs[k].depth) pairs[k].depth = -ct->phi;
   }
   // deepest first (selection: np is small)
@@ -448,9 +446,11 @@ static void contact_force(const fl_world *w, fl_int j, double f[3]) {
   if (!m || !m->prob || !m->solved) return;
   const fl_problem *p = m->prob;
   for (fl_int c = 0; c < p->nc; c++) {
-    double s = 0;
-    if (c < m->nct) s = (m->ct[c].b == j) - (m->ct[c].a == j);
-    else if (m->fct[c - m->nct].a.body == j) s = -1;
+    // side a's body pushes with -gamma; side b's with +gamma, counted for rigid pairs only (a
+    // rigid side b of a contact with a mesh, from rigid_vs_mesh, is not counted)
+    const fl__contact *ct = &m->ct[c];
+    double s = (ct->a.kind == FL__KIND_RIGID && ct->a.id == j) ? -1 : 0;
+    if (ct->a.kind == FL__KIND_RIGID && ct->b.kind == FL__KIND_RIGID) s += ct->b.id == j;
     if (s == 0) continue;
     const double *fr = p->frame + 9 * c, *g = m->gamma + 3 * c;
     for (int q = 0; q < 3; q++) f[q] += s * (fr[q] * g[0] + fr[3 + q] * g[1] + fr[6 + q] * g[2]) / p->dt;

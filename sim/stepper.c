@@ -1,114 +1,23 @@
 /* stepper.c: collide, assemble fl_problem, solve, integrate.
  *
- * Per step:
- *   collide   AABBs grown by the margin -> fl_broadphase -> fl_collide per pair (phi <= margin)
- *   assemble  dofs (v, w) per dynamic body in the world frame; A = blockdiag(m I3, R I R^T);
- *             v* = v0 + dt A^-1 (f_ext(t) - (0, w x I w)); contact rows (n, t1, t2) of the
- *             velocity of b relative to a at the contact point, u_n > 0 separating; joint rows;
- *             the velocity of prescribed bodies goes into b; previous impulses matched by
- *             (body pair, feature id) into gamma_guess
- *   deformable bodies (fem.c, fem_collide.c): their contacts come after the rigid ones, their
- *             dofs and cliques after the rigid bodies' (full sparse block or Schur complement)
+ * Per step, over the body kinds in order (fl__body_kinds: rigid.c, then fem.c; world_impl.h
+ * says what each hook does):
+ *   collide   each kind's contacts, appended to one list (rigid pairs first)
+ *   assemble  each kind's dofs, cliques, blocks of A, v0 and v*; contact rows (n, t1, t2) of the
+ *             velocity of side b relative to side a at the contact point, u_n > 0 separating,
+ *             from the two sides' kinds; joint rows; the velocity of prescribed or held parts
+ *             goes into b; previous impulses matched by (side keys, feature id) into gamma_guess
  *   solve     the named solver through solvers/fl_solver.h, guess v = v* + A^-1 J^T gamma_guess
- *   integrate x += dt v, q <- normalize(q + dt/2 (0, w) q) (fl_quat_integrate)
+ *   integrate each kind's new velocities and positions
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "fl_fem.h"
 #include "world_impl.h"
 
-//---- scratch growth ----
-
-//---- collision ----
-
-/* CPU time of this process (s), for benchmarks on a shared machine. */
-static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) {
-  for (int k = 0; k < 3; k++) {
-    double x = floor(a->p[k] * 1e9 + 0.5), y = floor(b->p[k] * 1e9 + 0.5);
-    if (x != y) return x < y;
-  }
-  return 0;
-}
-
-
-int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp, fl_int *capp,
-                    fl_int *npairs_out) {
-  FL_TRY(fl__world_impl(w));
-  fl_world_impl *m = w->impl;
-  fl_int n = w->nbody;
-  if (n > m->cap_aabb) {
-    fl_int cap = m->cap_aabb;
-    FL_TRY(fl_grow((void **)&m->lo, &cap, n, 3 * sizeof(double), "stepper"));
-    cap = m->cap_aabb;
-    FL_TRY(fl_grow((void **)&m->hi, &cap, n, 3 * sizeof(double), "stepper"));
-    cap = m->cap_aabb;
-    FL_TRY(fl_grow((void **)&m->skip, &cap, n, 1, "stepper"));
-    m->cap_aabb = cap;
-  }
-  // boxes grown by the margin; pairs of non-dynamic bodies are skipped
-  for (fl_int i = 0; i < n; i++) {
-    const fl_body *b = &w->body[i];
-    fl_shape_aabb(&b->shape, b->pos, b->quat, margin, m->lo + 3 * i, m->hi + 3 * i);
-    m->skip[i] = b->kind != FL_BODY_DYNAMIC;
-  }
-  fl_int *pairs = NULL, np = 0;
-  FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
-  *nctp = 0;
-  fl_manifold_point mp[FL_MANIFOLD_MAX];
-  int rc = FL_OK;
-  for (fl_int k = 0; k < np; k++) {
-    fl_int i = pairs[2 * k], j = pairs[2 * k + 1];
-    const fl_body *a = &w->body[i], *b = &w->body[j];
-    if (a->kind != FL_BODY_DYNAMIC && b->kind != FL_BODY_DYNAMIC) continue;
-    if (a->hydro_modulus > 0 || b->hydro_modulus > 0) {
-      // compliant pressure-field patch (hydroelastic.c); unsupported pairs fall through
-      int nh = fl__hydro_collide(w, i, j, margin, ctp, nctp, capp);
-      if (nh >= 0) continue;
-      if (nh != FL_ERR_UNSUPPORTED) {
-        rc = nh;
-        break;
-      }
-    }
-    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, margin, mp);
-    if (nm == FL_ERR_UNSUPPORTED) continue;
-    if (nm < 0) {
-      rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
-      break;
-    }
-    // a canonical order within the manifold (by position, to 1 nm), so that the same geometry
-    // gives the same problem whatever the numbering of the hull's faces (scene files)
-    for (int c = 1; c < nm; c++) {
-      fl_manifold_point t = mp[c];
-      int d = c - 1;
-      while (d >= 0 && point_before(&t, &mp[d])) {
-        mp[d + 1] = mp[d];
-        d--;
-      }
-      mp[d + 1] = t;
-    }
-    if (*nctp + nm > *capp) {
-      rc = fl_grow((void **)ctp, capp, *nctp + nm, sizeof(fl__contact), "stepper");
-      if (rc < 0) break;
-    }
-    for (int c = 0; c < nm; c++) {
-      fl__contact *ct = &(*ctp)[(*nctp)++];
-      ct->a = i;
-      ct->b = j;
-      memcpy(ct->p, mp[c].p, sizeof ct->p);
-      memcpy(ct->n, mp[c].n, sizeof ct->n);
-      ct->phi = mp[c].phi;
-      ct->feature = mp[c].feature;
-      ct->k = 0;
-    }
-  }
-  fl_free(pairs);
-  if (npairs_out) *npairs_out = np;
-  return rc;
-}
-
+const fl__body_ops *const fl__body_kinds[FL__NKIND] = {&fl__rigid_ops, &fl__fem_ops};
 
 //---- warm start keys ----
 
@@ -129,24 +38,14 @@ static const fl__wskey *key_find(const fl_world_impl *m, fl_int a, fl_int b, int
 
 //---- assembly ----
 
-/* Velocity of a non-dynamic body seen through row coefficients j (6). */
-static double body_rate(const fl_world *w, fl_int k, const double j[6]) {
-  if (k < 0) return 0;
-  const fl_body *b = &w->body[k];
-  if (b->kind != FL_BODY_PRESCRIBED) return 0;
-  return j[0] * b->vel[0] + j[1] * b->vel[1] + j[2] * b->vel[2] + j[3] * b->omega[0] +
-         j[4] * b->omega[1] + j[5] * b->omega[2];
-}
-
-
-/* Appends one row of J with coefficients ja on body a and jb on body b (dynamic ones only,
- * lower dof first) and returns the constant term of the non-dynamic bodies. */
+/* Appends one joint row of J with coefficients ja on rigid body a and jb on rigid body b
+ * (dynamic ones only, lower dof first) and returns the constant term of the non-dynamic bodies. */
 static double put_row(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz, fl_int a,
                       const double ja[6], fl_int b, const double jb[6]) {
   fl_int da = (a >= 0) ? w->body[a].dof : -1, db = (b >= 0) ? w->body[b].dof : -1;
   double bconst = 0;
-  if (da < 0) bconst += body_rate(w, a, ja);
-  if (db < 0) bconst += body_rate(w, b, jb);
+  if (da < 0) bconst += fl__body_rate(w, a, ja);
+  if (db < 0) bconst += fl__body_rate(w, b, jb);
   fl_int d1 = da, d2 = db;
   const double *j1 = ja, *j2 = jb;
   if (d2 >= 0 && (d1 < 0 || d2 < d1)) {
@@ -177,65 +76,16 @@ static int ndyn(const fl_world *w, fl_int a, fl_int b) {
 }
 
 
-//---- rows of contacts with deformable bodies ----
+//---- contact rows ----
 
-/* Columns a side can put in one row: 6 for a dynamic rigid body, 3 per mesh vertex. */
-static fl_int side_width(const fl_world *w, const fl__side *s) {
-  if (s->fem >= 0) return 3 * s->nvert;
-  return (s->body >= 0 && w->body[s->body].dof >= 0) ? 6 : 0;
-}
-
-
-static int side_material(const fl_world *w, const fl__side *s) {
-  return s->fem >= 0 ? w->fem[s->fem]->material : w->body[s->body].material;
-}
-
-
-static fl_int side_clique(const fl_world *w, const fl__side *s) {
-  if (s->fem >= 0) return fl__fem_clique(w, s->fem);
-  fl_int d = w->body[s->body].dof;
-  return d >= 0 ? d / 6 : -1;
-}
-
-
-/* Warm-start id of a side: the rigid body, or the deformable body after all rigid ones. */
-static fl_int side_key(const fl_world *w, const fl__side *s) {
-  return s->fem >= 0 ? fl__fem_key(w, s->fem) : s->body;
-}
-
-
-/* Coefficients of side s along d times sign into cols/vals; returns their number. */
-static int side_row(const fl_world *w, const fl__side *s, const fl__fcontact *ct,
-                    const double d[3], double sign, fl_int *cols, double *vals, double *bconst) {
-  if (s->fem >= 0) return fl__fem_side_row(w, s, d, sign, cols, vals, bconst);
-  const fl_body *b = &w->body[s->body];
-  double r[3], cr[3], j[6];
-  for (int k = 0; k < 3; k++) r[k] = ct->p[k] - b->pos[k];
-  fl_v3_cross(r, d, cr);
-  for (int k = 0; k < 3; k++) {
-    j[k] = sign * d[k];
-    j[3 + k] = sign * cr[k];
-  }
-  if (b->dof < 0) {
-    *bconst += body_rate(w, s->body, j);
-    return 0;
-  }
-  for (int k = 0; k < 6; k++) {
-    cols[k] = b->dof + k;
-    vals[k] = j[k];
-  }
-  return 6;
-}
-
-
-/* Row of J for the velocity of side b minus side a along d (columns sorted, duplicates
- * merged); returns the constant term of prescribed motion. */
-static double put_frow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
-                       const fl__fcontact *ct, const double d[3]) {
+/* Row of J for the velocity of side b minus side a along d at the contact point (columns
+ * sorted, duplicates merged); returns the constant term of prescribed or held motion. */
+static double put_crow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
+                       const fl__contact *ct, const double d[3]) {
   fl_int cols[24];
   double vals[24], bconst = 0;
-  int n = side_row(w, &ct->a, ct, d, -1.0, cols, vals, &bconst);
-  n += side_row(w, &ct->b, ct, d, 1.0, cols + n, vals + n, &bconst);
+  int n = fl__body_kinds[ct->a.kind]->side_row(w, &ct->a, ct->p, d, -1.0, cols, vals, &bconst);
+  n += fl__body_kinds[ct->b.kind]->side_row(w, &ct->b, ct->p, d, 1.0, cols + n, vals + n, &bconst);
   for (int i = 1; i < n; i++) {
     fl_int c = cols[i];
     double v = vals[i];
@@ -266,22 +116,26 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   fl_world_impl *m = w->impl;
   double t0 = fl_time_now(), c0 = w->cpu_times ? fl_cpu_now() : NAN;
   fl_int npairs = 0;
-  FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
-  m->nfct = 0;
-  if (w->nfem > 0) FL_TRY(fl__fem_collide(w, w->margin, &m->fct, &m->nfct, &m->cap_fct));
+  m->nct = 0;
+  for (int k = 0; k < FL__NKIND; k++) {
+    const fl__body_ops *K = fl__body_kinds[k];
+    if (K->count(w) > 0) FL_TRY(K->collide(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
+  }
   double t1 = fl_time_now(), c1 = w->cpu_times ? fl_cpu_now() : NAN;
 
   //---- sizes ----
-  fl_int nv = 0, ncl = 0;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    if (w->body[i].dof >= 0) {
-      ncl++;
-      nv = w->body[i].dof + 6;
-    }
+  fl_int nv = 0, ncl = 0, nnzA = 0;
+  int reduced = 0;
+  for (int k = 0; k < FL__NKIND; k++) {
+    const fl__body_ops *K = fl__body_kinds[k];
+    m->kind_dof[k] = nv;
+    if (K->count(w) == 0) continue;
+    FL_TRY(K->prepare(w, m->ct, m->nct, &nv, &ncl));
+    nnzA += K->nnz(w);
+    reduced |= K->reduced;
   }
-  fl_int nv_rigid = nv, ncl_rigid = ncl;
-  if (w->nfem > 0) FL_TRY(fl__fem_prepare(w, m->fct, m->nfct, &nv, &ncl));
-  fl_int nc = m->nct + m->nfct, nh = 0;
+  m->kind_dof[FL__NKIND] = nv;
+  fl_int nc = m->nct, nh = 0;
   for (fl_int j = 0; j < w->njoint; j++) nh += fl_joint_nrows(&w->joint[j]);
   fl_problem_free(m->prob);
   m->prob = NULL;
@@ -299,76 +153,30 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   if (ncl > 0 && (!p->clique_ptr || !p->clique_dof || !p->dof_clique))
     return fl_seterr(FL_ERR_STATE, "stepper: fl_problem_alloc gave no clique arrays");
 
-  //---- A, v0, v*: one 6x6 clique per dynamic body ----
-  int rc = fl_csr_alloc(nv, nv, 12 * ncl_rigid + (w->nfem > 0 ? fl__fem_nnz(w) : 0), &p->A);
+  //---- A, v0, v*: each kind's cliques ----
+  int rc = fl_csr_alloc(nv, nv, nnzA, &p->A);
   if (rc < 0) return rc;
   fl_csr *A = p->A;
-  fl_int nnz = 0, cl = 0;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    const fl_body *b = &w->body[i];
-    if (b->dof < 0) continue;
-    fl_int d = b->dof;
-    double Iw[9], Iinv[9], Iwo[3], gyro[3], tq[3] = {0, 0, 0}, f[3];
-    fl__body_inertia_world(b, Iw);
-    for (int k = 0; k < 3; k++) {
-      A->col[nnz] = d + k;
-      A->val[nnz++] = b->mass;
-      A->rowptr[d + k + 1] = nnz;
-    }
-    for (int r = 0; r < 3; r++) {
-      for (int c = 0; c < 3; c++) {
-        A->col[nnz] = d + 3 + c;
-        A->val[nnz++] = Iw[3 * r + c];
-      }
-      A->rowptr[d + 3 + r + 1] = nnz;
-    }
-    p->clique_ptr[cl] = d;
-    for (int k = 0; k < 6; k++) {
-      p->clique_dof[d + k] = d + k;
-      p->dof_clique[d + k] = cl;
-    }
-    cl++;
-    // free motion with the explicit gyroscopic term
-    for (int k = 0; k < 3; k++) f[k] = b->mass * w->gravity[k];
-    for (fl_int k = 0; k < w->nforce; k++) {
-      const fl_force *F = &w->force[k];
-      if (F->body != i) continue;
-      double s = fl_force_scale(F, w->t);
-      for (int c = 0; c < 3; c++) {
-        f[c] += s * F->f[c];
-        tq[c] += s * F->tau[c];
-      }
-    }
-    fl_m3_mulv(Iw, b->omega, Iwo);
-    fl_v3_cross(b->omega, Iwo, gyro);
-    rc = fl_m3_inv(Iw, Iinv);
-    if (rc < 0) return fl_seterr(rc, "stepper: body %s has a singular inertia", b->name);
-    for (int k = 0; k < 3; k++) tq[k] -= gyro[k];
-    double dw[3];
-    fl_m3_mulv(Iinv, tq, dw);
-    for (int k = 0; k < 3; k++) {
-      p->v0[d + k] = b->vel[k];
-      p->v0[d + 3 + k] = b->omega[k];
-      p->vstar[d + k] = b->vel[k] + w->dt * f[k] / b->mass;
-      p->vstar[d + 3 + k] = b->omega[k] + w->dt * dw[k];
-    }
-  }
-  if (w->nfem > 0) {
+  fl_int nnz = 0;
+  if (reduced) {
     // the unreduced diagonal (fl_problem.h) so that SAP regularizes full and Schur alike
     p->adiag_hint = fl_malloc((size_t)(nv > 0 ? nv : 1) * sizeof(double));
     if (!p->adiag_hint) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
-    A->nnz = nnz;
-    for (fl_int i = 0; i < nv_rigid; i++) p->adiag_hint[i] = fl_csr_get(A, i, i);
-    fl__fem_fill(w, p, &nnz);
+  }
+  for (int k = 0; k < FL__NKIND; k++) {
+    const fl__body_ops *K = fl__body_kinds[k];
+    if (K->count(w) > 0) FL_TRY(K->fill(w, p, &nnz));
   }
   A->nnz = nnz;
   if (ncl > 0) p->clique_ptr[ncl] = nv;
 
   //---- J: 3 rows per contact, then the joints' rows ----
   fl_int jnnz = 0;
-  for (fl_int c = 0; c < m->nct; c++) jnnz += 18 * ndyn(w, m->ct[c].a, m->ct[c].b);
-  for (fl_int c = 0; c < m->nfct; c++)
-    jnnz += 3 * (side_width(w, &m->fct[c].a) + side_width(w, &m->fct[c].b));
+  for (fl_int c = 0; c < m->nct; c++) {
+    const fl__side *a = &m->ct[c].a, *b = &m->ct[c].b;
+    jnnz += 3 * (fl__body_kinds[a->kind]->side_width(w, a) +
+                 fl__body_kinds[b->kind]->side_width(w, b));
+  }
   for (fl_int j = 0; j < w->njoint; j++)
     jnnz += 6 * fl_joint_nrows(&w->joint[j]) * ndyn(w, w->joint[j].body_a, w->joint[j].body_b);
   rc = fl_csr_alloc(3 * nc + nh, nv, jnnz, &p->J);
@@ -407,65 +215,27 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   int matched = 0;
   for (fl_int c = 0; c < m->nct; c++) {
     const fl__contact *ct = &m->ct[c];
-    const fl_body *ba = &w->body[ct->a], *bb = &w->body[ct->b];
-    double fr[9], ra[3], rb[3];
-    memcpy(fr, ct->n, 3 * sizeof(double));
-    fl_v3_tangents(ct->n, fr + 3, fr + 6);
-    for (int k = 0; k < 3; k++) {
-      ra[k] = ct->p[k] - ba->pos[k];
-      rb[k] = ct->p[k] - bb->pos[k];
-    }
-    // row d: velocity of b minus velocity of a at the point, along d
-    for (int r = 0; r < 3; r++) {
-      const double *d = fr + 3 * r;
-      double ja[6], jb[6], ca[3], cb[3];
-      fl_v3_cross(ra, d, ca);
-      fl_v3_cross(rb, d, cb);
-      for (int k = 0; k < 3; k++) {
-        ja[k] = -d[k];
-        ja[3 + k] = -ca[k];
-        jb[k] = d[k];
-        jb[3 + k] = cb[k];
-      }
-      p->b[3 * c + r] = put_row(w, J, 3 * c + r, &nnz, ct->a, ja, ct->b, jb);
-    }
-    const double *L = law + 3 * (ba->material * nm + bb->material);
-    p->phi0[c] = ct->phi;
-    p->mu[c] = mu_scale * L[0];
-    p->stiffness[c] = ct->k > 0 ? ct->k : L[1];
-    p->tau_d[c] = L[2];
-    p->clique_a[c] = ba->dof >= 0 ? ba->dof / 6 : -1;
-    p->clique_b[c] = bb->dof >= 0 ? bb->dof / 6 : -1;
-    memcpy(p->point + 3 * c, ct->p, 3 * sizeof(double));
-    memcpy(p->frame + 9 * c, fr, 9 * sizeof(double));
-    p->feature[c] = ct->feature;
-    // warm start from the impulse of the same features last step
-    const fl__wskey *hit = key_find(m, ct->a, ct->b, ct->feature);
-    if (hit && p->gamma_guess) {
-      memcpy(p->gamma_guess + 3 * c, m->ws_gamma + 3 * hit->idx, 3 * sizeof(double));
-      matched++;
-    }
-  }
-  for (fl_int f = 0; f < m->nfct; f++) {
-    fl_int c = m->nct + f;
-    const fl__fcontact *ct = &m->fct[f];
+    const fl__body_ops *Ka = fl__body_kinds[ct->a.kind], *Kb = fl__body_kinds[ct->b.kind];
     double fr[9];
     memcpy(fr, ct->n, 3 * sizeof(double));
     fl_v3_tangents(ct->n, fr + 3, fr + 6);
-    for (int r = 0; r < 3; r++)
-      p->b[3 * c + r] = put_frow(w, J, 3 * c + r, &nnz, ct, fr + 3 * r);
-    const double *L = law + 3 * (side_material(w, &ct->a) * nm + side_material(w, &ct->b));
+    // row d: velocity of side b minus velocity of side a at the point, along d
+    for (int r = 0; r < 3; r++) p->b[3 * c + r] = put_crow(w, J, 3 * c + r, &nnz, ct, fr + 3 * r);
+    const double *L = law + 3 * (Ka->side_material(w, &ct->a) * nm + Kb->side_material(w, &ct->b));
+    int rigid_pair = ct->a.kind == FL__KIND_RIGID && ct->b.kind == FL__KIND_RIGID;
     p->phi0[c] = ct->phi;
-    p->mu[c] = L[0];
-    p->stiffness[c] = L[1];
+    p->mu[c] = rigid_pair ? mu_scale * L[0] : L[0];
+    p->stiffness[c] = ct->k > 0 ? ct->k : L[1];
     p->tau_d[c] = L[2];
-    fl_int qa = side_clique(w, &ct->a), qb = side_clique(w, &ct->b);
+    fl_int qa = Ka->side_clique(w, &ct->a), qb = Kb->side_clique(w, &ct->b);
     p->clique_a[c] = qa < qb ? qa : qb;
     p->clique_b[c] = qa < qb ? qb : qa;
     memcpy(p->point + 3 * c, ct->p, 3 * sizeof(double));
     memcpy(p->frame + 9 * c, fr, 9 * sizeof(double));
     p->feature[c] = ct->feature;
-    const fl__wskey *hit = key_find(m, side_key(w, &ct->a), side_key(w, &ct->b), ct->feature);
+    // warm start from the impulse of the same features last step
+    const fl__wskey *hit =
+        key_find(m, Ka->side_key(w, &ct->a), Kb->side_key(w, &ct->b), ct->feature);
     if (hit && p->gamma_guess) {
       memcpy(p->gamma_guess + 3 * c, m->ws_gamma + 3 * hit->idx, 3 * sizeof(double));
       matched++;
@@ -517,31 +287,16 @@ int fl_world_contact_sides(const fl_world *w, fl_int c, fl_int body[2], fl_int f
   if (!m || !m->prob || c < 0 || c >= m->prob->nc)
     return fl_seterr(FL_ERR_INVAL, "contact %ld: no such contact in the last prepared problem",
                      (long)c);
-  if (c < m->nct) {
-    body[0] = m->ct[c].a;
-    body[1] = m->ct[c].b;
-    fem[0] = fem[1] = -1;
-    return FL_OK;
+  const fl__side *sd[2] = {&m->ct[c].a, &m->ct[c].b};
+  for (int k = 0; k < 2; k++) {
+    body[k] = sd[k]->kind == FL__KIND_RIGID ? sd[k]->id : -1;
+    fem[k] = sd[k]->kind == FL__KIND_FEM ? sd[k]->id : -1;
   }
-  const fl__fcontact *f = &m->fct[c - m->nct];
-  body[0] = f->a.body;
-  body[1] = f->b.body;
-  fem[0] = f->a.fem;
-  fem[1] = f->b.fem;
   return FL_OK;
 }
 
 
 //---- solve and integrate ----
-
-/* First problem dof after the rigid bodies'. */
-static fl_int fem_first_dof(const fl_world *w) {
-  fl_int nv = 0;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    if (w->body[i].dof >= 0) nv = w->body[i].dof + 6;
-  }
-  return nv;
-}
 
 int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
   fl_world_impl *m = w->impl;
@@ -569,21 +324,10 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     else memset(m->gamma, 0, (size_t)nr * sizeof(double));
     memcpy(m->v, p->vstar, (size_t)nv * sizeof(double));
     fl_csr_gemtv(p->J, 1.0, m->gamma, 0.0, m->v);
-    for (fl_int i = 0; i < w->nbody; i++) {
-      const fl_body *b = &w->body[i];
-      if (b->dof < 0) continue;
-      double *vb = m->v + b->dof, Iw[9], Iinv[9], dw[3];
-      fl__body_inertia_world(b, Iw);
-      FL_TRY(fl_m3_inv(Iw, Iinv));
-      fl_m3_mulv(Iinv, vb + 3, dw);
-      for (int k = 0; k < 3; k++) {
-        vb[k] = p->vstar[b->dof + k] + vb[k] / b->mass;
-        vb[3 + k] = p->vstar[b->dof + 3 + k] + dw[k];
-      }
-    }
-    if (w->nfem > 0) {
-      FL_TRY(fl__fem_apply_Ainv(w, m->v));
-      for (fl_int i = fem_first_dof(w); i < nv; i++) m->v[i] += p->vstar[i];
+    for (int k = 0; k < FL__NKIND; k++) {
+      const fl__body_ops *K = fl__body_kinds[k];
+      if (K->count(w) > 0)
+        FL_TRY(K->apply_Ainv(w, p, m->kind_dof[k], m->kind_dof[k + 1], m->v));
     }
     int rc = fl_solver_setup(s, p);
     if (rc < 0) return rc;
@@ -613,12 +357,9 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     m->ws_gamma = g;
   }
   for (fl_int c = 0; c < p->nc; c++) {
-    if (c < m->nct) {
-      m->ws[c] = (fl__wskey){m->ct[c].a, m->ct[c].b, m->ct[c].feature, c};
-    } else {
-      const fl__fcontact *f = &m->fct[c - m->nct];
-      m->ws[c] = (fl__wskey){side_key(w, &f->a), side_key(w, &f->b), f->feature, c};
-    }
+    const fl__contact *ct = &m->ct[c];
+    m->ws[c] = (fl__wskey){fl__body_kinds[ct->a.kind]->side_key(w, &ct->a),
+                           fl__body_kinds[ct->b.kind]->side_key(w, &ct->b), ct->feature, c};
     memcpy(m->ws_gamma + 3 * c, m->gamma + 3 * c, 3 * sizeof(double));
   }
   m->nws = p->nc;
@@ -631,19 +372,12 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
   }
   m->nws_h = p->nh;
 
-  //---- integrate: x += dt v, q <- q + dt/2 (0, w) q, renormalized ----
+  //---- integrate: each kind's velocities and positions ----
   double dt = w->dt;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    fl_body *b = &w->body[i];
-    if (b->kind == FL_BODY_FIXED) continue;
-    if (b->dof >= 0) {
-      memcpy(b->vel, m->v + b->dof, 3 * sizeof(double));
-      memcpy(b->omega, m->v + b->dof + 3, 3 * sizeof(double));
-    }
-    for (int k = 0; k < 3; k++) b->pos[k] += dt * b->vel[k];
-    fl_quat_integrate(b->quat, b->omega, dt);
+  for (int k = 0; k < FL__NKIND; k++) {
+    const fl__body_ops *K = fl__body_kinds[k];
+    if (K->count(w) > 0) FL_TRY(K->finish(w, m->v));
   }
-  if (w->nfem > 0) FL_TRY(fl__fem_finish(w, m->v));
   w->t += dt;
   double t2 = fl_time_now();
   if (info) {

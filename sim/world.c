@@ -150,7 +150,6 @@ void fl_world_free(fl_world *w) {
     fl_free(m->obs_ct);
     fl_free(m->obs_fct);
     fl_free(m->pose_body);
-    fl_free(m->fct);
     fl_free(m);
   }
   fl_free(w);
@@ -285,37 +284,6 @@ int fl_world_find_body(const fl_world *w, const char *name) {
     if (strcmp(w->body[i].name, name) == 0) return i;
   }
   return -1;
-}
-
-
-void fl__body_rot(const fl_body *b, double R[9]) { fl_quat_to_mat(b->quat, R); }
-
-
-void fl__body_inertia_world(const fl_body *b, double Iw[9]) {
-  double R[9], T[9], Rt[9];
-  fl_quat_to_mat(b->quat, R);
-  fl_m3_mul(R, b->inertia, T);
-  fl_m3_transpose(R, Rt);
-  fl_m3_mul(T, Rt, Iw);
-  // symmetrize against rounding
-  for (int r = 0; r < 3; r++) {
-    for (int c = r + 1; c < 3; c++) {
-      double s = 0.5 * (Iw[3 * r + c] + Iw[3 * c + r]);
-      Iw[3 * r + c] = Iw[3 * c + r] = s;
-    }
-  }
-}
-
-
-void fl__point_velocity(const fl_world *w, fl_int k, const double p[3], double out[3]) {
-  if (k < 0 || w->body[k].kind == FL_BODY_FIXED) {
-    out[0] = out[1] = out[2] = 0;
-    return;
-  }
-  const fl_body *b = &w->body[k];
-  double r[3] = {p[0] - b->pos[0], p[1] - b->pos[1], p[2] - b->pos[2]}, wr[3];
-  fl_v3_cross(b->omega, r, wr);
-  for (int i = 0; i < 3; i++) out[i] = b->vel[i] + wr[i];
 }
 
 

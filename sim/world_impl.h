@@ -10,14 +10,38 @@
 
 #include "fl_world.h"
 
-/* One contact point found by the narrow phase: bodies a < b, normal from a to b. */
+/*---- body kinds ----*/
+
+/* The kinds of bodies, in the order of their dofs, cliques and contacts in the problem: rigid
+ * bodies (rigid.c, the world's fl_body), deformable FEM bodies (fem.c, fl_fem_body). A new
+ * kind is one file with its fl__body_ops and one entry here and in fl__body_kinds. */
+typedef enum fl__kind { FL__KIND_RIGID = 0, FL__KIND_FEM = 1, FL__NKIND = 2 } fl__kind;
+
+/* One side of a contact: a body of some kind (id indexes that kind's bodies: w->body[id],
+ * w->fem[id]) and, on a mesh, up to 3 vertices with barycentric weights (the side's velocity is
+ * sum_k wt[k] v[vert[k]]; nvert = 0 for a rigid body). */
+typedef struct fl__side {
+  int kind;     /* fl__kind */
+  fl_int id;
+  int nvert;
+  fl_int vert[3];
+  double wt[3];
+} fl__side;
+
+/* One contact between two bodies of any kinds: normal from side a to side b. Rigid pairs have
+ * a.id < b.id; contacts with a deformable body come from sim/fem_collide.c. */
 typedef struct fl__contact {
-  fl_int a, b;
-  double p[3], n[3];
-  double phi;
-  int64_t feature;
+  fl__side a, b;
+  double p[3], n[3]; /* world point (midway between the surfaces), unit normal a -> b */
+  double phi;        /* signed distance (m) */
+  int64_t feature;   /* feature id, stable across steps (warm start) */
   double k;  /* > 0: this contact's own stiffness (N/m, hydroelastic patch); else the materials' */
 } fl__contact;
+
+/* A rigid side: body k. */
+static inline fl__side fl__rigid_side(fl_int k) {
+  return (fl__side){.kind = FL__KIND_RIGID, .id = k, .nvert = 0};
+}
 
 /* Warm-start key of a contact: the body pair and the feature id. */
 typedef struct fl__wskey {
@@ -26,23 +50,46 @@ typedef struct fl__wskey {
   fl_int idx; /* index into the impulse array it came from */
 } fl__wskey;
 
-/* One side of a contact with a deformable body: a rigid body, or up to 3 vertices of a mesh
- * with barycentric weights (the side's velocity is sum_k wt[k] v[vert[k]]). */
-typedef struct fl__side {
-  fl_int body;  /* rigid body index, or -1 */
-  fl_int fem;   /* deformable body index, or -1 */
-  int nvert;
-  fl_int vert[3];
-  double wt[3];
-} fl__side;
+/* What the stepper asks of every body kind, in this order each step (stepper.c):
+ *   collide       appends the kind's contacts with the kinds before it and itself (phi <=
+ *                 margin) to *ct (count *nct, capacity *cap, grown with fl_grow); npairs (may
+ *                 be NULL) gets the broad-phase pairs it tested
+ *   prepare       from all the step's contacts: assigns the kind's problem dofs from *nv on and
+ *                 its cliques from *ncl on (advancing both), and whatever fill needs
+ *   nnz           stored entries of the kind's blocks of A
+ *   fill          the kind's rows of A (from *nnz on, advancing it), v0, v*, clique_ptr,
+ *                 clique_dof, dof_clique, and adiag_hint when the problem has one
+ *   side_*        of one side of this kind: its columns in a row (width, an upper bound), its
+ *                 material, its problem clique (-1: none), its warm-start key; side_row appends
+ *                 the coefficients of the side's velocity at point x along d, times sign, as
+ *                 (dof, value) pairs and returns their number, adding the velocity of held or
+ *                 prescribed parts to *bconst
+ *   apply_Ainv    x <- v* + A^-1 x on the kind's dofs [d0, d1) (the solver's starting guess)
+ *   finish        after the solve, from the problem's velocities v: the kind's new velocities
+ *                 and positions */
+typedef struct fl__body_ops {
+  const char *name;
+  int reduced;  /* its blocks of A may be reduced (Schur): the problem carries adiag_hint */
+  fl_int (*count)(const fl_world *w);
+  int (*collide)(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
+                 fl_int *npairs);
+  int (*prepare)(fl_world *w, const fl__contact *ct, fl_int nct, fl_int *nv, fl_int *ncl);
+  fl_int (*nnz)(const fl_world *w);
+  int (*fill)(const fl_world *w, fl_problem *p, fl_int *nnz);
+  fl_int (*side_width)(const fl_world *w, const fl__side *s);
+  int (*side_material)(const fl_world *w, const fl__side *s);
+  fl_int (*side_clique)(const fl_world *w, const fl__side *s);
+  fl_int (*side_key)(const fl_world *w, const fl__side *s);
+  int (*side_row)(const fl_world *w, const fl__side *s, const double x[3], const double d[3],
+                  double sign, fl_int *cols, double *vals, double *bconst);
+  int (*apply_Ainv)(const fl_world *w, const fl_problem *p, fl_int d0, fl_int d1, double *x);
+  int (*finish)(fl_world *w, const double *v);
+} fl__body_ops;
 
-/* A contact involving a deformable body (sim/fem_collide.c): normal from side a to side b. */
-typedef struct fl__fcontact {
-  fl__side a, b;
-  double p[3], n[3]; /* world point midway between the surfaces, unit normal a -> b */
-  double phi;        /* signed distance (m) */
-  int64_t feature;   /* the vertex of side b (stable across steps) */
-} fl__fcontact;
+extern const fl__body_ops fl__rigid_ops; /* rigid.c */
+extern const fl__body_ops fl__fem_ops;   /* fem.c */
+/* Every kind, indexed by fl__kind (stepper.c). */
+extern const fl__body_ops *const fl__body_kinds[FL__NKIND];
 
 struct fl_world_impl {
   /* collision scratch, grown as needed */
@@ -71,22 +118,23 @@ struct fl_world_impl {
   fl_int nobs_ct, cap_obs_ct;
   fl__contact *obs_ct;    /* contacts found by the observables (margin 0) */
   fl_int nobs_fct, cap_obs_fct;
-  fl__fcontact *obs_fct;  /* deformable contacts found by the observables (margin 0) */
+  fl__contact *obs_fct;   /* deformable contacts found by the observables (margin 0) */
   fl_int npose;
   fl_int *pose_body;      /* rigid bodies with pose and velocity columns, in column order */
-  /* deformable bodies: their contacts of the prepared problem (after the rigid ones) */
-  fl_int nfct, cap_fct;
-  fl__fcontact *fct;
+  fl_int kind_dof[FL__NKIND + 1]; /* problem dofs of kind k: [kind_dof[k], kind_dof[k + 1]) */
   double fem_geometry_s;  /* CPU time of the last fl__fem_collide */
 };
 
 /* Makes sure w->impl exists. */
 int fl__world_impl(fl_world *w);
-/* Rotation matrix and world inertia R I R^T of a body. */
-void fl__body_rot(const fl_body *b, double R[9]);
+/* Rotation matrix and world inertia R I R^T of a body (rigid.c). */
+static inline void fl__body_rot(const fl_body *b, double R[9]) { fl_quat_to_mat(b->quat, R); }
 void fl__body_inertia_world(const fl_body *b, double Iw[9]);
 /* World velocity of a point p of body k (k < 0: the world, zero). */
 void fl__point_velocity(const fl_world *w, fl_int k, const double p[3], double out[3]);
+/* Velocity of a prescribed body k seen through row coefficients j (6) on (v, w); 0 for a fixed
+ * or dynamic body and for k < 0 (rigid.c). */
+double fl__body_rate(const fl_world *w, fl_int k, const double j[6]);
 
 /* One bilateral row of a joint, in terms of the two bodies' 6 velocities:
  * row . v = ja . (v_a, w_a) + jb . (v_b, w_b), error g0, compliance c, extra b, bounds. */
@@ -102,8 +150,9 @@ typedef struct fl__jrow {
 /* Rows of joint j at the current poses for time step dt; returns their count (<= 7). */
 int fl__joint_rows(const fl_world *w, const fl_joint *j, double dt, fl__jrow *rows);
 
-/* Narrow phase on all pairs with the given margin into *ct (count *nct, capacity *cap, grown
- * with fl_realloc). npairs, if not NULL, gets the broad-phase pair count. */
+/* Narrow phase on all pairs of rigid bodies with the given margin into *ct (count *nct, from 0;
+ * capacity *cap, grown with fl_grow). npairs, if not NULL, gets the broad-phase pair count.
+ * w->impl must exist (fl__world_impl). */
 int fl__collide_all(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
                     fl_int *npairs);
 
@@ -118,31 +167,10 @@ int fl__hydro_collide(fl_world *w, fl_int i, fl_int j, double margin, fl__contac
 /* Warm-start id of a deformable body k in contact keys (after every rigid body). */
 static inline fl_int fl__fem_key(const fl_world *w, fl_int k) { return w->nbody + k; }
 
-/* Contacts of deformable bodies with rigid bodies and with each other (phi <= margin) into
- * *ct (count *nct, capacity *cap, grown with fl_realloc). */
-int fl__fem_collide(fl_world *w, double margin, fl__fcontact **ct, fl_int *nct, fl_int *cap);
+/* Contacts of deformable bodies with rigid bodies and with each other (phi <= margin) appended
+ * to *ct (count *nct, capacity *cap, grown with fl_grow). w->impl must exist. */
+int fl__fem_collide(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap);
 
-/* Per deformable body, for the step about to be assembled: marks participating dofs (from
- * the contacts), assembles A and the elastic forces, factors, computes v*; assigns the
- * body's problem dofs from *nv on (advancing it) and its clique from *ncl on. */
-int fl__fem_prepare(fl_world *w, const fl__fcontact *ct, fl_int nct, fl_int *nv, fl_int *ncl);
-/* Number of stored entries of the bodies' blocks of A (for sizing the problem's A). */
-fl_int fl__fem_nnz(const fl_world *w);
-/* Appends the bodies' rows of A (after the rigid rows, which end at *nnz) and fills v0, v*,
- * clique_ptr/clique_dof/dof_clique for their dofs. */
-void fl__fem_fill(const fl_world *w, fl_problem *p, fl_int *nnz);
-/* Problem clique of body k for this step, or -1 when it has no dofs in the problem. */
-fl_int fl__fem_clique(const fl_world *w, fl_int k);
-/* Coefficients of the velocity of side s along d, times sign, as (problem dof, value) pairs
- * appended at cols/vals (returns how many, <= 9), and the contribution of held dofs to the
- * constant term through *bconst. */
-int fl__fem_side_row(const fl_world *w, const fl__side *s, const double d[3], double sign,
-                     fl_int *cols, double *vals, double *bconst);
-/* In place on the bodies' slots of x (nv): x <- A^-1 x (their blocks of the problem's A). */
-int fl__fem_apply_Ainv(const fl_world *w, double *x);
-/* After the solve: recovers the non-participating velocities (schur), sets every vertex
- * velocity (held dofs at their prescribed value), integrates x += dt v, checks inversion. */
-int fl__fem_finish(fl_world *w, const double *v);
 /* Frees body k and its scratch. */
 void fl__fem_free(fl_fem_body *b);
 
