@@ -13,7 +13,7 @@
 /*---- body kinds ----*/
 
 /* The kinds of bodies, in the order of their dofs, cliques and contacts in the problem: rigid
- * bodies (rigid.c, the world's fl_body), deformable FEM bodies (fem.c, fl_fem_body). A new
+ * bodies (rigid.c, the world's fl_body), deformable FEM bodies (fem_step.c, fl_fem_body). A new
  * kind is one file with its fl__body_ops and one entry here and in fl__body_kinds. */
 typedef enum fl__kind { FL__KIND_RIGID = 0, FL__KIND_FEM = 1, FL__NKIND = 2 } fl__kind;
 
@@ -87,7 +87,7 @@ typedef struct fl__body_ops {
 } fl__body_ops;
 
 extern const fl__body_ops fl__rigid_ops; /* rigid.c */
-extern const fl__body_ops fl__fem_ops;   /* fem.c */
+extern const fl__body_ops fl__fem_ops;   /* fem_step.c */
 /* Every kind, indexed by fl__kind (stepper.c). */
 extern const fl__body_ops *const fl__body_kinds[FL__NKIND];
 
