@@ -1,0 +1,351 @@
+/* collide_poly.c: polyhedron against polyhedron (collide.c describes the narrow phase):
+ * separating axes with the Gauss-map test, clipping for face contacts, closest points of edges.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "collide_impl.h"
+
+/*---- polyhedron against polyhedron ----*/
+
+/* one convex polygon vertex during clipping: position and the label of the segment that
+ * arrives at it (>= 0: incident face slot; < 0: -(reference face slot + 1)) */
+typedef struct cvert {
+  double x[3];
+  int lab;
+} cvert;
+
+
+/* Gregorius' test: do the arcs (a, b) and (c, d) of the Gauss map cross? Normals of b are
+ * passed negated, so a crossing is an edge pair that builds a face of the Minkowski
+ * difference */
+static int minkowski_face(const double a[3], const double b[3], const double c[3],
+                          const double d[3]) {
+  double bxa[3], dxc[3];
+  cross3(b, a, bxa);
+  cross3(d, c, dxc);
+  double cba = dot3(c, bxa), dba = dot3(d, bxa), adc = dot3(a, dxc), bdc = dot3(b, dxc);
+  return cba * dba < 0 && adc * bdc < 0 && cba * bdc > 0;
+}
+
+
+/* face contact with reference face f of shape `ref` (frame of ref) and the incident shape
+ * `inc` placed in ref's frame by (R, t). Clips, keeps points within the margin and writes
+ * them in the world (via ref's pose) with ref's outward normal, or its opposite when ref is b
+ * (ref_is_b), features ordered (a, b). */
+static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *inc,
+                         const double R[9], const double t[3], fl_int f, int ref_is_b,
+                         int fallback, double margin, cbuf *B) {
+  const double *nf = ref->face_normal + 3 * f;
+  double df = ref->face_offset[f];
+  // incident face: the most anti-parallel one
+  double nfi[3];
+  mulvt(R, nf, nfi); // ref normal in inc's frame
+  fl_int g = 0;
+  double gmin = INFINITY;
+  for (fl_int k = 0; k < inc->nface; k++) {
+    double c = dot3(inc->face_normal + 3 * k, nfi);
+    if (c < gmin) gmin = c, g = k;
+  }
+  // per-thread scratch (no allocation, no large stack frame)
+  static _Thread_local cvert buf0[CLIP_MAX], buf1[CLIP_MAX];
+  cvert *in = buf0, *out = buf1;
+  int nin = 0;
+  fl_int g0 = inc->face_ptr[g], g1 = inc->face_ptr[g + 1];
+  for (fl_int k = g0; k < g1 && nin < CLIP_MAX; k++) {
+    double xl[3];
+    mulv(R, inc->vert + 3 * inc->face_vert[k], xl);
+    for (int i = 0; i < 3; i++) in[nin].x[i] = xl[i] + t[i];
+    // the segment arriving at slot k is the previous slot's edge
+    in[nin].lab = (int)((k == g0 ? g1 : k) - 1 - g0);
+    nin++;
+  }
+  // sutherland-hodgman against the reference face's side planes
+  fl_int r0 = ref->face_ptr[f], r1 = ref->face_ptr[f + 1];
+  for (fl_int k = r0; k < r1 && nin > 0; k++) {
+    fl_int kn = k + 1 < r1 ? k + 1 : r0;
+    const double *p = ref->vert + 3 * ref->face_vert[k], *q = ref->vert + 3 * ref->face_vert[kn];
+    double e[3], sd[3];
+    sub3(q, p, e);
+    cross3(e, nf, sd);
+    double off = dot3(sd, p);
+    int nout = 0;
+    for (int i = 0; i < nin; i++) {
+      const cvert *P = in + (i == 0 ? nin - 1 : i - 1), *Q = in + i;
+      double dp = dot3(sd, P->x) - off, dq = dot3(sd, Q->x) - off;
+      if (dq <= 0) {
+        if (dp > 0 && nout < CLIP_MAX) {
+          cvert *I = out + nout++;
+          for (int j = 0; j < 3; j++) I->x[j] = P->x[j] + dp / (dp - dq) * (Q->x[j] - P->x[j]);
+          I->lab = -(int)(k - r0) - 1;
+        }
+        if (nout < CLIP_MAX) out[nout++] = *Q;
+      } else if (dp <= 0 && nout < CLIP_MAX) {
+        cvert *I = out + nout++;
+        for (int j = 0; j < 3; j++) I->x[j] = P->x[j] + dp / (dp - dq) * (Q->x[j] - P->x[j]);
+        I->lab = Q->lab;
+      }
+    }
+    cvert *tmp = in;
+    in = out, out = tmp;
+    nin = nout;
+  }
+  double nw[3], n[3];
+  mulv(Pref->R, nf, nw);
+  for (int i = 0; i < 3; i++) n[i] = ref_is_b ? -nw[i] : nw[i];
+  if (nin == 0 && !fallback) return;
+  if (nin == 0) {
+    // overlapping, but the incident face misses the reference face (rare): the incident
+    // shape's deepest vertex
+    fl_int vd = 0;
+    double hd = INFINITY;
+    for (fl_int v = 0; v < inc->nvert; v++) {
+      double xl[3];
+      mulv(R, inc->vert + 3 * v, xl);
+      double h = dot3(nf, xl) + dot3(nf, t) - df;
+      if (h < hd) hd = h, vd = v;
+    }
+    if (hd > margin) return;
+    double xl[3], xr[3], pr[3];
+    mulv(R, inc->vert + 3 * vd, xl);
+    for (int i = 0; i < 3; i++) xr[i] = xl[i] + t[i] - hd * nf[i];
+    to_world(Pref, xr, pr);
+    uint32_t fr = FL_FEAT(FL_FEAT_FACE, f), fi = FL_FEAT(FL_FEAT_VERTEX, vd);
+    if (ref_is_b)
+      fl__cl_add_b(B, pr, n, hd, fi, fr);
+    else
+      fl__cl_add_a(B, pr, n, hd, fr, fi);
+    return;
+  }
+  for (int i = 0; i < nin; i++) {
+    double h = dot3(nf, in[i].x) - df;
+    if (h > margin) continue;
+    // features from the labels of the segments arriving at and leaving the point
+    int lin = in[i].lab, lout = in[(i + 1) % nin].lab;
+    uint32_t fr, fi;
+    if (lin >= 0 && lout >= 0) {
+      fr = FL_FEAT(FL_FEAT_FACE, f);
+      fi = FL_FEAT(FL_FEAT_VERTEX, inc->face_vert[g0 + lout]);
+    } else if (lin < 0 && lout < 0) {
+      fr = FL_FEAT(FL_FEAT_VERTEX, ref->face_vert[r0 - lout - 1]);
+      fi = FL_FEAT(FL_FEAT_FACE, g);
+    } else {
+      int li = lin >= 0 ? lin : lout, lr = lin < 0 ? lin : lout;
+      fr = FL_FEAT(FL_FEAT_EDGE, ref->face_edge[r0 - lr - 1]);
+      fi = FL_FEAT(FL_FEAT_EDGE, inc->face_edge[g0 + li]);
+    }
+    // the point on the reference face, in the world
+    double xr[3], pr[3];
+    axpy3(-h, nf, in[i].x, xr);
+    to_world(Pref, xr, pr);
+    if (ref_is_b)
+      fl__cl_add_b(B, pr, n, h, fi, fr);
+    else
+      fl__cl_add_a(B, pr, n, h, fr, fi);
+  }
+}
+
+
+/* exact closest points of two disjoint convex polyhedra, in a's frame (b placed by Rab, tab):
+ * the closest pair joins a vertex of one to the other (vertex-face, -edge, -vertex) or two
+ * edges, so the minimum over those is exact. Returns the distance, the points ca (on a) and
+ * cb (on b) and the feature codes. O(V_a (F_b + E_b) + V_b (F_a + E_a) + E_a E_b). */
+static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                 const double tab[3], double ca[3], double cb[3], uint32_t *fa,
+                                 uint32_t *fb) {
+  double best = INFINITY;
+  // vertices of b against a
+  for (fl_int v = 0; v < b->nvert; v++) {
+    double x[3], q[3], nn[3];
+    uint32_t f = 0;
+    mulv(Rab, b->vert + 3 * v, x);
+    axpy3(1, tab, x, x);
+    double d = fl__cl_poly_closest(a, x, q, nn, &f);
+    if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
+  }
+  // vertices of a against b (in b's frame, then back)
+  for (fl_int v = 0; v < a->nvert; v++) {
+    double x[3], xb[3], q[3], nn[3];
+    uint32_t f = 0;
+    sub3(a->vert + 3 * v, tab, x);
+    mulvt(Rab, x, xb);
+    double d = fl__cl_poly_closest(b, xb, q, nn, &f);
+    if (d < best) {
+      best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
+      mulv(Rab, q, cb);
+      axpy3(1, tab, cb, cb);
+    }
+  }
+  // edge pairs
+  for (fl_int j = 0; j < b->nedge; j++) {
+    double p2[3], q2[3], e2[3];
+    mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+    axpy3(1, tab, p2, p2);
+    mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+    axpy3(1, tab, q2, q2);
+    sub3(q2, p2, e2);
+    for (fl_int i = 0; i < a->nedge; i++) {
+      const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+      double e1[3], c1[3], c2[3], r[3], sp, tp;
+      sub3(q1, p1, e1);
+      fl__cl_seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
+      sub3(c2, c1, r);
+      double d = norm3(r);
+      // endpoints are vertices, already covered with their own features
+      if (d < best && sp > 0 && sp < 1 && tp > 0 && tp < 1) {
+        best = d, copy3(c1, ca), copy3(c2, cb);
+        *fa = FL_FEAT(FL_FEAT_EDGE, i), *fb = FL_FEAT(FL_FEAT_EDGE, j);
+      }
+    }
+  }
+  return best;
+}
+
+
+/* one point from the exact closest points of two disjoint polyhedra */
+static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, const double Rab[9],
+                       const double tab[3], double margin, cbuf *B) {
+  double xa[3] = {0, 0, 0}, xb[3] = {0, 0, 0}, dv[3], nl[3], n[3], pa[3];
+  uint32_t fa = 0, fb = 0;
+  double dist = poly_poly_distance(a, b, Rab, tab, xa, xb, &fa, &fb);
+  if (dist > margin || !(dist > 0)) return;
+  sub3(xb, xa, dv);
+  for (int i = 0; i < 3; i++) nl[i] = dv[i] / dist;
+  mulv(A->R, nl, n);
+  to_world(A, xa, pa);
+  fl__cl_add_a(B, pa, n, dist, fa, fb);
+}
+
+
+void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                      double margin, cbuf *B) {
+  // b in a's frame: x_a = Rab x_b + tab
+  double Rab[9], tab[3], d[3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      Rab[3 * i + j] = A->R[i] * Bp->R[j] + A->R[3 + i] * Bp->R[3 + j] + A->R[6 + i] * Bp->R[6 + j];
+  sub3(Bp->p, A->p, d);
+  mulvt(A->R, d, tab);
+  // a in b's frame: x_b = Rab^T x_a + tba
+  double tba[3];
+  mulvt(Rab, tab, tba);
+  tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
+  double tol = FACE_PREF * (a->radius + b->radius);
+
+  // faces of a: separation = min over b's vertices of n . x - d
+  fl_int fa = -1, fb = -1;
+  double sa = -INFINITY, sb = -INFINITY;
+  for (fl_int f = 0; f < a->nface; f++) {
+    const double *nf = a->face_normal + 3 * f;
+    double nb[3], m = INFINITY;
+    mulvt(Rab, nf, nb);
+    for (fl_int v = 0; v < b->nvert; v++) {
+      double t = dot3(nb, b->vert + 3 * v);
+      if (t < m) m = t;
+    }
+    double s = m + dot3(nf, tab) - a->face_offset[f];
+    if (s > sa) sa = s, fa = f;
+    if (s > margin) return;
+  }
+  for (fl_int f = 0; f < b->nface; f++) {
+    const double *nf = b->face_normal + 3 * f;
+    double na[3], m = INFINITY;
+    mulv(Rab, nf, na);
+    for (fl_int v = 0; v < a->nvert; v++) {
+      double t = dot3(na, a->vert + 3 * v);
+      if (t < m) m = t;
+    }
+    double s = m + dot3(nf, tba) - b->face_offset[f];
+    if (s > sb) sb = s, fb = f;
+    if (s > margin) return;
+  }
+  // edge pairs that build a face of the minkowski difference, in a's frame
+  double ca[3] = {0, 0, 0};
+  for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
+  fl_int ea = -1, eb = -1;
+  double se = -INFINITY, nbest[3] = {0, 0, 0};
+  // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
+  static _Thread_local double arc_a[3 * GAUSS_CACHE];
+  int cached = a->nedge <= GAUSS_CACHE;
+  for (fl_int i = 0; cached && i < a->nedge; i++)
+    cross3(a->face_normal + 3 * a->edge_face[2 * i + 1], a->face_normal + 3 * a->edge_face[2 * i],
+           arc_a + 3 * i);
+  for (fl_int j = 0; j < b->nedge; j++) {
+    double p2[3], q2[3], e2[3], c[3], dd[3];
+    mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+    axpy3(1, tab, p2, p2);
+    mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+    axpy3(1, tab, q2, q2);
+    sub3(q2, p2, e2);
+    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
+    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
+    double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]}, dxc[3];
+    cross3(dn, cn, dxc);
+    for (fl_int i = 0; i < a->nedge; i++) {
+      const double *an = a->face_normal + 3 * a->edge_face[2 * i];
+      const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
+      if (cached) {
+        // minkowski_face with both arcs precomputed, cheapest test first
+        const double *bxa = arc_a + 3 * i;
+        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        if (!(cba * dba < 0)) continue;
+        double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+        if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
+      } else if (!minkowski_face(an, bn, cn, dn)) {
+        continue;
+      }
+      const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+      double e1[3], nn[3], w[3];
+      sub3(q1, p1, e1);
+      cross3(e1, e2, nn);
+      double l = norm3(nn);
+      if (l <= 1e-6 * norm3(e1) * norm3(e2)) continue; // parallel edges: faces cover them
+      for (int k = 0; k < 3; k++) nn[k] /= l;
+      sub3(p1, ca, w);
+      if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
+      sub3(p2, p1, w);
+      double s = dot3(nn, w);
+      if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
+      if (s > margin) return;
+    }
+  }
+
+  int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  if (ea >= 0 && se > fmax(sa, sb) + tol && separated) {
+    // separated with an edge axis: the axis bounds the distance from below only, so take
+    // the exact closest points (the face case below is exact by construction)
+    poly_exact(a, A, b, Rab, tab, margin, B);
+    return;
+  }
+  if (ea >= 0 && se > fmax(sa, sb) + tol) {
+    // edge contact: one point midway between the closest points of the two edges
+    const double *p1 = a->vert + 3 * a->edge[2 * ea], *q1 = a->vert + 3 * a->edge[2 * ea + 1];
+    double p2[3], q2[3], e1[3], e2[3], c1[3], c2[3], s, t, w[3], n[3], pa[3];
+    mulv(Rab, b->vert + 3 * b->edge[2 * eb], p2);
+    axpy3(1, tab, p2, p2);
+    mulv(Rab, b->vert + 3 * b->edge[2 * eb + 1], q2);
+    axpy3(1, tab, q2, q2);
+    sub3(q1, p1, e1);
+    sub3(q2, p2, e2);
+    fl__cl_seg_closest(p1, e1, p2, e2, &s, &t, c1, c2);
+    sub3(c2, c1, w);
+    double phi = dot3(nbest, w);
+    if (phi > margin) return;
+    mulv(A->R, nbest, n);
+    to_world(A, c1, pa);
+    fl__cl_add_a(B, pa, n, phi, FL_FEAT(FL_FEAT_EDGE, ea), FL_FEAT(FL_FEAT_EDGE, eb));
+    return;
+  }
+  int n0 = B->n;
+  if (sb > sa + tol) {
+    double Rba[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
+    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, B);
+  } else {
+    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, B);
+  }
+  // separated, and the incident face misses the reference face: the exact closest points
+  if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
+}
