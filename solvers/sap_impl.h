@@ -1,0 +1,104 @@
+/* sap_impl.h: what SAP's files share (sap.c: projection, models, Newton; sap_setup.c: the
+ * set-up): constants, options, private state. Never included outside solvers/ and tests/.
+ */
+#ifndef FL_SAP_IMPL_H
+#define FL_SAP_IMPL_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "solvers/sap_impl.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
+
+#include <cholmod.h>
+
+#include "fl_solver_impl.h"
+
+/* soft norm of the tangential impulse, N s (Drake's hard-coded 1e-7) */
+#define SAP_EPS_SOFT 1e-7
+#define SAP_TWO_PI_SQ (4.0 * M_PI * M_PI)
+
+/* internal entry points (tests call them; prototypes repeated there) */
+int fl__sap_project(double mu, const double R[3], const double y[3], double gamma[3],
+                    double G[9]);
+double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
+                      double G[9], int *mode);
+double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
+                       double gam[3], double G[9], int *mode);
+
+enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
+enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
+enum { START_V0 = 0, START_VSTAR = 1 };
+enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
+enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
+/* contact models; "sap" is the old name of the convex one, kept for command lines */
+enum { MODEL_CONVEX = 0, MODEL_SIMILAR = 1, MODEL_LAGGED = 2, MODEL_SAP = 3 };
+
+typedef struct sap_opts {
+  double beta;         /* near-rigid parameter of contacts */
+  double beta_h;       /* near-rigid parameter of bilateral rows */
+  double sigma;        /* tangential regularization R_t = sigma w */
+  int line_search;     /* exact | backtracking */
+  int linear;          /* auto | dense | cholmod */
+  int dense_max;       /* auto: dense when nv <= dense_max */
+  int cholmod;         /* CHOLMOD factorization: auto | supernodal | simplicial */
+  int start;           /* guess without warm_start: v0 | vstar */
+  double alpha_max;    /* exact line search bracket [0, alpha_max] */
+  double ls_tol;       /* exact: |l'(alpha)| / |l'(0)| tolerance */
+  int ls_max_iter;     /* line-search iterations */
+  double ls_rho;       /* backtracking factor */
+  double ls_c;         /* Armijo constant */
+  double cost_abs_tol; /* stagnation: absolute change of the cost (J) */
+  double cost_rel_tol; /* stagnation: relative change of the cost */
+  int model;           /* contact model of every contact: convex | similar | lagged (| sap) */
+  double vs;           /* similar, lagged: stiction tolerance of the regularized friction (m/s) */
+  int passes;          /* lagged: solves per step (n0 re-lagged to the last normal impulses) */
+} sap_opts;
+
+/* private state, made in setup, freed in destroy */
+typedef struct sap_data {
+  fl_int nv, nc, nh, nr, ncon;
+  /* constraints: contacts 0..nc-1 (3 rows at 3k), bilateral rows nc..ncon-1 (1 row) */
+  fl_int *dptr;   /* (ncon + 1) into dof */
+  fl_int *dof;    /* dofs each constraint touches, ascending */
+  fl_int *jptr;   /* (ncon + 1) into Jb */
+  double *Jb;     /* dense rows of J restricted to the constraint's dofs, row-major */
+  fl_int mmax;    /* largest dof count of a constraint */
+  double *R;      /* (nr) regularization per row */
+  double *vhat;   /* (nr) bias per row */
+  double *w;      /* (ncon) Delassus estimate */
+  int model;      /* MODEL_CONVEX | MODEL_SIMILAR | MODEL_LAGGED */
+  double *n0s;    /* (nc) similar, lagged: start-of-step normal impulse (N s) made in setup */
+  double *n0;     /* (nc) the one a solve uses (lagged passes update it) */
+  double *eps;    /* (nc) similar, lagged: soft-norm velocity of the friction (m/s) */
+  double *Adiag;  /* (nv) */
+  double *Dsc;    /* (nv) diag(A)^-1/2 */
+  unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
+  int dense;      /* linear solver used */
+  double *Hd;     /* (nv x nv) dense Newton matrix */
+  /* cholmod */
+  int cm_on;
+  cholmod_common cm;
+  cholmod_sparse *H; /* lower triangle, pattern of A + sum J_k^T J_k */
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  fl_int *apos;   /* (nnz of A) position of each A entry in H->x, -1 above the diagonal */
+  fl_int *hptr;   /* (ncon + 1) into hpos */
+  fl_int *hpos;   /* lower pairs (a >= b) of each constraint block, b outer */
+  size_t arena_bytes;
+  /* last solve */
+  int nfactor;
+} sap_data;
+
+#define SD(s) ((sap_data *)(s)->data)
+#define SO(s) ((const sap_opts *)(s)->opts)
+
+/* rows of constraint k (3 for a contact, 1 for a bilateral row) and its first row */
+static inline fl_int con_nrow(const sap_data *d, fl_int k) { return k < d->nc ? 3 : 1; }
+static inline fl_int con_row(const sap_data *d, fl_int k) {
+  return k < d->nc ? 3 * k : 2 * d->nc + k;
+}
+
+/* sap_setup.c: the ops table's setup and destroy */
+int fl__sap_setup(fl_solver *s, const fl_problem *p);
+void fl__sap_destroy(fl_solver *s);
+
+#endif /* FL_SAP_IMPL_H */
