@@ -60,12 +60,13 @@ typedef struct fl_record_info {
   long bytes_file;      /* the file's size */
   int cut;              /* 1: bytes after the last whole frame (a run killed mid-write) */
   int nsolver, nbody;   /* from the header */
+  int version;          /* the header's format version: 1 or 2 (docs/recording.md) */
   long frames_of[32];   /* whole frames of each of the first 32 solvers */
   char scene[64];       /* from the header */
 } fl_record_info;
 
 /* Reads the recording at path and checks it: the magic, the header (JSON with "format",
- * "version" 1, "solvers", "bodies"), and each frame's length, solver index and counts against
+ * "version" 1 or 2, "solvers", "bodies"), and each frame's length, solver index and counts against
  * the header; stops at the first frame that does not fit (a cut-short file is not an error, it
  * sets info->cut). Returns FL_OK, FL_ERR_IO (cannot open or read; the message names the file)
  * or FL_ERR_FORMAT (the message names the file, the byte offset and what was expected). */
