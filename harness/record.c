@@ -337,25 +337,6 @@ static unsigned char *putd(unsigned char *p, double x) {
 static long side_code(fl_int body, fl_int fem) { return body >= 0 ? body : fem >= 0 ? -2 - (long)fem : -1; }
 
 
-/* Equivalent (von Mises) strain of the Green-Lagrange strain E = (F^T F - I) / 2:
- * sqrt(2/3 dev(E):dev(E)); rotation-free, so a body that turns without deforming reads 0. */
-static double equivalent_strain(const double F[9]) {
-  double E[9];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) {
-      double c = 0;
-      for (int k = 0; k < 3; k++) c += F[3 * k + i] * F[3 * k + j];
-      E[3 * i + j] = 0.5 * (c - (i == j));
-    }
-  double tr = (E[0] + E[4] + E[8]) / 3, s = 0;
-  for (int i = 0; i < 9; i++) {
-    double d = E[i] - (i % 4 == 0 ? tr : 0);
-    s += d * d;
-  }
-  return sqrt(2.0 / 3.0 * s);
-}
-
-
 /* Per-vertex von Mises stress (Pa) and equivalent strain of deformable body k into vm and eps
  * (nvert each): the rest-volume-weighted mean over the tets around each vertex. */
 static int vertex_fields(fl_recorder *r, const fl_world *w, int k, float *vm, float *eps) {
@@ -370,14 +351,10 @@ static int vertex_fields(fl_recorder *r, const fl_world *w, int k, float *vm, fl
   r->vv = fl_calloc(3 * nv, sizeof(double));
   if (!r->vm || !r->strain || !r->vv) return fl_seterr(FL_ERR_NOMEM, "record: out of memory");
   FL_TRY(fl_fem_von_mises(w, k, r->vm, NULL));
+  FL_TRY(fl_fem_equivalent_strain(w, k, r->strain));
   double *vol = r->vv, *svm = r->vv + nv, *seps = r->vv + 2 * nv;
   for (fl_int e = 0; e < m->ntet; e++) {
     const fl_int *t = m->tet + 4 * e;
-    double xe[12], F[9];
-    for (int a = 0; a < 4; a++)
-      for (int c = 0; c < 3; c++) xe[3 * a + c] = b->x[3 * t[a] + c];
-    fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
-    r->strain[e] = equivalent_strain(F);
     double wv = fabs(b->vol[e]);
     for (int a = 0; a < 4; a++) {
       vol[t[a]] += wv;
