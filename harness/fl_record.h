@@ -41,6 +41,19 @@ int fl_record_begin(FILE *f, const fl_world *w, const char *problem, int nsolver
  * Returns FL_OK, FL_ERR_IO, FL_ERR_NOMEM. */
 int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info);
 
+/* A contact given by the caller, recorded like the world's own: point (m, world), normal (unit,
+ * from side[0] to side[1]), impulse on side[1] (N s, world), phi (signed distance, m), side
+ * (rigid body index, -1 the world, -2 - k deformable body k), sliding (0 or 1). */
+typedef struct fl_record_contact {
+  double point[3], normal[3], impulse[3], phi;
+  int side[2], sliding;
+} fl_record_contact;
+
+/* fl_record_frame with the step's contacts given (nc >= 0 of them in c) instead of taken from
+ * the world's problem: for a peer simulator, whose contacts are its own (fl_peer_contact). */
+int fl_record_frame_contacts(fl_recorder *r, int solver, long step, fl_world *w,
+                             const fl_step_info *info, long nc, const fl_record_contact *c);
+
 /* Frees the recorder (the stream stays open). NULL-safe. */
 void fl_record_free(fl_recorder *r);
 

@@ -370,11 +370,13 @@ static int vertex_fields(fl_recorder *r, const fl_world *w, int k, float *vm, fl
 }
 
 
-int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info) {
-  const fl_problem *p = info ? fl_world_problem(w) : NULL;
+/* one frame; the contacts are the world's problem's (ext NULL) or the nx given in ext */
+static int write_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info,
+                       long nx, const fl_record_contact *ext) {
+  const fl_problem *p = info && !ext ? fl_world_problem(w) : NULL;
   const double *v, *gamma;
   fl_world_solution(w, &v, &gamma);
-  fl_int nc = p && gamma ? p->nc : 0;
+  fl_int nc = ext ? (fl_int)nx : p && gamma ? p->nc : 0;
   size_t need = fl_record_frame_bytes(w, nc);
   if (need > r->cap) {
     unsigned char *b = fl_realloc(r->buf, need);
@@ -425,7 +427,17 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
     FL_TRY(rc);
   }
   q = qs;
-  for (fl_int c = 0; c < nc; c++) {
+  for (fl_int c = 0; ext && c < nc; c++) {
+    const fl_record_contact *e = ext + c;
+    for (int k = 0; k < 3; k++) q = putf(q, e->point[k]);
+    for (int k = 0; k < 3; k++) q = putf(q, e->normal[k]);
+    for (int k = 0; k < 3; k++) q = putf(q, e->impulse[k]);
+    q = putf(q, e->phi);
+    q = puti(q, e->side[0]);
+    q = puti(q, e->side[1]);
+    q = put32(q, e->sliding ? 1u : 0u);
+  }
+  for (fl_int c = 0; !ext && c < nc; c++) {
     const double *fr = p->frame + 9 * c;
     double imp[3];
     unsigned slip = (unsigned)contact_impulse(p, gamma, c, imp);
@@ -442,6 +454,18 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
   if (fwrite(r->buf, 1, need, r->f) != need || fflush(r->f) != 0)
     return fl_seterr(FL_ERR_IO, "record: write failed (disk full?)");
   return FL_OK;
+}
+
+
+int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info) {
+  return write_frame(r, solver, step, w, info, 0, NULL);
+}
+
+
+int fl_record_frame_contacts(fl_recorder *r, int solver, long step, fl_world *w,
+                             const fl_step_info *info, long nc, const fl_record_contact *c) {
+  static const fl_record_contact none;
+  return write_frame(r, solver, step, w, info, nc > 0 ? nc : 0, nc > 0 ? c : &none);
 }
 
 
