@@ -85,6 +85,18 @@ typedef struct fl_record_info {
  * or FL_ERR_FORMAT (the message names the file, the byte offset and what was expected). */
 int fl_record_read_info(const char *path, fl_record_info *info);
 
+/* The header of the recording at path as JSON text without its solvers and problem (malloc'd;
+ * the caller frees it with free()), NULL when the file is no recording: two runs of the same
+ * scene with the same settings and recording interval have the same key. */
+char *fl_record_scene_key(const char *path);
+
+/* Writes to out one recording of the n recordings at paths (same scene: fl_record_scene_key),
+ * every solver side by side: the first one's header with every file's solvers in order (a
+ * file of one solver named names[k] instead when names is not NULL), and
+ * every whole frame of each file, its solver index moved past the solvers of the files before
+ * it. Returns FL_OK, FL_ERR_IO, FL_ERR_FORMAT (a file is no recording) or FL_ERR_NOMEM. */
+int fl_record_merge(const char *const *paths, const char *const *names, int n, const char *out);
+
 /* 1 when this build holds the viewer's page and three.js (they are embedded at build time from
  * viewer/ and the three package installed by scripts/setup), else 0. */
 int fl_viewer_available(void);

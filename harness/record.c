@@ -644,3 +644,98 @@ int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_co
   fl_free(vert);
   return rc;
 }
+
+
+//---- merging ----
+
+/* The header of the recording at path (parsed JSON; the caller deletes it) or NULL. */
+static cJSON *read_header(const char *path) {
+  FILE *f = fopen(path, "rb");
+  unsigned char head[12];
+  cJSON *h = NULL;
+  if (f && fread(head, 1, 12, f) == 12 && memcmp(head, MAGIC, 8) == 0) {
+    uint32_t hl = get32(head + 8);
+    char *text = hl < (1u << 30) ? fl_malloc((size_t)hl + 1) : NULL;
+    if (text && fread(text, 1, hl, f) == hl) {
+      text[hl] = 0;
+      h = cJSON_Parse(text);
+    }
+    fl_free(text);
+  }
+  if (f) fclose(f);
+  return h;
+}
+
+
+char *fl_record_scene_key(const char *path) {
+  cJSON *h = read_header(path);
+  if (!h) return NULL;
+  cJSON_DeleteItemFromObject(h, "solvers");
+  cJSON_DeleteItemFromObject(h, "problem");
+  char *text = cJSON_PrintUnformatted(h);
+  cJSON_Delete(h);
+  return text;
+}
+
+
+int fl_record_merge(const char *const *paths, const char *const *names, int n, const char *out) {
+  cJSON *h = NULL, *all = cJSON_CreateArray();
+  int rc = all ? FL_OK : fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  int *offset = fl_calloc((size_t)(n > 0 ? n : 1), sizeof(int));
+  if (!offset) rc = fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  for (int k = 0; rc >= 0 && k < n; k++) {
+    cJSON *hk = read_header(paths[k]);
+    const cJSON *sv = cJSON_GetObjectItem(hk, "solvers");
+    if (!cJSON_IsArray(sv)) {
+      cJSON_Delete(hk);
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: byte 12: expected a recording header with solvers", paths[k]);
+      break;
+    }
+    offset[k] = cJSON_GetArraySize(all);
+    const cJSON *it;
+    if (names && names[k] && cJSON_GetArraySize(sv) == 1)
+      cJSON_AddItemToArray(all, cJSON_CreateString(names[k]));
+    else
+      cJSON_ArrayForEach(it, sv) cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
+    if (!h) h = hk;
+    else cJSON_Delete(hk);
+  }
+  if (rc >= 0 && h) {
+    cJSON_ReplaceItemInObject(h, "solvers", all);
+    all = NULL;
+  }
+  char *text = rc >= 0 && h ? cJSON_PrintUnformatted(h) : NULL;
+  if (rc >= 0 && !text) rc = fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  FILE *f = rc >= 0 ? fopen(out, "wb") : NULL;
+  if (rc >= 0 && !f) rc = fl_seterr(FL_ERR_IO, "%s: cannot write", out);
+  if (rc >= 0) {
+    uint32_t len = (uint32_t)strlen(text);
+    unsigned char l4[4];
+    put32(l4, len);
+    if (fwrite(MAGIC, 1, 8, f) != 8 || fwrite(l4, 1, 4, f) != 4 || fwrite(text, 1, len, f) != len)
+      rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+  }
+  // every whole frame of each file, its solver index moved past the files before it
+  for (int k = 0; rc >= 0 && k < n; k++) {
+    fl_record_info info;
+    rc = fl_record_read_info(paths[k], &info);
+    if (rc < 0) break;
+    FILE *in = fopen(paths[k], "rb");
+    size_t body = (size_t)(info.bytes_whole - info.header_bytes);
+    unsigned char *b = in ? fl_malloc(body + 1) : NULL;
+    if (!in || !b || fseek(in, info.header_bytes, SEEK_SET) != 0 || fread(b, 1, body, in) != body)
+      rc = fl_seterr(FL_ERR_IO, "%s: cannot read", paths[k]);
+    for (size_t off = 0; rc >= 0 && off + 12 <= body; off += 8 + get32(b + off + 4))
+      put32(b + off + 8, (uint32_t)((int32_t)get32(b + off + 8) + offset[k]));
+    if (rc >= 0 && fwrite(b, 1, body, f) != body) rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+    if (in) fclose(in);
+    fl_free(b);
+  }
+  if (f && fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+  if (rc < 0 && f) remove(out);
+  free(text);
+  cJSON_Delete(h);
+  cJSON_Delete(all);
+  fl_free(offset);
+  return rc;
+}
