@@ -216,6 +216,21 @@
   let maxNc = 1;
   rec.runs.forEach(r => r.forEach(f => { maxNc = Math.max(maxNc, f.nc); }));
 
+  // software WebGL (SwiftShader, llvmpipe) pays per pixel for multisampling: off there, or
+  // with #aa=0; on with #aa=1
+  function softwareGL() {
+    try {
+      const g = document.createElement('canvas').getContext('webgl');
+      const ext = g && g.getExtension('WEBGL_debug_renderer_info');
+      const name = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : '';
+      if (g && g.getExtension('WEBGL_lose_context')) g.getExtension('WEBGL_lose_context').loseContext();
+      return /swiftshader|llvmpipe|software/i.test(name);
+    } catch (e) { return false; }
+  }
+  const aaHash = new URLSearchParams(location.hash.slice(1)).get('aa');
+  const antialias = aaHash === '1' || (aaHash !== '0' && !softwareGL());
+  report.antialias = antialias;
+  const MANY = H.bodies.filter(b => b.kind === 'dynamic').length > 256;
   const panes = [];
   for (let s = 0; s < ns; s++) {
     const el = document.createElement('div');
@@ -231,13 +246,15 @@
     panesEl.appendChild(el);
     let renderer;
     try {
-      renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+      renderer = new THREE.WebGLRenderer({ canvas, antialias, preserveDrawingBuffer: true });
     } catch (e) {
       fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
       return;
     }
     report.webgl = true;
-    renderer.setPixelRatio(window.devicePixelRatio || 1);
+    // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
+    const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
+    renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x14171c);
     scene.add(new THREE.HemisphereLight(0xdde6ff, 0x3a3226, 1.1));
@@ -253,15 +270,34 @@
     axes.material.depthTest = false;
     axes.renderOrder = 1;
     scene.add(axes);
-    const bodies = H.bodies.map(b => {
+    // many dynamic bodies: one instanced draw per shared mesh (spheres with fewer triangles)
+    // instead of a draw per body
+    const inst = new Map();
+    const bodies = H.bodies.map((b, i) => {
       const fixed = b.kind !== 'dynamic';
+      if (!fixed && MANY) {
+        if (!inst.has(b.mesh)) inst.set(b.mesh, []);
+        const list = inst.get(b.mesh);
+        list.push(i);
+        return { mesh: null, fixed, size: b.size, scale: b.scale, slot: list.length - 1, group: b.mesh };
+      }
       const mat = new THREE.MeshLambertMaterial({ color: fixed ? 0x59606b : 0x6d8bb5, side: THREE.DoubleSide });
       const mesh = new THREE.Mesh(geoms[b.mesh], mat);
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
+      mesh.userData = { body: i };
       scene.add(mesh);
       return { mesh, fixed, size: b.size };
     });
-    bodies.forEach((b, i) => { b.mesh.userData = { body: i }; });
+    const groups = new Map();
+    inst.forEach((list, mi) => {
+      const g = H.meshes[mi].smooth && H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
+      const im = new THREE.InstancedMesh(g, new THREE.MeshLambertMaterial({ color: 0xffffff }), list.length);
+      im.userData = { inst: list };
+      im.frustumCulled = false;
+      scene.add(im);
+      groups.set(mi, im);
+    });
+    bodies.forEach(b => { if (b.group !== undefined) b.inst = groups.get(b.group); });
     const defs = H.deformable.map((d, k) => {
       const g = new THREE.BufferGeometry();
       const pos = new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3);
@@ -307,7 +343,7 @@
     marker.visible = false;
     marker.frustumCulled = false;
     scene.add(marker);
-    panes.push({ s, el, canvas, readout, scalebar, renderer, scene, grid, axes, bodies, defs, shafts, heads, marker,
+    panes.push({ s, el, canvas, readout, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
                  drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
@@ -510,14 +546,27 @@
     }
     p.bodies.forEach((b, i) => {
       const q = f.pose.subarray(BS * i, BS * i + 7);
+      let v = 0;
+      if (!b.fixed && mode === 'penetration') v = pen[i] / penLimit;
+      else if (!b.fixed && mode === 'displacement') v = Math.hypot(q[0] - f0.pose[BS * i], q[1] - f0.pose[BS * i + 1], q[2] - f0.pose[BS * i + 2]) / (0.25 * b.size);
+      if (b.inst) { // hidden: scaled to nothing
+        tmpV.set(q[0], q[1], q[2]);
+        tmpQ.set(q[4], q[5], q[6], q[3]);
+        if (hidden.has('b' + i)) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
+        tmpM.compose(tmpV, tmpQ, tmpS);
+        b.inst.setMatrixAt(b.slot, tmpM);
+        b.inst.setColorAt(b.slot, ramp(0.5 * v));
+        return;
+      }
       b.mesh.position.set(q[0], q[1], q[2]);
       b.mesh.quaternion.set(q[4], q[5], q[6], q[3]);
       b.mesh.visible = !hidden.has('b' + i);
-      if (b.fixed) return;
-      let v = 0;
-      if (mode === 'penetration') v = pen[i] / penLimit;
-      else if (mode === 'displacement') v = Math.hypot(q[0] - f0.pose[BS * i], q[1] - f0.pose[BS * i + 1], q[2] - f0.pose[BS * i + 2]) / (0.25 * b.size);
-      b.mesh.material.color.copy(ramp(0.5 * v));
+      if (!b.fixed) b.mesh.material.color.copy(ramp(0.5 * v));
+    });
+    p.groups.forEach(im => {
+      im.instanceMatrix.needsUpdate = true;
+      if (im.instanceColor) im.instanceColor.needsUpdate = true;
+      im.boundingSphere = null; // recomputed when a click needs it
     });
     p.defs.forEach((e, kd) => {
       const pos = e.mesh.geometry.attributes.position, col = e.mesh.geometry.attributes.color;
@@ -768,11 +817,12 @@
     if (best !== null) picked = { kind: 'contact', s: p.s, i: best };
     else {
       ray.setFromCamera(new THREE.Vector2(px / p.canvas.clientWidth * 2 - 1, 1 - py / p.canvas.clientHeight * 2), camera);
-      const objs = p.bodies.map(b => b.mesh).concat(p.defs.map(e => e.mesh)).filter(m => m.visible);
+      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh), Array.from(p.groups.values())).filter(m => m.visible);
       const hit = ray.intersectObjects(objs, false)[0];
       if (!hit) { clearPick(); dirty = true; return null; }
       const u = hit.object.userData;
-      picked = u.def !== undefined ? { kind: 'def', s: p.s, i: u.def } : { kind: 'body', s: p.s, i: u.body };
+      picked = u.def !== undefined ? { kind: 'def', s: p.s, i: u.def }
+        : { kind: 'body', s: p.s, i: u.inst ? u.inst[hit.instanceId] : u.body };
     }
     describePick();
     dirty = true;
@@ -940,12 +990,16 @@
     const n = Number(hash.get('bench')), px = new Uint8Array(4);
     quiet = true;
     const t0 = performance.now();
+    let tShow = 0;
     for (let k = 0; k < n; k++) {
+      const a = performance.now();
       show((start + k) % steps.length);
+      tShow += performance.now() - a;
       render();
       panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, px); } });
     }
-    report.bench = { frames: n, ms_per_frame: (performance.now() - t0) / n };
+    report.bench = { frames: n, ms_per_frame: (performance.now() - t0) / n, ms_update: tShow / n,
+                     pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height) };
     quiet = false;
     show(start);
     render();
