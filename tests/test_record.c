@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -317,5 +318,73 @@ FL_TEST(version_1_recordings_still_read) {
     }
   }
   remove(path);
+  return 0;
+}
+
+
+FL_TEST(given_contacts_and_merged_recordings_read_back) {
+  // a frame with the caller's contacts (a peer's): the bytes are the given numbers
+  char a[] = "/tmp/fl-rec-XXXXXX", m[] = "/tmp/fl-rec-XXXXXX";
+  int fd = mkstemp(a);
+  ASSERT(fd >= 0);
+  close(fd);
+  fd = mkstemp(m);
+  ASSERT(fd >= 0);
+  close(fd);
+  fl_register_all();
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("heavy_stack", 0, NULL, &w));
+  FILE *f = fopen(a, "wb");
+  ASSERT(f);
+  const char *names[1] = {"peer"};
+  fl_recorder *r = NULL;
+  ASSERT_OK(fl_record_begin(f, w, "heavy_stack", 1, names, 1, 1, &r));
+  fl_record_contact c[2] = {{{1, 2, 3}, {0, 0, 1}, {0.5, 0, 7}, -0.25, {0, 1}, 1},
+                            {{4, 5, 6}, {0, 1, 0}, {0, 3, 0}, 0.125, {-1, 2}, 0}};
+  ASSERT_OK(fl_record_frame_contacts(r, 0, 0, w, NULL, 0, NULL));
+  ASSERT_OK(fl_record_frame_contacts(r, 0, 1, w, NULL, 2, c));
+  fl_record_free(r);
+  fclose(f);
+  fl_world_free(w);
+  fl_record_info info;
+  ASSERT_OK(fl_record_read_info(a, &info));
+  ASSERT_EQ(info.frames, 2);
+  ASSERT_EQ(info.version, 2);
+  static unsigned char buf[1 << 16];
+  f = fopen(a, "rb");
+  ASSERT(f);
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  long off = info.header_bytes;
+  off += 8 + (long)get32(buf + off + 4); // the second frame
+  const unsigned char *fr = buf + off + 8;
+  ASSERT_EQ((int32_t)get32(fr + 48), 2);
+  const unsigned char *ct = fr + 64 + 52 * info.nbody;
+  ASSERT_EQ((long)(ct + 2 * 52 - buf), (long)n);
+  ASSERT_NEAR(getf(ct + 0), 1, 0);
+  ASSERT_NEAR(getf(ct + 32), 7, 0);
+  ASSERT_NEAR(getf(ct + 36), -0.25, 0);
+  ASSERT_EQ((int32_t)get32(ct + 44), 1);
+  ASSERT_EQ(get32(ct + 48), 1u);
+  ASSERT_NEAR(getf(ct + 52 + 28), 3, 0);
+  ASSERT_EQ((int32_t)get32(ct + 52 + 40), -1);
+  ASSERT_EQ(get32(ct + 52 + 48), 0u);
+
+  // two recordings of one scene joined: 2 solvers, each file's frames, renamed
+  char *k1 = fl_record_scene_key(a);
+  ASSERT(k1);
+  const char *paths[2] = {a, a}, *as[2] = {"left", "right"};
+  ASSERT_OK(fl_record_merge(paths, as, 2, m));
+  ASSERT_OK(fl_record_read_info(m, &info));
+  ASSERT_EQ(info.nsolver, 2);
+  ASSERT_EQ(info.frames_of[0], 2);
+  ASSERT_EQ(info.frames_of[1], 2);
+  char *k2 = fl_record_scene_key(m);
+  ASSERT(k2 && strcmp(k1, k2) == 0); // the same scene, whatever the solvers
+  free(k1);
+  free(k2);
+  ASSERT(fl_record_scene_key("/nonexistent/x.flrec") == NULL);
+  remove(a);
+  remove(m);
   return 0;
 }

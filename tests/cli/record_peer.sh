@@ -46,7 +46,7 @@ browser=$(command -v chromium || command -v chromium-browser || true)
 if [[ -n "$browser" && -s "$out/viewer.html" ]]; then
   timeout 120 "$browser" --headless --no-sandbox --disable-gpu-sandbox --no-first-run \
     --use-angle=swiftshader --enable-unsafe-swiftshader --user-data-dir="$tmp/profile" \
-    --virtual-time-budget=4000 --window-size=1400,800 --dump-dom "file://$out/viewer.html#step=30&pick=c:1:0" \
+    --virtual-time-budget=1000 --window-size=1400,800 --dump-dom "file://$out/viewer.html#step=30&pick=c:1:0" \
     2>/dev/null >"$tmp/dom.html"
   if python3 - "$tmp/dom.html" "$out" "$here" <<'PY'
 import html, json, re, sys

@@ -25,7 +25,7 @@ out=$tmp/stack
 flags=(--headless --no-sandbox --disable-gpu-sandbox --disable-quic --no-first-run
        --disable-background-networking --disable-component-update --disable-sync
        --use-angle=swiftshader --enable-unsafe-swiftshader --user-data-dir="$tmp/profile"
-       --virtual-time-budget=4000 --window-size=1400,800)
+       --virtual-time-budget=1000 --window-size=1400,800)
 
 # dom URL: the page's DOM after it ran, into $tmp/dom.html; its status JSON into $tmp/status.json
 dom() {
