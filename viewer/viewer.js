@@ -699,7 +699,7 @@
     }
     panes.forEach(p => showPane(p, steps[index]));
     if (ui.frame.value === 'follow') { follow(); placeCamera(); scaleBars(); }
-    panes.forEach(p => { if (p.tl.canvas.width > 1) drawTimeline(p); });
+    if (tlEl.style.display !== 'none') panes.forEach(p => { if (p.tl.canvas.width > 1) drawTimeline(p); });
     report.edges = panes[0].defs.reduce((a, e) => a + (e.edges.visible ? e.nedge : 0), 0);
     report.shown_step = steps[index];
     if (picked) describePick();
@@ -942,6 +942,7 @@
   if (hash.get('edges') === '1') ui.edges.checked = true;
   if (hash.get('grid') === '0') { ui.grid.checked = false; panes.forEach(p => { p.grid.visible = p.axes.visible = false; }); }
   if (hash.get('arrows') === '0') ui.arrows.checked = false;
+  if (hash.get('timeline') === '0') tlEl.style.display = 'none';
   (hash.get('hide') || '').split(',').filter(x => /^[bd]\d+$/.test(x)).forEach(x => hidden.add(x));
   if (hash.get('panes')) {
     const want = hash.get('panes').split(',');
