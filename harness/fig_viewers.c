@@ -20,7 +20,8 @@ static int by_name(const void *a, const void *b) {
 }
 
 
-/* the longest common suffix of the group's stems, without leading '_', '-' or '.' */
+/* the longest common suffix of the group's stems, without leading '_', '-' or '.', else their
+ * longest common prefix */
 static void common_suffix(char *const *stem, const int *member, int n, char *out, size_t cap) {
   const char *s0 = stem[member[0]];
   size_t l0 = strlen(s0), k = 0;
@@ -36,6 +37,15 @@ static void common_suffix(char *const *stem, const int *member, int n, char *out
   const char *suf = s0 + l0 - k;
   while (*suf == '_' || *suf == '-' || *suf == '.') suf++;
   snprintf(out, cap, "%s", suf);
+  if (out[0]) return;
+  // none: the common prefix (masterjohn-fig5's traj_<solver>), without trailing separators
+  for (k = 0; s0[k]; k++) {
+    int same = 1;
+    for (int j = 1; same && j < n; j++) same = stem[member[j]][k] == s0[k];
+    if (!same) break;
+  }
+  while (k > 0 && (s0[k - 1] == '_' || s0[k - 1] == '-' || s0[k - 1] == '.')) k--;
+  snprintf(out, cap, "%.*s", (int)(k < cap ? k : cap - 1), s0);
 }
 
 
