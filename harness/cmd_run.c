@@ -382,6 +382,31 @@ static const char *vtk_next(vtk_series *s, const char *stem, long step, const ch
 }
 
 
+/* Records a peer simulator's step with its own contacts (MuJoCo's points, normals, forces). */
+static int record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
+                             const fl_step_info *info, const fl_peer *peer) {
+  int n = fl_peer_contacts(peer);
+  fl_record_contact *c = fl_calloc((size_t)(n > 0 ? n : 1), sizeof *c);
+  if (!c) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+  int rc = FL_OK;
+  for (int i = 0; rc >= 0 && i < n; i++) {
+    fl_peer_contact_info pc;
+    rc = fl_peer_contact(peer, i, &pc);
+    if (rc < 0) break;
+    memcpy(c[i].point, pc.point, sizeof pc.point);
+    memcpy(c[i].normal, pc.normal, sizeof pc.normal);
+    memcpy(c[i].impulse, pc.impulse, sizeof pc.impulse);
+    c[i].phi = pc.dist;
+    c[i].side[0] = pc.body[0];
+    c[i].side[1] = pc.body[1];
+    c[i].sliding = pc.sliding;
+  }
+  if (rc >= 0) rc = fl_record_frame_contacts(rec, sidx, step, w, info, n, c);
+  fl_free(c);
+  return rc;
+}
+
+
 /* Writes the frame of step `step`: with rigid bodies, bodies_<step>.vtp and (after a step)
  * contacts_<step>.vtp; every deformable body's .vtu. Series: ser[0] bodies, ser[1] contacts,
  * ser[2 + k] deformable body k. The .pvd files are written at the end. */
@@ -663,7 +688,8 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
       if (rc < 0) break;
     }
     if (rec && ((k + 1) % a->record == 0 || k == nsteps - 1)) {
-      rc = fl_record_frame(rec, sidx, k + 1, w, &info);
+      rc = peer ? record_peer_frame(rec, sidx, k + 1, w, &info, peer)
+                : fl_record_frame(rec, sidx, k + 1, w, &info);
       if (rc < 0) break;
     }
     rc = fl_world_observe(w, val);

@@ -174,11 +174,6 @@ int fl_fig_record_end(fl_fig_rec *r, int rc) {
   fl_record_free(r->rec);
   r->rec = NULL;
   if (r->f && fclose(r->f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s.flrec: write failed", r->stem);
-  int opened = r->f != NULL;
   r->f = NULL;
-  if (rc < 0 || !opened || !fl_viewer_available()) return rc;
-  char rp[1200], vp[1200];
-  snprintf(rp, sizeof rp, "%s/%s.flrec", fl_results_staging(r->ctx->res), r->stem);
-  snprintf(vp, sizeof vp, "%s/%s.html", fl_results_staging(r->ctx->res), r->stem);
-  return fl_viewer_write(rp, vp, NULL);
+  return rc; // the pages: fl_fig_viewers, once the recipe is done
 }

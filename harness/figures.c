@@ -775,6 +775,7 @@ static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int tier
                     tier};
   double t0 = fl_time_now();
   rc = ctx.summary ? r->run(&ctx) : fl_errcode();
+  if (rc >= 0) rc = fl_fig_viewers(fl_results_staging(res));
   if (rc >= 0) rc = fl_fig_render(&fig, fl_results_staging(res));
   if (rc < 0) {
     fprintf(stderr, "frictionlab reproduce %s: %s\n", r->name, fl_errmsg());

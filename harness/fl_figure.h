@@ -182,9 +182,14 @@ struct fl_step_info;
 /* Observer (fl_step_observer's signature; ctx is the fl_fig_rec): begins the recording at step
  * 0, then records every `every`-th step and the last planned one. Returns FL_OK or the error. */
 int fl_fig_record_step(void *ctx, struct fl_world *w, long step, const struct fl_step_info *info);
-/* Closes the recording and, when rc >= 0 and this build has the viewer, writes <stem>.html.
- * Returns rc when rc < 0, else FL_OK or the viewer's error. */
+/* Closes the recording. Returns rc when rc < 0, else FL_OK or the write error. The pages are
+ * written once the recipe is done, by fl_fig_viewers. */
 int fl_fig_record_end(fl_fig_rec *r, int rc);
+/* The viewer pages of the recordings in a figure's folder dir (when this build has the
+ * viewer): the runs of one scene with the same settings (fl_record_scene_key) on one page,
+ * their solvers side by side, named viewer_<what their CSV stems share>.html; a run alone gets
+ * <stem>.html. Returns FL_OK, or the error of a recording or a page. */
+int fl_fig_viewers(const char *dir);
 
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
                     const char *solver, const char *solver_set, double duration,

@@ -101,6 +101,17 @@ const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n);
  * mj_contactForce returns as the frame's first component. */
 int fl_peer_contacts(const fl_peer *p);
 double fl_peer_normal_impulse(const fl_peer *p);
+/* One of those contacts, as FrictionLab records its own (docs/recording.md): point (m, world:
+ * MuJoCo's contact position, midway between the surfaces), normal (unit, from body[0] to
+ * body[1]), impulse on body[1] (N s, world: MuJoCo's contact force times dt), dist (m, signed
+ * distance: negative is penetration), body[2] (FrictionLab body indices; -1 where a geom is no
+ * body of the world), sliding (1: the tangential force is within 1 % of the cone's edge). */
+typedef struct fl_peer_contact_info {
+  double point[3], normal[3], impulse[3], dist;
+  int body[2], sliding;
+} fl_peer_contact_info;
+/* Contact i (0 <= i < fl_peer_contacts) of the last step into *out. FL_OK or FL_ERR_INVAL. */
+int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out);
 
 /* Writes the resolved options and MuJoCo's version, one line. */
 void fl_peer_view(const fl_peer *p, FILE *f);

@@ -45,6 +45,19 @@ int fl_record_begin(FILE *f, const fl_world *w, const char *problem, int nsolver
  * Returns FL_OK, FL_ERR_IO, FL_ERR_NOMEM. */
 int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info);
 
+/* A contact given by the caller, recorded like the world's own: point (m, world), normal (unit,
+ * from side[0] to side[1]), impulse on side[1] (N s, world), phi (signed distance, m), side
+ * (rigid body index, -1 the world, -2 - k deformable body k), sliding (0 or 1). */
+typedef struct fl_record_contact {
+  double point[3], normal[3], impulse[3], phi;
+  int side[2], sliding;
+} fl_record_contact;
+
+/* fl_record_frame with the step's contacts given (nc >= 0 of them in c) instead of taken from
+ * the world's problem: for a peer simulator, whose contacts are its own (fl_peer_contact). */
+int fl_record_frame_contacts(fl_recorder *r, int solver, long step, fl_world *w,
+                             const fl_step_info *info, long nc, const fl_record_contact *c);
+
 /* Frees the recorder (the stream stays open). NULL-safe. */
 void fl_record_free(fl_recorder *r);
 
@@ -64,16 +77,29 @@ typedef struct fl_record_info {
   long bytes_file;      /* the file's size */
   int cut;              /* 1: bytes after the last whole frame (a run killed mid-write) */
   int nsolver, nbody;   /* from the header */
+  int version;          /* the header's format version: 1 or 2 (docs/recording.md) */
   long frames_of[32];   /* whole frames of each of the first 32 solvers */
   char scene[64];       /* from the header */
 } fl_record_info;
 
 /* Reads the recording at path and checks it: the magic, the header (JSON with "format",
- * "version" 1, "solvers", "bodies"), and each frame's length, solver index and counts against
+ * "version" 1 or 2, "solvers", "bodies"), and each frame's length, solver index and counts against
  * the header; stops at the first frame that does not fit (a cut-short file is not an error, it
  * sets info->cut). Returns FL_OK, FL_ERR_IO (cannot open or read; the message names the file)
  * or FL_ERR_FORMAT (the message names the file, the byte offset and what was expected). */
 int fl_record_read_info(const char *path, fl_record_info *info);
+
+/* The header of the recording at path as JSON text without its solvers and problem (malloc'd;
+ * the caller frees it with free()), NULL when the file is no recording: two runs of the same
+ * scene with the same settings and recording interval have the same key. */
+char *fl_record_scene_key(const char *path);
+
+/* Writes to out one recording of the n recordings at paths (same scene: fl_record_scene_key),
+ * every solver side by side: the first one's header with every file's solvers in order (a
+ * file of one solver named names[k] instead when names is not NULL), and
+ * every whole frame of each file, its solver index moved past the solvers of the files before
+ * it. Returns FL_OK, FL_ERR_IO, FL_ERR_FORMAT (a file is no recording) or FL_ERR_NOMEM. */
+int fl_record_merge(const char *const *paths, const char *const *names, int n, const char *out);
 
 /* 1 when this build holds the viewer's page and three.js (they are embedded at build time from
  * viewer/ and the three package installed by scripts/setup), else 0. */

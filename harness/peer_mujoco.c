@@ -471,6 +471,7 @@ struct fl_peer {
   mjData *d;
   fl_int nbody;       /* the world's bodies when created */
   fl_int *mjbody;     /* (nbody) MuJoCo body id of each dynamic body, -1 otherwise */
+  fl_int *geombody;   /* (ngeom) FrictionLab body of each MuJoCo geom ("g<i>"), -1 unknown */
   fl_iter_stat hist[mjNSOLVER];
   int nhist;
   fl_peer_stages st;
@@ -510,6 +511,7 @@ void fl_peer_free(fl_peer *p) {
   if (p->d) mj_deleteData(p->d);
   if (p->m) mj_deleteModel(p->m);
   fl_free(p->mjbody);
+  fl_free(p->geombody);
   fl_free(p);
 }
 
@@ -565,7 +567,13 @@ int fl_peer_create(const char *name, const fl_world *w, int nset, const char *co
   if (tmp[0]) unlink(tmp);
   if (rc >= 0) {
     p->mjbody = fl_malloc((size_t)(w->nbody > 0 ? w->nbody : 1) * sizeof(fl_int));
-    if (!p->d || !p->mjbody) rc = fl_seterr(FL_ERR_NOMEM, "peer %s: out of memory", name);
+    p->geombody = fl_malloc((size_t)(p->m->ngeom > 0 ? p->m->ngeom : 1) * sizeof(fl_int));
+    if (!p->d || !p->mjbody || !p->geombody) rc = fl_seterr(FL_ERR_NOMEM, "peer %s: out of memory", name);
+  }
+  for (int g = 0; rc >= 0 && g < p->m->ngeom; g++) { // the MJCF names geom g<i> after body i
+    const char *gn = mj_id2name(p->m, mjOBJ_GEOM, g);
+    int i = -1;
+    p->geombody[g] = gn && sscanf(gn, "g%d", &i) == 1 && i >= 0 && i < w->nbody ? i : -1;
   }
   if (rc < 0) {
     fl_peer_free(p);
@@ -736,6 +744,33 @@ int fl_peer_contacts(const fl_peer *p) { return p ? p->ncon : 0; }
 double fl_peer_normal_impulse(const fl_peer *p) { return p ? p->impulse : NAN; }
 
 
+int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out) {
+  if (!p || i < 0 || i >= p->ncon) return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
+  const mjModel *m = p->m;
+  mjData *d = p->d;
+  int k = -1;
+  for (int c = 0; c < d->ncon; c++) // the i-th contact that became a constraint
+    if (d->contact[c].efc_address >= 0 && ++k == i) {
+      const mjContact *con = &d->contact[c];
+      mjtNum fr[6];
+      mj_contactForce(m, d, c, fr);
+      // frame rows: normal (from geom1 to geom2), two tangents; the force is geom1's on geom2
+      for (int a = 0; a < 3; a++) {
+        out->point[a] = con->pos[a];
+        out->normal[a] = con->frame[a];
+        out->impulse[a] = m->opt.timestep * (fr[0] * con->frame[a] + fr[1] * con->frame[3 + a] +
+                                             fr[2] * con->frame[6 + a]);
+      }
+      out->dist = con->dist;
+      out->body[0] = con->geom1 >= 0 && con->geom1 < m->ngeom ? p->geombody[con->geom1] : -1;
+      out->body[1] = con->geom2 >= 0 && con->geom2 < m->ngeom ? p->geombody[con->geom2] : -1;
+      out->sliding = fr[0] > 0 && hypot(fr[1], fr[2]) >= 0.99 * con->friction[0] * fr[0];
+      return FL_OK;
+    }
+  return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
+}
+
+
 void fl_peer_view(const fl_peer *p, FILE *f) {
   fprintf(f, "%s: %s\n", p->name, p->json);
 }
@@ -779,6 +814,11 @@ const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n) {
 }
 int fl_peer_contacts(const fl_peer *p) { (void)p; return 0; }
 double fl_peer_normal_impulse(const fl_peer *p) { (void)p; return NAN; }
+int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out) {
+  (void)p;
+  (void)out;
+  return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
+}
 void fl_peer_view(const fl_peer *p, FILE *f) { (void)p; (void)f; }
 const char *fl_peer_options_json(const fl_peer *p) { (void)p; return "{}"; }
 int fl_peer_options_resolve(const char *name, int nset, const char *const *set, char *buf,

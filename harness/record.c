@@ -18,14 +18,20 @@
 
 static const char MAGIC[8] = {'F', 'L', 'R', 'E', 'C', '0', '1', '\n'};
 #define FRAME_TAG 0x314d5246u /* "FRM1" read as a little-endian u32 */
-#define FRAME_FIXED 56        /* bytes of a frame payload before its arrays */
+#define FRAME_FIXED 64        /* bytes of a frame payload before its arrays (version 2) */
+#define FRAME_FIXED_V1 56     /* version 1: no energy */
+#define BODY_BYTES 52         /* version 2: pose and velocities, 13 float32 (version 1: 28) */
+#define VERT_BYTES 20         /* version 2: position, von Mises, strain, 5 float32 (v1: 12) */
 #define CONTACT_BYTES 52      /* 10 float32 + 3 int32 */
+#define RECORD_VERSION 2
 #define SLIP_RATIO 0.99       /* |gamma_t| >= this x mu gamma_n: on the cone's edge, sliding */
 
 struct fl_recorder {
   FILE *f;
   int nsolver;
   fl_int nbody, nvert;
+  double *vm, *strain;  /* per tet scratch of the largest deformable body */
+  double *vv;           /* per vertex: rest volume around it, then accumulated fields */
   unsigned char *buf;
   size_t cap;
 };
@@ -158,7 +164,7 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
                           const char *const *solvers, int every, long steps) {
   cJSON *h = cJSON_CreateObject();
   cJSON_AddStringToObject(h, "format", "frictionlab-recording");
-  cJSON_AddNumberToObject(h, "version", 1);
+  cJSON_AddNumberToObject(h, "version", RECORD_VERSION);
   cJSON_AddStringToObject(h, "scene", w->name);
   cJSON_AddStringToObject(h, "problem", problem);
   cJSON_AddNumberToObject(h, "dt", w->dt);
@@ -227,10 +233,17 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
     cJSON_AddNumberToObject(o, "first", first);
     cJSON_AddNumberToObject(o, "nvert", me->nvert);
     cJSON_AddItemToObject(o, "tri", int_array(me->tri, 3 * (size_t)me->ntri));
+    cJSON_AddBoolToObject(o, "plane_strain", w->fem[k]->plane_strain != 0);
     cJSON_AddItemToArray(def, o);
     first += me->nvert;
   }
   cJSON_AddNumberToObject(h, "nvert", first);
+  // a plane-strain body is a 2-D problem in x, y: the viewer looks along its z axis
+  for (fl_int k = 0; k < w->nfem; k++)
+    if (w->fem[k]->plane_strain) {
+      cJSON_AddStringToObject(h, "view_axis", "z");
+      break;
+    }
   return h;
 }
 
@@ -268,6 +281,9 @@ int fl_record_begin(FILE *f, const fl_world *w, const char *problem, int nsolver
 
 void fl_record_free(fl_recorder *r) {
   if (!r) return;
+  fl_free(r->vm);
+  fl_free(r->strain);
+  fl_free(r->vv);
   fl_free(r->buf);
   fl_free(r);
 }
@@ -276,7 +292,8 @@ void fl_record_free(fl_recorder *r) {
 size_t fl_record_frame_bytes(const fl_world *w, long nc) {
   size_t nv = 0;
   for (fl_int k = 0; k < w->nfem; k++) nv += (size_t)w->fem[k]->mesh->nvert;
-  return 8 + FRAME_FIXED + 28 * (size_t)w->nbody + 12 * nv + CONTACT_BYTES * (size_t)(nc > 0 ? nc : 0);
+  return 8 + FRAME_FIXED + BODY_BYTES * (size_t)w->nbody + VERT_BYTES * nv +
+         CONTACT_BYTES * (size_t)(nc > 0 ? nc : 0);
 }
 
 
@@ -320,11 +337,46 @@ static unsigned char *putd(unsigned char *p, double x) {
 static long side_code(fl_int body, fl_int fem) { return body >= 0 ? body : fem >= 0 ? -2 - (long)fem : -1; }
 
 
-int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info) {
-  const fl_problem *p = info ? fl_world_problem(w) : NULL;
+/* Per-vertex von Mises stress (Pa) and equivalent strain of deformable body k into vm and eps
+ * (nvert each): the rest-volume-weighted mean over the tets around each vertex. */
+static int vertex_fields(fl_recorder *r, const fl_world *w, int k, float *vm, float *eps) {
+  const fl_fem_body *b = w->fem[k];
+  const fl_mesh *m = b->mesh;
+  size_t nt = (size_t)(m->ntet > 0 ? m->ntet : 1), nv = (size_t)(m->nvert > 0 ? m->nvert : 1);
+  fl_free(r->vm);
+  fl_free(r->strain);
+  fl_free(r->vv);
+  r->vm = fl_malloc(nt * sizeof(double));
+  r->strain = fl_malloc(nt * sizeof(double));
+  r->vv = fl_calloc(3 * nv, sizeof(double));
+  if (!r->vm || !r->strain || !r->vv) return fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  FL_TRY(fl_fem_von_mises(w, k, r->vm, NULL));
+  FL_TRY(fl_fem_equivalent_strain(w, k, r->strain));
+  double *vol = r->vv, *svm = r->vv + nv, *seps = r->vv + 2 * nv;
+  for (fl_int e = 0; e < m->ntet; e++) {
+    const fl_int *t = m->tet + 4 * e;
+    double wv = fabs(b->vol[e]);
+    for (int a = 0; a < 4; a++) {
+      vol[t[a]] += wv;
+      svm[t[a]] += wv * r->vm[e];
+      seps[t[a]] += wv * r->strain[e];
+    }
+  }
+  for (fl_int v = 0; v < m->nvert; v++) {
+    vm[v] = vol[v] > 0 ? (float)(svm[v] / vol[v]) : 0;
+    eps[v] = vol[v] > 0 ? (float)(seps[v] / vol[v]) : 0;
+  }
+  return FL_OK;
+}
+
+
+/* one frame; the contacts are the world's problem's (ext NULL) or the nx given in ext */
+static int write_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info,
+                       long nx, const fl_record_contact *ext) {
+  const fl_problem *p = info && !ext ? fl_world_problem(w) : NULL;
   const double *v, *gamma;
   fl_world_solution(w, &v, &gamma);
-  fl_int nc = p && gamma ? p->nc : 0;
+  fl_int nc = ext ? (fl_int)nx : p && gamma ? p->nc : 0;
   size_t need = fl_record_frame_bytes(w, nc);
   if (need > r->cap) {
     unsigned char *b = fl_realloc(r->buf, need);
@@ -346,16 +398,46 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
   q = puti(q, r->nvert);
   q = puti(q, nc);
   q = puti(q, 0);
+  double kin = 0, pot = 0;
+  fl_world_energy_momentum(w, &kin, &pot, NULL, NULL);
+  q = putd(q, kin + pot);
   for (fl_int i = 0; i < w->nbody; i++) {
     const fl_body *b = &w->body[i];
     for (int c = 0; c < 3; c++) q = putf(q, b->pos[c]);
     for (int c = 0; c < 4; c++) q = putf(q, b->quat[c]);
+    for (int c = 0; c < 3; c++) q = putf(q, b->vel[c]);
+    for (int c = 0; c < 3; c++) q = putf(q, b->omega[c]);
   }
   for (fl_int k = 0; k < w->nfem; k++) {
     const fl_fem_body *fb = w->fem[k];
     for (fl_int j = 0; j < 3 * fb->mesh->nvert; j++) q = putf(q, fb->x[j]);
   }
-  for (fl_int c = 0; c < nc; c++) {
+  // per-vertex fields after all positions: von Mises (Pa) of every body, then strain
+  unsigned char *qs = q + 4 * (size_t)r->nvert;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_int nv = w->fem[k]->mesh->nvert;
+    float *vm = fl_malloc(2 * (size_t)(nv > 0 ? nv : 1) * sizeof(float));
+    if (!vm) return fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+    int rc = vertex_fields(r, w, (int)k, vm, vm + nv);
+    for (fl_int j = 0; rc >= 0 && j < nv; j++) {
+      q = putf(q, vm[j]);
+      qs = putf(qs, vm[nv + j]);
+    }
+    fl_free(vm);
+    FL_TRY(rc);
+  }
+  q = qs;
+  for (fl_int c = 0; ext && c < nc; c++) {
+    const fl_record_contact *e = ext + c;
+    for (int k = 0; k < 3; k++) q = putf(q, e->point[k]);
+    for (int k = 0; k < 3; k++) q = putf(q, e->normal[k]);
+    for (int k = 0; k < 3; k++) q = putf(q, e->impulse[k]);
+    q = putf(q, e->phi);
+    q = puti(q, e->side[0]);
+    q = puti(q, e->side[1]);
+    q = put32(q, e->sliding ? 1u : 0u);
+  }
+  for (fl_int c = 0; !ext && c < nc; c++) {
     const double *fr = p->frame + 9 * c;
     double imp[3];
     unsigned slip = (unsigned)contact_impulse(p, gamma, c, imp);
@@ -372,6 +454,18 @@ int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl
   if (fwrite(r->buf, 1, need, r->f) != need || fflush(r->f) != 0)
     return fl_seterr(FL_ERR_IO, "record: write failed (disk full?)");
   return FL_OK;
+}
+
+
+int fl_record_frame(fl_recorder *r, int solver, long step, fl_world *w, const fl_step_info *info) {
+  return write_frame(r, solver, step, w, info, 0, NULL);
+}
+
+
+int fl_record_frame_contacts(fl_recorder *r, int solver, long step, fl_world *w,
+                             const fl_step_info *info, long nc, const fl_record_contact *c) {
+  static const fl_record_contact none;
+  return write_frame(r, solver, step, w, info, nc > 0 ? nc : 0, nc > 0 ? c : &none);
 }
 
 
@@ -407,13 +501,18 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
   const cJSON *sv = cJSON_GetObjectItem(h, "solvers"), *bd = cJSON_GetObjectItem(h, "bodies");
   const cJSON *nv = cJSON_GetObjectItem(h, "nvert"), *sc = cJSON_GetObjectItem(h, "scene");
   if (!h || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, "frictionlab-recording") != 0 ||
-      !cJSON_IsNumber(ver) || ver->valuedouble != 1 || !cJSON_IsArray(sv) || !cJSON_IsArray(bd) ||
-      !cJSON_IsNumber(nv)) {
+      !cJSON_IsNumber(ver) || (ver->valuedouble != 1 && ver->valuedouble != 2) ||
+      !cJSON_IsArray(sv) || !cJSON_IsArray(bd) || !cJSON_IsNumber(nv)) {
     cJSON_Delete(h);
     fclose(f);
     return fl_seterr(FL_ERR_FORMAT, "%s: byte 12: expected a JSON header with format "
-                                    "\"frictionlab-recording\", version 1, solvers, bodies and nvert", path);
+                                    "\"frictionlab-recording\", version 1 or 2, solvers, bodies "
+                                    "and nvert", path);
   }
+  info->version = (int)ver->valuedouble;
+  // version 1 frames have no energy, poses without velocities and vertices without fields
+  long fixed_len = info->version == 1 ? FRAME_FIXED_V1 : FRAME_FIXED;
+  long body_len = info->version == 1 ? 28 : BODY_BYTES, vert_len = info->version == 1 ? 12 : VERT_BYTES;
   info->nsolver = cJSON_GetArraySize(sv);
   info->nbody = cJSON_GetArraySize(bd);
   long nvert = (long)nv->valuedouble;
@@ -421,7 +520,7 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
   cJSON_Delete(h);
   info->header_bytes = 12 + (long)hl;
   long off = info->header_bytes;
-  unsigned char fixed[8 + FRAME_FIXED];
+  unsigned char fixed[8 + FRAME_FIXED_V1]; // the counts, at the same offsets in both versions
   int rc = FL_OK;
   for (;;) {
     if (fseek(f, off, SEEK_SET) != 0) break;
@@ -430,7 +529,7 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
     uint32_t tag = get32(fixed), len = get32(fixed + 4);
     long solver = (int32_t)get32(fixed + 8), nb = (int32_t)get32(fixed + 48);
     long nvf = (int32_t)get32(fixed + 52), nc = (int32_t)get32(fixed + 56);
-    long expect = FRAME_FIXED + 28L * nb + 12L * nvf + CONTACT_BYTES * nc;
+    long expect = fixed_len + body_len * nb + vert_len * nvf + CONTACT_BYTES * nc;
     if (tag != FRAME_TAG || nc < 0 || solver < 0 || solver >= info->nsolver || nb != info->nbody ||
         nvf != nvert || (long)len != expect) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: byte %ld (frame %ld): expected a frame of solver 0..%d "
@@ -543,5 +642,100 @@ int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_co
   rc = fl_vtp_write(path_contacts, nc, pt, nc, vert, 0, NULL, 4, f, 0, NULL);
   fl_free(buf);
   fl_free(vert);
+  return rc;
+}
+
+
+//---- merging ----
+
+/* The header of the recording at path (parsed JSON; the caller deletes it) or NULL. */
+static cJSON *read_header(const char *path) {
+  FILE *f = fopen(path, "rb");
+  unsigned char head[12];
+  cJSON *h = NULL;
+  if (f && fread(head, 1, 12, f) == 12 && memcmp(head, MAGIC, 8) == 0) {
+    uint32_t hl = get32(head + 8);
+    char *text = hl < (1u << 30) ? fl_malloc((size_t)hl + 1) : NULL;
+    if (text && fread(text, 1, hl, f) == hl) {
+      text[hl] = 0;
+      h = cJSON_Parse(text);
+    }
+    fl_free(text);
+  }
+  if (f) fclose(f);
+  return h;
+}
+
+
+char *fl_record_scene_key(const char *path) {
+  cJSON *h = read_header(path);
+  if (!h) return NULL;
+  cJSON_DeleteItemFromObject(h, "solvers");
+  cJSON_DeleteItemFromObject(h, "problem");
+  char *text = cJSON_PrintUnformatted(h);
+  cJSON_Delete(h);
+  return text;
+}
+
+
+int fl_record_merge(const char *const *paths, const char *const *names, int n, const char *out) {
+  cJSON *h = NULL, *all = cJSON_CreateArray();
+  int rc = all ? FL_OK : fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  int *offset = fl_calloc((size_t)(n > 0 ? n : 1), sizeof(int));
+  if (!offset) rc = fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  for (int k = 0; rc >= 0 && k < n; k++) {
+    cJSON *hk = read_header(paths[k]);
+    const cJSON *sv = cJSON_GetObjectItem(hk, "solvers");
+    if (!cJSON_IsArray(sv)) {
+      cJSON_Delete(hk);
+      rc = fl_seterr(FL_ERR_FORMAT, "%s: byte 12: expected a recording header with solvers", paths[k]);
+      break;
+    }
+    offset[k] = cJSON_GetArraySize(all);
+    const cJSON *it;
+    if (names && names[k] && cJSON_GetArraySize(sv) == 1)
+      cJSON_AddItemToArray(all, cJSON_CreateString(names[k]));
+    else
+      cJSON_ArrayForEach(it, sv) cJSON_AddItemToArray(all, cJSON_Duplicate(it, 1));
+    if (!h) h = hk;
+    else cJSON_Delete(hk);
+  }
+  if (rc >= 0 && h) {
+    cJSON_ReplaceItemInObject(h, "solvers", all);
+    all = NULL;
+  }
+  char *text = rc >= 0 && h ? cJSON_PrintUnformatted(h) : NULL;
+  if (rc >= 0 && !text) rc = fl_seterr(FL_ERR_NOMEM, "record: out of memory");
+  FILE *f = rc >= 0 ? fopen(out, "wb") : NULL;
+  if (rc >= 0 && !f) rc = fl_seterr(FL_ERR_IO, "%s: cannot write", out);
+  if (rc >= 0) {
+    uint32_t len = (uint32_t)strlen(text);
+    unsigned char l4[4];
+    put32(l4, len);
+    if (fwrite(MAGIC, 1, 8, f) != 8 || fwrite(l4, 1, 4, f) != 4 || fwrite(text, 1, len, f) != len)
+      rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+  }
+  // every whole frame of each file, its solver index moved past the files before it
+  for (int k = 0; rc >= 0 && k < n; k++) {
+    fl_record_info info;
+    rc = fl_record_read_info(paths[k], &info);
+    if (rc < 0) break;
+    FILE *in = fopen(paths[k], "rb");
+    size_t body = (size_t)(info.bytes_whole - info.header_bytes);
+    unsigned char *b = in ? fl_malloc(body + 1) : NULL;
+    if (!in || !b || fseek(in, info.header_bytes, SEEK_SET) != 0 || fread(b, 1, body, in) != body)
+      rc = fl_seterr(FL_ERR_IO, "%s: cannot read", paths[k]);
+    for (size_t off = 0; rc >= 0 && off + 12 <= body; off += 8 + get32(b + off + 4))
+      put32(b + off + 8, (uint32_t)((int32_t)get32(b + off + 8) + offset[k]));
+    if (rc >= 0 && fwrite(b, 1, body, f) != body) rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+    if (in) fclose(in);
+    fl_free(b);
+  }
+  if (f && fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write failed", out);
+  if (rc < 0 && f) remove(out);
+  free(text);
+  cJSON_Delete(h);
+  cJSON_Delete(all);
+  fl_free(offset);
   return rc;
 }

@@ -639,19 +639,46 @@ int fl_fem_von_mises(const fl_world *w, int k, double *vm, double *min_detF) {
 }
 
 
+int fl_fem_equivalent_strain(const fl_world *w, int k, double *eps) {
+  FL_TRY(check_body(w, k, "strain"));
+  const fl_fem_body *b = w->fem[k];
+  for (fl_int e = 0; e < b->mesh->ntet; e++) {
+    double xe[12], F[9], E[9];
+    tet_x(b, b->x, e, xe);
+    fl_fem_tet_F(b->DmInv + 9 * e, xe, b->plane_strain, F);
+    for (int i = 0; i < 3; i++) // E = (F^T F - I) / 2
+      for (int j = 0; j < 3; j++)
+        E[3 * i + j] = 0.5 * (F[i] * F[j] + F[3 + i] * F[3 + j] + F[6 + i] * F[6 + j] - (i == j));
+    double m = (E[0] + E[4] + E[8]) / 3, s = 0;
+    for (int i = 0; i < 9; i++) s += (E[i] - (i % 4 == 0 ? m : 0)) * (E[i] - (i % 4 == 0 ? m : 0));
+    eps[e] = sqrt(2.0 / 3.0 * s);
+  }
+  return FL_OK;
+}
+
+
 int fl_fem_write_vtu(const fl_world *w, int k, const char *path) {
-  FL_TRY(fl__fem_check_body(w, k, "vtu"));
+  FL_TRY(check_body(w, k, "vtu"));
   const fl_fem_body *b = w->fem[k];
   fl_int nt = b->mesh->ntet;
-  double *vm = fl_malloc((size_t)(nt > 0 ? nt : 1) * sizeof(double));
-  if (!vm) return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  double *vm = fl_malloc(2 * (size_t)(nt > 0 ? nt : 1) * sizeof(double));
+  double *u = fl_malloc((size_t)(b->ndof > 0 ? b->ndof : 1) * sizeof(double));
+  if (!vm || !u) {
+    fl_free(vm);
+    fl_free(u);
+    return fl_seterr(FL_ERR_NOMEM, "fem %s: out of memory", b->name);
+  }
   int rc = fl_fem_von_mises(w, k, vm, NULL);
+  if (rc == FL_OK) rc = fl_fem_equivalent_strain(w, k, vm + nt);
   if (rc == FL_OK) {
-    fl_vtk_field pf = {"velocity", 3, b->v};
-    fl_vtk_field cf = {"von_mises", 1, vm};
-    rc = fl_mesh_write_vtu(b->mesh, b->x, 1, &pf, 1, &cf, path);
+    // the displacement from the rest shape: ParaView's Warp By Vector exaggerates it
+    for (fl_int j = 0; j < b->ndof; j++) u[j] = b->x[j] - b->mesh->X[j];
+    fl_vtk_field pf[2] = {{"velocity", 3, b->v}, {"displacement", 3, u}};
+    fl_vtk_field cf[2] = {{"von_mises", 1, vm}, {"strain", 1, vm + nt}};
+    rc = fl_mesh_write_vtu(b->mesh, b->x, 2, pf, 2, cf, path);
   }
   fl_free(vm);
+  fl_free(u);
   return rc;
 }
 

@@ -129,8 +129,13 @@ void fl_fem_momentum(const fl_world *w, int k, double p[3], double com[3]);
 /* Von Mises stress (Pa) of every tet at the current positions (ntet, caller-allocated), and
  * the smallest det F (for inversion checks); either output may be NULL. */
 int fl_fem_von_mises(const fl_world *w, int k, double *vm, double *min_detF);
-/* Writes body k's current mesh as VTK (.vtu) with point velocity and cell von Mises stress
- * and det F. */
+/* Equivalent (von Mises) strain sqrt(2/3 dev(E):dev(E)) of the Green-Lagrange strain
+ * E = (F^T F - I) / 2 of every tet at the current positions (ntet, caller-allocated;
+ * dimensionless, 0 for a rigid motion). FL_OK or FL_ERR_INVAL (no such body). */
+int fl_fem_equivalent_strain(const fl_world *w, int k, double *eps);
+/* Writes body k's current mesh as VTK (.vtu) with point velocity and displacement from the
+ * rest shape (m; for ParaView's Warp By Vector), cell von Mises stress (Pa) and equivalent
+ * strain. */
 int fl_fem_write_vtu(const fl_world *w, int k, const char *path);
 
 /* Timing of the last prepared step's FEM work (s): element computations (stress, stiffness,

@@ -1,11 +1,14 @@
 // viewer.js: FrictionLab's browser viewer. Reads the recording embedded in the page
 // (#fl-data, base64 of recording.flrec: docs/recording.md) and plays every solver's run of the
-// same scene side by side, in lock-step. Needs only three.js (global THREE, inlined before).
+// same scene side by side, in lock-step, with a timeline per solver, picking and a camera
+// framed on the whole run. Needs only three.js (global THREE, inlined before).
 (function () {
   'use strict';
   const statusEl = document.getElementById('fl-status');
   const report = { ok: false, errors: window.flErrors, scene: '', solvers: [], bodies: 0,
-                   deformable: 0, frames: [], steps: 0, cut: false, webgl: false, shown_step: -1 };
+                   deformable: 0, frames: [], steps: 0, cut: false, webgl: false, shown_step: -1,
+                   version: 0, timeline: [], colour: '', colour_range: null, edges: 0,
+                   picked: null, view_axis: '', camera: null, panes_shown: [] };
   function publish() { statusEl.textContent = JSON.stringify(report); }
   function fail(msg) {
     window.flErrors.push(msg);
@@ -16,7 +19,7 @@
   }
 
   //---- the recording ----
-  const FRAME_TAG = 0x314d5246, FIXED = 56, CONTACT = 52;
+  const FRAME_TAG = 0x314d5246, CONTACT = 52;
 
   function decodeBase64(text) {
     const bin = atob(text.replace(/\s+/g, ''));
@@ -34,6 +37,10 @@
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const hl = dv.getUint32(8, true);
     const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + hl)));
+    const ver = header.version || 1;
+    // version 1: 56 fixed bytes, bodies as 7 floats, vertices as 3; version 2 adds the energy,
+    // the velocities (13 floats a body) and von Mises stress and strain per vertex
+    const fixed = ver >= 2 ? 64 : 56, bs = ver >= 2 ? 13 : 7;
     const ns = header.solvers.length, nb = header.bodies.length;
     const runs = header.solvers.map(() => []);
     let off = 12 + hl, cut = false;
@@ -45,23 +52,34 @@
         solver: dv.getInt32(p, true), step: dv.getInt32(p + 4, true), t: dv.getFloat64(p + 8, true),
         iters: dv.getInt32(p + 16, true), reason: dv.getInt32(p + 20, true),
         residual: dv.getFloat64(p + 24, true), merit: dv.getFloat64(p + 32, true),
-        nbody: dv.getInt32(p + 40, true), nvert: dv.getInt32(p + 44, true), nc: dv.getInt32(p + 48, true)
+        nbody: dv.getInt32(p + 40, true), nvert: dv.getInt32(p + 44, true), nc: dv.getInt32(p + 48, true),
+        energy: ver >= 2 ? dv.getFloat64(p + 56, true) : NaN, vm: null, eps: null
       };
       if (fr.solver < 0 || fr.solver >= ns || fr.nbody !== nb) { cut = true; break; }
-      let a = p + FIXED;
-      fr.pose = f32(bytes, a, 7 * nb); a += 28 * nb;
+      let a = p + fixed;
+      fr.pose = f32(bytes, a, bs * nb); a += 4 * bs * nb;
       fr.vert = f32(bytes, a, 3 * fr.nvert); a += 12 * fr.nvert;
+      if (ver >= 2) {
+        fr.vm = f32(bytes, a, fr.nvert); a += 4 * fr.nvert;
+        fr.eps = f32(bytes, a, fr.nvert); a += 4 * fr.nvert;
+      }
       const cb = bytes.buffer.slice(bytes.byteOffset + a, bytes.byteOffset + a + CONTACT * fr.nc);
       fr.cf = new Float32Array(cb);
       fr.ci = new Int32Array(cb);
+      let pen = 0; // deepest penetration of this step's contacts (m)
+      for (let c = 0; c < fr.nc; c++) pen = Math.max(pen, -fr.cf[13 * c + 9]);
+      fr.pen = pen;
       runs[fr.solver].push(fr);
       off += 8 + len;
     }
     if (off < bytes.length) cut = true;
-    return { header, runs, cut };
+    // the penetration after a step: the next frame's contacts are found at its start (the last
+    // frame, which has no next, keeps its own)
+    runs.forEach(r => r.forEach((f, i) => { f.penAfter = i + 1 < r.length ? r[i + 1].pen : f.pen; }));
+    return { header, runs, cut, bs };
   }
 
-  //---- colours ----
+  //---- colours and numbers ----
   function ramp(x) { // 0 blue-grey, 0.5 yellow, 1 red; beyond 1 stays red
     x = Math.max(0, Math.min(1, x));
     const c = new THREE.Color();
@@ -70,6 +88,13 @@
     return c;
   }
   const STICK = new THREE.Color(0x3ddc84), SLIP = new THREE.Color(0xff5a4e);
+  function fmt(x) { return Number.isFinite(x) ? x.toExponential(2) : Number.isNaN(x) ? 'n/a' : String(x); }
+  function nice(x) { // 1, 2 or 5 times a power of ten, at most x
+    const e = Math.pow(10, Math.floor(Math.log10(x))), m = x / e;
+    return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * e;
+  }
+  function vec(a, o, n) { return Array.from(a.subarray(o, o + n)); }
+  function vstr(v) { return '(' + v.map(x => x.toPrecision(5)).join(', ') + ')'; }
 
   //---- build ----
   let rec;
@@ -80,13 +105,15 @@
     fail('cannot read the recording in this page: ' + e.message);
     return;
   }
-  const H = rec.header, L = H.length > 0 ? H.length : 1;
+  const H = rec.header, L = H.length > 0 ? H.length : 1, BS = rec.bs;
+  const penLimit = H.pen_limit || 0.01 * L;
   report.scene = H.scene;
   report.solvers = H.solvers.slice();
   report.bodies = H.bodies.length;
   report.deformable = H.deformable.length;
   report.frames = rec.runs.map(r => r.length);
   report.cut = rec.cut;
+  report.version = H.version || 1;
   document.title = 'FrictionLab viewer: ' + H.scene;
   document.getElementById('title').textContent = H.scene + ' (' + H.problem + ')' + (rec.cut ? ' [recording cut short]' : '');
 
@@ -110,6 +137,19 @@
   const refImp = mags.length ? mags[Math.floor(0.9 * (mags.length - 1))] : 0;
   const impScale = refImp > 0 ? 0.15 * L / refImp : 0;
 
+  // the colour ranges of deformable bodies: the run's largest displacement, stress, strain
+  const range = { displacement: 0, stress: 0, strain: 0 };
+  rec.runs.forEach(r => {
+    const f0 = r[0];
+    r.forEach(f => {
+      for (let j = 0; j < f.nvert; j++) {
+        const a = 3 * j;
+        range.displacement = Math.max(range.displacement, Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]));
+        if (f.vm) { range.stress = Math.max(range.stress, f.vm[j]); range.strain = Math.max(range.strain, f.eps[j]); }
+      }
+    });
+  });
+
   const geoms = H.meshes.map(m => {
     let g = new THREE.BufferGeometry();
     g.setAttribute('position', new THREE.Float32BufferAttribute(m.vert, 3));
@@ -119,28 +159,78 @@
     return g;
   });
 
-  // one shared camera, orbiting the scene's middle; z is up
-  const lo = H.bounds[0], hi = H.bounds[1];
-  const target = new THREE.Vector3((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2);
-  const orbit = { az: -0.95, el: 0.35, dist: 2.3 * L };
-  const camera = new THREE.PerspectiveCamera(35, 1, L * 1e-3, L * 100);
-  camera.up.set(0, 0, 1);
-  function placeCamera() {
-    const ce = Math.cos(orbit.el);
-    camera.position.set(target.x + orbit.dist * ce * Math.cos(orbit.az),
-                        target.y + orbit.dist * ce * Math.sin(orbit.az),
-                        target.z + orbit.dist * Math.sin(orbit.el));
-    camera.lookAt(target);
+  //---- framing ----
+  // boxes: the initial scene (header), the whole run (every frame of every solver, clipped to
+  // 1.5 scene lengths around the start: a body thrown to 1e3 m would leave the rest a dot)
+  const box0 = new THREE.Box3(new THREE.Vector3(...H.bounds[0]), new THREE.Vector3(...H.bounds[1]));
+  const clip = box0.clone().expandByScalar(1.5 * L);
+  const boxRun = box0.clone(), tmpP = new THREE.Vector3();
+  rec.runs.forEach(r => r.forEach(f => {
+    H.bodies.forEach((b, i) => {
+      if (b.kind !== 'dynamic') return;
+      tmpP.set(f.pose[BS * i], f.pose[BS * i + 1], f.pose[BS * i + 2]);
+      if (!Number.isFinite(tmpP.x + tmpP.y + tmpP.z)) return;
+      tmpP.clamp(clip.min, clip.max);
+      boxRun.expandByPoint(tmpP.clone().addScalar(0.5 * b.size));
+      boxRun.expandByPoint(tmpP.addScalar(-0.5 * b.size));
+    });
+    for (let j = 0; j < f.nvert; j++) {
+      tmpP.set(f.vert[3 * j], f.vert[3 * j + 1], f.vert[3 * j + 2]);
+      if (Number.isFinite(tmpP.x + tmpP.y + tmpP.z)) boxRun.expandByPoint(tmpP.clamp(clip.min, clip.max));
+    }
+  }));
+  const FOV = 35;
+  const camera = new THREE.PerspectiveCamera(FOV, 1, L * 1e-3, L * 200);
+  const target = new THREE.Vector3();
+  const orbit = { az: -0.95, el: 0.35, zoom: 1, fit: 2.3 * L };
+  function fitBox(box, margin) {
+    box.getCenter(target);
+    const r = 0.5 * box.getSize(tmpP).length();
+    orbit.fit = (margin || 1.1) * Math.max(r, 0.05 * L) / Math.sin(FOV / 2 * Math.PI / 180);
   }
-  placeCamera();
+  function placeCamera() {
+    const ce = Math.cos(orbit.el), se = Math.sin(orbit.el), d = orbit.fit * orbit.zoom;
+    camera.position.set(target.x + d * ce * Math.cos(orbit.az), target.y + d * ce * Math.sin(orbit.az), target.z + d * se);
+    camera.up.set(-se * Math.cos(orbit.az), -se * Math.sin(orbit.az), ce); // never parallel to the view
+    camera.lookAt(target);
+    camera.near = d * 1e-3;
+    camera.far = d * 100 + 10 * L;
+    camera.updateProjectionMatrix();
+    report.camera = { az: orbit.az, el: orbit.el, zoom: orbit.zoom, target: target.toArray() };
+  }
+  const AXIS_VIEW = { x: [0, 0], y: [-Math.PI / 2, 0], z: [-Math.PI / 2, Math.PI / 2] };
 
+  // the ground: the z of a plane whose normal is z (its square's frame), else the scene's bottom
+  let groundZ = H.bounds[0][2];
+  H.bodies.forEach((b, i) => {
+    const f = rec.runs.find(r => r.length)[0];
+    const q = f.pose.subarray(BS * i, BS * i + 7);
+    if (b.shape === 'plane' && Math.abs(q[4]) + Math.abs(q[5]) < 1e-6) groundZ = q[2];
+  });
+  const gridStep = nice(0.2 * L), gridN = 2 * Math.ceil(0.8 * Math.max(boxRun.getSize(tmpP).length(), L) / gridStep);
+  const runCentre = boxRun.getCenter(new THREE.Vector3());
+
+  //---- panes ----
   const panesEl = document.getElementById('panes');
   const ns = H.solvers.length;
-  const cols = ns <= 3 ? ns : Math.ceil(Math.sqrt(ns));
-  panesEl.style.gridTemplateColumns = 'repeat(' + cols + ', 1fr)';
   let maxNc = 1;
   rec.runs.forEach(r => r.forEach(f => { maxNc = Math.max(maxNc, f.nc); }));
 
+  // software WebGL (SwiftShader, llvmpipe) pays per pixel for multisampling: off there, or
+  // with #aa=0; on with #aa=1
+  function softwareGL() {
+    try {
+      const g = document.createElement('canvas').getContext('webgl');
+      const ext = g && g.getExtension('WEBGL_debug_renderer_info');
+      const name = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : '';
+      if (g && g.getExtension('WEBGL_lose_context')) g.getExtension('WEBGL_lose_context').loseContext();
+      return /swiftshader|llvmpipe|software/i.test(name);
+    } catch (e) { return false; }
+  }
+  const aaHash = new URLSearchParams(location.hash.slice(1)).get('aa');
+  const antialias = aaHash === '1' || (aaHash !== '0' && !softwareGL());
+  report.antialias = antialias;
+  const MANY = H.bodies.filter(b => b.kind === 'dynamic').length > 256;
   const panes = [];
   for (let s = 0; s < ns; s++) {
     const el = document.createElement('div');
@@ -148,40 +238,90 @@
     const canvas = document.createElement('canvas');
     const readout = document.createElement('div');
     readout.className = 'readout';
+    const scalebar = document.createElement('div');
+    scalebar.className = 'scalebar';
     el.appendChild(canvas);
     el.appendChild(readout);
+    el.appendChild(scalebar);
     panesEl.appendChild(el);
     let renderer;
     try {
-      renderer = new THREE.WebGLRenderer({ canvas, antialias: true, preserveDrawingBuffer: true });
+      renderer = new THREE.WebGLRenderer({ canvas, antialias, preserveDrawingBuffer: true });
     } catch (e) {
       fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
       return;
     }
     report.webgl = true;
-    renderer.setPixelRatio(window.devicePixelRatio || 1);
+    // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
+    const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
+    renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x14171c);
     scene.add(new THREE.HemisphereLight(0xdde6ff, 0x3a3226, 1.1));
     const sun = new THREE.DirectionalLight(0xffffff, 1.6);
     sun.position.set(0.4, -0.6, 1.0);
     scene.add(sun);
-    const bodies = H.bodies.map(b => {
+    // ground grid (in the xy plane at the ground) and the axes at the origin (x red, y green, z blue)
+    const grid = new THREE.GridHelper(gridN * gridStep, gridN, 0x56606e, 0x30363f);
+    grid.rotation.x = Math.PI / 2;
+    grid.position.set(Math.round(runCentre.x / gridStep) * gridStep, Math.round(runCentre.y / gridStep) * gridStep, groundZ - 1e-4 * L);
+    scene.add(grid);
+    const axes = new THREE.AxesHelper(gridStep);
+    axes.material.depthTest = false;
+    axes.renderOrder = 1;
+    scene.add(axes);
+    // many dynamic bodies: one instanced draw per shared mesh (spheres with fewer triangles)
+    // instead of a draw per body
+    const inst = new Map();
+    const bodies = H.bodies.map((b, i) => {
       const fixed = b.kind !== 'dynamic';
+      if (!fixed && MANY) {
+        if (!inst.has(b.mesh)) inst.set(b.mesh, []);
+        const list = inst.get(b.mesh);
+        list.push(i);
+        return { mesh: null, fixed, size: b.size, scale: b.scale, slot: list.length - 1, group: b.mesh };
+      }
       const mat = new THREE.MeshLambertMaterial({ color: fixed ? 0x59606b : 0x6d8bb5, side: THREE.DoubleSide });
       const mesh = new THREE.Mesh(geoms[b.mesh], mat);
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
+      mesh.userData = { body: i };
       scene.add(mesh);
       return { mesh, fixed, size: b.size };
     });
-    const defs = H.deformable.map(d => {
+    const groups = new Map();
+    inst.forEach((list, mi) => {
+      const g = H.meshes[mi].smooth && H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
+      const im = new THREE.InstancedMesh(g, new THREE.MeshLambertMaterial({ color: 0xffffff }), list.length);
+      im.userData = { inst: list };
+      im.frustumCulled = false;
+      scene.add(im);
+      groups.set(mi, im);
+    });
+    bodies.forEach(b => { if (b.group !== undefined) b.inst = groups.get(b.group); });
+    const defs = H.deformable.map((d, k) => {
       const g = new THREE.BufferGeometry();
-      g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3));
+      const pos = new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3);
+      g.setAttribute('position', pos);
       g.setAttribute('color', new THREE.BufferAttribute(new Float32Array(3 * d.nvert), 3));
       g.setIndex(d.tri);
       const mesh = new THREE.Mesh(g, new THREE.MeshLambertMaterial({ vertexColors: true, side: THREE.DoubleSide, flatShading: true }));
+      mesh.userData = { def: k };
       scene.add(mesh);
-      return { mesh, d };
+      // the surface's edges, each once, on the same vertex buffer
+      const seen = new Set(), ei = [];
+      for (let t = 0; t < d.tri.length; t += 3)
+        for (let e = 0; e < 3; e++) {
+          const a = d.tri[t + e], b = d.tri[t + (e + 1) % 3], key = a < b ? a * d.nvert + b : b * d.nvert + a;
+          if (!seen.has(key)) { seen.add(key); ei.push(a, b); }
+        }
+      const eg = new THREE.BufferGeometry();
+      eg.setAttribute('position', pos);
+      eg.setIndex(ei);
+      const edges = new THREE.LineSegments(eg, new THREE.LineBasicMaterial({ color: 0x1a1d22 }));
+      edges.frustumCulled = false;
+      edges.visible = false;
+      scene.add(edges);
+      return { mesh, edges, nedge: ei.length / 2, d };
     });
     // impulses: a shaft (line) and a head (cone) per contact
     const shaftG = new THREE.BufferGeometry();
@@ -197,22 +337,67 @@
     heads.renderOrder = 2;
     heads.frustumCulled = false;
     scene.add(heads);
-    panes.push({ el, canvas, readout, renderer, scene, bodies, defs, shafts, heads, run: rec.runs[s], name: H.solvers[s] });
+    // the picked item: a ring of lines around it
+    const marker = new THREE.LineSegments(new THREE.BufferGeometry(), new THREE.LineBasicMaterial({ color: 0xffffff, depthTest: false }));
+    marker.renderOrder = 3;
+    marker.visible = false;
+    marker.frustumCulled = false;
+    scene.add(marker);
+    panes.push({ s, el, canvas, readout, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
+                 drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
-  //---- showing one step ----
+  //---- controls ----
   const ui = {
     play: document.getElementById('play'), slider: document.getElementById('slider'),
     time: document.getElementById('time'), speed: document.getElementById('speed'),
-    colour: document.getElementById('colour'), arrows: document.getElementById('arrows')
+    colour: document.getElementById('colour'), arrows: document.getElementById('arrows'),
+    exag: document.getElementById('exag'), edges: document.getElementById('edges'),
+    grid: document.getElementById('grid'), frame: document.getElementById('frame'),
+    view: document.getElementById('view'), pick: document.getElementById('pick')
   };
   ui.slider.max = String(steps.length - 1);
+  if (!H.deformable.length) {
+    ['exag', 'edges'].forEach(k => { ui[k].parentElement.style.display = 'none'; });
+  }
+  if (!H.deformable.length || report.version < 2)
+    for (const o of Array.from(ui.colour.options)) if (o.value === 'stress' || o.value === 'strain') o.disabled = true;
+  const panesel = document.getElementById('panesel');
+  if (ns > 1) {
+    panesel.appendChild(document.createTextNode('panes'));
+    panes.forEach(p => {
+      const l = document.createElement('label');
+      const c = document.createElement('input');
+      c.type = 'checkbox';
+      c.checked = true;
+      c.addEventListener('change', () => { p.shown = c.checked; layout(); show(index); });
+      p.check = c;
+      l.appendChild(c);
+      l.appendChild(document.createTextNode(p.name));
+      panesel.appendChild(l);
+    });
+  }
+  function layout() {
+    const vis = panes.filter(p => p.shown);
+    panes.forEach(p => { p.el.style.display = p.shown ? '' : 'none'; });
+    const n = Math.max(vis.length, 1), cols = n <= 3 ? n : Math.ceil(Math.sqrt(n));
+    panesEl.style.gridTemplateColumns = 'repeat(' + cols + ', 1fr)';
+    report.panes_shown = vis.map(p => p.name);
+    resize();
+  }
+
   document.getElementById('legend').innerHTML =
     'arrows: contact impulse on the second body (' + (0.15 * L).toPrecision(2) + ' m = ' + refImp.toPrecision(3) + ' N s, the run\'s 90th percentile)' +
     '<span class="sw" style="background:#3ddc84"></span>sticking<span class="sw" style="background:#ff5a4e"></span>sliding' +
-    ' &nbsp;| bodies: <span id="cmode"></span> <span class="sw" style="background:#6b8cbf"></span>0' +
-    '<span class="sw" style="background:#f7e626"></span><span class="sw" style="background:#f72626"></span><span id="cmax"></span>';
+    ' &nbsp;| bodies: <span id="cmode"></span> <span class="sw" style="background:#6b8cbf"></span><span id="cmin">0</span>' +
+    '<span class="sw" style="background:#f7e626"></span><span class="sw" style="background:#f72626"></span><span id="cmax"></span>' +
+    ' &nbsp;| grid ' + gridStep.toPrecision(2) + ' m, axes x red y green z blue' +
+    ' &nbsp;| timeline: <span style="color:#7fb3ff">merit</span> (log), <span style="color:#ffb347">deepest penetration</span> (log; dashed: limit),' +
+    ' <span style="color:#d8d8d8">energy</span>, <span style="color:#ff5a4e">failed steps</span>; click to go there; keys , . step';
 
+  //---- timeline ----
+  const tlEl = document.getElementById('timeline');
+  const TL = { merit: '#7fb3ff', pen: '#ffb347', energy: '#d8d8d8', fail: '#ff5a4e' };
   function frameAt(run, step) { // last frame at or before step
     let a = 0, b = run.length - 1, hit = -1;
     while (a <= b) {
@@ -221,19 +406,135 @@
     }
     return hit >= 0 ? run[hit] : null;
   }
+  panes.forEach(p => {
+    const row = document.createElement('div');
+    row.className = 'tl-row';
+    const name = document.createElement('div');
+    name.className = 'tl-name';
+    name.textContent = p.name;
+    const canvas = document.createElement('canvas');
+    const note = document.createElement('div');
+    note.className = 'tl-note';
+    row.appendChild(name);
+    row.appendChild(canvas);
+    row.appendChild(note);
+    tlEl.appendChild(row);
+    // per recorded step: the frame's merit, deepest penetration, energy, failure
+    const fr = steps.map(st => frameAt(p.run, st));
+    let firstFail = -1, failed = 0;
+    const crossings = [];
+    fr.forEach((f, i) => {
+      if (!f || f.step !== steps[i] || f.step === 0) return;
+      if (f.reason < 0) { failed++; if (firstFail < 0) firstFail = f.step; }
+      const prev = i > 0 && fr[i - 1] ? fr[i - 1].penAfter : 0;
+      if (f.penAfter > penLimit && !(prev > penLimit)) crossings.push(f.step);
+    });
+    p.tl = { row, canvas, note, fr, firstFail, crossings, base: document.createElement('canvas') };
+    note.textContent = (firstFail >= 0 ? 'first failure: step ' + firstFail + ' (' + failed + ' failed)' : 'no failed step') +
+      '\n' + (crossings.length ? 'penetration > limit at ' + crossings[0] + (crossings.length > 1 ? ' (' + crossings.length + 'x)' : '') : 'penetration within the limit');
+    note.style.whiteSpace = 'pre';
+    report.timeline.push({ solver: p.name, first_failed: firstFail, failed, crossings: crossings.length,
+                           first_crossing: crossings.length ? crossings[0] : -1 });
+    canvas.addEventListener('click', e => {
+      const r = canvas.getBoundingClientRect();
+      show(Math.floor((e.clientX - r.left) / r.width * steps.length));
+      simTime = steps[index] * H.dt;
+    });
+  });
+  const stepX = (i, w) => (i + 0.5) / steps.length * w;
+  function drawTimelineBase(p) {
+    const t = p.tl, c = t.canvas, dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(c.clientWidth * dpr)), h = Math.max(1, Math.round(c.clientHeight * dpr));
+    c.width = t.base.width = w;
+    c.height = t.base.height = h;
+    const g = t.base.getContext('2d');
+    g.fillStyle = '#15181d';
+    g.fillRect(0, 0, w, h);
+    const top = 3 * dpr, bot = h - 7 * dpr;
+    // one series scaled to its own range over the run (log for merit and penetration)
+    function series(get, colour, log, extra) {
+      const v = t.fr.map((f, i) => {
+        if (!f || f.step !== steps[i]) return NaN;
+        const x = get(f);
+        return log ? (x > 0 ? Math.log10(x) : NaN) : x;
+      });
+      let lo = Infinity, hi = -Infinity;
+      v.forEach(x => { if (Number.isFinite(x)) { lo = Math.min(lo, x); hi = Math.max(hi, x); } });
+      if (extra !== undefined && Number.isFinite(lo)) { lo = Math.min(lo, extra); hi = Math.max(hi, extra); }
+      if (!(lo <= hi)) return null;
+      if (hi - lo < 1e-12 * Math.max(1, Math.abs(hi))) { lo -= 1; hi += 1; }
+      const y = x => bot - (x - lo) / (hi - lo) * (bot - top);
+      g.strokeStyle = colour;
+      g.lineWidth = dpr;
+      g.beginPath();
+      let pen = false;
+      v.forEach((x, i) => {
+        if (!Number.isFinite(x)) { pen = false; return; }
+        if (pen) g.lineTo(stepX(i, w), y(x)); else g.moveTo(stepX(i, w), y(x));
+        pen = true;
+      });
+      g.stroke();
+      return y;
+    }
+    series(f => f.energy, TL.energy, false);
+    series(f => f.merit, TL.merit, true);
+    const yp = series(f => f.penAfter, TL.pen, true, Math.log10(penLimit));
+    if (yp) { // the penetration limit
+      g.setLineDash([4 * dpr, 3 * dpr]);
+      g.strokeStyle = TL.pen;
+      g.beginPath();
+      g.moveTo(0, yp(Math.log10(penLimit)));
+      g.lineTo(w, yp(Math.log10(penLimit)));
+      g.stroke();
+      g.setLineDash([]);
+    }
+    // failed steps as ticks along the bottom; the first failure and the limit crossings as lines
+    g.fillStyle = TL.fail;
+    const tw = Math.max(1, w / steps.length);
+    t.fr.forEach((f, i) => { if (f && f.step === steps[i] && f.step > 0 && f.reason < 0) g.fillRect(stepX(i, w) - tw / 2, h - 6 * dpr, tw, 6 * dpr); });
+    const mark = (st, colour, width) => {
+      const i = steps.indexOf(st);
+      g.fillStyle = colour;
+      g.fillRect(stepX(i, w) - width * dpr / 2, 0, width * dpr, h);
+    };
+    t.crossings.forEach(st => mark(st, TL.pen, 1));
+    if (t.firstFail >= 0) {
+      mark(t.firstFail, TL.fail, 2);
+      const x = stepX(steps.indexOf(t.firstFail), w);
+      g.beginPath();
+      g.moveTo(x - 5 * dpr, 0);
+      g.lineTo(x + 5 * dpr, 0);
+      g.lineTo(x, 7 * dpr);
+      g.fill();
+    }
+  }
+  function drawTimeline(p) {
+    const t = p.tl, g = t.canvas.getContext('2d'), w = t.canvas.width, h = t.canvas.height;
+    g.drawImage(t.base, 0, 0);
+    g.fillStyle = '#ffffff';
+    g.fillRect(stepX(index, w) - 1, 0, 2, h);
+  }
 
+  //---- showing one step ----
   const up = new THREE.Vector3(0, 1, 0), tmpM = new THREE.Matrix4(), tmpQ = new THREE.Quaternion();
   const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3();
-  function fmt(x) { return Number.isFinite(x) ? x.toExponential(2) : Number.isNaN(x) ? 'n/a' : String(x); }
+  const hidden = new Set(); // 'b<i>' rigid bodies, 'd<k>' deformable bodies
+  let picked = null;        // { kind: 'body' | 'def' | 'contact', s, i }
+
+  function colourMode() {
+    const m = ui.colour.value;
+    return (m === 'stress' || m === 'strain') && report.version < 2 ? 'displacement' : m;
+  }
 
   function showPane(p, step) {
     const f = frameAt(p.run, step);
+    p.frame = f;
+    p.drawn = [];
     if (!f) {
       p.readout.textContent = p.name + '\n(no frame at this step: the run of this solver was cut short)';
       return;
     }
-    const f0 = p.run[0], mode = ui.colour.value;
-    const penLimit = H.pen_limit || 0.01 * L;
+    const f0 = p.run[0], mode = colourMode(), k = Number(ui.exag.value) || 1;
     // deepest penetration per body (and per deformable body) of this step's contacts
     const pen = new Float32Array(H.bodies.length), penDef = new Float32Array(H.deformable.length);
     for (let c = 0; c < f.nc; c++) {
@@ -244,29 +545,49 @@
       }
     }
     p.bodies.forEach((b, i) => {
-      const q = f.pose.subarray(7 * i, 7 * i + 7);
+      const q = f.pose.subarray(BS * i, BS * i + 7);
+      let v = 0;
+      if (!b.fixed && mode === 'penetration') v = pen[i] / penLimit;
+      else if (!b.fixed && mode === 'displacement') v = Math.hypot(q[0] - f0.pose[BS * i], q[1] - f0.pose[BS * i + 1], q[2] - f0.pose[BS * i + 2]) / (0.25 * b.size);
+      if (b.inst) { // hidden: scaled to nothing
+        tmpV.set(q[0], q[1], q[2]);
+        tmpQ.set(q[4], q[5], q[6], q[3]);
+        if (hidden.has('b' + i)) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
+        tmpM.compose(tmpV, tmpQ, tmpS);
+        b.inst.setMatrixAt(b.slot, tmpM);
+        b.inst.setColorAt(b.slot, ramp(0.5 * v));
+        return;
+      }
       b.mesh.position.set(q[0], q[1], q[2]);
       b.mesh.quaternion.set(q[4], q[5], q[6], q[3]);
-      if (b.fixed) return;
-      let v;
-      if (mode === 'penetration') v = pen[i] / penLimit;
-      else v = Math.hypot(q[0] - f0.pose[7 * i], q[1] - f0.pose[7 * i + 1], q[2] - f0.pose[7 * i + 2]) / (0.25 * b.size);
-      b.mesh.material.color.copy(ramp(0.5 * v));
+      b.mesh.visible = !hidden.has('b' + i);
+      if (!b.fixed) b.mesh.material.color.copy(ramp(0.5 * v));
     });
-    p.defs.forEach((e, k) => {
+    p.groups.forEach(im => {
+      im.instanceMatrix.needsUpdate = true;
+      if (im.instanceColor) im.instanceColor.needsUpdate = true;
+      im.boundingSphere = null; // recomputed when a click needs it
+    });
+    p.defs.forEach((e, kd) => {
       const pos = e.mesh.geometry.attributes.position, col = e.mesh.geometry.attributes.color;
       const o = 3 * e.d.first;
-      for (let j = 0; j < 3 * e.d.nvert; j++) pos.array[j] = f.vert[o + j];
+      // drawn at the first frame's shape plus k times the displacement from it
+      for (let j = 0; j < 3 * e.d.nvert; j++) pos.array[j] = f0.vert[o + j] + k * (f.vert[o + j] - f0.vert[o + j]);
       for (let v = 0; v < e.d.nvert; v++) {
         const a = o + 3 * v;
-        const x = mode === 'penetration' ? penDef[k] / penLimit
-          : Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]) / (0.05 * L);
-        const c = ramp(0.5 * x);
+        let x;
+        if (mode === 'penetration') x = 0.5 * penDef[kd] / penLimit;
+        else if (mode === 'displacement') x = Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]) / (range.displacement || 1);
+        else if (mode === 'stress') x = f.vm[e.d.first + v] / (range.stress || 1);
+        else x = f.eps[e.d.first + v] / (range.strain || 1);
+        const c = ramp(x);
         col.array[3 * v] = c.r; col.array[3 * v + 1] = c.g; col.array[3 * v + 2] = c.b;
       }
       pos.needsUpdate = col.needsUpdate = true;
       e.mesh.geometry.computeVertexNormals();
       e.mesh.geometry.computeBoundingSphere();
+      e.mesh.visible = !hidden.has('d' + kd);
+      e.edges.visible = e.mesh.visible && ui.edges.checked;
     });
     // arrows
     const sp = p.shafts.geometry.attributes.position, sc = p.shafts.geometry.attributes.color;
@@ -274,6 +595,9 @@
     if (ui.arrows.checked && impScale > 0) {
       for (let c = 0; c < f.nc; c++) {
         const b = 13 * c, ix = f.cf[b + 6], iy = f.cf[b + 7], iz = f.cf[b + 8];
+        const s0 = f.ci[b + 10], s1 = f.ci[b + 11];
+        const off = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
+        if (off(s0) || off(s1)) continue; // a hidden body's contacts go with it
         const mag = Math.hypot(ix, iy, iz), len = Math.min(mag * impScale, 0.5 * L);
         if (!(len > 1e-4 * L)) continue;
         const col = (f.ci[b + 12] & 1) ? SLIP : STICK;
@@ -288,6 +612,7 @@
         tmpM.compose(new THREE.Vector3(x0 + ux * (len - hl / 2), y0 + uy * (len - hl / 2), z0 + uz * (len - hl / 2)), tmpQ, tmpS);
         p.heads.setMatrixAt(n, tmpM);
         p.heads.setColorAt(n, col);
+        p.drawn.push({ c, a: [x0, y0, z0], b: [x0 + ux * len, y0 + uy * len, z0 + uz * len] });
         n++;
       }
     }
@@ -306,35 +631,222 @@
       : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit);
     if (f.reason < 0) line.className = 'bad';
     const line2 = document.createElement('div');
-    line2.textContent = 'contacts ' + f.nc + '   deepest ' + fmt(Math.max(0, ...pen, ...penDef)) + ' m';
+    line2.textContent = 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
+      (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : '');
     p.readout.appendChild(head);
     p.readout.appendChild(line);
     p.readout.appendChild(line2);
   }
 
+  // follow: the camera's target on the dynamic bodies of the first pane shown, at this step
+  function follow() {
+    const p = panes.find(q => q.shown && q.frame) || panes[0];
+    const f = p.frame;
+    if (!f) return;
+    const box = new THREE.Box3();
+    H.bodies.forEach((b, i) => {
+      if (b.kind !== 'dynamic' || hidden.has('b' + i)) return;
+      tmpP.set(f.pose[BS * i], f.pose[BS * i + 1], f.pose[BS * i + 2]);
+      if (Number.isFinite(tmpP.x + tmpP.y + tmpP.z)) box.expandByPoint(tmpP);
+    });
+    for (let j = 0; j < f.nvert; j++) box.expandByPoint(tmpP.set(f.vert[3 * j], f.vert[3 * j + 1], f.vert[3 * j + 2]));
+    if (box.isEmpty()) return;
+    box.expandByScalar(0.25 * L);
+    fitBox(box);
+  }
+
+  function scaleBars() {
+    panes.forEach(p => {
+      const h = p.el.clientHeight || 1;
+      const mpp = 2 * orbit.fit * orbit.zoom * Math.tan(FOV / 2 * Math.PI / 180) / h; // at the target
+      const len = nice(90 * mpp);
+      p.scalebar.innerHTML = '<div style="width:' + (len / mpp).toFixed(0) + 'px"></div>' + len.toPrecision(1) + ' m';
+    });
+  }
+
   function resize() {
     panes.forEach(p => {
+      if (!p.shown) return;
       const w = p.el.clientWidth, h = p.el.clientHeight;
       p.renderer.setSize(w, h, false);
       camera.aspect = w / Math.max(h, 1);
     });
     camera.updateProjectionMatrix();
+    panes.forEach(p => { drawTimelineBase(p); drawTimeline(p); });
+    scaleBars();
   }
 
-  let index = 0, playing = false, simTime = 0, last = null, dirty = true;
+  let index = 0, playing = false, simTime = 0, last = null, dirty = true, quiet = false;
   function show(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
     ui.slider.value = String(index);
     ui.time.textContent = 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s';
-    document.getElementById('cmode').textContent = ui.colour.value === 'penetration'
-      ? 'deepest penetration' : 'displacement from the start';
-    document.getElementById('cmax').textContent = ui.colour.value === 'penetration'
-      ? ' >= ' + (H.pen_limit || 0.01 * L).toPrecision(2) + ' m (1 % of the smallest body)' : ' >= half a body size';
+    const mode = colourMode();
+    report.colour = mode;
+    const unit = { stress: ' Pa', strain: '', displacement: ' m' }[mode];
+    document.getElementById('cmode').textContent = {
+      penetration: 'deepest penetration', displacement: 'displacement from the start',
+      stress: 'von Mises stress (deformable)', strain: 'equivalent strain (deformable)' }[mode];
+    if (mode === 'penetration') {
+      document.getElementById('cmax').textContent = ' >= ' + penLimit.toPrecision(2) + ' m (1 % of the smallest body)';
+      report.colour_range = [0, penLimit];
+    } else {
+      const hi = H.deformable.length ? range[mode] : 0;
+      document.getElementById('cmax').textContent = H.deformable.length
+        ? ' ' + hi.toPrecision(3) + unit + ' (the run\'s largest)' + (mode === 'displacement' ? '; rigid: half a body size' : '')
+        : ' >= half a body size';
+      report.colour_range = [0, hi];
+    }
     panes.forEach(p => showPane(p, steps[index]));
+    if (ui.frame.value === 'follow') { follow(); placeCamera(); scaleBars(); }
+    if (tlEl.style.display !== 'none') panes.forEach(p => { if (p.tl.canvas.width > 1) drawTimeline(p); });
+    report.edges = panes[0].defs.reduce((a, e) => a + (e.edges.visible ? e.nedge : 0), 0);
     report.shown_step = steps[index];
+    if (picked) describePick();
     dirty = true;
+    if (!quiet && !playing) { writeHash(); publish(); }
   }
-  function render() { panes.forEach(p => p.renderer.render(p.scene, camera)); }
+  function render() { panes.forEach(p => { if (p.shown) p.renderer.render(p.scene, camera); }); }
+
+  //---- picking ----
+  const ray = new THREE.Raycaster();
+  function sideName(s) {
+    return s >= 0 ? H.bodies[s].name : s === -1 ? 'world' : H.deformable[-2 - s].name;
+  }
+  function markAt(p, centre, radius) {
+    const pts = [];
+    for (let k = 0; k < 32; k++) { // a circle in the view plane
+      for (const kk of [k, k + 1]) {
+        const a = kk / 32 * 2 * Math.PI;
+        tmpV.set(Math.cos(a) * radius, Math.sin(a) * radius, 0).applyQuaternion(camera.quaternion).add(centre);
+        pts.push(tmpV.x, tmpV.y, tmpV.z);
+      }
+    }
+    p.marker.geometry.setAttribute('position', new THREE.Float32BufferAttribute(pts, 3));
+    p.marker.visible = true;
+  }
+  function describePick() {
+    panes.forEach(p => { p.marker.visible = false; });
+    const p = panes[picked.s], f = p.frame;
+    if (!f) return;
+    let text = '', info = { kind: picked.kind, solver: p.name, step: f.step, index: picked.i };
+    if (picked.kind === 'contact') {
+      const c = picked.i;
+      if (c >= f.nc) { clearPick(); return; }
+      const b = 13 * c, pt = vec(f.cf, b, 3), nr = vec(f.cf, b + 3, 3), im = vec(f.cf, b + 6, 3), phi = f.cf[b + 9];
+      const gn = im[0] * nr[0] + im[1] * nr[1] + im[2] * nr[2];
+      const gt = Math.hypot(im[0] - gn * nr[0], im[1] - gn * nr[1], im[2] - gn * nr[2]);
+      const sl = (f.ci[b + 12] & 1) === 1;
+      Object.assign(info, { point: pt, normal: nr, impulse: im, phi, sides: [f.ci[b + 10], f.ci[b + 11]],
+                            sliding: sl, impulse_n: gn, impulse_t: gt });
+      text = p.name + ', step ' + f.step + ': contact ' + c + ' of ' + f.nc + '\n' +
+        sideName(f.ci[b + 10]) + ' -> ' + sideName(f.ci[b + 11]) + '\n' +
+        'point    ' + vstr(pt) + ' m\nnormal   ' + vstr(nr) + '\nimpulse  ' + vstr(im) + ' N s\n' +
+        'normal   ' + gn.toPrecision(5) + ' N s, tangential ' + gt.toPrecision(5) + ' N s\n' +
+        'gap phi  ' + phi.toPrecision(5) + ' m (at the step\'s start)\n' + (sl ? 'sliding (on the cone\'s edge)' : 'sticking');
+      markAt(p, new THREE.Vector3(...pt), 0.03 * L);
+    } else if (picked.kind === 'body') {
+      const i = picked.i, hb = H.bodies[i], q = vec(f.pose, BS * i, BS);
+      Object.assign(info, { name: hb.name, position: q.slice(0, 3), quaternion: q.slice(3, 7),
+                            velocity: BS > 7 ? q.slice(7, 10) : null, omega: BS > 7 ? q.slice(10, 13) : null });
+      let nc = 0, deep = 0;
+      for (let c = 0; c < f.nc; c++)
+        if (f.ci[13 * c + 10] === i || f.ci[13 * c + 11] === i) { nc++; deep = Math.max(deep, -f.cf[13 * c + 9]); }
+      text = p.name + ', step ' + f.step + ': body ' + i + ' "' + hb.name + '" (' + hb.kind + ' ' + hb.shape + ')\n' +
+        'position ' + vstr(info.position) + ' m\nrotation ' + vstr(info.quaternion) + ' (w, x, y, z)\n' +
+        (BS > 7 ? 'velocity ' + vstr(info.velocity) + ' m/s\nomega    ' + vstr(info.omega) + ' rad/s\n' : '(no velocities in a version 1 recording)\n') +
+        'contacts ' + nc + ', deepest ' + fmt(deep) + ' m';
+      markAt(p, new THREE.Vector3(...info.position), 0.6 * hb.size);
+    } else {
+      const d = H.deformable[picked.i], o = d.first;
+      let vmax = 0, emax = 0, dmax = 0;
+      for (let v = 0; v < d.nvert; v++) {
+        if (f.vm) { vmax = Math.max(vmax, f.vm[o + v]); emax = Math.max(emax, f.eps[o + v]); }
+        const a = 3 * (o + v), f0 = p.run[0];
+        dmax = Math.max(dmax, Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]));
+      }
+      Object.assign(info, { name: d.name, von_mises_max: vmax, strain_max: emax, displacement_max: dmax });
+      text = p.name + ', step ' + f.step + ': deformable "' + d.name + '" (' + d.nvert + ' vertices)\n' +
+        'largest von Mises ' + fmt(vmax) + ' Pa, strain ' + fmt(emax) + '\nlargest displacement ' + fmt(dmax) + ' m';
+    }
+    report.picked = info;
+    ui.pick.textContent = text;
+    ui.pick.style.display = 'block';
+    if (picked.kind !== 'contact') {
+      const key = (picked.kind === 'body' ? 'b' : 'd') + picked.i;
+      for (const [label, fn] of [['hide', () => hidden.add(key)], ['isolate', () => isolate(key)], ['show all', () => hidden.clear()]]) {
+        const bt = document.createElement('button');
+        bt.textContent = label;
+        bt.addEventListener('click', () => { fn(); show(index); });
+        ui.pick.appendChild(document.createElement('br'));
+        ui.pick.lastChild.remove();
+        ui.pick.appendChild(bt);
+      }
+    }
+    const cl = document.createElement('button');
+    cl.textContent = 'close';
+    cl.addEventListener('click', () => { clearPick(); dirty = true; });
+    ui.pick.appendChild(cl);
+  }
+  function isolate(key) {
+    hidden.clear();
+    H.bodies.forEach((b, i) => { if ('b' + i !== key) hidden.add('b' + i); });
+    H.deformable.forEach((d, k) => { if ('d' + k !== key) hidden.add('d' + k); });
+  }
+  function clearPick() {
+    picked = null;
+    report.picked = null;
+    ui.pick.style.display = 'none';
+    panes.forEach(p => { p.marker.visible = false; });
+    publish();
+  }
+  function toScreen(p, xyz) { // canvas pixels (CSS) of a world point
+    tmpV.set(xyz[0], xyz[1], xyz[2]).project(camera);
+    return [(tmpV.x + 1) / 2 * p.canvas.clientWidth, (1 - tmpV.y) / 2 * p.canvas.clientHeight];
+  }
+  // px, py: canvas pixels from its top left. An arrow within 6 px wins over the bodies.
+  function pickAt(p, px, py) {
+    let best = null, bd = 6;
+    p.drawn.forEach(d => {
+      const a = toScreen(p, d.a), b = toScreen(p, d.b);
+      const ex = b[0] - a[0], ey = b[1] - a[1], l2 = ex * ex + ey * ey;
+      const t = l2 > 0 ? Math.max(0, Math.min(1, ((px - a[0]) * ex + (py - a[1]) * ey) / l2)) : 0;
+      const dist = Math.hypot(a[0] + t * ex - px, a[1] + t * ey - py);
+      if (dist < bd) { bd = dist; best = d.c; }
+    });
+    if (best !== null) picked = { kind: 'contact', s: p.s, i: best };
+    else {
+      ray.setFromCamera(new THREE.Vector2(px / p.canvas.clientWidth * 2 - 1, 1 - py / p.canvas.clientHeight * 2), camera);
+      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh), Array.from(p.groups.values())).filter(m => m.visible);
+      const hit = ray.intersectObjects(objs, false)[0];
+      if (!hit) { clearPick(); dirty = true; return null; }
+      const u = hit.object.userData;
+      picked = u.def !== undefined ? { kind: 'def', s: p.s, i: u.def }
+        : { kind: 'body', s: p.s, i: u.inst ? u.inst[hit.instanceId] : u.body };
+    }
+    describePick();
+    dirty = true;
+    publish();
+    return picked;
+  }
+
+  //---- the address: the view, to share it ----
+  function writeHash() {
+    const q = new URLSearchParams();
+    q.set('step', String(steps[index]));
+    q.set('az', orbit.az.toFixed(3));
+    q.set('el', orbit.el.toFixed(3));
+    if (orbit.zoom !== 1) q.set('zoom', orbit.zoom.toPrecision(3));
+    q.set('colour', ui.colour.value);
+    if (ui.frame.value !== 'run') q.set('frame', ui.frame.value);
+    if (ui.exag.value !== '1') q.set('exag', ui.exag.value);
+    if (ui.edges.checked) q.set('edges', '1');
+    if (!ui.grid.checked) q.set('grid', '0');
+    if (!ui.arrows.checked) q.set('arrows', '0');
+    if (hidden.size) q.set('hide', Array.from(hidden).join(','));
+    if (panes.some(p => !p.shown)) q.set('panes', panes.filter(p => p.shown).map(p => p.name).join(','));
+    try { history.replaceState(null, '', '#' + q.toString()); } catch (e) { /* a file: page may refuse */ }
+  }
 
   function tick(now) {
     if (playing) {
@@ -343,7 +855,7 @@
       let i = index;
       while (i + 1 < steps.length && steps[i + 1] * H.dt <= simTime) i++;
       if (i !== index) show(i);
-      if (index === steps.length - 1) { playing = false; ui.play.textContent = 'play'; }
+      if (index === steps.length - 1) { playing = false; ui.play.textContent = 'play'; writeHash(); }
     }
     if (dirty) { render(); dirty = false; }
     requestAnimationFrame(tick);
@@ -355,50 +867,144 @@
     simTime = steps[index] * H.dt;
     last = null;
     ui.play.textContent = playing ? 'pause' : 'play';
+    if (!playing) writeHash();
   });
   ui.slider.addEventListener('input', () => { show(Number(ui.slider.value)); simTime = steps[index] * H.dt; });
-  ui.colour.addEventListener('change', () => show(index));
-  ui.arrows.addEventListener('change', () => show(index));
-  window.addEventListener('keydown', e => { if (e.code === 'Space') { ui.play.click(); e.preventDefault(); } });
+  for (const k of ['colour', 'arrows', 'exag', 'edges']) ui[k].addEventListener('change', () => show(index));
+  ui.grid.addEventListener('change', () => {
+    panes.forEach(p => { p.grid.visible = p.axes.visible = ui.grid.checked; });
+    show(index);
+  });
+  function reframe() {
+    if (ui.frame.value === 'start') fitBox(box0, 1.38); else fitBox(boxRun);
+    if (ui.frame.value === 'follow') follow();
+    placeCamera();
+    scaleBars();
+  }
+  ui.frame.addEventListener('change', () => { reframe(); show(index); });
+  ui.view.addEventListener('change', () => {
+    const v = AXIS_VIEW[ui.view.value];
+    if (v) { orbit.az = v[0]; orbit.el = v[1]; placeCamera(); show(index); }
+  });
+  window.addEventListener('keydown', e => {
+    if (e.target && e.target.tagName === 'SELECT') return;
+    if (e.code === 'Space') { ui.play.click(); e.preventDefault(); }
+    else if (e.key === ',' || e.key === 'ArrowLeft') { show(index - 1); simTime = steps[index] * H.dt; e.preventDefault(); }
+    else if (e.key === '.' || e.key === 'ArrowRight') { show(index + 1); simTime = steps[index] * H.dt; e.preventDefault(); }
+    else if (e.key === 'Home') show(0);
+    else if (e.key === 'End') show(steps.length - 1);
+    else if (e.key === 'Escape') { clearPick(); dirty = true; }
+  });
   window.addEventListener('resize', () => { resize(); dirty = true; });
-  // orbit: drag to turn, wheel to zoom, on any pane (the camera is shared)
+  // orbit: drag to turn, wheel to zoom, on any pane (the camera is shared); a click picks
   let drag = null;
   panes.forEach(p => {
-    p.canvas.addEventListener('pointerdown', e => { drag = { x: e.clientX, y: e.clientY }; p.canvas.setPointerCapture(e.pointerId); });
+    p.canvas.addEventListener('pointerdown', e => { drag = { x: e.clientX, y: e.clientY, x0: e.clientX, y0: e.clientY }; p.canvas.setPointerCapture(e.pointerId); });
     p.canvas.addEventListener('pointermove', e => {
       if (!drag) return;
       orbit.az -= 0.008 * (e.clientX - drag.x);
-      orbit.el = Math.max(-1.5, Math.min(1.5, orbit.el + 0.008 * (e.clientY - drag.y)));
-      drag = { x: e.clientX, y: e.clientY };
+      orbit.el = Math.max(-Math.PI / 2, Math.min(Math.PI / 2, orbit.el + 0.008 * (e.clientY - drag.y)));
+      drag.x = e.clientX;
+      drag.y = e.clientY;
+      ui.view.value = '';
       placeCamera();
       dirty = true;
     });
-    p.canvas.addEventListener('pointerup', () => { drag = null; });
+    p.canvas.addEventListener('pointerup', e => {
+      if (drag && Math.hypot(e.clientX - drag.x0, e.clientY - drag.y0) < 4) {
+        const r = p.canvas.getBoundingClientRect();
+        pickAt(p, e.clientX - r.left, e.clientY - r.top);
+      }
+      drag = null;
+      writeHash();
+    });
     p.canvas.addEventListener('wheel', e => {
-      orbit.dist *= Math.exp(0.001 * e.deltaY);
+      orbit.zoom *= Math.exp(0.001 * e.deltaY);
       placeCamera();
+      scaleBars();
       dirty = true;
+      clearTimeout(p.wheelT);
+      p.wheelT = setTimeout(writeHash, 300);
       e.preventDefault();
     }, { passive: false });
   });
 
-  // #step=N shows the recorded step nearest at or below N; #colour=displacement; #play;
-  // #az=A&el=E (radians) and #zoom=Z (distance / the default) place the camera
+  // The address: #step=N (the recorded step at or below N), colour=, az=&el= (radians),
+  // zoom= (distance over the framing's), frame=run|start|follow, view=x|y|z, exag=, edges=1,
+  // grid=0, arrows=0, hide=b0,d1, panes=name,name, play, pick=c:S:C (contact C of pane S, picked
+  // by a click at its arrow's middle) or pick=b:S:I (body I), bench=N (N frames, timed)
   const hash = new URLSearchParams(location.hash.slice(1));
-  if (hash.get('colour')) ui.colour.value = hash.get('colour');
-  for (const [key, field] of [['az', 'az'], ['el', 'el']])
-    if (Number.isFinite(Number(hash.get(key))) && hash.get(key) !== null) orbit[field] = Number(hash.get(key));
-  if (Number(hash.get('zoom')) > 0) orbit.dist *= Number(hash.get('zoom'));
-  placeCamera();
+  const opt = (k, el) => { if (hash.get(k) !== null && Array.from(el.options).some(o => o.value === hash.get(k))) el.value = hash.get(k); };
+  if (H.deformable.length && report.version >= 2) ui.colour.value = 'stress';
+  opt('colour', ui.colour);
+  opt('frame', ui.frame);
+  opt('exag', ui.exag);
+  if (hash.get('edges') === '1') ui.edges.checked = true;
+  if (hash.get('grid') === '0') { ui.grid.checked = false; panes.forEach(p => { p.grid.visible = p.axes.visible = false; }); }
+  if (hash.get('arrows') === '0') ui.arrows.checked = false;
+  if (hash.get('timeline') === '0') tlEl.style.display = 'none';
+  (hash.get('hide') || '').split(',').filter(x => /^[bd]\d+$/.test(x)).forEach(x => hidden.add(x));
+  if (hash.get('panes')) {
+    const want = hash.get('panes').split(',');
+    panes.forEach(p => { p.shown = want.includes(p.name); if (p.check) p.check.checked = p.shown; });
+    if (!panes.some(p => p.shown)) panes.forEach(p => { p.shown = true; if (p.check) p.check.checked = true; });
+  }
+  const axis = hash.get('view') || H.view_axis || '';
+  report.view_axis = AXIS_VIEW[axis] ? axis : '';
+  if (AXIS_VIEW[axis]) { orbit.az = AXIS_VIEW[axis][0]; orbit.el = AXIS_VIEW[axis][1]; ui.view.value = axis; }
+  for (const key of ['az', 'el'])
+    if (hash.get(key) !== null && Number.isFinite(Number(hash.get(key)))) { orbit[key] = Number(hash.get(key)); ui.view.value = ''; }
+  orbit.el = Math.max(-Math.PI / 2, Math.min(Math.PI / 2, orbit.el));
+  if (Number(hash.get('zoom')) > 0) orbit.zoom = Number(hash.get('zoom'));
   let start = 0;
   if (hash.get('step') !== null) {
     const want = Number(hash.get('step'));
     while (start + 1 < steps.length && steps[start + 1] <= want) start++;
   }
-  resize();
+  quiet = true;
+  layout();
+  index = start;
+  reframe();
   show(start);
   render();
   dirty = false;
+  quiet = false;
+  const pk = /^([cb]):(\d+):(\d+)$/.exec(hash.get('pick') || '');
+  if (pk) {
+    const p = panes[Number(pk[2])];
+    if (!p) report.pick_error = 'no pane ' + pk[2];
+    else if (pk[1] === 'c') {
+      const d = p.drawn.find(x => x.c === Number(pk[3]));
+      if (!d) report.pick_error = 'contact ' + pk[3] + ' has no arrow drawn at this step';
+      else {
+        const a = toScreen(p, d.a), b = toScreen(p, d.b);
+        pickAt(p, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
+      }
+    } else {
+      picked = { kind: 'body', s: p.s, i: Number(pk[3]) };
+      if (picked.i < H.bodies.length) describePick(); else report.pick_error = 'no body ' + pk[3];
+    }
+    render();
+  }
+  if (Number(hash.get('bench')) > 0) {
+    // n frames of stepping and drawing every pane, finished on the GPU (a pixel read back)
+    const n = Number(hash.get('bench')), px = new Uint8Array(4);
+    quiet = true;
+    const t0 = performance.now();
+    let tShow = 0;
+    for (let k = 0; k < n; k++) {
+      const a = performance.now();
+      show((start + k) % steps.length);
+      tShow += performance.now() - a;
+      render();
+      panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, px); } });
+    }
+    report.bench = { frames: n, ms_per_frame: (performance.now() - t0) / n, ms_update: tShow / n,
+                     pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height) };
+    quiet = false;
+    show(start);
+    render();
+  }
   report.ok = window.flErrors.length === 0;
   publish();
   if (hash.has('play')) ui.play.click();

@@ -1,7 +1,7 @@
 # `run --vtk` read back by VTK's own XML readers (Debian's python3-vtk9; skips with 77
 # without it): heavy_stack's bodies_*.vtp (6 bodies' surfaces: 5 boxes of 12 triangles and the
 # ground's 2, cell data body_id, point data velocity), contacts_*.vtp (one vertex per contact,
-# normal, impulse, phi, slip), elastic_cube's .vtu, and every .pvd series naming files that
+# normal, impulse, phi, slip), elastic_cube's .vtu (cell von_mises and strain, with von_mises = 3 G strain; point displacement), and every .pvd series naming files that
 # exist. The readers must report no error and the data must match the run's steps.csv.
 source "$(dirname "$0")/common.bash"
 
@@ -70,8 +70,21 @@ for sub in (d, os.path.join(cube, "vtk", "sap")):
             else:
                 read(f)
 o = read(os.path.join(cube, "vtk", "sap", "cube_000002.vtu"))
-if o.GetNumberOfCells() != 48 or o.GetCellData().GetArray("von_mises") is None:
+if (o.GetNumberOfCells() != 48 or o.GetCellData().GetArray("von_mises") is None or
+        o.GetCellData().GetArray("strain") is None or o.GetPointData().GetArray("displacement") is None):
     errors.append(f"cube_000002.vtu: {o.GetNumberOfCells()} cells")
+else:
+    # displacement = points - rest points, and linear elasticity's von Mises = 3 G strain
+    # (E 1e5 Pa, nu 0.4; the cube's corotated model is linear at these small strains)
+    vm, eps = o.GetCellData().GetArray("von_mises"), o.GetCellData().GetArray("strain")
+    G3 = 3 * 1e5 / (2 * 1.4)
+    off = [abs(vm.GetValue(c) / (G3 * eps.GetValue(c)) - 1) for c in range(48) if eps.GetValue(c) > 1e-6]
+    if not off or max(off) > 0.03:
+        errors.append(f"cube_000002.vtu: von_mises / (3 G strain) off by {max(off or [1]):.3f}")
+    u = o.GetPointData().GetArray("displacement")
+    umax = max(abs(u.GetComponent(i, c)) for i in range(o.GetNumberOfPoints()) for c in range(3))
+    if not 0 < umax < 0.01:
+        errors.append(f"cube_000002.vtu: largest displacement component {umax} m")
 print("\n".join(errors))
 sys.exit(1 if errors else 0)
 PY
