@@ -640,7 +640,7 @@ int fl_fem_von_mises(const fl_world *w, int k, double *vm, double *min_detF) {
 
 
 int fl_fem_equivalent_strain(const fl_world *w, int k, double *eps) {
-  FL_TRY(check_body(w, k, "strain"));
+  FL_TRY(fl__fem_check_body(w, k, "strain"));
   const fl_fem_body *b = w->fem[k];
   for (fl_int e = 0; e < b->mesh->ntet; e++) {
     double xe[12], F[9], E[9];
@@ -658,7 +658,7 @@ int fl_fem_equivalent_strain(const fl_world *w, int k, double *eps) {
 
 
 int fl_fem_write_vtu(const fl_world *w, int k, const char *path) {
-  FL_TRY(check_body(w, k, "vtu"));
+  FL_TRY(fl__fem_check_body(w, k, "vtu"));
   const fl_fem_body *b = w->fem[k];
   fl_int nt = b->mesh->ntet;
   double *vm = fl_malloc(2 * (size_t)(nt > 0 ? nt : 1) * sizeof(double));
