@@ -18,6 +18,7 @@
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
 #include "fl_peer.h"
+#include "fl_settings.h"
 
 #define MAXSOLV 16
 #define MAXSET 32
@@ -67,23 +68,13 @@ static void usage(FILE *f) {
 
 
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
-  for (int k = 0; k < nset; k++) {
-    char buf[FL_OPT_STRLEN + 128];
-    snprintf(buf, sizeof buf, "%s", set[k]);
-    char *eq = strchr(buf, '=');
-    if (!eq) return fl_seterr(FL_ERR_INVAL, "--set %s: expected key=value", set[k]);
-    *eq = '\0';
-    char *dot = strchr(buf, '.');
-    if (dot) {
-      *dot = '\0';
-      int other = (fl_solver_find(buf) != NULL && strcmp(buf, fl_solver_name(s)) != 0) ||
-                  fl_peer_prefix(buf); // peers' options (fl_peer.h)
-      *dot = '.';
-      if (other) continue;
-    }
-    FL_TRY(fl_solver_set_option(s, buf, eq + 1));
-  }
-  return FL_OK;
+  // one solver, no scene: the rule of fl_settings.h, without notes
+  static fl_settings st;
+  const char *name = fl_solver_name(s);
+  fl_settings_ctx ctx = {"bench", NULL, 1, &name, 1};
+  fl_settings_init(&st, &ctx);
+  for (int k = 0; k < nset; k++) FL_TRY(fl_settings_add(&st, set[k], 0));
+  return fl_settings_apply(&st, s, NULL);
 }
 
 
@@ -165,6 +156,12 @@ int fl_cmd_bench(int argc, char **argv) {
   int nsolv = 0;
   snprintf(sbuf, sizeof sbuf, "%s", solver_list);
   for (char *t = strtok(sbuf, ","); t && nsolv < MAXSOLV; t = strtok(NULL, ",")) solv[nsolv++] = t;
+  // --set KEY=V of the scene's scope joins --scene-set (fl_settings.h)
+  fl_settings_ctx sctx = {"bench", fl_scene_find(prob_arg) ? prob_arg : NULL, nsolv, solv, 0};
+  if (fl_settings_split(&sctx, &nset, (const char **)set, &nsset, (const char **)sset, MAXSET) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    return 2;
+  }
   for (int s = 0; s < nsolv; s++) {
     fl_solver *h;
     if (fl_peer_prefix(solv[s])) {

@@ -25,6 +25,7 @@
 #include "../sim/fl_world.h"
 #include "fl_harness.h"
 #include "fl_peer.h"
+#include "fl_settings.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -161,6 +162,12 @@ static int parse(int argc, char **argv, step_args *a) {
       return 2;
     }
     a->solv[a->nsolv++] = t;
+  }
+  // --set KEY=V of the scene's scope joins --scene-set (fl_settings.h)
+  fl_settings_ctx ctx = {"bench", a->scene, a->nsolv, a->solv, 0};
+  if (fl_settings_split(&ctx, &a->nset, a->set, &a->nsset, a->sset, MAXSET) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    return 2;
   }
   return 0;
 }

@@ -19,15 +19,13 @@
 
 #include "../core/fl_campaign.h"
 #include "fl_harness.h"
+#include "fl_settings.h"
 
 #define EXIT_USAGE 2
 
-/* One --set: `target` is the solver it is meant for (NULL = every solver), `key` the key
- * without the solver prefix. Strings point into `buf` or argv. */
+/* One --set as given (points into argv). */
 typedef struct setting {
-  const char *arg; /* as given, for messages */
-  char *buf;       /* owned copy, split in place */
-  const char *target, *key, *value;
+  const char *arg;
 } setting;
 
 typedef struct solve_args {
@@ -38,6 +36,7 @@ typedef struct solve_args {
   int nsolvers;
   setting *sets;
   int nsets;
+  fl_settings set; /* the --set list sorted (fl_settings.h) */
   const char *out;
   int force;
   int examples;   /* --examples: every built-in example besides the inputs */
@@ -88,14 +87,6 @@ static void usage(FILE *f) {
 }
 
 
-static char *dupstr(const char *s) {
-  size_t n = strlen(s) + 1;
-  char  *d = fl_malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-
 static void print_solver_names(FILE *f) {
   const char *const *names = fl_solver_list();
   for (int i = 0; names && names[i]; i++) fprintf(f, "%s%s", i ? ", " : "", names[i]);
@@ -103,7 +94,6 @@ static void print_solver_names(FILE *f) {
 
 
 static void args_free(solve_args *a) {
-  for (int i = 0; i < a->nsets; i++) fl_free(a->sets[i].buf);
   fl_free(a->sets);
   fl_free(a->solvers);
   fl_free(a->solver_buf);
@@ -159,7 +149,7 @@ static int split_solvers(solve_args *a) {
 }
 
 
-// splits "[solver.]key=value"; the solver prefix counts only if it names a registered solver
+// records one --set as given; it is sorted once the solvers are known (fl_settings.h)
 static int add_setting(solve_args *a, const char *arg) {
   setting *s = fl_realloc(a->sets, (size_t)(a->nsets + 1) * sizeof *s);
   if (!s) return -1;
@@ -167,28 +157,7 @@ static int add_setting(solve_args *a, const char *arg) {
   setting *t = &a->sets[a->nsets];
   memset(t, 0, sizeof *t);
   t->arg = arg;
-  t->buf = dupstr(arg);
-  if (!t->buf) return -1;
   a->nsets++;
-  char *eq = strchr(t->buf, '=');
-  if (!eq || eq == t->buf) {
-    fprintf(stderr, "frictionlab solve: --set '%s': expected key=value (for example "
-                    "max_iter=200 or pgs.omega=1.2)\n", arg);
-    return EXIT_USAGE;
-  }
-  *eq      = '\0';
-  t->value = eq + 1;
-  t->key   = t->buf;
-  char *dot = strchr(t->buf, '.');
-  if (dot) {
-    *dot = '\0';
-    if (fl_solver_find(t->buf)) {
-      t->target = t->buf;
-      t->key    = dot + 1;
-    } else {
-      *dot = '.'; // a dotted key of its own ("lin.max_iter"), for every solver
-    }
-  }
   return 0;
 }
 
@@ -300,16 +269,12 @@ static int parse_args(int argc, char **argv, solve_args *a) {
         a->solvers[a->nsolvers++] = names[i];
   }
 
-  // a setting for a solver that is not selected is a mistake, not something to ignore
+  // the settings, sorted once by the rule of fl_settings.h (no scene here)
+  fl_settings_ctx ctx = {"solve", NULL, a->nsolvers, a->solvers, 0};
+  fl_settings_init(&a->set, &ctx);
   for (int k = 0; k < a->nsets; k++) {
-    if (!a->sets[k].target) continue;
-    int found = 0;
-    for (int i = 0; i < a->nsolvers; i++) found |= strcmp(a->sets[k].target, a->solvers[i]) == 0;
-    if (!found) {
-      fprintf(stderr, "frictionlab solve: --set '%s': solver '%s' is not among the selected "
-                      "solvers (", a->sets[k].arg, a->sets[k].target);
-      for (int i = 0; i < a->nsolvers; i++) fprintf(stderr, "%s%s", i ? ", " : "", a->solvers[i]);
-      fprintf(stderr, ")\n");
+    if (fl_settings_add(&a->set, a->sets[k].arg, 0) < 0) {
+      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
       return EXIT_USAGE;
     }
   }
@@ -333,18 +298,16 @@ static int make_solver(const solve_args *a, const char *name, fl_solver **out) {
     fl_solver_destroy(s);
     return 1;
   }
-  for (int k = 0; k < a->nsets; k++) {
-    const setting *t = &a->sets[k];
-    if (t->target && strcmp(t->target, name) != 0) continue;
-    if (fl_solver_set_option(s, t->key, t->value) < 0) {
-      fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->arg, fl_errmsg());
-      if (!t->target && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
-        fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
-                        "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
-      }
-      fl_solver_destroy(s);
-      return EXIT_USAGE;
+  int bad = -1;
+  if (fl_settings_apply(&a->set, s, &bad) < 0) {
+    const fl_setting *t = &a->set.s[bad];
+    fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->text, fl_errmsg());
+    if (t->scope == FL_SET_EVERY && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
+      fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
+                      "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
     }
+    fl_solver_destroy(s);
+    return EXIT_USAGE;
   }
   *out = s;
   return 0;

@@ -70,10 +70,11 @@ int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver)
 int fl_check_read_baseline(const char *text, size_t len, int *ncase);
 
 
-/* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another
- * registered solver's name ("sap.beta=1" for a pgs handle) is skipped, every other key goes
- * to fl_solver_set_option. Returns FL_OK or its error (FL_ERR_INVAL for a setting without
- * '='), with a message naming the setting. */
+/* Applies "key=value" settings (as given to --set) to one solver by the rule of fl_settings.h,
+ * with no scene and without notes: a key prefixed with another registered solver's or a peer's
+ * name ("sap.beta=1" for a pgs handle) is skipped, every other key goes to
+ * fl_solver_set_option. Returns FL_OK or its error (FL_ERR_INVAL for a setting without '=' or
+ * a scene.KEY), with a message naming the setting. */
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
 
 /* `bench` of whole steps (harness/bench_steps.c): 1 when argv has --steps, and the command
