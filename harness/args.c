@@ -76,6 +76,15 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
     if (d->type == FL_ARG_STR) *(const char **)member(obj, d->offset) = d->dflt;
     if (d->type == FL_ARG_INT) *(long *)member(obj, d->offset) = strtol(d->dflt, NULL, 10);
   }
+  fl_arg_list *list = spec->max_positional < 0 ? member(obj, spec->pos_offset) : NULL;
+  if (list) {
+    list->n = 0;
+    list->v = calloc((size_t)argc + 1, sizeof *list->v);
+    if (!list->v) {
+      fprintf(stderr, "frictionlab %s: out of memory\n", spec->name);
+      return -1;
+    }
+  }
   int only_pos = 0;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
@@ -88,6 +97,10 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
       continue;
     }
     if (only_pos || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (list) {
+        list->v[list->n++] = arg;
+        continue;
+      }
       fl_arg_multi *m = spec->max_positional ? member(obj, spec->pos_offset) : NULL;
       if (!m) {
         fprintf(stderr, "frictionlab %s: unexpected argument '%s'; expected ", spec->name, arg);
@@ -129,6 +142,15 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
     if (rc) return rc;
   }
   return 0;
+}
+
+
+void fl_args_free(const fl_cmd_spec *spec, void *obj) {
+  if (spec->max_positional >= 0 || !obj) return;
+  fl_arg_list *list = member(obj, spec->pos_offset);
+  free(list->v);
+  list->v = NULL;
+  list->n = 0;
 }
 
 

@@ -34,6 +34,13 @@ typedef struct fl_arg_multi {
   const char *v[FL_ARG_MAX_MULTI];
 } fl_arg_multi;
 
+/* Any number of positional arguments (fl_cmd_spec.max_positional -1): v holds n pointers into
+ * argv and a NULL, allocated by fl_args_parse and released by fl_args_free. */
+typedef struct fl_arg_list {
+  int n;
+  const char **v;
+} fl_arg_list;
+
 /* One flag. Tables end with an entry whose name is NULL. */
 typedef struct fl_arg_desc {
   const char *name;   /* "--steps"; a second spelling is another row with the same offset */
@@ -49,8 +56,9 @@ typedef struct fl_arg_desc {
 typedef struct fl_cmd_spec {
   const char *name;       /* "run" */
   const char *positional; /* the positional arguments as shown in the usage line ("PROBLEM") */
-  int max_positional;     /* 0, 1, or -1 for any number */
-  size_t pos_offset;      /* offsetof(..., an fl_arg_multi) receiving them (max_positional != 0) */
+  int max_positional;     /* 0; up to FL_ARG_MAX_MULTI; or -1 for any number */
+  size_t pos_offset;      /* offsetof(..., the member receiving them): an fl_arg_multi, or an
+                             fl_arg_list when max_positional is -1 */
   const char *about;      /* text between the usage line and the flags (lines end in '\n') */
   const char *notes;      /* text after the flags, or NULL */
   const fl_arg_desc *args;
@@ -60,8 +68,12 @@ typedef struct fl_cmd_spec {
  * default, then each argument. "--flag VALUE" and "--flag=VALUE" are the same; "--" ends the
  * flags; "-" is a positional argument. Returns 0 when parsed, 1 when --help or -h printed the
  * help to stdout (the command then exits 0), 2 on a usage error, whose message
- * ("frictionlab CMD: ...") is printed to stderr. */
+ * ("frictionlab CMD: ...") is printed to stderr, -1 out of memory. Call fl_args_free after it
+ * whatever it returned. */
 int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj);
+
+/* Releases what fl_args_parse allocated in obj (an fl_arg_list); NULL-safe, idempotent. */
+void fl_args_free(const fl_cmd_spec *spec, void *obj);
 
 /* Writes the command's help: the usage line, `about`, one entry per flag (value, help,
  * default) and `notes`. */

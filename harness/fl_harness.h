@@ -37,9 +37,23 @@ int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver 
 int fl_inputs_expand(int n, const char *const *args, const char *cmd, FILE *report,
                      char ***out, int *n_out);
 void fl_inputs_free(char **list, int n);
-/* When set (profile sets it), the folder `solve` names as written instead of its --out: the
- * folder it writes is moved there afterwards. NULL by default. */
-extern const char *fl_solve_shown_out;
+/* One `solve`, as its command line says it (fl_cmd_solve parses into this; profile fills it
+ * itself). Strings are the caller's and must outlive the call. */
+typedef struct fl_solve_job {
+  int ninputs;
+  const char *const *inputs;     /* FCLIB files, folders, built-in example names */
+  int nsolver_arg;
+  const char *const *solver_arg; /* "a,b" lists (--solver values); none: every CPU solver */
+  int nset;
+  const char *const *set;        /* --set values (fl_settings.h) */
+  const char *norm;              /* "fclib" (NULL), "siconos" or "none" */
+  const char *out;               /* results folder; NULL: results/runs/solve-<date>-<time> */
+  const char *shown_out;         /* the folder named as written (profile: where its staging
+                                    folder will be moved), NULL: out */
+  int force, examples, keep_going;
+} fl_solve_job;
+/* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
+int fl_solve_run(const fl_solve_job *job);
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
