@@ -91,10 +91,6 @@ int fl_check_read_baseline(const char *text, size_t len, int *ncase);
  * a scene.KEY), with a message naming the setting. */
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
 
-/* `bench` of whole steps (harness/bench_steps.c): 1 when argv has --steps, and the command
- * itself (same arguments as fl_cmd_bench; exit status 0, 1 or 2). */
-int fl__bench_steps_wanted(int argc, char **argv);
-int fl__bench_steps(int argc, char **argv);
 
 /* Matches argv[*i] against the options in `valued` (NULL-terminated, e.g. "--out") written as
  * "--out VALUE" or "--out=VALUE". On a match sets *name to the option and *value to its value
