@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "fl_args.h"
 #include "fl_figure.h"
 
 //---- the registry: every figure of PROBLEMS.md section 7 ----
@@ -729,23 +731,37 @@ static int render_spec(const fl_fig *fig, const char *dir) {
 
 //---- frictionlab reproduce ----
 
-static void reproduce_usage(FILE *f) {
-  fprintf(f,
-          "usage: frictionlab reproduce FIGURE|all [--quick|--medium|--full] [--jobs N] [--out DIR]\n"
-          "                             [--force]\n"
-          "  Regenerates a paper figure: data (CSV), pictures (gnuplot PNG, matplotlib PNG and\n"
-          "  PDF) and a manifest under DIR/<figure>/ (DIR defaults to results/figures).\n"
-          "  --medium  (default) a size that keeps the full figure's conclusion, in minutes; a\n"
-          "            figure whose quick size already does runs its quick size\n"
-          "  --full    the paper's size (han-fig4: hours; `reproduce all --full` prints each\n"
-          "            figure's estimated time first)\n"
-          "  --quick   a reduced version small enough for CI\n"
-          "  --jobs N  independent runs at once, in N worker processes: the figures of `all`,\n"
-          "            and han-fig4's meshes; the figures are the same (default 1)\n"
-          "  --force   replace an existing figure folder\n"
-          "  Every picture names its size in its title. 'frictionlab list figures' lists the\n"
-          "  figures, the paper each reproduces, and what unavailable ones need.\n");
-}
+typedef struct reproduce_cli {
+  fl_arg_multi pos;
+  int quick, medium, full, force;
+  long jobs;
+  const char *out;
+} reproduce_cli;
+
+#define A(m) offsetof(reproduce_cli, m)
+static const fl_arg_desc reproduce_flags[] = {
+  {"--medium", FL_ARG_FLAG, A(medium), 0, 0, NULL, NULL,
+   "(the default) a size that keeps the full figure's conclusion, in minutes; a figure whose "
+   "quick size already does runs its quick size"},
+  {"--full", FL_ARG_FLAG, A(full), 0, 0, NULL, NULL,
+   "the paper's size (han-fig4: hours; `reproduce all --full` prints each figure's estimated "
+   "time first)"},
+  {"--quick", FL_ARG_FLAG, A(quick), 0, 0, NULL, NULL, "a reduced version small enough for CI"},
+  {"--jobs", FL_ARG_INT, A(jobs), 1, 64, "N", "1",
+   "independent runs at once, in N worker processes: the figures of `all`, and han-fig4's "
+   "meshes; the figures are the same"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", "results/figures", "where DIR/<figure>/ goes"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing figure folder"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const fl_cmd_spec reproduce_spec = {
+  "reproduce", "FIGURE|all", 1, offsetof(reproduce_cli, pos),
+  "Regenerates a paper figure: data (CSV), pictures (gnuplot PNG, matplotlib PNG and PDF) and\n"
+  "a manifest under DIR/<figure>/.\n",
+  "Every picture names its size in its title. 'frictionlab list figures' lists the figures,\n"
+  "the paper each reproduces, and what unavailable ones need.\n",
+  reproduce_flags};
 
 
 static int reproduce_one(const fl_figure_recipe *r, const char *outdir, int tier, int jobs,
@@ -908,50 +924,19 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
 
 
 int fl_cmd_reproduce(int argc, char **argv) {
-  const char *which = NULL, *outdir = "results/figures";
-  int tier = FL_FIG_MEDIUM, force = 0, jobs = 1;
-  for (int k = 0; k < argc; k++) {
-    if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-      reproduce_usage(stdout);
-      return 0;
-    } else if (strcmp(argv[k], "--quick") == 0) {
-      tier = FL_FIG_QUICK;
-    } else if (strcmp(argv[k], "--medium") == 0) {
-      tier = FL_FIG_MEDIUM;
-    } else if (strcmp(argv[k], "--full") == 0) {
-      tier = FL_FIG_FULL;
-    } else if (strcmp(argv[k], "--jobs") == 0) {
-      char *end = NULL;
-      long n = k + 1 < argc ? strtol(argv[k + 1], &end, 10) : 0;
-      if (k + 1 >= argc || *end || n < 1 || n > 64) {
-        fprintf(stderr, "frictionlab reproduce: --jobs needs a whole number from 1 to 64, got "
-                        "'%s'\n", k + 1 < argc ? argv[k + 1] : "");
-        return 2;
-      }
-      jobs = (int)n;
-      k++;
-    } else if (strcmp(argv[k], "--force") == 0) {
-      force = 1;
-    } else if (strcmp(argv[k], "--out") == 0) {
-      if (k + 1 >= argc) {
-        fprintf(stderr, "frictionlab reproduce: --out needs a folder\n");
-        return 2;
-      }
-      outdir = argv[++k];
-    } else if (argv[k][0] == '-') {
-      fprintf(stderr, "frictionlab reproduce: unknown argument '%s'\n", argv[k]);
-      reproduce_usage(stderr);
-      return 2;
-    } else if (which) {
-      fprintf(stderr, "frictionlab reproduce: one FIGURE or 'all', got '%s' and '%s'\n", which,
-              argv[k]);
-      return 2;
-    } else {
-      which = argv[k];
-    }
+  reproduce_cli c;
+  memset(&c, 0, sizeof c);
+  int prc = fl_args_parse(&reproduce_spec, argc, argv, &c);
+  if (prc) return prc == 1 ? 0 : 2;
+  if (c.quick + c.medium + c.full > 1) {
+    fprintf(stderr, "frictionlab reproduce: give one size: --quick, --medium or --full\n");
+    return 2;
   }
+  const char *which = c.pos.n ? c.pos.v[0] : NULL, *outdir = c.out;
+  int tier = c.quick ? FL_FIG_QUICK : c.full ? FL_FIG_FULL : FL_FIG_MEDIUM, force = c.force;
+  int jobs = (int)c.jobs;
   if (!which) {
-    reproduce_usage(stderr);
+    fl_args_usage(&reproduce_spec, stderr);
     return 2;
   }
   fl_register_all();

@@ -92,13 +92,6 @@ int fl_check_read_baseline(const char *text, size_t len, int *ncase);
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
 
 
-/* Matches argv[*i] against the options in `valued` (NULL-terminated, e.g. "--out") written as
- * "--out VALUE" or "--out=VALUE". On a match sets *name to the option and *value to its value
- * (NULL when missing; *i is advanced past a separate value) and returns 1; returns 0 when
- * argv[*i] is none of them. */
-int fl_harness_valued_arg(const char *const *valued, int argc, char **argv, int *i,
-                          const char **name, const char **value);
-
 /*---- the command line of this process ----*/
 
 /* Records the full command line (main's argc/argv) for manifests. The strings must outlive

@@ -723,18 +723,3 @@ void fl_csv_metrics_row(FILE *f, const fl_metrics *m) {
     fl_csv_num(f, x[i]);
   }
 }
-
-
-int fl_harness_valued_arg(const char *const *valued, int argc, char **argv, int *i,
-                          const char **name, const char **value) {
-  const char *arg = argv[*i];
-  for (int k = 0; valued[k]; k++) {
-    size_t n = strlen(valued[k]);
-    if (strncmp(arg, valued[k], n) == 0 && (arg[n] == 0 || arg[n] == '=')) {
-      *name = valued[k];
-      *value = arg[n] == '=' ? arg + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-      return 1;
-    }
-  }
-  return 0;
-}

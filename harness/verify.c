@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 #include "../sim/fl_world.h"
 #include "fl_figure.h"
+#include "fl_args.h"
 #include "fl_harness.h"
 #include "fl_peer.h"
 #include "fl_verify.h"
@@ -893,33 +895,53 @@ static void row_short(int i, char *buf, size_t n) {
 
 //---- the command ----
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab verify [--quick] [--only CASE[,CASE]] [--solver a,b] [--out DIR] [--force]\n"
-    "                          [--set [solver.]key=value]...\n"
-    "\n"
-    "Runs cases with closed-form answers (a box sliding to rest, on a slope below, at and above\n"
-    "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
-    "down a slope; a block on a turntable; heavy on light; a compliant contact's sink; the\n"
-    "coin's eps*; two masonry arches standing above and falling below their friction limits;\n"
-    "Hertz line contact on a FEM cylinder) with\n"
-    "every CPU solver at its defaults, with the settings docs/ recommend, and with MuJoCo's\n"
-    "solvers where the scene can be written for them. Each quantity is judged on the motion\n"
-    "(positions and velocities read from the world) against the time-stepping scheme's own\n"
-    "answer or a published result (docs/verify.md). Writes verify.csv (case, solver, settings,\n"
-    "quantity, expected, "
-    "measured, rel_error, tolerance, verdict), summary.txt, the cases' scene files and a\n"
-    "figure; prints the table. Exit 0 when it ran (failures are results), 2 on bad arguments.\n"
-    "\n"
-    "  --quick       shorter runs, without the coin, the arches and Hertz (CI; check's baseline)\n"
-    "  --only LIST   cases by name (see below)\n"
-    "  --solver LIST rows of these solvers or peers only\n"
-    "  --out DIR     results folder (default results/verify/verify-<date>)\n"
-    "  --force       replace an existing folder\n"
-    "  --set k=v     [solver.]key=value on top of every row's settings (mujoco.KEY for the\n"
-    "                peers); rows keep their names, so say so when reporting such a run\n"
-    "\ncases:\n");
-  for (int i = 0; i < NCASES; i++) fprintf(f, "  %-18s %s\n", cases[i].name, cases[i].what);
+/* the command line as declared (fl_args.h) */
+typedef struct verify_cli {
+  fl_arg_multi set_arg;
+  int quick, force;
+  const char *only, *solvers, *out;
+} verify_cli;
+
+#define A(m) offsetof(verify_cli, m)
+static const fl_arg_desc verify_flags[] = {
+  {"--quick", FL_ARG_FLAG, A(quick), 0, 0, NULL, NULL,
+   "shorter runs, without the coin, the arches and Hertz (CI; check's baseline)"},
+  {"--only", FL_ARG_STR, A(only), 0, 0, "LIST", NULL, "cases by name (see below)"},
+  {"--solver", FL_ARG_STR, A(solvers), 0, 0, "LIST", NULL, "rows of these solvers or peers only"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
+   "results folder (default results/verify/verify-<date>)"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing folder"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "k=v", NULL,
+   "[solver.]key=value on top of every row's settings (mujoco.KEY for the peers); rows keep "
+   "their names, so say so when reporting such a run (docs/usage.md, \"What --set means\")"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const char verify_about[] =
+  "Runs cases with closed-form answers (a box sliding to rest, on a slope below, at and above\n"
+  "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
+  "down a slope; a block on a turntable; heavy on light; a compliant contact's sink; the\n"
+  "coin's eps*; two masonry arches standing above and falling below their friction limits;\n"
+  "Hertz line contact on a FEM cylinder) with every CPU solver at its defaults, with the\n"
+  "settings docs/ recommend, and with MuJoCo's solvers where the scene can be written for\n"
+  "them. Each quantity is judged on the motion (positions and velocities read from the world)\n"
+  "against the time-stepping scheme's own answer or a published result (docs/verify.md).\n"
+  "Writes verify.csv (case, solver, settings, quantity, expected, measured, rel_error,\n"
+  "tolerance, verdict), summary.txt, the cases' scene files and a figure; prints the table.\n"
+  "Exit 0 when it ran (failures are results), 2 on bad arguments.\n";
+
+
+/* the command's spec, its notes listing the cases */
+static const fl_cmd_spec *verify_spec(void) {
+  static char notes[4096];
+  static fl_cmd_spec spec = {"verify", NULL, 0, 0, verify_about, notes, verify_flags};
+  if (!notes[0]) {
+    size_t u = (size_t)snprintf(notes, sizeof notes, "cases:\n");
+    for (int i = 0; i < NCASES && u < sizeof notes; i++)
+      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-18s %s\n", cases[i].name,
+                            cases[i].what);
+  }
+  return &spec;
 }
 
 
@@ -1145,40 +1167,23 @@ static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
 
 int fl_cmd_verify(int argc, char **argv) {
   fl_verify_opts o = {0};
-  const char *outdir = NULL;
-  int force = 0;
-  static const char *const valued[] = {"--only", "--solver", "--out", "--set", NULL};
-  const char *set[16];
-  for (int k = 0; k < argc; k++) {
-    const char *name, *value;
-    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[k], "--quick")) {
-      o.quick = 1;
-    } else if (!strcmp(argv[k], "--force")) {
-      force = 1;
-    } else if (fl_harness_valued_arg(valued, argc, argv, &k, &name, &value)) {
-      if (!value || !*value) {
-        fprintf(stderr, "frictionlab verify: %s needs a value\n", name);
-        return 2;
-      }
-      if (!strcmp(name, "--set")) {
-        if (o.nset >= 16 || !strchr(value, '=')) {
-          fprintf(stderr, "frictionlab verify: --set %s: expected [solver.]key=value (at most 16)\n", value);
-          return 2;
-        }
-        set[o.nset++] = value;
-        o.set = set;
-      } else if (!strcmp(name, "--only")) o.only = value;
-      else if (!strcmp(name, "--solver")) o.solvers = value;
-      else outdir = value;
-    } else {
-      fprintf(stderr, "frictionlab verify: unknown argument '%s'\n", argv[k]);
-      usage(stderr);
+  static verify_cli cli;
+  memset(&cli, 0, sizeof cli);
+  int prc = fl_args_parse(verify_spec(), argc, argv, &cli);
+  if (prc) return prc == 1 ? 0 : 2;
+  for (int k = 0; k < cli.set_arg.n; k++) {
+    if (!strchr(cli.set_arg.v[k], '=')) {
+      fprintf(stderr, "frictionlab verify: --set %s: expected [solver.]key=value\n", cli.set_arg.v[k]);
       return 2;
     }
   }
+  o.quick = cli.quick;
+  o.only = cli.only;
+  o.solvers = cli.solvers;
+  o.nset = cli.set_arg.n;
+  o.set = cli.set_arg.v;
+  const char *outdir = cli.out;
+  int force = cli.force;
   fl_register_all();
   vcollect *vc = fl_calloc(1, sizeof *vc);
   if (!vc) {
