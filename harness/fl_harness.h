@@ -17,7 +17,7 @@ extern "C" {
 /*---- sub-commands ----*/
 
 /* One sub-command: `fn(argc, argv)` receives the arguments after the sub-command's name and
- * returns the exit status (0 success, 1 failure, 2 usage error). harness/main.c keeps the
+ * returns the exit status (0 success, 1 failure, 2 usage error). harness/cli/main.c keeps the
  * table; a new sub-command is one row there plus its declaration here. */
 typedef int (*fl_cmd_fn)(int argc, char **argv);
 typedef struct fl_subcommand {

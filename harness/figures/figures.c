@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "fl_args.h"
+#include "../cli/fl_args.h"
 #include "fl_figure.h"
 
 //---- the registry: every figure of PROBLEMS.md section 7 ----

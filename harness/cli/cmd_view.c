@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fl_harness.h"
+#include "../fl_harness.h"
 #include "fl_args.h"
-#include "fl_record.h"
+#include "../output/fl_record.h"
 
 typedef struct view_cli {
   fl_arg_multi pos;

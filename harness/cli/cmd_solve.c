@@ -18,9 +18,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../core/fl_campaign.h"
+#include "../../core/fl_campaign.h"
 #include "fl_args.h"
-#include "fl_harness.h"
+#include "../fl_harness.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2

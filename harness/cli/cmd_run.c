@@ -21,12 +21,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_fem.h"
-#include "../sim/fl_world.h"
+#include "../../sim/fl_fem.h"
+#include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
-#include "fl_record.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
+#include "../output/fl_record.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2

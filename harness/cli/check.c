@@ -35,9 +35,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "fl_harness.h"
+#include "../fl_harness.h"
 #include "fl_verify.h"
 
 enum { NQ = 11, MAXSTEPS = 1000000, QITERS = 5, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };

@@ -1,4 +1,4 @@
-/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/verify.c), for the command
+/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/cli/verify.c), for the command
  * and for `check`, which records the quick suite's verdicts and errors as a baseline.
  *
  * Not thread-safe (the suite keeps a static scene buffer). Internal to harness/.

@@ -25,11 +25,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
-#include "fl_figure.h"
+#include "../../sim/fl_world.h"
+#include "../figures/fl_figure.h"
 #include "fl_args.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
 #include "fl_verify.h"
 
 #define G 9.81

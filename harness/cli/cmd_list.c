@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/fl_world.h"
-#include "fl_figure.h"
+#include "../../sim/fl_world.h"
+#include "../figures/fl_figure.h"
 #include "fl_args.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
 
 static const char *const sections[] = {"solvers", "problems", "figures", NULL};
 
@@ -96,7 +96,7 @@ static void list_solvers(FILE *f) {
     fprintf(f, "\n  options (key, type, default, range, help):\n");
     help_body(ops, names[i], f);
   }
-  // peer simulators step whole scenes (harness/fl_peer.h, docs/peers.md)
+  // peer simulators step whole scenes (peers/fl_peer.h, docs/peers.md)
   const char *why = fl_peer_unavailable("mujoco-newton");
   fprintf(f, "\npeer simulators (whole steps of a scene in `run` and `bench --steps`; options "
              "cone, solref, solimp, iterations, tolerance as mujoco.key=value): ");

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -25,7 +25,7 @@
 #include <petscversion.h>
 #endif
 
-#include "fl_harness.h"
+#include "../fl_harness.h"
 
 #define MAX_FILES 256 /* streams stay open until commit; figure recipes write one CSV per run */
 

@@ -15,11 +15,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_fem.h"
-#include "../sim/fl_world.h"
+#include "../../sim/fl_fem.h"
+#include "../../sim/fl_world.h"
 #include "bench_impl.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
 #include "fl_settings.h"
 
 #define MAXSOLV 16
@@ -48,7 +48,7 @@ static double minimum(const double *x, int n) {
 static const fl_arg_desc bench_flags[] = {
   {"--solver", FL_ARG_MULTI, A(solver_arg), 0, 0, "a,b", NULL,
    "solvers by registered name (with --steps also peer simulators: mujoco-pgs, mujoco-cg, "
-   "mujoco-newton; harness/fl_peer.h)"},
+   "mujoco-newton; peers/fl_peer.h)"},
   {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
    "[solver.]key=value, or a scene parameter (docs/usage.md, \"What --set means\")"},
   {"--scene-set", FL_ARG_MULTI, A(scene_set_arg), 0, 0, "key=value", NULL,

@@ -16,9 +16,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "fl_harness.h"
+#include "../fl_harness.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/fl_world.h"
-#include "fl_peer.h"
+#include "../../sim/fl_world.h"
+#include "../../peers/fl_peer.h"
 #include "fl_settings.h"
 
 //---- a scene file's parameters ----

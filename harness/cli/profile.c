@@ -24,9 +24,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../core/fl_campaign.h"
+#include "../../core/fl_campaign.h"
 #include "fl_args.h"
-#include "fl_figure.h"
+#include "../figures/fl_figure.h"
 
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
                     double *rho) {

@@ -22,10 +22,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 #include "bench_impl.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
 #include "fl_settings.h"
 
 #if defined(__has_include)

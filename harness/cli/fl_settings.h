@@ -20,7 +20,7 @@
 #ifndef FL_SETTINGS_H
 #define FL_SETTINGS_H
 
-#include "../solvers/fl_solver.h"
+#include "../../solvers/fl_solver.h"
 
 #ifdef __cplusplus
 extern "C" {
