@@ -86,17 +86,6 @@ static const fl_cmd_spec bench_spec = {
   NULL, bench_flags};
 
 
-int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
-  // one solver, no scene: the rule of fl_settings.h, without notes
-  static fl_settings st;
-  const char *name = fl_solver_name(s);
-  fl_settings_ctx ctx = {"bench", NULL, 1, &name, 1};
-  fl_settings_init(&st, &ctx);
-  for (int k = 0; k < nset; k++) FL_TRY(fl_settings_add(&st, set[k], 0));
-  return fl_settings_apply(&st, s, NULL);
-}
-
-
 static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && strcmp(s + n - m, suf) == 0;

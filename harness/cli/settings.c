@@ -7,6 +7,7 @@
 
 #include "../../sim/fl_world.h"
 #include "../../peers/fl_peer.h"
+#include "../fl_harness.h"
 #include "fl_settings.h"
 
 //---- a scene file's parameters ----
@@ -204,4 +205,15 @@ int fl_settings_split(const fl_settings_ctx *ctx, int *nset, const char **set, i
   }
   *nset = keep;
   return FL_OK;
+}
+
+
+int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
+  // one solver, no scene: the rule of fl_settings.h, without notes
+  static fl_settings st;
+  const char *name = fl_solver_name(s);
+  fl_settings_ctx ctx = {"bench", NULL, 1, &name, 1};
+  fl_settings_init(&st, &ctx);
+  for (int k = 0; k < nset; k++) FL_TRY(fl_settings_add(&st, set[k], 0));
+  return fl_settings_apply(&st, s, NULL);
 }
