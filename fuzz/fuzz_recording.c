@@ -1,5 +1,5 @@
 /* fuzz_recording.c: recordings (recording.flrec) as `view` reads them back. */
-#include "../harness/fl_record.h"
+#include "../harness/output/fl_record.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

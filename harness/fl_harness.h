@@ -5,9 +5,9 @@
  */
 #ifndef FL_HARNESS_H
 #define FL_HARNESS_H
-// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
-#if defined(FL_LAYER) && FL_LAYER < 5
-#error "harness/fl_harness.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/fl_harness.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include "../core/fl_core.h"
@@ -21,7 +21,7 @@ extern "C" {
 /*---- sub-commands ----*/
 
 /* One sub-command: `fn(argc, argv)` receives the arguments after the sub-command's name and
- * returns the exit status (0 success, 1 failure, 2 usage error). harness/main.c keeps the
+ * returns the exit status (0 success, 1 failure, 2 usage error). harness/cli/main.c keeps the
  * table; a new sub-command is one row there plus its declaration here. */
 typedef int (*fl_cmd_fn)(int argc, char **argv);
 typedef struct fl_subcommand {
@@ -41,9 +41,23 @@ int fl_cmd_solve(int argc, char **argv);  /* frictionlab solve FILE... --solver 
 int fl_inputs_expand(int n, const char *const *args, const char *cmd, FILE *report,
                      char ***out, int *n_out);
 void fl_inputs_free(char **list, int n);
-/* When set (profile sets it), the folder `solve` names as written instead of its --out: the
- * folder it writes is moved there afterwards. NULL by default. */
-extern const char *fl_solve_shown_out;
+/* One `solve`, as its command line says it (fl_cmd_solve parses into this; profile fills it
+ * itself). Strings are the caller's and must outlive the call. */
+typedef struct fl_solve_job {
+  int ninputs;
+  const char *const *inputs;     /* FCLIB files, folders, built-in example names */
+  int nsolver_arg;
+  const char *const *solver_arg; /* "a,b" lists (--solver values); none: every CPU solver */
+  int nset;
+  const char *const *set;        /* --set values (fl_settings.h) */
+  const char *norm;              /* "fclib" (NULL), "siconos" or "none" */
+  const char *out;               /* results folder; NULL: results/runs/solve-<date>-<time> */
+  const char *shown_out;         /* the folder named as written (profile: where its staging
+                                    folder will be moved), NULL: out */
+  int force, examples, keep_going;
+} fl_solve_job;
+/* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
+int fl_solve_run(const fl_solve_job *job);
 int fl_cmd_reproduce(int argc, char **argv); /* frictionlab reproduce FIGURE|all [--quick] */
 int fl_cmd_profile(int argc, char **argv);   /* frictionlab profile PROBLEMS... | --from DIR */
 int fl_cmd_bench(int argc, char **argv);     /* frictionlab bench PROBLEM --solver a,b */
@@ -74,23 +88,13 @@ int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver)
 int fl_check_read_baseline(const char *text, size_t len, int *ncase);
 
 
-/* Applies "key=value" settings (as given to --set) to a solver: a key prefixed with another
- * registered solver's name ("sap.beta=1" for a pgs handle) is skipped, every other key goes
- * to fl_solver_set_option. Returns FL_OK or its error (FL_ERR_INVAL for a setting without
- * '='), with a message naming the setting. */
+/* Applies "key=value" settings (as given to --set) to one solver by the rule of fl_settings.h,
+ * with no scene and without notes: a key prefixed with another registered solver's or a peer's
+ * name ("sap.beta=1" for a pgs handle) is skipped, every other key goes to
+ * fl_solver_set_option. Returns FL_OK or its error (FL_ERR_INVAL for a setting without '=' or
+ * a scene.KEY), with a message naming the setting. */
 int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set);
 
-/* `bench` of whole steps (harness/bench_steps.c): 1 when argv has --steps, and the command
- * itself (same arguments as fl_cmd_bench; exit status 0, 1 or 2). */
-int fl__bench_steps_wanted(int argc, char **argv);
-int fl__bench_steps(int argc, char **argv);
-
-/* Matches argv[*i] against the options in `valued` (NULL-terminated, e.g. "--out") written as
- * "--out VALUE" or "--out=VALUE". On a match sets *name to the option and *value to its value
- * (NULL when missing; *i is advanced past a separate value) and returns 1; returns 0 when
- * argv[*i] is none of them. */
-int fl_harness_valued_arg(const char *const *valued, int argc, char **argv, int *i,
-                          const char **name, const char **value);
 
 /*---- the command line of this process ----*/
 

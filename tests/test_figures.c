@@ -1,5 +1,5 @@
 /* test_figures.c: figure recipes' computations and the figure registry. */
-#include "../harness/fl_figure.h"
+#include "../harness/figures/fl_figure.h"
 #include "fl_test.h"
 
 int fl__fig28_chain_cond(int n, double mass_ratio, double stiff_ratio, double dt, double *cp,

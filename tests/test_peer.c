@@ -1,4 +1,4 @@
-/* test_peer.c: MuJoCo as a peer simulator (harness/fl_peer.h): the MJCF writer, its
+/* test_peer.c: MuJoCo as a peer simulator (peers/fl_peer.h): the MJCF writer, its
  * refusals, the model loading in MuJoCo, and the first step of the five-box stack from both
  * systems. Cases that need MuJoCo skip (77) in a build without it.
  */
@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 
 #include "fl_test.h"
-#include "harness/fl_figure.h"
-#include "harness/fl_peer.h"
+#include "harness/figures/fl_figure.h"
+#include "peers/fl_peer.h"
 #include "sim/fl_world.h"
 
 #ifdef FL_HAVE_MUJOCO

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../harness/fl_record.h"
+#include "../harness/output/fl_record.h"
 #include "../sim/fl_geometry.h"
 #include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"

@@ -21,7 +21,7 @@
 #include <omp.h>
 #endif
 
-#include "../sim/fl_fem.h"
+#include "../../sim/fl_fem.h"
 #include "fl_figure.h"
 
 /* The references, read from the shared reference folder (fl_fig_reference_csv):

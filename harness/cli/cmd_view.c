@@ -5,44 +5,47 @@
  * are shown), then opens it in a browser when one can be started, else prints its path.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fl_harness.h"
-#include "fl_record.h"
+#include "../fl_harness.h"
+#include "fl_args.h"
+#include "../output/fl_record.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab view RESULTS_DIR [--print] [--rebuild]\n"
-    "\n"
-    "Opens the viewer of a `frictionlab run` results folder: viewer.html, which plays the\n"
-    "recorded run of every solver side by side (docs/recording.md). It is rebuilt from\n"
-    "recording.flrec when missing or older than the recording (or with --rebuild), so the\n"
-    "folder of a run that was killed (.NAME.staging-PID) opens too, with the steps it holds.\n"
-    "The page is opened with $BROWSER or xdg-open when a display is there; otherwise (or\n"
-    "with --print) its path is printed, to open in any browser: it needs no server.\n");
-}
+typedef struct view_cli {
+  fl_arg_multi pos;
+  int print, rebuild;
+} view_cli;
+
+static const fl_arg_desc view_flags[] = {
+  {"--print", FL_ARG_FLAG, offsetof(view_cli, print), 0, 0, NULL, NULL,
+   "print the page's path instead of opening it"},
+  {"--rebuild", FL_ARG_FLAG, offsetof(view_cli, rebuild), 0, 0, NULL, NULL,
+   "rebuild viewer.html from recording.flrec"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+
+static const fl_cmd_spec view_spec = {
+  "view", "RESULTS_DIR", 1, offsetof(view_cli, pos),
+  "Opens the viewer of a `frictionlab run` results folder: viewer.html, which plays the\n"
+  "recorded run of every solver side by side (docs/recording.md). It is rebuilt from\n"
+  "recording.flrec when missing or older than the recording (or with --rebuild), so the\n"
+  "folder of a run that was killed (.NAME.staging-PID) opens too, with the steps it holds.\n"
+  "The page is opened with $BROWSER or xdg-open when a display is there; otherwise (or\n"
+  "with --print) its path is printed, to open in any browser: it needs no server.\n",
+  NULL, view_flags};
 
 
 int fl_cmd_view(int argc, char **argv) {
-  const char *dir = NULL;
-  int print = 0, rebuild = 0;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--print")) print = 1;
-    else if (!strcmp(argv[i], "--rebuild")) rebuild = 1;
-    else if (argv[i][0] == '-' || dir) {
-      fprintf(stderr, "frictionlab view: unexpected argument '%s'; expected one RESULTS_DIR, "
-                      "--print, --rebuild\n", argv[i]);
-      return 2;
-    } else dir = argv[i];
-  }
+  view_cli c;
+  memset(&c, 0, sizeof c);
+  int prc = fl_args_parse(&view_spec, argc, argv, &c);
+  if (prc) return prc == 1 ? 0 : 2;
+  const char *dir = c.pos.n ? c.pos.v[0] : NULL;
+  int print = c.print, rebuild = c.rebuild;
   if (!dir) {
     fprintf(stderr, "frictionlab view: no results folder given (expected the --out folder of "
                     "`frictionlab run`)\n");

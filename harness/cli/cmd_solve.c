@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,17 +18,16 @@
 
 #include <cjson/cJSON.h>
 
-#include "../core/fl_campaign.h"
-#include "fl_harness.h"
+#include "../../core/fl_campaign.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
+#include "fl_settings.h"
 
 #define EXIT_USAGE 2
 
-/* One --set: `target` is the solver it is meant for (NULL = every solver), `key` the key
- * without the solver prefix. Strings point into `buf` or argv. */
+/* One --set as given (points into argv). */
 typedef struct setting {
-  const char *arg; /* as given, for messages */
-  char *buf;       /* owned copy, split in place */
-  const char *target, *key, *value;
+  const char *arg;
 } setting;
 
 typedef struct solve_args {
@@ -38,6 +38,7 @@ typedef struct solve_args {
   int nsolvers;
   setting *sets;
   int nsets;
+  fl_settings set; /* the --set list sorted (fl_settings.h) */
   const char *out;
   int force;
   int examples;   /* --examples: every built-in example besides the inputs */
@@ -56,44 +57,49 @@ typedef struct outcome {
 } outcome;
 
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab solve [FILE|EXAMPLE]... [--solver a,b] [--set [solver.]key=value]...\n"
-    "                         [--out DIR] [--norm fclib|siconos|none] [--force] [--examples]\n"
-    "                         [--keep-going]\n"
-    "\n"
-    "Solves each problem (an FCLIB .hdf5 file, or a built-in example by name; none given =\n"
-    "every built-in example) with each solver (none given = every registered CPU solver; GPU\n"
-    "and peer (Siconos) solvers when named) and writes a results folder: manifest.json,\n"
-    "steps.csv (one row per problem and solver), iters.csv (one row per iteration).\n"
-    "\n"
-    "  --solver a,b       solvers by registered name (see `frictionlab list solvers`)\n"
-    "  --set key=value    an option for every solver (common options: max_iter, abs_tol,\n"
-    "                     rel_tol, time_limit, warm_start, seed, error_every, norm, ...);\n"
-    "                     prefix the key with a solver's name (pgs.omega=1.2) to set it for\n"
-    "                     that solver only. Repeatable; later settings win.\n"
-    "  --out DIR          results folder (default results/runs/solve-<date>-<time>); must not\n"
-    "                     exist or be empty, unless --force\n"
-    "  --norm KIND        normalization of the natural-map residual in steps.csv and of the\n"
-    "                     solvers' merit: fclib (default), siconos or none\n"
-    "  --force            replace an existing --out folder\n"
-    "  --examples         also solve every built-in example (the default without problems)\n"
-    "  --keep-going       report unreadable problem files on stderr and in the manifest\n"
-    "                     (\"skipped\") and solve the others, instead of stopping (files of\n"
-    "                     a kind FrictionLab does not model, e.g. rolling friction, are\n"
-    "                     always skipped this way)\n"
-    "\n"
-    "The common metrics are evaluated at every iteration (error_every=1) unless --set\n"
-    "error_every=K says otherwise; their time is kept out of the solve time.\n");
-}
+/* the command line as declared (fl_args.h) */
+typedef struct solve_cli {
+  fl_arg_list pos;
+  fl_arg_multi solver_arg, set_arg;
+  const char *out, *norm;
+  int force, examples, keep_going;
+} solve_cli;
 
+#define A(m) offsetof(solve_cli, m)
+static const fl_arg_desc solve_flags[] = {
+  {"--solver", FL_ARG_MULTI, A(solver_arg), 0, 0, "a,b", NULL,
+   "solvers by registered name (see `frictionlab list solvers`)"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
+   "an option for every solver (common options: max_iter, abs_tol, rel_tol, time_limit, "
+   "warm_start, seed, error_every, norm, ...); prefix the key with a solver's name "
+   "(pgs.omega=1.2) to set it for that solver only; later settings win (docs/usage.md, "
+   "\"What --set means\")"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
+   "results folder (default results/runs/solve-<date>-<time>); must not exist or be empty, "
+   "unless --force"},
+  {"--norm", FL_ARG_STR, A(norm), 0, 0, "KIND", "fclib",
+   "normalization of the natural-map residual in steps.csv and of the solvers' merit: fclib, "
+   "siconos or none"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {"--examples", FL_ARG_FLAG, A(examples), 0, 0, NULL, NULL,
+   "also solve every built-in example (the default without problems)"},
+  {"--keep-going", FL_ARG_FLAG, A(keep_going), 0, 0, NULL, NULL,
+   "report unreadable problem files on stderr and in the manifest (\"skipped\") and solve the "
+   "others, instead of stopping (files of a kind FrictionLab does not model, e.g. rolling "
+   "friction, are always skipped this way)"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
 
-static char *dupstr(const char *s) {
-  size_t n = strlen(s) + 1;
-  char  *d = fl_malloc(n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
+static const fl_cmd_spec solve_spec = {
+  "solve", "[FILE|FOLDER|EXAMPLE]...", -1, offsetof(solve_cli, pos),
+  "Solves each problem (an FCLIB .hdf5 file, a folder of them, or a built-in example by name;\n"
+  "none given = every built-in example) with each solver (none given = every registered CPU\n"
+  "solver; GPU and peer (Siconos) solvers when named) and writes a results folder:\n"
+  "manifest.json, steps.csv (one row per problem and solver), iters.csv (one row per\n"
+  "iteration).\n",
+  "The common metrics are evaluated at every iteration (error_every=1) unless --set\n"
+  "error_every=K says otherwise; their time is kept out of the solve time.\n",
+  solve_flags};
 
 
 static void print_solver_names(FILE *f) {
@@ -103,7 +109,6 @@ static void print_solver_names(FILE *f) {
 
 
 static void args_free(solve_args *a) {
-  for (int i = 0; i < a->nsets; i++) fl_free(a->sets[i].buf);
   fl_free(a->sets);
   fl_free(a->solvers);
   fl_free(a->solver_buf);
@@ -159,7 +164,7 @@ static int split_solvers(solve_args *a) {
 }
 
 
-// splits "[solver.]key=value"; the solver prefix counts only if it names a registered solver
+// records one --set as given; it is sorted once the solvers are known (fl_settings.h)
 static int add_setting(solve_args *a, const char *arg) {
   setting *s = fl_realloc(a->sets, (size_t)(a->nsets + 1) * sizeof *s);
   if (!s) return -1;
@@ -167,28 +172,7 @@ static int add_setting(solve_args *a, const char *arg) {
   setting *t = &a->sets[a->nsets];
   memset(t, 0, sizeof *t);
   t->arg = arg;
-  t->buf = dupstr(arg);
-  if (!t->buf) return -1;
   a->nsets++;
-  char *eq = strchr(t->buf, '=');
-  if (!eq || eq == t->buf) {
-    fprintf(stderr, "frictionlab solve: --set '%s': expected key=value (for example "
-                    "max_iter=200 or pgs.omega=1.2)\n", arg);
-    return EXIT_USAGE;
-  }
-  *eq      = '\0';
-  t->value = eq + 1;
-  t->key   = t->buf;
-  char *dot = strchr(t->buf, '.');
-  if (dot) {
-    *dot = '\0';
-    if (fl_solver_find(t->buf)) {
-      t->target = t->buf;
-      t->key    = dot + 1;
-    } else {
-      *dot = '.'; // a dotted key of its own ("lin.max_iter"), for every solver
-    }
-  }
   return 0;
 }
 
@@ -212,74 +196,21 @@ static int parse_norm(solve_args *a, const char *v) {
 
 
 // 0 ok, 1 --help printed, EXIT_USAGE on a usage error (message printed), -1 out of memory
-static int parse_args(int argc, char **argv, solve_args *a) {
+static int fill_args(solve_args *a, const fl_solve_job *j) {
   a->norm      = FL_NORM_FCLIB;
   a->norm_name = "fclib";
-  a->inputs    = fl_calloc((size_t)argc + 1, sizeof *a->inputs);
+  a->inputs = fl_calloc((size_t)j->ninputs + 1, sizeof *a->inputs);
   if (!a->inputs) return -1;
-  int only_inputs = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    if (only_inputs || arg[0] != '-' || strcmp(arg, "-") == 0) {
-      a->inputs[a->ninputs++] = arg;
-      continue;
-    }
-    if (strcmp(arg, "--") == 0) {
-      only_inputs = 1;
-      continue;
-    }
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      usage(stdout);
-      return 1;
-    }
-    if (strcmp(arg, "--force") == 0) {
-      a->force = 1;
-      continue;
-    }
-    if (strcmp(arg, "--examples") == 0) {
-      a->examples = 1;
-      continue;
-    }
-    if (strcmp(arg, "--keep-going") == 0) {
-      a->keep_going = 1;
-      continue;
-    }
-    // options with a value: "--opt value" or "--opt=value"
-    static const char *const valued[] = {"--solver", "--set", "--out", "--norm", NULL};
-    const char *value = NULL, *name = NULL;
-    for (int k = 0; valued[k]; k++) {
-      size_t n = strlen(valued[k]);
-      if (strncmp(arg, valued[k], n) == 0 && (arg[n] == '\0' || arg[n] == '=')) {
-        name = valued[k];
-        if (arg[n] == '=') {
-          value = arg + n + 1;
-        } else if (i + 1 < argc) {
-          value = argv[++i];
-        }
-        break;
-      }
-    }
-    if (!name) {
-      fprintf(stderr, "frictionlab solve: unknown argument '%s'; expected --solver, --set, "
-                      "--out, --norm, --force, --examples, --keep-going, --help, or problem "
-                      "files/names\n", arg);
-      return EXIT_USAGE;
-    }
-    if (!value || !*value) {
-      fprintf(stderr, "frictionlab solve: %s needs a value (%s)\n", name,
-              strcmp(name, "--solver") == 0 ? "comma-separated solver names"
-              : strcmp(name, "--set") == 0  ? "key=value"
-              : strcmp(name, "--out") == 0  ? "a folder"
-                                            : "fclib, siconos or none");
-      return EXIT_USAGE;
-    }
-    int rc = 0;
-    if (strcmp(name, "--solver") == 0) rc = add_solvers(a, value);
-    else if (strcmp(name, "--set") == 0) rc = add_setting(a, value);
-    else if (strcmp(name, "--out") == 0) a->out = value;
-    else rc = parse_norm(a, value);
-    if (rc != 0) return rc;
-  }
+  for (int i = 0; i < j->ninputs; i++) a->inputs[a->ninputs++] = j->inputs[i];
+  a->out = j->out;
+  a->force = j->force;
+  a->examples = j->examples;
+  a->keep_going = j->keep_going;
+  for (int i = 0; i < j->nsolver_arg; i++)
+    if (add_solvers(a, j->solver_arg[i]) != 0) return -1;
+  for (int i = 0; i < j->nset; i++)
+    if (add_setting(a, j->set[i]) != 0) return -1;
+  if (parse_norm(a, j->norm ? j->norm : "fclib") != 0) return EXIT_USAGE;
 
   int rc = split_solvers(a);
   if (rc != 0) return rc;
@@ -300,16 +231,12 @@ static int parse_args(int argc, char **argv, solve_args *a) {
         a->solvers[a->nsolvers++] = names[i];
   }
 
-  // a setting for a solver that is not selected is a mistake, not something to ignore
+  // the settings, sorted once by the rule of fl_settings.h (no scene here)
+  fl_settings_ctx ctx = {"solve", NULL, a->nsolvers, a->solvers, 0};
+  fl_settings_init(&a->set, &ctx);
   for (int k = 0; k < a->nsets; k++) {
-    if (!a->sets[k].target) continue;
-    int found = 0;
-    for (int i = 0; i < a->nsolvers; i++) found |= strcmp(a->sets[k].target, a->solvers[i]) == 0;
-    if (!found) {
-      fprintf(stderr, "frictionlab solve: --set '%s': solver '%s' is not among the selected "
-                      "solvers (", a->sets[k].arg, a->sets[k].target);
-      for (int i = 0; i < a->nsolvers; i++) fprintf(stderr, "%s%s", i ? ", " : "", a->solvers[i]);
-      fprintf(stderr, ")\n");
+    if (fl_settings_add(&a->set, a->sets[k].arg, 0) < 0) {
+      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
       return EXIT_USAGE;
     }
   }
@@ -333,18 +260,16 @@ static int make_solver(const solve_args *a, const char *name, fl_solver **out) {
     fl_solver_destroy(s);
     return 1;
   }
-  for (int k = 0; k < a->nsets; k++) {
-    const setting *t = &a->sets[k];
-    if (t->target && strcmp(t->target, name) != 0) continue;
-    if (fl_solver_set_option(s, t->key, t->value) < 0) {
-      fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->arg, fl_errmsg());
-      if (!t->target && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
-        fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
-                        "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
-      }
-      fl_solver_destroy(s);
-      return EXIT_USAGE;
+  int bad = -1;
+  if (fl_settings_apply(&a->set, s, &bad) < 0) {
+    const fl_setting *t = &a->set.s[bad];
+    fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->text, fl_errmsg());
+    if (t->scope == FL_SET_EVERY && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
+      fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
+                      "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
     }
+    fl_solver_destroy(s);
+    return EXIT_USAGE;
   }
   *out = s;
   return 0;
@@ -665,10 +590,26 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
 }
 
 
-const char *fl_solve_shown_out = NULL;
 
 
 int fl_cmd_solve(int argc, char **argv) {
+  solve_cli c;
+  memset(&c, 0, sizeof c);
+  int rc = fl_args_parse(&solve_spec, argc, argv, &c);
+  if (rc == 0) {
+    fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
+                      c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
+                      c.examples, c.keep_going};
+    rc = fl_solve_run(&j);
+  } else {
+    rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;
+  }
+  fl_args_free(&solve_spec, &c);
+  return rc;
+}
+
+
+int fl_solve_run(const fl_solve_job *job) {
   fl_register_all();
   solve_args a;
   memset(&a, 0, sizeof a);
@@ -686,7 +627,7 @@ int fl_cmd_solve(int argc, char **argv) {
   char       **expanded = NULL; /* the inputs with folders expanded */
   int          nexpanded = 0;
 
-  int rc = parse_args(argc, argv, &a);
+  int rc = fill_args(&a, job);
   if (rc != 0) {
     status = rc == 1 ? 0 : rc < 0 ? 1 : rc;
     if (rc < 0) fprintf(stderr, "frictionlab solve: out of memory\n");
@@ -882,7 +823,7 @@ solve:
   res = NULL;
   print_table(&a, labels, np, outs);
   printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n",
-         fl_solve_shown_out ? fl_solve_shown_out : a.out);
+         job->shown_out ? job->shown_out : a.out);
   if (np < nin) {
     printf("%d of %d problem(s) could not be loaded and were skipped (see the messages above "
            "and \"skipped\" in manifest.json)\n", nin - np, nin);

@@ -9,15 +9,18 @@
  * are compared as ratios. Nothing here asserts on time; results go to bench.csv.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_fem.h"
-#include "../sim/fl_world.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../../sim/fl_fem.h"
+#include "../../sim/fl_world.h"
+#include "bench_impl.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
+#include "fl_settings.h"
 
 #define MAXSOLV 16
 #define MAXSET 32
@@ -41,50 +44,46 @@ static double minimum(const double *x, int n) {
 }
 
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab bench PROBLEM --solver a,b [--set [solver.]key=value]...\n"
-    "                         [--scene-set key=value]... [--warmup N] [--warmup-solver S]\n"
-    "                         [--reps R] [--out DIR] [--force]\n"
-    "\n"
-    "Times solvers against each other on one fixed problem: PROBLEM is a scene (advanced N\n"
-    "warm-up steps with solver S, default pgs, then captured), a scene file (.json), an FCLIB\n"
-    "file (.hdf5) or a built-in example. For scenes the collision and assembly stages are\n"
-    "timed too. Each stage runs R times (default 5); bench.csv gives minimum and median wall\n"
-    "times, per solve and per iteration, and ratios to the first solver of the same run;\n"
-    "GPU solvers add their kernel time per iteration and the bandwidth it achieves.\n"
-    "Use --set never_stop=true --set max_iter=K for fixed-budget timings.\n"
-    "\n"
-    "Whole steps: frictionlab bench SCENE --steps N --solver a,b [--set ...] [--scene-set ...]\n"
-    "                         [--reps R] [--callgrind] [--out DIR] [--force]\n"
-    "takes N steps of the scene with each solver, R times interleaved, and reports per step the\n"
-    "minimum and median wall time and its stages (collision, assembly, solver set-up, solve,\n"
-    "integration, other), the deepest penetration from the poses and, with --callgrind, the\n"
-    "instructions per step counted by valgrind inside the step calls, whole and by stage.\n"
-    "Solvers may be peer\n"
-    "simulators (mujoco-pgs, mujoco-cg, mujoco-newton; harness/fl_peer.h).\n");
-}
+#define A(m) offsetof(fl__bench_cli, m)
+static const fl_arg_desc bench_flags[] = {
+  {"--solver", FL_ARG_MULTI, A(solver_arg), 0, 0, "a,b", NULL,
+   "solvers by registered name (with --steps also peer simulators: mujoco-pgs, mujoco-cg, "
+   "mujoco-newton; peers/fl_peer.h)"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
+   "[solver.]key=value, or a scene parameter (docs/usage.md, \"What --set means\")"},
+  {"--scene-set", FL_ARG_MULTI, A(scene_set_arg), 0, 0, "key=value", NULL,
+   "a scene parameter (the same as --set scene.key=value)"},
+  {"--warmup", FL_ARG_INT, A(warmup), 0, 1000000, "N", "0",
+   "one problem: steps of the scene before it is captured"},
+  {"--warmup-solver", FL_ARG_STR, A(warmup_solver), 0, 0, "S", "pgs",
+   "one problem: the solver of the warm-up steps"},
+  {"--reps", FL_ARG_INT, A(reps), 1, 1000000, "R", "5", "repetitions of each stage or run"},
+  {"--steps", FL_ARG_INT, A(steps), 1, 100000000L, "N", NULL,
+   "whole steps: take N steps of a canonical scene with each solver, R times interleaved"},
+  {"--callgrind", FL_ARG_FLAG, A(callgrind), 0, 0, NULL, NULL,
+   "with --steps: count instructions per step with valgrind, whole and by stage"},
+  {"--callgrind-child", FL_ARG_FLAG, A(child), 0, 0, NULL, NULL, NULL},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL, "results folder"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
 
-
-int fl_harness_apply_sets(fl_solver *s, int nset, char *const *set) {
-  for (int k = 0; k < nset; k++) {
-    char buf[FL_OPT_STRLEN + 128];
-    snprintf(buf, sizeof buf, "%s", set[k]);
-    char *eq = strchr(buf, '=');
-    if (!eq) return fl_seterr(FL_ERR_INVAL, "--set %s: expected key=value", set[k]);
-    *eq = '\0';
-    char *dot = strchr(buf, '.');
-    if (dot) {
-      *dot = '\0';
-      int other = (fl_solver_find(buf) != NULL && strcmp(buf, fl_solver_name(s)) != 0) ||
-                  fl_peer_prefix(buf); // peers' options (fl_peer.h)
-      *dot = '.';
-      if (other) continue;
-    }
-    FL_TRY(fl_solver_set_option(s, buf, eq + 1));
-  }
-  return FL_OK;
-}
+static const fl_cmd_spec bench_spec = {
+  "bench", "PROBLEM|SCENE", 1, offsetof(fl__bench_cli, pos),
+  "Times solvers against each other on one fixed problem: PROBLEM is a scene (advanced N\n"
+  "warm-up steps with solver S, then captured), a scene file (.json), an FCLIB file (.hdf5)\n"
+  "or a built-in example. For scenes the collision and assembly stages are timed too. Each\n"
+  "stage runs R times; bench.csv gives minimum and median wall times, per solve and per\n"
+  "iteration, and ratios to the first solver of the same run; GPU solvers add their kernel\n"
+  "time per iteration and the bandwidth it achieves. Use --set never_stop=true --set\n"
+  "max_iter=K for fixed-budget timings.\n"
+  "\n"
+  "Whole steps (--steps N): takes N steps of the scene with each solver, R times interleaved,\n"
+  "and reports per step the minimum and median wall time and its stages (collision,\n"
+  "assembly, solver set-up, solve, integration, other), the deepest penetration from the\n"
+  "poses and, with --callgrind, the instructions per step counted by valgrind inside the step\n"
+  "calls, whole and by stage.\n",
+  NULL, bench_flags};
 
 
 static int ends_with(const char *s, const char *suf) {
@@ -94,67 +93,36 @@ static int ends_with(const char *s, const char *suf) {
 
 
 int fl_cmd_bench(int argc, char **argv) {
-  for (int k = 0; k < argc; k++)
-    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-      usage(stdout);
-      return 0;
-    }
-  if (fl__bench_steps_wanted(argc, argv)) return fl__bench_steps(argc, argv);
-  const char *prob_arg = NULL, *out = NULL, *warm_solver = "pgs";
+  static fl__bench_cli c; // static: its lists are large
+  memset(&c, 0, sizeof c);
+  int prc = fl_args_parse(&bench_spec, argc, argv, &c);
+  if (prc) return prc == 1 ? 0 : 2;
+  if (c.steps > 0) return fl__bench_steps_run(&c);
+  const char *prob_arg = c.pos.n ? c.pos.v[0] : NULL, *out = c.out, *warm_solver = c.warmup_solver;
+  char solver_buf[1024];
   char *solver_list = NULL, *set[MAXSET], *sset[MAXSET];
-  int nset = 0, nsset = 0, warmup = 0, reps = 5, force = 0, status = 1;
-  for (int k = 0; k < argc; k++) {
-    const char *a = argv[k];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(a, "--force")) {
-      force = 1;
-      continue;
-    }
-    if (a[0] != '-') {
-      if (prob_arg) {
-        fprintf(stderr, "frictionlab bench: one PROBLEM, got '%s' and '%s'\n", prob_arg, a);
-        return 2;
-      }
-      prob_arg = a;
-      continue;
-    }
-    if (k + 1 >= argc) {
-      fprintf(stderr, "frictionlab bench: %s needs a value\n", a);
-      return 2;
-    }
-    const char *v = argv[++k];
-    char *end;
-    if (!strcmp(a, "--solver")) {
-      solver_list = (char *)v;
-    } else if (!strcmp(a, "--set") && nset < MAXSET) {
-      set[nset++] = (char *)v;
-    } else if (!strcmp(a, "--scene-set") && nsset < MAXSET) {
-      sset[nsset++] = (char *)v;
-    } else if (!strcmp(a, "--out")) {
-      out = v;
-    } else if (!strcmp(a, "--warmup-solver")) {
-      warm_solver = v;
-    } else if (!strcmp(a, "--warmup") || !strcmp(a, "--reps")) {
-      long n = strtol(v, &end, 10);
-      if (*end || n < (a[2] == 'r' ? 1 : 0) || n > 1000000) {
-        fprintf(stderr, "frictionlab bench: %s %s: expected a %s integer\n", a, v,
-                a[2] == 'r' ? "positive" : "non-negative");
-        return 2;
-      }
-      if (a[2] == 'r') reps = (int)n;
-      else warmup = (int)n;
-    } else {
-      fprintf(stderr, "frictionlab bench: unknown argument '%s'\n", a);
-      usage(stderr);
-      return 2;
-    }
+  int nset = 0, nsset = 0, warmup = (int)c.warmup, reps = (int)c.reps, force = c.force, status = 1;
+  if (c.callgrind) {
+    fprintf(stderr, "frictionlab bench: --callgrind counts whole steps: give --steps N\n");
+    return 2;
   }
+  // the --solver values as one comma list
+  solver_buf[0] = 0;
+  for (int i = 0; i < c.solver_arg.n; i++) {
+    if (strlen(solver_buf) + strlen(c.solver_arg.v[i]) + 2 > sizeof solver_buf) {
+      fprintf(stderr, "frictionlab bench: --solver: list too long\n");
+      return 2;
+    }
+    if (i) strcat(solver_buf, ",");
+    strcat(solver_buf, c.solver_arg.v[i]);
+    solver_list = solver_buf;
+  }
+  for (int i = 0; i < c.set_arg.n && nset < MAXSET; i++) set[nset++] = (char *)c.set_arg.v[i];
+  for (int i = 0; i < c.scene_set_arg.n && nsset < MAXSET; i++)
+    sset[nsset++] = (char *)c.scene_set_arg.v[i];
   if (!prob_arg || !solver_list) {
     fprintf(stderr, "frictionlab bench: needs a PROBLEM and --solver\n");
-    usage(stderr);
+    fl_args_usage(&bench_spec, stderr);
     return 2;
   }
   fl_register_all();
@@ -165,6 +133,12 @@ int fl_cmd_bench(int argc, char **argv) {
   int nsolv = 0;
   snprintf(sbuf, sizeof sbuf, "%s", solver_list);
   for (char *t = strtok(sbuf, ","); t && nsolv < MAXSOLV; t = strtok(NULL, ",")) solv[nsolv++] = t;
+  // --set KEY=V of the scene's scope joins --scene-set (fl_settings.h)
+  fl_settings_ctx sctx = {"bench", fl_scene_find(prob_arg) ? prob_arg : NULL, nsolv, solv, 0};
+  if (fl_settings_split(&sctx, &nset, (const char **)set, &nsset, (const char **)sset, MAXSET) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    return 2;
+  }
   for (int s = 0; s < nsolv; s++) {
     fl_solver *h;
     if (fl_peer_prefix(solv[s])) {

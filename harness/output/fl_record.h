@@ -12,14 +12,14 @@
  */
 #ifndef FL_RECORD_H
 #define FL_RECORD_H
-// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
-#if defined(FL_LAYER) && FL_LAYER < 5
-#error "harness/fl_record.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/fl_record.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include <stdio.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 
 #ifdef __cplusplus
 extern "C" {

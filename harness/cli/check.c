@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
-#include "fl_harness.h"
+#include "../../sim/fl_world.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
 #include "fl_verify.h"
 
 enum { NQ = 11, MAXSTEPS = 1000000, QITERS = 5, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
@@ -263,34 +265,51 @@ static const char *outcome_name(const record *r, int steps) {
 }
 
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab check [SCENE.json] [--update] [--only SCENE[,SCENE]] [--solver a,b]\n"
-    "                         [--steps N] [--set [solver.]key=value]... [--baselines DIR]\n"
-    "                         [--spread-from DIR]\n"
-    "\n"
-    "Runs every canonical scene (or the scene file given) with every registered CPU solver for a\n"
-    "stated number of steps and compares accuracy with the recorded baselines: failed steps,\n"
-    "merit quantiles over steps, joint residual, mean iterations, deepest penetration, final\n"
-    "drift and steps outside the scene's limits, each with its own tolerance; then the quick\n"
-    "analytic suite of `frictionlab verify` (--only verify selects it alone): each quantity's\n"
-    "verdict and error against verify.json. Prints what moved; exits 1 on a regression, on a\n"
-    "case whose expected outcome changed and on a missing baseline, 2 on bad arguments. A\n"
-    "recording warns about a solver failing every step, a last step far from converged (merit\n"
-    "above 1e-3) and limits crossed. A scene file runs its own duration (--steps N overrides).\n"
-    "\n"
-    "  --baselines DIR  where baselines are (--dir is the same); default: results/baselines\n"
-    "                   beside the executable's folder, else in the source tree; for a scene\n"
-    "                   file, FILE.baseline.json beside it\n"
-    "  --update         record the baselines (after a deliberate change), at --steps N if\n"
-    "                   given (default: per scene, see docs/check.md; a scene file: its\n"
-    "                   duration); with --solver, other\n"
-    "                   solvers' records in the file are kept\n"
-    "  --spread-from D  with --update: set each tolerance from the spread between this build\n"
-    "                   and the records another build wrote to D (max(floor, 4 x spread))\n"
-    "  --steps N        steps per case; without --update it must equal the baseline's\n"
-    "  --set k=v        a solver option on top of the case's (to see a regression on purpose)\n");
-}
+/* the command line as declared (fl_args.h); copied into check_args */
+typedef struct check_cli {
+  fl_arg_multi pos, set_arg;
+  int update;
+  long steps;
+  const char *only, *solver_list, *dir, *spread_dir;
+} check_cli;
+
+#define A(m) offsetof(check_cli, m)
+static const fl_arg_desc check_flags[] = {
+  {"--update", FL_ARG_FLAG, A(update), 0, 0, NULL, NULL,
+   "record the baselines (after a deliberate change), at --steps N if given (default: per "
+   "scene, see docs/check.md; a scene file: its duration); with --solver, other solvers' "
+   "records in the file are kept"},
+  {"--only", FL_ARG_STR, A(only), 0, 0, "LIST", NULL,
+   "canonical scenes by name, comma-separated (verify: the analytic suite alone)"},
+  {"--solver", FL_ARG_STR, A(solver_list), 0, 0, "a,b", NULL,
+   "these solvers only (default: every registered CPU solver)"},
+  {"--steps", FL_ARG_INT, A(steps), 1, MAXSTEPS, "N", NULL,
+   "steps per case; without --update it must equal the baseline's"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "k=v", NULL,
+   "a solver option on top of the case's (to see a regression on purpose); docs/usage.md, "
+   "\"What --set means\""},
+  {"--baselines", FL_ARG_STR, A(dir), 0, 0, "DIR", NULL,
+   "where baselines are (--dir is the same); default: results/baselines beside the "
+   "executable's folder, else in the source tree; for a scene file, FILE.baseline.json beside it"},
+  {"--dir", FL_ARG_STR, A(dir), 0, 0, "DIR", NULL, NULL},
+  {"--spread-from", FL_ARG_STR, A(spread_dir), 0, 0, "D", NULL,
+   "with --update: set each tolerance from the spread between this build and the records "
+   "another build wrote to D (max(floor, 4 x spread))"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const fl_cmd_spec check_spec = {
+  "check", "[SCENE.json]", 1, offsetof(check_cli, pos),
+  "Runs every canonical scene (or the scene file given) with every registered CPU solver for a\n"
+  "stated number of steps and compares accuracy with the recorded baselines: failed steps,\n"
+  "merit quantiles over steps, joint residual, mean iterations, deepest penetration, final\n"
+  "drift and steps outside the scene's limits, each with its own tolerance; then the quick\n"
+  "analytic suite of `frictionlab verify` (--only verify selects it alone): each quantity's\n"
+  "verdict and error against verify.json. Prints what moved; exits 1 on a regression, on a\n"
+  "case whose expected outcome changed and on a missing baseline, 2 on bad arguments. A\n"
+  "recording warns about a solver failing every step, a last step far from converged (merit\n"
+  "above 1e-3) and limits crossed. A scene file runs its own duration (--steps N overrides).\n",
+  NULL, check_flags};
 
 
 static char *read_file(const char *path) {
@@ -852,52 +871,24 @@ int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
 
 int fl_cmd_check(int argc, char **argv) {
   check_args a = {0};
-  char *set[32];
-  a.set = set;
-  for (int k = 0; k < argc; k++) {
-    const char *arg = argv[k];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(arg, "--update")) {
-      a.update = 1;
-    } else if (!strcmp(arg, "--only") || !strcmp(arg, "--solver") || !strcmp(arg, "--set") ||
-               !strcmp(arg, "--dir") || !strcmp(arg, "--baselines") || !strcmp(arg, "--steps") ||
-               !strcmp(arg, "--spread-from")) {
-      if (k + 1 >= argc) {
-        fprintf(stderr, "frictionlab check: %s needs a value\n", arg);
-        return 2;
-      }
-      const char *v = argv[++k];
-      if (!strcmp(arg, "--only")) a.only = v;
-      else if (!strcmp(arg, "--solver")) a.solver_list = v;
-      else if (!strcmp(arg, "--dir") || !strcmp(arg, "--baselines")) a.dir = v;
-      else if (!strcmp(arg, "--spread-from")) a.spread_dir = v;
-      else if (!strcmp(arg, "--set")) {
-        if (a.nset >= 32) {
-          fprintf(stderr, "frictionlab check: more than 32 --set\n");
-          return 2;
-        }
-        set[a.nset++] = (char *)v;
-      } else {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > MAXSTEPS) {
-          fprintf(stderr, "frictionlab check: --steps %s: expected an integer in [1, %d]\n", v,
-                  MAXSTEPS);
-          return 2;
-        }
-        a.steps = (int)n;
-      }
-    } else if (arg[0] != '-' && is_json(arg) && !a.file) {
-      a.file = arg;
-    } else {
-      fprintf(stderr, "frictionlab check: unknown argument '%s'%s\n", arg,
-              arg[0] != '-' ? " (expected a scene file ending in .json)" : "");
-      usage(stderr);
-      return 2;
-    }
+  check_cli cli;
+  memset(&cli, 0, sizeof cli);
+  int prc = fl_args_parse(&check_spec, argc, argv, &cli);
+  if (prc) return prc == 1 ? 0 : 2;
+  if (cli.pos.n > 0 && !is_json(cli.pos.v[0])) {
+    fprintf(stderr, "frictionlab check: unknown argument '%s' (expected a scene file ending in "
+                    ".json)\n", cli.pos.v[0]);
+    return 2;
   }
+  a.update = cli.update;
+  a.steps = (int)cli.steps;
+  a.only = cli.only;
+  a.solver_list = cli.solver_list;
+  a.dir = cli.dir;
+  a.spread_dir = cli.spread_dir;
+  a.file = cli.pos.n > 0 ? cli.pos.v[0] : NULL;
+  a.nset = cli.set_arg.n;
+  a.set = (char **)cli.set_arg.v;
   if (a.spread_dir && !a.update) {
     fprintf(stderr, "frictionlab check: --spread-from needs --update\n");
     return 2;

@@ -7,9 +7,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 #include "fl_figure.h"
-#include "fl_record.h"
+#include "../output/fl_record.h"
 
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */

@@ -10,9 +10,9 @@
  * summary per solver.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +21,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_fem.h"
-#include "../sim/fl_world.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
-#include "fl_record.h"
+#include "../../sim/fl_fem.h"
+#include "../../sim/fl_world.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
+#include "../output/fl_record.h"
+#include "fl_settings.h"
 
 #define EXIT_USAGE 2
 #define RECORD_BUDGET 12e6 /* bytes: the automatic recording interval keeps the file below */
@@ -33,58 +35,67 @@
 #define MAX_SETS 128
 
 typedef struct run_args {
-  const char *input;              /* scene name or .json file */
+  fl_arg_multi pos;               /* the scene name or .json file */
+  fl_arg_multi solver_arg;        /* --solver values */
+  fl_arg_multi set_arg;           /* --set values */
+  long steps;                     /* -1: duration/dt */
+  long every;                     /* observables every k steps */
+  const char *out;
+  int force;
+  long vtk;          /* > 0: bodies, contacts and deformable meshes as VTK every vtk steps */
+  long record;       /* recording interval in steps: 0 off, -1 automatic (RECORD_BUDGET) */
+  const char *input;              /* pos.v[0] */
   const char *solvers[MAX_SOLVERS];
   int nsolvers;
   char solver_buf[1024];
+  fl_settings set;                /* --set, sorted (fl_settings.h) */
   const char *scene_sets[MAX_SETS]; /* "key=value" for the scene */
   int nscene;
-  const char *solver_sets[MAX_SETS]; /* "[solver.]key=value" for solvers */
+  const char *solver_sets[MAX_SETS]; /* what the peers receive */
   int nsolver_sets;
-  long steps;                     /* -1: duration/dt */
-  int every;                      /* observables every k steps */
-  const char *out;
-  int force;
-  int vtk;           /* > 0: bodies, contacts and deformable meshes as VTK every vtk steps */
-  long record;       /* recording interval in steps: 0 off, -1 automatic (RECORD_BUDGET) */
   const char *staging; /* the results' staging folder (set once it exists) */
 } run_args;
 
+#define FL_RUN_MAX_STEPS 1000000000L /* most steps of one run (--steps, or duration / dt) */
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab run PROBLEM|FILE.json [--solver a,b] [--steps N] [--set key=value]...\n"
-    "                       [--out DIR] [--every K] [--record K] [--vtk K] [--force]\n"
-    "\n"
-    "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
-    "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
-    "results folder: manifest.json, steps.csv (one row per step and solver: contacts,\n"
-    "iterations, reason, times, final errors, observables), iters.csv (one row per solver\n"
-    "iteration), observables.csv (one row per K steps and solver), recording.flrec (poses,\n"
-    "contacts and impulses per step: docs/recording.md) and viewer.html, which plays every\n"
-    "solver's run side by side in a browser (`frictionlab view DIR`).\n"
-    "\n"
-    "  --solver a,b     solvers by registered name (default pgs)\n"
-    "  --steps N        steps to take (default: the scene's duration / dt)\n"
-    "  --set key=value  a scene parameter (mu=0.2, scene.dt=0.01, heavy_stack.n=3), or a\n"
-    "                   solver option for every solver (max_iter=20, warm_start=1) or for one\n"
-    "                   (pgs.omega=1.2). Scene files take scene.dt, scene.duration,\n"
-    "                   scene.margin and scene.fem_solve=full|schur. Repeatable.\n"
-    "  --out DIR        results folder (default results/runs/run-<problem>-<date>-<time>)\n"
-    "  --every K        observables.csv every K steps (default 1)\n"
-    "  --record K       record every K-th step (and the first and last) for the viewer;\n"
-    "                   0: no recording, no viewer (default: every step, or the interval\n"
-    "                   that keeps the recording under 12 MB)\n"
-    "  --vtk K          VTK files every K steps (and the last) for ParaView, per solver in\n"
-    "                   vtk/<solver>/: bodies_<step>.vtp (rigid bodies' surfaces, velocity),\n"
-    "                   contacts_<step>.vtp (points with normal, impulse, phi, slip) and\n"
-    "                   <body>_<step>.vtu per deformable body (velocity, von Mises stress);\n"
-    "                   each series has its .pvd, the time series ParaView opens\n"
-    "  --force          replace an existing --out folder\n"
-    "\n"
-    "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
-    "--set error_every=K says otherwise.\n");
-}
+#define A(m) offsetof(run_args, m)
+static const fl_arg_desc run_flags[] = {
+  {"--solver", FL_ARG_MULTI, A(solver_arg), 0, 0, "a,b", "pgs",
+   "solvers (or peers) by registered name"},
+  {"--steps", FL_ARG_INT, A(steps), 0, FL_RUN_MAX_STEPS, "N", NULL,
+   "steps to take (default: the scene's duration / dt)"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
+   "a scene parameter (mu=0.2, scene.dt=0.01, heavy_stack.n=3), or a solver option for every "
+   "solver (max_iter=20, warm_start=1) or for one (pgs.omega=1.2); docs/usage.md, \"What --set "
+   "means\". Scene files take scene.dt, scene.duration, scene.margin and "
+   "scene.fem_solve=full|schur"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
+   "results folder (default results/runs/run-<problem>-<date>-<time>)"},
+  {"--every", FL_ARG_INT, A(every), 1, 1000000000L, "K", "1", "observables.csv every K steps"},
+  {"--record", FL_ARG_INT, A(record), 0, 1000000000L, "K", NULL,
+   "record every K-th step (and the first and last) for the viewer; 0: no recording, no viewer "
+   "(default: every step, or the interval that keeps the recording under 12 MB)"},
+  {"--vtk", FL_ARG_INT, A(vtk), 1, 1000000000L, "K", NULL,
+   "VTK files every K steps (and the last) for ParaView, per solver in vtk/<solver>/: "
+   "bodies_<step>.vtp (rigid bodies' surfaces, velocity), contacts_<step>.vtp (points with "
+   "normal, impulse, phi, slip) and <body>_<step>.vtu per deformable body (velocity, von Mises "
+   "stress); each series has its .pvd, the time series ParaView opens"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const fl_cmd_spec run_spec = {
+  "run", "PROBLEM|FILE.json", 1, offsetof(run_args, pos),
+  "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
+  "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
+  "results folder: manifest.json, steps.csv (one row per step and solver: contacts,\n"
+  "iterations, reason, times, final errors, observables), iters.csv (one row per solver\n"
+  "iteration), observables.csv (one row per K steps and solver), recording.flrec (poses,\n"
+  "contacts and impulses per step: docs/recording.md) and viewer.html, which plays every\n"
+  "solver's run side by side in a browser (`frictionlab view DIR`).\n",
+  "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
+  "--set error_every=K says otherwise.\n",
+  run_flags};
 
 
 static int is_json(const char *s) {
@@ -93,147 +104,36 @@ static int is_json(const char *s) {
 }
 
 
-// scene parameters a scene file accepts through --set
-static const char *const json_keys[] = {"dt", "duration", "margin", "fem_solve", NULL};
-
-
-/* 1 when `key` (before '=') names a scene parameter; strips "scene." or "<scene>." */
-static int scene_key(const run_args *a, const char *kv, const char **stripped) {
-  const char *eq = strchr(kv, '=');
-  size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
-  char key[128];
-  if (kl >= sizeof key) return 0;
-  memcpy(key, kv, kl);
-  key[kl] = 0;
-  const char *k = key;
-  int prefixed = 0;
-  size_t nl = strlen(a->input);
-  if (strncmp(k, "scene.", 6) == 0) {
-    k += 6;
-    prefixed = 1;
-  } else if (strncmp(k, a->input, nl) == 0 && k[nl] == '.') {
-    k += nl + 1;
-    prefixed = 1;
-  }
-  *stripped = kv + (k - key);
-  if (prefixed) return 1;
-  if (is_json(a->input)) {
-    for (int i = 0; json_keys[i]; i++) {
-      if (strcmp(k, json_keys[i]) == 0) return 0; // solver options win without a prefix
-    }
-    return 0;
-  }
-  const fl_scene_desc *d = fl_scene_find(a->input);
-  return d && fl_options_find(d->params, k) != NULL;
-}
-
-
-/* An integer option's value in [lo, hi] into *out; 1 (after saying why) when it is not one. */
-#define FL_RUN_MAX_STEPS 1000000000L /* most steps of one run (--steps, or duration / dt) */
-
-static int count_arg(const char *name, const char *value, long lo, long hi, long *out) {
-  char *end;
-  errno = 0;
-  long n = strtol(value, &end, 10);
-  if (end == value || *end || errno == ERANGE || n < lo || n > hi) {
-    fprintf(stderr, "frictionlab run: %s '%s': expected an integer in [%ld, %ld]\n", name, value,
-            lo, hi);
-    return 1;
-  }
-  *out = n;
-  return 0;
-}
-
-
 static int parse_args(int argc, char **argv, run_args *a) {
   memset(a, 0, sizeof *a);
   a->steps = -1;
-  a->every = 1;
   a->record = -1;
-  const char *raw_sets[MAX_SETS];
-  int nraw = 0;
-  long n;
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      usage(stdout);
-      return 1;
-    }
-    if (strcmp(arg, "--force") == 0) {
-      a->force = 1;
-      continue;
-    }
-    if (arg[0] != '-') {
-      if (a->input) {
-        fprintf(stderr, "frictionlab run: a second problem '%s' (expected one PROBLEM or "
-                        "FILE.json; run again for another)\n", arg);
-        return EXIT_USAGE;
-      }
-      a->input = arg;
-      continue;
-    }
-    static const char *const valued[] = {"--solver", "--steps", "--set", "--out", "--every",
-                                         "--vtk", "--record", NULL};
-    const char *name = NULL, *value = NULL;
-    if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
-      fprintf(stderr, "frictionlab run: unknown argument '%s'; expected --solver, --steps, "
-                      "--set, --out, --every, --record, --vtk, --force, --help, or a problem\n", arg);
-      return EXIT_USAGE;
-    }
-    if (!value || !*value) {
-      fprintf(stderr, "frictionlab run: %s needs a value\n", name);
-      return EXIT_USAGE;
-    }
-    if (strcmp(name, "--solver") == 0) {
-      size_t used = strlen(a->solver_buf);
-      if (used + strlen(value) + 2 > sizeof a->solver_buf) {
-        fprintf(stderr, "frictionlab run: --solver: list too long\n");
-        return EXIT_USAGE;
-      }
-      if (used) strcat(a->solver_buf, ",");
-      strcat(a->solver_buf, value);
-    } else if (strcmp(name, "--steps") == 0) {
-      if (count_arg(name, value, 0, FL_RUN_MAX_STEPS, &a->steps)) return EXIT_USAGE;
-    } else if (strcmp(name, "--vtk") == 0) {
-      if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
-      a->vtk = (int)n;
-    } else if (strcmp(name, "--record") == 0) {
-      if (count_arg(name, value, 0, 1000000000L, &a->record)) return EXIT_USAGE;
-    } else if (strcmp(name, "--every") == 0) {
-      if (count_arg(name, value, 1, 1000000000L, &n)) return EXIT_USAGE;
-      a->every = (int)n;
-    } else if (strcmp(name, "--set") == 0) {
-      if (!strchr(value, '=') || value[0] == '=') {
-        fprintf(stderr, "frictionlab run: --set '%s': expected key=value\n", value);
-        return EXIT_USAGE;
-      }
-      if (nraw == MAX_SETS) {
-        fprintf(stderr, "frictionlab run: more than %d --set\n", MAX_SETS);
-        return EXIT_USAGE;
-      }
-      raw_sets[nraw++] = value;
-    } else {
-      a->out = value;
-    }
-  }
-  if (!a->input) {
+  int rc = fl_args_parse(&run_spec, argc, argv, a);
+  if (rc) return rc == 1 ? 1 : EXIT_USAGE;
+  if (a->pos.n == 0) {
     fprintf(stderr, "frictionlab run: no problem given (expected a scene name or FILE.json; "
                     "see `frictionlab list problems`)\n");
     return EXIT_USAGE;
   }
+  a->input = a->pos.v[0];
   // solvers: default pgs; every name must be registered
-  if (!a->solver_buf[0]) strcpy(a->solver_buf, "pgs");
-  for (char *tok = a->solver_buf, *next; tok; tok = next) {
-    next = strchr(tok, ',');
-    if (next) *next++ = 0;
+  const char *names[MAX_SOLVERS + 1];
+  int nn = fl_args_names(&a->solver_arg, a->solver_buf, sizeof a->solver_buf, names, MAX_SOLVERS + 1);
+  if (nn < 0) {
+    fprintf(stderr, "frictionlab run: --solver: list too long\n");
+    return EXIT_USAGE;
+  }
+  if (nn == 0) names[nn++] = "pgs";
+  for (int j = 0; j < nn; j++) {
+    const char *tok = names[j];
     if (*tok && fl_peer_unavailable(tok)) {
       fprintf(stderr, "frictionlab run: --solver %s: %s\n", tok, fl_peer_unavailable(tok));
       return EXIT_USAGE;
     }
     if (!*tok || (!fl_solver_find(tok) && !fl_peer_find(tok))) {
       fprintf(stderr, "frictionlab run: --solver: unknown solver '%s'; registered: ", tok);
-      const char *const *names = fl_solver_list();
-      for (int i = 0; names && names[i]; i++) fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+      const char *const *sn = fl_solver_list();
+      for (int i = 0; sn && sn[i]; i++) fprintf(stderr, "%s%s", i ? ", " : "", sn[i]);
       for (const char *const *pn = fl_peer_list(); *pn; pn++) fprintf(stderr, ", %s", *pn);
       fprintf(stderr, "\n");
       return EXIT_USAGE;
@@ -247,12 +147,17 @@ static int parse_args(int argc, char **argv, run_args *a) {
     if (a->nsolvers == MAX_SOLVERS) return EXIT_USAGE;
     a->solvers[a->nsolvers++] = tok;
   }
-  // sort the settings: scene parameters, then solver options
-  for (int i = 0; i < nraw; i++) {
-    const char *st;
-    if (scene_key(a, raw_sets[i], &st)) a->scene_sets[a->nscene++] = st;
-    else a->solver_sets[a->nsolver_sets++] = raw_sets[i];
+  // sort the settings: scene parameters, solver options (fl_settings.h)
+  fl_settings_ctx ctx = {"run", a->input, a->nsolvers, a->solvers, 0};
+  fl_settings_init(&a->set, &ctx);
+  for (int i = 0; i < a->set_arg.n; i++) {
+    if (fl_settings_add(&a->set, a->set_arg.v[i], 0) < 0) {
+      fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
+      return EXIT_USAGE;
+    }
   }
+  a->nscene = fl_settings_scene(&a->set, a->scene_sets, MAX_SETS);
+  a->nsolver_sets = fl_settings_for_peers(&a->set, a->solver_sets, MAX_SETS);
   return 0;
 }
 
@@ -263,27 +168,10 @@ static int make_world(const run_args *a, fl_world **out) {
   if (!is_json(a->input)) return fl_scene_create(a->input, a->nscene, a->scene_sets, out);
   fl_world *w = NULL;
   FL_TRY(fl_world_load_json(a->input, &w));
-  for (int i = 0; i < a->nscene; i++) {
-    const char *kv = a->scene_sets[i], *eq = strchr(kv, '=');
-    char *end;
-    double v = strtod(eq + 1, &end);
-    size_t kl = (size_t)(eq - kv);
-    int ok = *end == 0 && isfinite(v) && v >= 0;
-    if (kl == 2 && strncmp(kv, "dt", 2) == 0 && ok && v > 0) w->dt = v;
-    else if (kl == 8 && strncmp(kv, "duration", 8) == 0 && ok) w->duration = v;
-    else if (kl == 6 && strncmp(kv, "margin", 6) == 0 && ok) w->margin = v;
-    else if (kl == 9 && strncmp(kv, "fem_solve", 9) == 0 && !strcmp(eq + 1, "full"))
-      w->fem_solve = FL_FEM_FULL;
-    else if (kl == 9 && strncmp(kv, "fem_solve", 9) == 0 && !strcmp(eq + 1, "schur"))
-      w->fem_solve = FL_FEM_SCHUR;
-    else {
-      fl_world_free(w);
-      return fl_seterr(FL_ERR_UNKNOWN_OPTION,
-                       "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
-                       "number, or fem_solve=full|schur%s", a->input, kv,
-                       (kl == 2 && !strncmp(kv, "mu", 2)) ? "; friction is set per body pair in "
-                       "the file (docs/scene-format.md)" : "");
-    }
+  int rc = fl_scene_file_apply(w, a->input, a->nscene, a->scene_sets);
+  if (rc < 0) {
+    fl_world_free(w);
+    return rc;
   }
   *out = w;
   return FL_OK;
@@ -314,27 +202,12 @@ static int make_solver(const run_args *a, const char *name, fl_solver **out) {
   *out = NULL;
   fl_solver *s = NULL;
   FL_TRY(fl_solver_create(name, &s));
+  int bad = -1;
   int rc = fl_solver_set_option(s, "error_every", "0");
-  size_t nl = strlen(name);
-  for (int k = 0; rc >= 0 && k < a->nsolver_sets; k++) {
-    const char *kv = a->solver_sets[k], *eq = strchr(kv, '=');
-    char key[128];
-    size_t kl = (size_t)(eq - kv);
-    if (kl >= sizeof key) kl = sizeof key - 1;
-    memcpy(key, kv, kl);
-    key[kl] = 0;
-    // "other.key" for another selected solver is not ours
-    char *dot = strchr(key, '.');
-    if (dot) {
-      *dot = 0;
-      int other = fl_peer_prefix(key); // peers' options are theirs (fl_peer.h)
-      for (int i = 0; i < a->nsolvers; i++) other |= strcmp(a->solvers[i], key) == 0;
-      *dot = '.';
-      if (other && !(strncmp(key, name, nl) == 0 && key[nl] == '.')) continue;
-    }
-    rc = fl_solver_set_option(s, key, eq + 1);
-    if (rc < 0) fl_seterr(rc, "--set '%s': %s%s", kv, fl_errmsg(), set_hint(a, key, rc));
-  }
+  if (rc >= 0) rc = fl_settings_apply(&a->set, s, &bad);
+  if (rc < 0 && bad >= 0)
+    fl_seterr(rc, "--set '%s': %s%s", a->set.s[bad].text, fl_errmsg(),
+              set_hint(a, a->set.s[bad].full, rc));
   if (rc < 0) {
     fl_solver_destroy(s);
     return rc;

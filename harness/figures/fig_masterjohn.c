@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/fl_hydro.h"
+#include "../../sim/fl_hydro.h"
 #include "fl_figure.h"
 
 typedef struct {

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/fl_world.h"
-#include "../solvers/fl_lin.h"
+#include "../../sim/fl_world.h"
+#include "../../solvers/fl_lin.h"
 #include "fl_figure.h"
 
 //---- helpers ----

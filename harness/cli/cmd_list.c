@@ -1,13 +1,15 @@
 /* cmd_list.c: `frictionlab list [solvers|problems|figures]`. */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sim/fl_world.h"
-#include "fl_figure.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../../sim/fl_world.h"
+#include "../figures/fl_figure.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
 
 static const char *const sections[] = {"solvers", "problems", "figures", NULL};
 
@@ -94,7 +96,7 @@ static void list_solvers(FILE *f) {
     fprintf(f, "\n  options (key, type, default, range, help):\n");
     help_body(ops, names[i], f);
   }
-  // peer simulators step whole scenes (harness/fl_peer.h, docs/peers.md)
+  // peer simulators step whole scenes (peers/fl_peer.h, docs/peers.md)
   const char *why = fl_peer_unavailable("mujoco-newton");
   fprintf(f, "\npeer simulators (whole steps of a scene in `run` and `bench --steps`; options "
              "cone, solref, solimp, iterations, tolerance as mujoco.key=value): ");
@@ -163,21 +165,27 @@ static void list_figures(FILE *f) {
 }
 
 
+typedef struct list_cli {
+  fl_arg_multi pos;
+} list_cli;
+
+static const fl_arg_desc list_flags[] = {{NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+
+static const fl_cmd_spec list_spec = {
+  "list", "[solvers|problems|figures]", 1, offsetof(list_cli, pos),
+  "Lists the registered solvers with their capabilities and every option (type, default,\n"
+  "range, help); the built-in example problems (for `solve`) and the scenes with their\n"
+  "parameters (for `run`); and the figures that `reproduce` knows. Without an argument, lists\n"
+  "all three.\n",
+  NULL, list_flags};
+
+
 int fl_cmd_list(int argc, char **argv) {
-  if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-    printf("usage: frictionlab list [solvers|problems|figures]\n"
-           "Lists the registered solvers with their capabilities and every option (type,\n"
-           "default, range, help); the built-in example problems (for `solve`) and the\n"
-           "scenes with their parameters (for `run`); and the figures that `reproduce`\n"
-           "knows. Without an argument, lists all three.\n");
-    return 0;
-  }
-  if (argc > 1) {
-    fprintf(stderr, "frictionlab list: unexpected argument '%s' (expected at most one of "
-                    "solvers, problems, figures)\n", argv[1]);
-    return 2;
-  }
-  const char *what = argc == 1 ? argv[0] : NULL;
+  list_cli c;
+  memset(&c, 0, sizeof c);
+  int prc = fl_args_parse(&list_spec, argc, argv, &c);
+  if (prc) return prc == 1 ? 0 : 2;
+  const char *what = c.pos.n ? c.pos.v[0] : NULL;
   if (what) {
     int known = 0;
     for (int i = 0; sections[i]; i++) known |= strcmp(what, sections[i]) == 0;

@@ -13,14 +13,14 @@
  */
 #ifndef FL_FIGURE_H
 #define FL_FIGURE_H
-// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
-#if defined(FL_LAYER) && FL_LAYER < 5
-#error "harness/fl_figure.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/fl_figure.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include <stdio.h>
 
-#include "fl_harness.h"
+#include "../fl_harness.h"
 
 #define FL_FIG_MAX_SERIES 32
 /* fl_fig_series.points: the panel's bar series are stacked, in the order added, one bar per x */
@@ -91,7 +91,7 @@ typedef struct fl_figure_recipe {
   const char *needs;
 } fl_figure_recipe;
 
-/* The registry (harness/figures.c): every figure of PROBLEMS.md section 7, NULL-terminated. */
+/* The registry (harness/figures/figures.c): every figure of PROBLEMS.md section 7, NULL-terminated. */
 const fl_figure_recipe *const *fl_figures(void);
 const fl_figure_recipe *fl_figure_find(const char *name);
 /* Why a figure cannot run now, or NULL if it can. */
@@ -139,7 +139,7 @@ void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) __attribute__((format(pri
  * exit status. */
 int fl_fig_render(const fl_fig *f, const char *dir);
 
-/*---- simulating a scene for a recipe (harness/fig_sim.c) ----*/
+/*---- simulating a scene for a recipe (harness/figures/fig_sim.c) ----*/
 
 #define FL_FIG_SIM_MAXOBS 1024 /* 13 pose columns per body: 32 bodies need 470 */
 
@@ -198,7 +198,7 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
  * NAN when the scene has no such observable. */
 double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max);
 
-/* Recipes (one file each, harness/fig_*.c). */
+/* Recipes (one file each, harness/figures/fig_*.c). */
 extern const fl_figure_recipe fl_fig_macklin15; /* fig_macklin.c (nsn) */
 extern const fl_figure_recipe fl_fig_macklin18;
 extern const fl_figure_recipe fl_fig_macklin19;

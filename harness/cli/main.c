@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/fl_campaign.h"
-#include "fl_harness.h"
+#include "../../core/fl_campaign.h"
+#include "../fl_harness.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);

@@ -25,7 +25,7 @@
 #include <petscversion.h>
 #endif
 
-#include "fl_harness.h"
+#include "../fl_harness.h"
 
 #define MAX_FILES 256 /* streams stay open until commit; figure recipes write one CSV per run */
 
@@ -722,19 +722,4 @@ void fl_csv_metrics_row(FILE *f, const fl_metrics *m) {
     if (i) fputc(',', f);
     fl_csv_num(f, x[i]);
   }
-}
-
-
-int fl_harness_valued_arg(const char *const *valued, int argc, char **argv, int *i,
-                          const char **name, const char **value) {
-  const char *arg = argv[*i];
-  for (int k = 0; valued[k]; k++) {
-    size_t n = strlen(valued[k]);
-    if (strncmp(arg, valued[k], n) == 0 && (arg[n] == 0 || arg[n] == '=')) {
-      *name = valued[k];
-      *value = arg[n] == '=' ? arg + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-      return 1;
-    }
-  }
-  return 0;
 }

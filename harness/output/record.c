@@ -11,9 +11,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_fem.h"
-#include "../sim/fl_geometry.h"
-#include "../sim/fl_mesh.h"
+#include "../../sim/fl_fem.h"
+#include "../../sim/fl_geometry.h"
+#include "../../sim/fl_mesh.h"
 #include "fl_record.h"
 
 static const char MAGIC[8] = {'F', 'L', 'R', 'E', 'C', '0', '1', '\n'};

@@ -9,33 +9,51 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
-#include "fl_harness.h"
+#include "../../sim/fl_world.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
+#include "fl_settings.h"
 
 #define EXIT_USAGE 2
 #define MAX_SETS 128
 
 
-static void usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab export PROBLEM|FILE.json --steps A:B --out DIR [--solver NAME]\n"
-    "                          [--set key=value]... [--force]\n"
-    "       frictionlab export PROBLEM|FILE.json --scene-json FILE [--steps N] [--solver NAME]\n"
-    "                          [--set key=value]...\n"
-    "\n"
-    "Writes the contact problems of steps A to B (inclusive, 0-based; A alone is one step) of\n"
-    "a scene as FCLIB global files DIR/<scene>-step<k>.hdf5, each with the solution the solver\n"
-    "found (default pgs; its options with --set <solver>.key=value or key=value). Scenes with\n"
-    "joints cannot be exported (FCLIB has no bilateral rows). --scene-json writes the scene\n"
-    "as a scene file (docs/scene-format.md) instead: its initial state, or with --steps N the\n"
-    "state after N steps with the solver; --set key=value sets scene parameters.\n");
-}
+typedef struct export_args {
+  fl_arg_multi pos, set_arg;
+  const char *out, *steps, *solver, *scene_json;
+  int force;
+} export_args;
+
+#define A(m) offsetof(export_args, m)
+static const fl_arg_desc export_flags[] = {
+  {"--steps", FL_ARG_STR, A(steps), 0, 0, "A:B", NULL,
+   "steps A to B (inclusive, 0-based; A alone is one step); with --scene-json: N, the state "
+   "after N steps"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL, "folder of the FCLIB files"},
+  {"--solver", FL_ARG_STR, A(solver), 0, 0, "NAME", "pgs", "the solver that steps the scene"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
+   "a scene parameter or a solver option (docs/usage.md, \"What --set means\")"},
+  {"--scene-json", FL_ARG_STR, A(scene_json), 0, 0, "FILE", NULL,
+   "write the scene as a scene file (docs/scene-format.md) instead"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const fl_cmd_spec export_spec = {
+  "export", "PROBLEM|FILE.json", 1, offsetof(export_args, pos),
+  "Writes the contact problems of steps A to B of a scene as FCLIB global files\n"
+  "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found.\n"
+  "Scenes with joints cannot be exported (FCLIB has no bilateral rows). --scene-json FILE\n"
+  "writes the scene as a scene file instead: its initial state, or with --steps N the state\n"
+  "after N steps with the solver.\n",
+  NULL, export_flags};
 
 
 static int is_json(const char *s) {
@@ -46,81 +64,39 @@ static int is_json(const char *s) {
 
 int fl_cmd_export(int argc, char **argv) {
   fl_register_all();
-  const char *input = NULL, *out = NULL, *steps = NULL, *solver = "pgs", *scene_json = NULL;
-  const char *scene_sets[MAX_SETS], *solver_sets[MAX_SETS];
-  int nscene = 0, nsolver = 0, force = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      usage(stdout);
-      return 0;
-    }
-    if (strcmp(arg, "--force") == 0) {
-      force = 1;
-      continue;
-    }
-    if (arg[0] != '-') {
-      if (input) {
-        fprintf(stderr, "frictionlab export: a second problem '%s' (expected one)\n", arg);
-        return EXIT_USAGE;
-      }
-      input = arg;
-      continue;
-    }
-    static const char *const valued[] = {"--steps", "--out", "--solver", "--set", "--scene-json", NULL};
-    const char *name = NULL, *value = NULL;
-    if (!fl_harness_valued_arg(valued, argc, argv, &i, &name, &value)) {
-      fprintf(stderr, "frictionlab export: unknown argument '%s'; expected --steps, --out, "
-                      "--solver, --set, --scene-json, --force, --help, or a problem\n", arg);
-      return EXIT_USAGE;
-    }
-    if (!value || !*value) {
-      fprintf(stderr, "frictionlab export: %s needs a value\n", name);
-      return EXIT_USAGE;
-    }
-    if (strcmp(name, "--steps") == 0) steps = value;
-    else if (strcmp(name, "--out") == 0) out = value;
-    else if (strcmp(name, "--solver") == 0) solver = value;
-    else if (strcmp(name, "--scene-json") == 0) scene_json = value;
-    else {
-      if (!strchr(value, '=') || nscene + nsolver >= MAX_SETS) {
-        fprintf(stderr, "frictionlab export: --set '%s': expected key=value\n", value);
-        return EXIT_USAGE;
-      }
-      // scene parameter when the scene knows the key (after a scene./<name>. prefix)
-      const char *k = value;
-      int scene = 0;
-      if (strncmp(k, "scene.", 6) == 0) {
-        scene = 1;
-        k += 6;
-      } else if (input && strncmp(k, input, strlen(input)) == 0 && k[strlen(input)] == '.') {
-        scene = 1;
-        k += strlen(input) + 1;
-      } else if (input && !is_json(input) && fl_scene_find(input)) {
-        char key[128];
-        size_t kl = (size_t)(strchr(k, '=') - k);
-        if (kl < sizeof key) {
-          memcpy(key, k, kl);
-          key[kl] = 0;
-          scene = fl_options_find(fl_scene_find(input)->params, key) != NULL;
-        }
-      }
-      if (scene) scene_sets[nscene++] = k;
-      else solver_sets[nsolver++] = value;
-    }
-  }
-  if (!input) {
+  export_args ea;
+  memset(&ea, 0, sizeof ea);
+  int prc = fl_args_parse(&export_spec, argc, argv, &ea);
+  if (prc) return prc == 1 ? 0 : EXIT_USAGE;
+  const char *out = ea.out, *steps = ea.steps, *solver = ea.solver, *scene_json = ea.scene_json;
+  int force = ea.force;
+  if (ea.pos.n == 0) {
     fprintf(stderr, "frictionlab export: no problem given (a scene name or FILE.json)\n");
     return EXIT_USAGE;
   }
-  if (is_json(input) && nscene > 0) {
-    fprintf(stderr, "frictionlab export: --set '%s': scene files take no scene parameters here "
-                    "(edit the file)\n", scene_sets[0]);
-    return EXIT_USAGE;
+  const char *input = ea.pos.v[0];
+  // the settings, sorted once (fl_settings.h); the solver's only when it steps
+  static fl_settings set;
+  fl_settings_ctx ctx = {"export", input, 1, &solver, 0};
+  fl_settings_init(&set, &ctx);
+  for (int i = 0; i < ea.set_arg.n; i++) {
+    if (fl_settings_add(&set, ea.set_arg.v[i], 0) < 0) {
+      fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
+      return EXIT_USAGE;
+    }
   }
+  const char *scene_sets[MAX_SETS];
+  int nscene = fl_settings_scene(&set, scene_sets, MAX_SETS);
   fl_world *w = NULL;
   int rc = is_json(input) ? fl_world_load_json(input, &w)
                           : fl_scene_create(input, nscene, scene_sets, &w);
+  if (rc >= 0 && is_json(input)) {
+    rc = fl_scene_file_apply(w, input, nscene, scene_sets);
+    if (rc < 0) {
+      fl_world_free(w);
+      w = NULL;
+    }
+  }
   if (rc < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
     return rc == FL_ERR_UNKNOWN_PROBLEM || rc == FL_ERR_UNKNOWN_OPTION ||
@@ -151,13 +127,7 @@ int fl_cmd_export(int argc, char **argv) {
     if (n > 0) {
       rc = fl_solver_create(solver, &s);
       if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
-      for (int i = 0; rc >= 0 && i < nsolver; i++) {
-        char kv[256];
-        snprintf(kv, sizeof kv, "%s", solver_sets[i]);
-        char *eq = strchr(kv, '=');
-        *eq = 0;
-        rc = fl_solver_set_option(s, kv, eq + 1);
-      }
+      if (rc >= 0) rc = fl_settings_apply(&set, s, NULL);
       if (rc < 0) {
         fprintf(stderr, "frictionlab export: --solver/--set: %s\n", fl_errmsg());
         fl_solver_destroy(s);
@@ -200,19 +170,12 @@ int fl_cmd_export(int argc, char **argv) {
     return EXIT_USAGE;
   }
   fl_solver_set_option(s, "error_every", "0");
-  for (int i = 0; i < nsolver; i++) {
-    const char *kv = solver_sets[i], *eq = strchr(kv, '=');
-    char key[128];
-    size_t kl = (size_t)(eq - kv);
-    if (kl >= sizeof key) kl = sizeof key - 1;
-    memcpy(key, kv, kl);
-    key[kl] = 0;
-    if (fl_solver_set_option(s, key, eq + 1) < 0) {
-      fprintf(stderr, "frictionlab export: --set '%s': %s\n", kv, fl_errmsg());
-      fl_solver_destroy(s);
-      fl_world_free(w);
-      return EXIT_USAGE;
-    }
+  int bad = -1;
+  if (fl_settings_apply(&set, s, &bad) < 0) {
+    fprintf(stderr, "frictionlab export: --set '%s': %s\n", set.s[bad].text, fl_errmsg());
+    fl_solver_destroy(s);
+    fl_world_free(w);
+    return EXIT_USAGE;
   }
   fl_results *res = NULL;
   if (fl_results_begin(out, "export", force, &res) < 0) {

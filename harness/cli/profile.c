@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,8 +24,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "../core/fl_campaign.h"
-#include "fl_figure.h"
+#include "../../core/fl_campaign.h"
+#include "fl_args.h"
+#include "../figures/fl_figure.h"
 
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
                     double *rho) {
@@ -253,38 +255,40 @@ int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver)
 }
 
 
-static void profile_usage(FILE *f) {
-  fprintf(f,
-    "usage: frictionlab profile [PROBLEM|FOLDER]... [--solver a,b] [--set key=value]...\n"
-    "                           [--tol T] [--out DIR] [--force]\n"
-    "       frictionlab profile --from SOLVE_RESULTS [--tol T] [--out DIR] [--force]\n"
-    "\n"
-    "Dolan-More performance profiles: the fraction of problems each solver solves within a\n"
-    "factor tau of the best, by time and by iterations, where 'solved' means the common merit\n"
-    "(normalized natural-map residual, the same for every solver) reached --tol (default 1e-6).\n"
-    "Problems are FCLIB files, folders of them, or built-in examples; they are solved with\n"
-    "`frictionlab solve` into DIR/solve/ (with the --solver and --set given), or taken from an\n"
-    "earlier solve's folder with --from. Writes costs.csv, profile_time.csv,\n"
-    "profile_iters.csv, pictures (gnuplot and matplotlib) and manifest.json to DIR\n"
-    "(default results/profiles/profile-<date>-<time>).\n");
-}
+/* the command line as declared (fl_args.h) */
+typedef struct profile_cli {
+  fl_arg_list pos;
+  fl_arg_multi solver_arg, set_arg;
+  const char *tol, *out, *from, *norm;
+  int force;
+} profile_cli;
 
+#define A(m) offsetof(profile_cli, m)
+static const fl_arg_desc profile_flags[] = {
+  {"--solver", FL_ARG_MULTI, A(solver_arg), 0, 0, "a,b", NULL, "solvers, as for solve"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
+   "solver options, as for solve (docs/usage.md, \"What --set means\")"},
+  {"--norm", FL_ARG_STR, A(norm), 0, 0, "KIND", NULL, "normalization, as for solve"},
+  {"--tol", FL_ARG_STR, A(tol), 0, 0, "T", "1e-6",
+   "'solved' means the common merit reached T"},
+  {"--from", FL_ARG_STR, A(from), 0, 0, "SOLVE_RESULTS", NULL,
+   "take the costs from an earlier solve's folder instead of solving"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
+   "results folder (default results/profiles/profile-<date>-<time>)"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
 
-/* appends arg to solve's argument list (folders go as they are: solve expands them, the same
- * way for both commands) */
-static int expand_input(const char *arg, char ***list, int *n, int *cap) {
-  if (*n + 2 >= *cap) {
-    *cap = 2 * *cap + 16;
-    char **t = fl_realloc(*list, (size_t)*cap * sizeof *t);
-    if (!t) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-    *list = t;
-  }
-  size_t sz = strlen(arg) + 1;
-  (*list)[*n] = fl_malloc(sz);
-  if (!(*list)[*n]) return fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
-  memcpy((*list)[(*n)++], arg, sz);
-  return FL_OK;
-}
+static const fl_cmd_spec profile_spec = {
+  "profile", "[PROBLEM|FOLDER]...", -1, offsetof(profile_cli, pos),
+  "Dolan-More performance profiles: the fraction of problems each solver solves within a\n"
+  "factor tau of the best, by time and by iterations, where 'solved' means the common merit\n"
+  "(normalized natural-map residual, the same for every solver) reached --tol.\n"
+  "Problems are FCLIB files, folders of them, or built-in examples; they are solved as\n"
+  "`frictionlab solve` does into DIR/solve/ (with the --solver and --set given), or taken from\n"
+  "an earlier solve's folder with --from. Writes costs.csv, profile_time.csv,\n"
+  "profile_iters.csv, pictures (gnuplot and matplotlib) and manifest.json to DIR.\n",
+  NULL, profile_flags};
 
 
 /* writes one profile (cost matrix) as CSV and a panel */
@@ -346,60 +350,33 @@ static int write_profile(fl_fig_ctx *ctx, const char *file, const char *what, co
 int fl_cmd_profile(int argc, char **argv) {
   const char *from = NULL, *out = NULL;
   double tol = 1e-6;
-  int force = 0, status = 1, nsolve = 0, cap = 0;
-  char **solve_argv = NULL;
+  int force = 0, status = 1;
   char outbuf[256], solvedir[4096];
   names probs = {0}, solvers = {0};
   double *ctime = NULL, *citer = NULL;
   fl_results *res = NULL;
 
-  //---- arguments: ours, the rest goes to solve ----
-  for (int k = 0; k < argc; k++) {
-    const char *a = argv[k];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      profile_usage(stdout);
-      status = 0;
-      goto done;
-    } else if (!strcmp(a, "--tol") || !strcmp(a, "--out") || !strcmp(a, "--from") ||
-               !strcmp(a, "--solver") || !strcmp(a, "--set") || !strcmp(a, "--norm")) {
-      if (k + 1 >= argc) {
-        fprintf(stderr, "frictionlab profile: %s needs a value\n", a);
-        status = 2;
-        goto done;
-      }
-      const char *v = argv[++k];
-      if (!strcmp(a, "--tol")) {
-        char *end;
-        tol = strtod(v, &end);
-        if (*end || !(tol > 0)) {
-          fprintf(stderr, "frictionlab profile: --tol %s: expected a positive number\n", v);
-          status = 2;
-          goto done;
-        }
-      } else if (!strcmp(a, "--out")) {
-        out = v;
-      } else if (!strcmp(a, "--from")) {
-        from = v;
-      } else {
-        // pass --solver/--set/--norm through to solve
-        if (expand_input(a, &solve_argv, &nsolve, &cap) < 0 ||
-            expand_input(v, &solve_argv, &nsolve, &cap) < 0) {
-          fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
-          goto done;
-        }
-      }
-    } else if (!strcmp(a, "--force")) {
-      force = 1;
-    } else if (a[0] == '-') {
-      fprintf(stderr, "frictionlab profile: unknown argument '%s'\n", a);
-      profile_usage(stderr);
+  //---- arguments: ours, and solve's (--solver, --set, --norm) ----
+  profile_cli c;
+  memset(&c, 0, sizeof c);
+  int prc = fl_args_parse(&profile_spec, argc, argv, &c);
+  if (prc) {
+    status = prc == 1 ? 0 : prc < 0 ? 1 : 2;
+    goto done;
+  }
+  from = c.from;
+  out = c.out;
+  force = c.force;
+  {
+    char *end;
+    tol = strtod(c.tol, &end);
+    if (*end || !(tol > 0)) {
+      fprintf(stderr, "frictionlab profile: --tol %s: expected a positive number\n", c.tol);
       status = 2;
-      goto done;
-    } else if (expand_input(a, &solve_argv, &nsolve, &cap) < 0) {
-      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
       goto done;
     }
   }
+  int nsolve = c.pos.n;
   if (!out) {
     time_t now = time(NULL);
     struct tm tmv;
@@ -434,21 +411,14 @@ int fl_cmd_profile(int argc, char **argv) {
   } else {
     // rank > 0 never writes: the folder is rank 0's
     snprintf(solvedir, sizeof solvedir, "%s/solve", rank > 0 ? out : fl_results_staging(res));
-    // solve's own arguments: problems and pass-through options, then --out; files that hold
-    // no readable problem (e.g. rolling friction) are reported and skipped, not fatal
-    if (expand_input("--keep-going", &solve_argv, &nsolve, &cap) < 0 ||
-        expand_input("--out", &solve_argv, &nsolve, &cap) < 0 ||
-        expand_input(solvedir, &solve_argv, &nsolve, &cap) < 0) {
-      fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
-      goto done;
-    }
-    solve_argv[nsolve] = NULL;
-    // the solve folder is inside this one, which moves to `out` when complete: name that
+    // the solve folder is inside this one, which moves to `out` when complete: name that.
+    // Files that hold no readable problem (e.g. rolling friction) are reported and skipped.
     char shown[4200];
     snprintf(shown, sizeof shown, "%s/solve", out);
-    fl_solve_shown_out = shown;
-    int rc = fl_cmd_solve(nsolve, solve_argv);
-    fl_solve_shown_out = NULL;
+    fl_solve_job job = {c.pos.n,     c.pos.v, c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
+                        c.set_arg.v, c.norm,  solvedir,       shown,          0,
+                        0,           1};
+    int rc = fl_solve_run(&job);
     if (rank > 0) {
       status = rc;
       goto done;
@@ -516,8 +486,7 @@ int fl_cmd_profile(int argc, char **argv) {
   status = 0;
 done:
   fl_results_abort(res);
-  for (int k = 0; k < nsolve; k++) fl_free(solve_argv[k]);
-  fl_free(solve_argv);
+  fl_args_free(&profile_spec, &c);
   names_free(&probs);
   names_free(&solvers);
   fl_free(ctime);

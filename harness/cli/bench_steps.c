@@ -22,9 +22,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "../sim/fl_world.h"
-#include "fl_harness.h"
-#include "fl_peer.h"
+#include "../../sim/fl_world.h"
+#include "bench_impl.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
+#include "fl_settings.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -55,13 +57,6 @@ static const char *const st_name[NST] = {"step", "collide", "assemble", "setup",
                                          "integrate", "other"};
 
 
-int fl__bench_steps_wanted(int argc, char **argv) {
-  for (int k = 0; k < argc; k++)
-    if (!strcmp(argv[k], "--steps") || !strncmp(argv[k], "--steps=", 8)) return 1;
-  return 0;
-}
-
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -79,67 +74,32 @@ static double median_of(const double *x, int n) {
 }
 
 
-static int parse(int argc, char **argv, step_args *a) {
+static int fill(const fl__bench_cli *c, step_args *a) {
   memset(a, 0, sizeof *a);
-  a->reps = 5;
-  for (int k = 0; k < argc; k++) {
-    const char *s = argv[k];
-    if (!strcmp(s, "--force")) {
-      a->force = 1;
-      continue;
-    }
-    if (!strcmp(s, "--callgrind")) {
-      a->callgrind = 1;
-      continue;
-    }
-    if (!strcmp(s, "--callgrind-child")) { // internal: the run under valgrind
-      a->child = 1;
-      continue;
-    }
-    if (s[0] != '-') {
-      if (a->scene) {
-        fprintf(stderr, "frictionlab bench: one SCENE, got '%s' and '%s'\n", a->scene, s);
-        return 2;
-      }
-      a->scene = s;
-      continue;
-    }
-    static const char *const valued[] = {"--solver", "--set", "--scene-set", "--steps", "--reps",
-                                         "--out", NULL};
-    const char *name = NULL, *v = NULL;
-    if (!fl_harness_valued_arg(valued, argc, argv, &k, &name, &v)) {
-      fprintf(stderr, "frictionlab bench: unknown argument '%s' with --steps (expected "
-                      "--solver, --set, --scene-set, --reps, --out, --callgrind, --force)\n", s);
-      return 2;
-    }
-    if (!v || !*v) {
-      fprintf(stderr, "frictionlab bench: %s needs a value\n", name);
-      return 2;
-    }
-    char *end;
-    if (!strcmp(name, "--solver")) {
-      size_t u = strlen(a->solver_buf);
-      if (u + strlen(v) + 2 > sizeof a->solver_buf) return 2;
-      if (u) strcat(a->solver_buf, ",");
-      strcat(a->solver_buf, v);
-    } else if (!strcmp(name, "--set")) {
-      if (a->nset == MAXSET) return 2;
-      a->set[a->nset++] = v;
-    } else if (!strcmp(name, "--scene-set")) {
-      if (a->nsset == MAXSET) return 2;
-      a->sset[a->nsset++] = v;
-    } else if (!strcmp(name, "--out")) {
-      a->out = v;
-    } else {
-      long n = strtol(v, &end, 10);
-      int reps = !strcmp(name, "--reps");
-      if (*end || n < 1 || n > 100000000L) {
-        fprintf(stderr, "frictionlab bench: %s %s: expected a positive integer\n", name, v);
-        return 2;
-      }
-      if (reps) a->reps = (int)n;
-      else a->steps = n;
-    }
+  a->scene = c->pos.n ? c->pos.v[0] : NULL;
+  a->steps = c->steps;
+  a->reps = (int)c->reps;
+  a->out = c->out;
+  a->force = c->force;
+  a->callgrind = c->callgrind;
+  a->child = c->child;
+  if (c->warmup > 0) {
+    fprintf(stderr, "frictionlab bench: --warmup is for one captured problem, not with --steps\n");
+    return 2;
+  }
+  for (int i = 0; i < c->solver_arg.n; i++) {
+    size_t u = strlen(a->solver_buf);
+    if (u + strlen(c->solver_arg.v[i]) + 2 > sizeof a->solver_buf) return 2;
+    if (u) strcat(a->solver_buf, ",");
+    strcat(a->solver_buf, c->solver_arg.v[i]);
+  }
+  for (int i = 0; i < c->set_arg.n; i++) {
+    if (a->nset == MAXSET) return 2;
+    a->set[a->nset++] = c->set_arg.v[i];
+  }
+  for (int i = 0; i < c->scene_set_arg.n; i++) {
+    if (a->nsset == MAXSET) return 2;
+    a->sset[a->nsset++] = c->scene_set_arg.v[i];
   }
   if (!a->scene || !a->solver_buf[0]) {
     fprintf(stderr, "frictionlab bench: --steps needs a SCENE and --solver\n");
@@ -161,6 +121,12 @@ static int parse(int argc, char **argv, step_args *a) {
       return 2;
     }
     a->solv[a->nsolv++] = t;
+  }
+  // --set KEY=V of the scene's scope joins --scene-set (fl_settings.h)
+  fl_settings_ctx ctx = {"bench", a->scene, a->nsolv, a->solv, 0};
+  if (fl_settings_split(&ctx, &a->nset, a->set, &a->nsset, a->sset, MAXSET) < 0) {
+    fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
+    return 2;
   }
   return 0;
 }
@@ -432,10 +398,10 @@ static int callgrind_parent(const step_args *a, double *instr, double *stage) {
 
 //---- the command ----
 
-int fl__bench_steps(int argc, char **argv) {
+int fl__bench_steps_run(const fl__bench_cli *c) {
   fl_register_all();
   step_args a;
-  int rc = parse(argc, argv, &a);
+  int rc = fill(c, &a);
   if (rc) return rc;
   if (a.child) return callgrind_child(&a);
   // everything checked before anything is written: the scene, every solver and peer

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fl_harness.h"
+#include "../fl_harness.h"
 
 typedef struct walk {
   char **list;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fl_figure.h"
-#include "fl_record.h"
+#include "../output/fl_record.h"
 
 #define MAX_REC 512
 

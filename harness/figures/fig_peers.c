@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../sim/fl_world.h"
+#include "../../sim/fl_world.h"
 #include "fl_figure.h"
-#include "fl_peer.h"
+#include "../../peers/fl_peer.h"
 
 static const char *missing(void) {
   return fl_peer_find("mujoco-newton") ? NULL

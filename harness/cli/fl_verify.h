@@ -1,13 +1,13 @@
-/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/verify.c), for the command
+/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/cli/verify.c), for the command
  * and for `check`, which records the quick suite's verdicts and errors as a baseline.
  *
  * Not thread-safe (the suite keeps a static scene buffer). Internal to harness/.
  */
 #ifndef FL_VERIFY_H
 #define FL_VERIFY_H
-// layer 5: a source of a lower layer that includes this fails to build (docs/layers.md)
-#if defined(FL_LAYER) && FL_LAYER < 5
-#error "harness/fl_verify.h is in harness/, layer 5: a lower layer may not include it (docs/layers.md)"
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/fl_verify.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #ifdef __cplusplus

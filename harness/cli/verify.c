@@ -1,0 +1,736 @@
+/* verify.c: `frictionlab verify`, cases with closed-form answers judged on the motion.
+ *
+ * Each case is a small scene (generated here as scene-file JSON, written into the results
+ * folder so that `frictionlab run` replays it) and a judge that reads the probe bodies'
+ * positions and velocities from the world after every step and compares them with the answer
+ * of the time-stepping scheme itself: the stepper is semi-implicit Euler (v_{n+1} from the
+ * impulses of the step, forces evaluated at the step's start t_n, x_{n+1} = x_n + dt v_{n+1}),
+ * so an exact solver of the rigid contact problem reproduces a short recursion to
+ * round-off (fl__verify_ref_*). The continuous closed forms and the discrete ones are derived in docs/verify.md.
+ *
+ * Every case runs with every CPU solver at its defaults, with the settings docs/ recommend (as
+ * separate rows) and with MuJoCo's three solvers where the scene can be written as MJCF.
+ * A row's verdict per quantity: pass when |measured - expected| <= tol (relative to |expected|,
+ * absolute when the expected value is 0), fail otherwise (NaN included), unsupported when the
+ * solver or peer cannot take the scene, error when the step failed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "../../sim/fl_world.h"
+#include "../figures/fl_figure.h"
+#include "fl_args.h"
+#include "../fl_harness.h"
+#include "../../peers/fl_peer.h"
+#include "fl_verify.h"
+
+#include "verify_impl.h"
+
+
+
+//---- the solver rows ----
+
+typedef struct vsolver {
+  const char *solver;   /* registered solver or peer name */
+  const char *settings; /* "k=v,k=v" or "" (defaults) */
+  const char *why;      /* where the setting is recommended */
+} vsolver;
+
+static const vsolver rows[] = {
+  {"pgs", "", NULL},
+  {"pgs", "max_iter=1000", "a larger sweep budget"},
+  {"jacobi", "", NULL},
+  {"primal-descent", "", NULL},
+  {"dual-descent", "", NULL},
+  {"sap", "", NULL},
+  {"sap", "model=sap", "SAP's convex model named explicitly"},
+  {"sap", "beta=0.01", "docs/sap.md: near-rigid contact"},
+  {"nsn", "", NULL},
+  {"nsn", "ncp=ac", "docs/nsn.md: Alart-Curnier"},
+  {"nsn", "line_search=backtrack,warm_start=true", "docs/bench-world.md: world steps"},
+  {"prox", "", NULL},
+  {"mujoco-pgs", "", NULL},
+  {"mujoco-cg", "", NULL},
+  {"mujoco-newton", "", NULL},
+};
+#define NROWS ((int)(sizeof rows / sizeof rows[0]))
+
+
+//---- running one (case, row) ----
+
+typedef struct vresult {
+  int status; /* 0 ran, 1 unsupported, 2 error */
+  char msg[200];
+  int nq;
+  vq q[MAXQ];
+  int steps, nfail;
+  double wall_s;
+} vresult;
+
+
+static void traj_free(vtraj *tr) {
+  fl_free(tr->t);
+  for (int b = 0; b < MAXPROBE; b++) {
+    fl_free(tr->x[b]);
+    fl_free(tr->v[b]);
+    fl_free(tr->w[b]);
+  }
+}
+
+
+static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprobe) {
+  int i = tr->n++;
+  tr->t[i] = w->t;
+  for (int b = 0; b < nprobe; b++) {
+    const fl_body *bd = &w->body[probe[b]];
+    memcpy(tr->x[b] + 3 * i, bd->pos, 3 * sizeof(double));
+    memcpy(tr->v[b] + 3 * i, bd->vel, 3 * sizeof(double));
+    memcpy(tr->w[b] + 3 * i, bd->omega, 3 * sizeof(double));
+  }
+}
+
+
+/* Runs case c with row r for `duration` seconds and judges it. Returns FL_OK (the outcome is
+ * in out, an unsupported or failing step included) or an error of verify itself. */
+static int run_one(const vcase *c, const vsolver *r, double duration, const char *scene_json,
+                   const fl_verify_opts *o, vresult *out) {
+  memset(out, 0, sizeof *out);
+  fl_world *w = NULL;
+  fl_solver *s = NULL;
+  fl_peer *peer = NULL;
+  double *obs = NULL; /* the observables of a case with a `track` */
+  vtraj tr;
+  memset(&tr, 0, sizeof tr);
+  int rc;
+  if (c->canonical) {
+    char sbuf[256];
+    const char *ss[8];
+    int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+    rc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+  } else {
+    rc = fl_world_parse_json(scene_json, c->name, &w);
+  }
+  if (rc < 0) return rc;
+  w->compute_metrics = 0;
+  int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
+  for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
+    probe[b] = fl_world_find_body(w, c->probe[b]);
+    if (probe[b] < 0) {
+      rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no body %s", c->name, c->probe[b]);
+      goto done;
+    }
+    nprobe++;
+  }
+  // the row's settings, prefixed by its solver's name
+  char sets[8][96], setbuf[256];
+  const char *split[8], *setp[8];
+  int nset = fl_split_list(r->settings, setbuf, sizeof setbuf, split, 8);
+  if (nset < 0) {
+    rc = nset;
+    goto done;
+  }
+  for (int k = 0; k < nset; k++) {
+    snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
+    setp[k] = sets[k];
+  }
+  // the extra settings: peers' keys to peers, the others to registered solvers
+  const char *pset[16], *sset[16];
+  int npset = 0, nsset = 0;
+  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
+  for (int k = 0; k < o->nset; k++) {
+    char pre[64];
+    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
+    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
+    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
+    if (pl && fl_peer_prefix(pre)) {
+      if (npset < 16) pset[npset++] = o->set[k];
+    } else if (nsset < 16) {
+      sset[nsset++] = o->set[k];
+    }
+  }
+  if (fl_peer_find(r->solver)) {
+    rc = fl_peer_create(r->solver, w, npset, pset, NULL, &peer);
+  } else {
+    rc = fl_solver_create(r->solver, &s);
+    if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
+    for (int k = 0; rc >= 0 && k < nset; k++) rc = fl_harness_apply_sets(s, 1, (char *const *)&setp[k]);
+    if (rc >= 0 && nsset > 0) rc = fl_harness_apply_sets(s, nsset, (char *const *)sset);
+  }
+  if (rc == FL_ERR_UNSUPPORTED) {
+    out->status = 1;
+    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+    rc = FL_OK;
+    goto done;
+  }
+  if (rc < 0) goto done;
+  tr.dt = c->dt;
+  tr.t = fl_malloc((size_t)(steps + 1) * sizeof(double));
+  int okm = tr.t != NULL;
+  for (int b = 0; b < nprobe; b++) {
+    tr.x[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    tr.v[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    tr.w[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
+    okm = okm && tr.x[b] && tr.v[b] && tr.w[b];
+  }
+  if (!okm) {
+    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+    goto done;
+  }
+  traj_store(&tr, w, probe, nprobe);
+  fl_int itrack = -1, nobs = c->track ? fl_world_nobs(w) : 0;
+  for (fl_int k = 0; k < nobs && itrack < 0; k++)
+    if (!strcmp(fl_world_obs_name(w, k), c->track)) itrack = k;
+  if (c->track && itrack < 0) {
+    rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no observable %s", c->name, c->track);
+    goto done;
+  }
+  if (c->track && !(obs = fl_malloc((size_t)nobs * sizeof(double)))) {
+    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+    goto done;
+  }
+  double t0 = fl_time_now();
+  for (int k = 0; k < steps; k++) {
+    fl_step_info info;
+    int src = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
+    if (src == FL_ERR_UNSUPPORTED) {
+      out->status = 1;
+      snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+      goto done;
+    }
+    if (src < 0) {
+      out->status = 2;
+      snprintf(out->msg, sizeof out->msg, "step %d: %s", k, fl_errmsg());
+      goto done;
+    }
+    if (info.res.reason < 0) out->nfail++;
+    if (c->rest_R > 0) {
+      const fl_body *pb = &w->body[probe[0]];
+      if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
+        traj_store(&tr, w, probe, nprobe);
+        steps = k + 1;
+        break;
+      }
+    }
+    double pen = 0;
+    if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr.pen_max)) tr.pen_max = pen;
+    if (obs && fl_world_observe(w, obs) == FL_OK && !(obs[itrack] <= tr.obs_max))
+      tr.obs_max = obs[itrack]; /* NaN propagates */
+    if (obs) tr.obs_end = obs[itrack];
+    traj_store(&tr, w, probe, nprobe);
+  }
+  out->wall_s = fl_time_now() - t0;
+  tr.steps = steps;
+  tr.nfail = out->nfail;
+  out->steps = steps;
+  rc = c->judge(c, &tr, out->q);
+  if (rc >= 0) {
+    out->nq = rc;
+    rc = FL_OK;
+  }
+done:
+  fl_free(obs);
+  traj_free(&tr);
+  fl_peer_free(peer);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+//---- verdicts ----
+
+static const char *verdict_name(const vresult *r, int k) {
+  if (r->status == 1) return "unsupported";
+  if (r->status == 2) return "error";
+  return qpass(&r->q[k]) ? "pass" : "fail";
+}
+
+
+static void row_label(const vsolver *r, char *buf, size_t n) {
+  if (*r->settings) snprintf(buf, n, "%s %s", r->solver, r->settings);
+  else snprintf(buf, n, "%s", r->solver);
+}
+
+
+/* a short column label for the table: solver (abbreviated) and a row number for settings */
+static void row_short(int i, char *buf, size_t n) {
+  const vsolver *r = &rows[i];
+  const char *s = r->solver;
+  const char *ab = !strcmp(s, "primal-descent") ? "primal" : !strcmp(s, "dual-descent") ? "dual"
+                 : !strcmp(s, "mujoco-pgs") ? "mj-pgs" : !strcmp(s, "mujoco-cg") ? "mj-cg"
+                 : !strcmp(s, "mujoco-newton") ? "mj-newt" : s;
+  int variant = 0;
+  for (int k = 0; k < i; k++)
+    if (!strcmp(rows[k].solver, s)) variant++;
+  if (variant) snprintf(buf, n, "%s/%d", ab, variant);
+  else snprintf(buf, n, "%s", ab);
+}
+
+
+//---- the command ----
+
+/* the command line as declared (fl_args.h) */
+typedef struct verify_cli {
+  fl_arg_multi set_arg;
+  int quick, force;
+  const char *only, *solvers, *out;
+} verify_cli;
+
+#define A(m) offsetof(verify_cli, m)
+static const fl_arg_desc verify_flags[] = {
+  {"--quick", FL_ARG_FLAG, A(quick), 0, 0, NULL, NULL,
+   "shorter runs, without the coin, the arches and Hertz (CI; check's baseline)"},
+  {"--only", FL_ARG_STR, A(only), 0, 0, "LIST", NULL, "cases by name (see below)"},
+  {"--solver", FL_ARG_STR, A(solvers), 0, 0, "LIST", NULL, "rows of these solvers or peers only"},
+  {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
+   "results folder (default results/verify/verify-<date>)"},
+  {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing folder"},
+  {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "k=v", NULL,
+   "[solver.]key=value on top of every row's settings (mujoco.KEY for the peers); rows keep "
+   "their names, so say so when reporting such a run (docs/usage.md, \"What --set means\")"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+#undef A
+
+static const char verify_about[] =
+  "Runs cases with closed-form answers (a box sliding to rest, on a slope below, at and above\n"
+  "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
+  "down a slope; a block on a turntable; heavy on light; a compliant contact's sink; the\n"
+  "coin's eps*; two masonry arches standing above and falling below their friction limits;\n"
+  "Hertz line contact on a FEM cylinder) with every CPU solver at its defaults, with the\n"
+  "settings docs/ recommend, and with MuJoCo's solvers where the scene can be written for\n"
+  "them. Each quantity is judged on the motion (positions and velocities read from the world)\n"
+  "against the time-stepping scheme's own answer or a published result (docs/verify.md).\n"
+  "Writes verify.csv (case, solver, settings, quantity, expected, measured, rel_error,\n"
+  "tolerance, verdict), summary.txt, the cases' scene files and a figure; prints the table.\n"
+  "Exit 0 when it ran (failures are results), 2 on bad arguments.\n";
+
+
+/* the command's spec, its notes listing the cases */
+static const fl_cmd_spec *verify_spec(void) {
+  static char notes[4096];
+  static fl_cmd_spec spec = {"verify", NULL, 0, 0, verify_about, notes, verify_flags};
+  if (!notes[0]) {
+    size_t u = (size_t)snprintf(notes, sizeof notes, "cases:\n");
+    for (int i = 0; i < NCASES && u < sizeof notes; i++)
+      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-18s %s\n", fl__verify_cases[i].name,
+                            fl__verify_cases[i].what);
+  }
+  return &spec;
+}
+
+
+static int row_available(const vsolver *r, char *why, size_t n) {
+  if (fl_peer_find(r->solver)) return 1;
+  const char *pu = fl_peer_unavailable(r->solver);
+  if (pu) {
+    snprintf(why, n, "%s", pu);
+    return 0;
+  }
+  if (!fl_solver_find(r->solver)) {
+    snprintf(why, n, "solver %s is not registered in this build", r->solver);
+    return 0;
+  }
+  return 1;
+}
+
+
+int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
+  fl_register_all();
+  static char json[65536];
+  for (int i = 0; i < NCASES; i++) {
+    const vcase *c = &fl__verify_cases[i];
+    if (!fl_list_has(o->only, c->name) || (o->quick && !c->quick)) continue;
+    double dur = o->quick ? c->dur_quick : c->dur;
+    if (c->scene) c->scene(c, dur, json, sizeof json);
+    for (int j = 0; j < NROWS; j++) {
+      const vsolver *r = &rows[j];
+      if (!fl_list_has(o->solvers, r->solver)) continue;
+      char why[200];
+      vresult res;
+      if (!row_available(r, why, sizeof why)) {
+        memset(&res, 0, sizeof res);
+        res.status = 1;
+        snprintf(res.msg, sizeof res.msg, "%s", why);
+      } else {
+        FL_TRY(run_one(c, r, dur, json, o, &res));
+      }
+      for (int k = 0; k < (res.status ? 1 : res.nq); k++) {
+        fl_verify_row vr;
+        memset(&vr, 0, sizeof vr);
+        vr.case_name = c->name;
+        vr.solver = r->solver;
+        vr.settings = r->settings;
+        vr.status = res.status;
+        vr.message = res.msg;
+        vr.nfail = res.nfail;
+        vr.steps = res.steps;
+        if (res.status == 0) {
+          vr.quantity = res.q[k].name;
+          vr.expected = res.q[k].expected;
+          vr.measured = res.q[k].measured;
+          vr.rel_error = qerr(&res.q[k]);
+          vr.tolerance = res.q[k].tol;
+          vr.pass = qpass(&res.q[k]);
+        } else {
+          vr.quantity = "-";
+          vr.expected = vr.measured = vr.rel_error = vr.tolerance = NAN;
+        }
+        vr.verdict = verdict_name(&res, k);
+        FL_TRY(fn(ctx, &vr));
+      }
+    }
+  }
+  return FL_OK;
+}
+
+
+/* collects rows for the command's outputs */
+typedef struct vcollect {
+  FILE *csv;
+  int ncase, nrow;           /* table size (cases and rows selected) */
+  int ci[FL_VERIFY_MAXCASES], ri[NROWS]; /* selected indices */
+  char cell[FL_VERIFY_MAXCASES][NROWS][8];
+  double ratio[FL_VERIFY_MAXCASES][NROWS];
+  int failed[FL_VERIFY_MAXCASES][NROWS];
+  int status[FL_VERIFY_MAXCASES][NROWS];
+  char msg[FL_VERIFY_MAXCASES][NROWS][200];
+  int npass, nfail, nunsup, nerror;
+  FILE *fails; /* detail lines for summary.txt (a temporary stream) */
+} vcollect;
+
+
+static int case_index(const char *name) {
+  for (int i = 0; i < NCASES; i++)
+    if (!strcmp(fl__verify_cases[i].name, name)) return i;
+  return -1;
+}
+
+
+static int row_index(const char *solver, const char *settings) {
+  for (int j = 0; j < NROWS; j++)
+    if (!strcmp(rows[j].solver, solver) && !strcmp(rows[j].settings, settings)) return j;
+  return -1;
+}
+
+
+static int collect_row(void *ctx, const fl_verify_row *vr) {
+  vcollect *vc = ctx;
+  FILE *f = vc->csv;
+  fl_csv_str(f, vr->case_name);
+  fputc(',', f);
+  fl_csv_str(f, vr->solver);
+  fputc(',', f);
+  fl_csv_str(f, *vr->settings ? vr->settings : "defaults");
+  fputc(',', f);
+  fl_csv_str(f, vr->quantity);
+  fputc(',', f);
+  fl_csv_num(f, vr->expected);
+  fputc(',', f);
+  fl_csv_num(f, vr->measured);
+  fputc(',', f);
+  fl_csv_num(f, vr->rel_error);
+  fputc(',', f);
+  fl_csv_num(f, vr->tolerance);
+  fputc(',', f);
+  fl_csv_str(f, vr->verdict);
+  fprintf(f, ",%d,%d\n", vr->steps, vr->nfail);
+  int i = case_index(vr->case_name), j = row_index(vr->solver, vr->settings);
+  if (i < 0 || j < 0) return FL_OK;
+  vc->status[i][j] = vr->status;
+  snprintf(vc->msg[i][j], sizeof vc->msg[i][j], "%s", vr->message ? vr->message : "");
+  if (vr->status == 0) {
+    double e = vr->rel_error / vr->tolerance;
+    if (isnan(e)) e = INFINITY;
+    if (!(e <= vc->ratio[i][j])) vc->ratio[i][j] = e;
+    if (!vr->pass) {
+      vc->failed[i][j] = 1;
+      char lab[160];
+      row_label(&rows[j], lab, sizeof lab);
+      fprintf(vc->fails, "  %-18s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
+              vr->case_name, lab, vr->quantity, vr->expected, vr->measured, vr->rel_error,
+              vr->tolerance);
+    }
+  } else {
+    vc->ratio[i][j] = NAN;
+  }
+  return FL_OK;
+}
+
+
+static void print_table(FILE *f, const vcollect *vc) {
+  char sh[24];
+  fprintf(f, "%-18s", "case");
+  for (int b = 0; b < vc->nrow; b++) {
+    row_short(vc->ri[b], sh, sizeof sh);
+    fprintf(f, " %-8s", sh);
+  }
+  fprintf(f, "\n");
+  for (int a = 0; a < vc->ncase; a++) {
+    int i = vc->ci[a];
+    fprintf(f, "%-18s", fl__verify_cases[i].name);
+    for (int b = 0; b < vc->nrow; b++) {
+      int j = vc->ri[b];
+      const char *cell = vc->status[i][j] == 1 ? "unsup" : vc->status[i][j] == 2 ? "error"
+                       : vc->failed[i][j] ? "FAIL" : "pass";
+      fprintf(f, " %-8s", cell);
+    }
+    fprintf(f, "\n");
+  }
+  fprintf(f, "\ncolumns:\n");
+  for (int b = 0; b < vc->nrow; b++) {
+    char lab[160];
+    row_short(vc->ri[b], sh, sizeof sh);
+    row_label(&rows[vc->ri[b]], lab, sizeof lab);
+    fprintf(f, "  %-8s %s%s%s%s\n", sh, lab, rows[vc->ri[b]].why ? " (" : "",
+            rows[vc->ri[b]].why ? rows[vc->ri[b]].why : "", rows[vc->ri[b]].why ? ")" : "");
+  }
+}
+
+
+/* the figure: worst error/tolerance per case, one series (markers) per row, one panel per
+ * family of solvers so that a panel's few colours stay distinct */
+static int fig_group(const char *solver) {
+  if (!strcmp(solver, "pgs") || !strcmp(solver, "jacobi")) return 0;
+  if (strstr(solver, "descent")) return 1;
+  if (!strcmp(solver, "sap")) return 2;
+  if (!strncmp(solver, "mujoco", 6)) return 4;
+  return 3; /* nsn, prox */
+}
+
+
+static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
+  static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent", "SAP",
+                                       "NSN and PROX", "MuJoCo (peer)"};
+  memset(fig, 0, sizeof *fig);
+  snprintf(fig->title, sizeof fig->title, "frictionlab verify: worst error / tolerance per case "
+           "(below 1 passes; no marker: unsupported)");
+  fl_fig_panel *panel[5] = {NULL};
+  for (int b = 0; b < vc->nrow; b++) {
+    int j = vc->ri[b], g = fig_group(rows[j].solver);
+    if (!panel[g]) {
+      panel[g] = fl_fig_panel_add(fig, title[g], "case", "error / tolerance", 0, 1);
+      if (!panel[g]) return fl_seterr(FL_ERR_NOMEM, "verify: figure");
+      fl_fig_ref_add(panel[g], 1.0, "tolerance");
+      fl_fig_panel_xtics(panel[g], "case");
+    }
+    char name[64], lab[160], sh[24];
+    row_short(j, sh, sizeof sh);
+    for (char *q = sh; *q; q++)
+      if (*q == '/') *q = '_';
+    snprintf(name, sizeof name, "fig_%s.csv", sh);
+    FILE *f = fl_results_file(res, name);
+    if (!f) return FL_ERR_IO;
+    fprintf(f, "x,case,ratio\n");
+    for (int a = 0; a < vc->ncase; a++) {
+      int i = vc->ci[a];
+      double r = vc->ratio[i][j];
+      // a zero error is drawn at the bottom of the log axis; a NaN state far above
+      if (r == 0) r = 1e-6;
+      if (isinf(r)) r = 1e6;
+      fprintf(f, "%d,%s,", a + 1, fl__verify_cases[i].name);
+      fl_csv_num(f, isnan(r) ? r : fmax(r, 1e-6));
+      fputc('\n', f);
+    }
+    if (fflush(f) != 0) return fl_seterr(FL_ERR_IO, "verify: %s: write failed", name);
+    row_label(&rows[j], lab, sizeof lab);
+    fl_fig_series_add(panel[g], name, "x", "ratio", lab, 1);
+  }
+  return FL_OK;
+}
+
+
+int fl_cmd_verify(int argc, char **argv) {
+  fl_verify_opts o = {0};
+  static verify_cli cli;
+  memset(&cli, 0, sizeof cli);
+  int prc = fl_args_parse(verify_spec(), argc, argv, &cli);
+  if (prc) return prc == 1 ? 0 : 2;
+  for (int k = 0; k < cli.set_arg.n; k++) {
+    if (!strchr(cli.set_arg.v[k], '=')) {
+      fprintf(stderr, "frictionlab verify: --set %s: expected [solver.]key=value\n", cli.set_arg.v[k]);
+      return 2;
+    }
+  }
+  o.quick = cli.quick;
+  o.only = cli.only;
+  o.solvers = cli.solvers;
+  o.nset = cli.set_arg.n;
+  o.set = cli.set_arg.v;
+  const char *outdir = cli.out;
+  int force = cli.force;
+  fl_register_all();
+  vcollect *vc = fl_calloc(1, sizeof *vc);
+  if (!vc) {
+    fprintf(stderr, "frictionlab verify: out of memory\n");
+    return 1;
+  }
+  // names must exist: a typo would silently select nothing
+  char buf[512];
+  int bad = 0;
+  if (o.only) {
+    snprintf(buf, sizeof buf, "%s", o.only);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ","))
+      if (case_index(t) < 0) {
+        fprintf(stderr, "frictionlab verify: --only %s: no such case; expected one of:", t);
+        for (int i = 0; i < NCASES; i++) fprintf(stderr, " %s", fl__verify_cases[i].name);
+        fprintf(stderr, "\n");
+        bad = 1;
+      }
+  }
+  if (o.solvers) {
+    snprintf(buf, sizeof buf, "%s", o.solvers);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+      int found = 0;
+      for (int j = 0; j < NROWS; j++) found |= !strcmp(rows[j].solver, t);
+      if (!found) {
+        fprintf(stderr, "frictionlab verify: --solver %s: not one of the suite's solvers:", t);
+        for (int j = 0; j < NROWS; j++)
+          if (j == 0 || strcmp(rows[j].solver, rows[j - 1].solver)) fprintf(stderr, " %s", rows[j].solver);
+        fprintf(stderr, "\n");
+        bad = 1;
+      }
+    }
+  }
+  if (bad) {
+    fl_free(vc);
+    return 2;
+  }
+  for (int i = 0; i < NCASES; i++)
+    if (fl_list_has(o.only, fl__verify_cases[i].name) && (!o.quick || fl__verify_cases[i].quick)) vc->ci[vc->ncase++] = i;
+  for (int j = 0; j < NROWS; j++)
+    if (fl_list_has(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
+
+  char out[1024];
+  if (outdir) snprintf(out, sizeof out, "%s", outdir);
+  else fl_results_default_dir("results/verify/verify", out, sizeof out);
+  fl_results *res = NULL;
+  int rc = fl_results_begin(out, "verify", force, &res);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    fl_free(vc);
+    return rc == FL_ERR_INVAL ? 2 : 1;
+  }
+  vc->csv = fl_results_file(res, "verify.csv");
+  FILE *sum = fl_results_file(res, "summary.txt");
+  vc->fails = tmpfile();
+  if (!vc->csv || !sum || !vc->fails) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  fprintf(vc->csv, "case,solver,settings,quantity,expected,measured,rel_error,tolerance,verdict,steps,failed_steps\n");
+  // each case's scene, replayable with `frictionlab run`
+  {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/cases", fl_results_staging(res));
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+      fl_seterr(FL_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+      fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+      goto fail;
+    }
+    static char json[65536];
+    for (int a = 0; a < vc->ncase; a++) {
+      const vcase *c = &fl__verify_cases[vc->ci[a]];
+      snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
+      if (c->canonical) {
+        // a canonical scene: its scene file as `export --scene-json` writes it
+        char sbuf[256];
+        const char *ss[8];
+        int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
+        fl_world *w = NULL;
+        int wrc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+        if (wrc >= 0) wrc = fl_world_save_json(w, path);
+        fl_world_free(w);
+        if (wrc < 0) {
+          fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
+          goto fail;
+        }
+        continue;
+      }
+      c->scene(c, o.quick ? c->dur_quick : c->dur, json, sizeof json);
+      FILE *f = fopen(path, "w");
+      if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "frictionlab verify: %s: cannot write\n", path);
+        goto fail;
+      }
+    }
+  }
+  double t0 = fl_time_now();
+  rc = fl__verify_run(&o, collect_row, vc);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  double wall = fl_time_now() - t0;
+  // totals per (case, row)
+  int npass = 0, nfail = 0, nun = 0, nerr = 0;
+  for (int a = 0; a < vc->ncase; a++)
+    for (int b = 0; b < vc->nrow; b++) {
+      int i = vc->ci[a], j = vc->ri[b];
+      if (vc->status[i][j] == 1) nun++;
+      else if (vc->status[i][j] == 2) nerr++;
+      else if (vc->failed[i][j]) nfail++;
+      else npass++;
+    }
+  FILE *outs[2] = {stdout, sum};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = outs[k];
+    fprintf(f, "frictionlab verify%s: %d cases x %d solver rows in %.1f s: %d pass, %d fail, "
+            "%d unsupported, %d error (a row passes a case when every quantity is within its "
+            "tolerance)\n\n", o.quick ? " --quick" : "", vc->ncase, vc->nrow, wall, npass, nfail,
+            nun, nerr);
+    print_table(f, vc);
+  }
+  // failures and reasons in the summary
+  fprintf(sum, "\nfailed quantities:\n");
+  rewind(vc->fails);
+  char line[512];
+  while (fgets(line, sizeof line, vc->fails)) fputs(line, sum);
+  fprintf(sum, "\nunsupported or error:\n");
+  for (int a = 0; a < vc->ncase; a++)
+    for (int b = 0; b < vc->nrow; b++) {
+      int i = vc->ci[a], j = vc->ri[b];
+      if (vc->status[i][j] == 0) continue;
+      char lab[160];
+      row_label(&rows[j], lab, sizeof lab);
+      fprintf(sum, "  %-18s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
+              vc->status[i][j] == 1 ? "unsupported" : "error", vc->msg[i][j]);
+    }
+  fl_fig fig;
+  rc = write_figure(res, vc, &fig);
+  if (rc < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    goto fail;
+  }
+  // a missing plotting tool costs the picture, not the verdicts
+  if (fl_fig_render(&fig, fl_results_staging(res)) < 0)
+    fprintf(stderr, "frictionlab verify: figure not drawn: %s\n", fl_errmsg());
+  cJSON *man = fl_results_manifest(res);
+  cJSON_AddBoolToObject(man, "quick", o.quick);
+  cJSON_AddNumberToObject(man, "pass", npass);
+  cJSON_AddNumberToObject(man, "fail", nfail);
+  cJSON_AddNumberToObject(man, "unsupported", nun);
+  cJSON_AddNumberToObject(man, "error", nerr);
+  fclose(vc->fails);
+  vc->fails = NULL;
+  if (fl_results_commit(res) < 0) {
+    fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
+    fl_free(vc);
+    return 1;
+  }
+  printf("\nverify written to %s (verify.csv, summary.txt, figure.png, cases/*.json)\n", out);
+  fl_free(vc);
+  return 0;
+fail:
+  if (vc->fails) fclose(vc->fails);
+  fl_results_abort(res);
+  fl_free(vc);
+  return 1;
+}
