@@ -57,6 +57,8 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
                       double G[9], int *mode);
 double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
                        double gam[3], double G[9], int *mode);
+double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
+                            double gam[3], double G[9], int *mode);
 
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
 enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
@@ -65,6 +67,7 @@ enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
 /* contact models; "sap" is the old name of the convex one, kept for command lines */
 enum { MODEL_CONVEX = 0, MODEL_SIMILAR = 1, MODEL_LAGGED = 2, MODEL_SAP = 3 };
+enum { FRIC_HUBER = 0, FRIC_SOFT = 1 };
 
 typedef struct sap_opts {
   double beta;         /* near-rigid parameter of contacts */
@@ -85,6 +88,9 @@ typedef struct sap_opts {
   int model;           /* contact model of every contact: convex | similar | lagged (| sap) */
   double vs;           /* similar, lagged: stiction tolerance of the regularized friction (m/s) */
   int passes;          /* lagged: solves per step (n0 re-lagged to the last normal impulses) */
+  int friction;        /* lagged: regularized friction law, huber | soft */
+  double stick_tol;    /* lagged huber: largest slip of a sticking contact (m/s); 0 = off */
+  double lag_sigma;    /* lagged huber: R_t = lag_sigma w */
 } sap_opts;
 
 #define OO(m) offsetof(sap_opts, m)
@@ -132,6 +138,17 @@ static const fl_option_desc sap_table[] = {
    "lagged: solves per step; after each, the contacts whose bound mu n0 would move them by more "
    "than vs (m/s) against mu gamma_n take their normal impulse as n0 and the step is solved "
    "again (new contacts, impacts); 1 = plain lag"},
+  {"friction", FL_OPT_ENUM, OO(friction), 0, 1, FRIC_HUBER, "huber|soft",
+   "lagged: friction law; huber (default: the Moreau envelope of mu n0 |v_t| with R_t, "
+   "stiction gamma_t = -v_t/R_t up to the bound, exact Coulomb beyond it) or soft "
+   "(mu n0 sqrt(|v_t|^2 + eps^2), eps = max(vs, mu sigma w n0): Drake's)"},
+  {"lag_sigma", FL_OPT_REAL, OO(lag_sigma), 1e-12, 1e3, 5e-4, NULL,
+   "lagged huber: stiction R_t = lag_sigma w (a sticking contact slips at most mu n0 R_t)"},
+  {"stick_tol", FL_OPT_REAL, OO(stick_tol), 0, 1e3, 0, NULL,
+   "lagged huber: once the step is solved, contacts inside or near the stiction region "
+   "(|v_t| < 2 mu n0 R_t) that slip faster than stick_tol (m/s) get R_t = stick_tol/(10 mu n0) "
+   "and the step is solved once more from there (Newton with those contacts sticking); "
+   "0 = off"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -151,6 +168,10 @@ typedef struct sap_data {
   double *n0s;    /* (nc) similar, lagged: start-of-step normal impulse (N s) made in setup */
   double *n0;     /* (nc) the one a solve uses (lagged passes update it) */
   double *eps;    /* (nc) similar, lagged: soft-norm velocity of the friction (m/s) */
+  int huber;      /* lagged friction is the Huber (Moreau) one, R_t = rts[k] R[3k+1] */
+  unsigned char *hint; /* (nc) stiction stage: the contact stuck at the end of the last stage */
+  int hint_on;    /* evaluate hinted contacts as sticking (the stage's first direction) */
+  double *rts;    /* (nc) R_t of the Huber friction over R[3k+1] = sigma w */
   double *Adiag;  /* (nv) */
   double *Dsc;    /* (nv) diag(A)^-1/2 */
   unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
@@ -267,6 +288,53 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
 }
 
 
+/* The lagged model with the Huber friction: the normal law of fl__sap_lagged and, for
+ * friction, the Moreau envelope of f |v_t| with parameter R_t,
+ *
+ *     l_t = |v_t|^2/(2 R_t)            gamma_t = -v_t/R_t           when |v_t| < f R_t (stiction)
+ *         = f |v_t| - f^2 R_t/2        gamma_t = -f v_t/|v_t|       otherwise (sliding),
+ *
+ * i.e. gamma_t is the projection of -v_t/R_t on the disk of radius f = mu n0: exact Coulomb
+ * friction beyond the stiction region, a sticking contact slipping at R_t |gamma_t| <= f R_t.
+ * Convex and C1; G is its Hessian (stiction: I/R_t; sliding: f (I - t t^T)/|v_t|,
+ * t = v_t/|v_t|). Arguments: f (N s), Rt (s/kg), R_n, vhat_n, vc (m/s); writes gam (N s), G
+ * (row-major 3x3, may be NULL) and the mode; returns l (J). */
+double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
+                            double gam[3], double G[9], int *mode) {
+  double x = vhn - vc[0];
+  double gn = x > 0.0 ? x / Rn : 0.0;
+  double t1 = vc[1], t2 = vc[2], ut = hypot(t1, t2);
+  int stick = f > 0.0 && ut < f * Rt;
+  double lt;
+  gam[0] = gn;
+  if (G) {
+    memset(G, 0, 9 * sizeof *G);
+    G[0] = x > 0.0 ? 1.0 / Rn : 0.0;
+  }
+  if (stick) {
+    gam[1] = -t1 / Rt;
+    gam[2] = -t2 / Rt;
+    if (G) G[4] = G[8] = 1.0 / Rt;
+    lt = 0.5 * ut * ut / Rt;
+  } else if (ut > 0.0) {
+    double c = f / ut, n1 = t1 / ut, n2 = t2 / ut; // (n1, n2) the unit slip direction
+    gam[1] = -f * n1;
+    gam[2] = -f * n2;
+    if (G) {
+      G[4] = c * n2 * n2;
+      G[8] = c * n1 * n1;
+      G[5] = G[7] = -c * n1 * n2;
+    }
+    lt = f * (ut - 0.5 * f * Rt);
+  } else {
+    gam[1] = gam[2] = 0.0; // f = 0 at zero slip
+    lt = 0.0;
+  }
+  *mode = (x <= 0.0 && f == 0.0) ? MODE_NONE : (stick ? MODE_STICK : MODE_SLIDE);
+  return 0.5 * gn * x + lt;
+}
+
+
 /* The similar model of a contact (Castro, Han, Masterjohn 2023; SAP.md section 4.4 with the
  * problem's linear normal law): the normal law evaluated at z = v_n - mu (s - eps),
  * s = sqrt(|v_t|^2 + eps^2), x = vhat_n - z,
@@ -308,6 +376,11 @@ static double con_eval(const sap_data *d, const fl_problem *p, fl_int k, const d
                        double *gam, double *G, int *mode) {
   fl_int r = con_row(d, k);
   const double *R = d->R + r, *vh = d->vhat + r;
+  if (k < d->nc && d->model == MODEL_LAGGED && d->huber) {
+    // a hinted contact is evaluated as sticking (an unbounded f): the quadratic stiction model
+    double f = d->hint_on && d->hint[k] ? INFINITY : p->mu[k] * d->n0[k];
+    return fl__sap_lagged_huber(f, d->rts[k] * R[1], R[0], vh[0], vc, gam, G, mode);
+  }
   if (k < d->nc && d->model == MODEL_LAGGED)
     return fl__sap_lagged(p->mu[k] * d->n0[k], d->eps[k], R[0], vh[0], vc, gam, G, mode);
   if (k < d->nc && d->model == MODEL_SIMILAR)
@@ -426,6 +499,8 @@ static void sap_destroy(fl_solver *s) {
   fl_free(d->n0s);
   fl_free(d->n0);
   fl_free(d->eps);
+  fl_free(d->hint);
+  fl_free(d->rts);
   fl_free(d->Adiag);
   fl_free(d->Dsc);
   fl_free(d->part);
@@ -513,11 +588,15 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
   d->w = fl_malloc(((size_t)d->ncon + 1) * sizeof(double));
   if (!d->R || !d->vhat || !d->w) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (R)", nm);
   d->model = o->model == MODEL_SAP ? MODEL_CONVEX : o->model;
+  d->huber = d->model == MODEL_LAGGED && o->friction == FRIC_HUBER;
   if (d->model != MODEL_CONVEX) {
     d->n0s = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->n0 = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->eps = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
-    if (!d->n0s || !d->n0 || !d->eps) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
+    d->hint = fl_calloc((size_t)d->nc + 1, 1);
+    d->rts = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
+    if (!d->n0s || !d->n0 || !d->eps || !d->hint || !d->rts)
+      return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
   }
   double dt = p->dt;
   for (fl_int k = 0; k < d->ncon; k++) {
@@ -1055,7 +1134,23 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
   int n = 0;
   for (fl_int k = 0; k < d->nc; k++) {
     const double *u = vc + 3 * k, *g = gamma + 3 * k;
-    double ut = hypot(u[1], u[2]), s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
+    double ut = hypot(u[1], u[2]);
+    if (d->huber) {
+      // Huber: a sliding contact's friction changes by mu |gamma_n - n0|, which moves it by
+      // that over its response 1/w, or, where the bound grows, at most by its slip (it sticks);
+      // a sticking one's friction does not depend on n0 while it stays below the bound
+      double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1];
+      double dv = f > 0.0 && ut < f * rt ? 0.0 : p->mu[k] * fabs(g[0] - d->n0[k]) * d->w[k];
+      if (g[0] > d->n0[k] && dv > ut) dv = ut;
+      double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
+      if (dv > o->vs || ex * d->w[k] > o->vs) {
+        d->n0[k] = g[0] > 0.0 ? g[0] : 0.0;
+        set_eps(d, p, o, k);
+        n++;
+      }
+      continue;
+    }
+    double s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
     double df = p->mu[k] * fabs(g[0] - d->n0[k]) * ut / s;
     double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
     // the contact's own response: 1/w, stiffened where it sticks by the regularized law's
@@ -1072,6 +1167,29 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
 }
 
 
+/* lagged huber: marks (hint) and stiffens the contacts whose slip at vc lies in or near the
+ * stiction region, |v_t| < 2 mu n0 R_t, and exceeds stick_tol: R_t = stick_tol/(10 mu n0), so
+ * that a contact that keeps sticking slips at most stick_tol/10. Returns how many were
+ * stiffened. */
+static int stiction_stage(sap_data *d, const fl_problem *p, const sap_opts *o, const double *vc) {
+  int n = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
+    const double *u = vc + 3 * k;
+    double ut = hypot(u[1], u[2]), f = p->mu[k] * d->n0[k];
+    double rt = d->rts[k] * d->R[3 * k + 1];
+    d->hint[k] = 0;
+    if (!(f > 0.0) || ut >= 2.0 * f * rt || ut <= o->stick_tol) continue;
+    double want = 0.1 * o->stick_tol / f;
+    d->hint[k] = 1;
+    if (want < rt) {
+      d->rts[k] = want / d->R[3 * k + 1];
+      n++;
+    }
+  }
+  return n;
+}
+
+
 /* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
@@ -1083,13 +1201,32 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   const fl_solve_common *cm = &s->common;
   sap_work w = *wp;
   fl_int nv = d->nv;
-  // Newton direction dv = -H^-1 grad
-  int rc = newton_factor(d, p, &w);
-  for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
-  if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
-  if (rc != FL_OK) {
-    s->reason = rc;
-    return NI_STOP;
+  // Newton direction dv = -H^-1 grad; at the start of a stiction stage, the direction of the
+  // model in which the contacts that stuck in the last stage stick (their quadratic stiction
+  // with the new R_t, unbounded): the exact step when no contact changes mode. Its gradient
+  // is A (v - v*) - J^T gamma_model (gamma_model in dvc, free until the caches below).
+  int hinted = d->hint_on;
+  for (int tr = 0;; tr++) {
+    if (d->hint_on) {
+      eval_all(d, p, w.vc, w.dvc, w.G, NULL);
+      fl_csr_gemtv(p->J, 1.0, w.dvc, 0.0, w.rhs);
+      for (fl_int i = 0; i < nv; i++) w.rhs[i] -= w.Av[i];
+      d->hint_on = 0;
+    } else {
+      for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
+    }
+    int rc = newton_factor(d, p, &w);
+    if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
+    if (rc != FL_OK) {
+      s->reason = rc;
+      return NI_STOP;
+    }
+    if (!hinted || tr > 0) break;
+    // the model's direction must descend on the true cost; else the plain Newton direction
+    double dl = 0.0;
+    for (fl_int i = 0; i < nv; i++) dl += w.g[i] * w.dv[i];
+    if (dl < 0.0) break;
+    eval_all(d, p, w.vc, w.dvc, w.G, NULL);
   }
   // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
   fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
@@ -1195,8 +1332,10 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   d->nfactor = 0;
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
+  d->hint_on = 0;
   if (d->model != MODEL_CONVEX)
     for (fl_int k = 0; k < d->nc; k++) {
+      d->rts[k] = o->lag_sigma / o->sigma; // the Huber friction's R_t = lag_sigma w
       d->n0[k] = d->n0s[k];
       set_eps(d, p, o, k);
     }
@@ -1228,6 +1367,8 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
         !relag(d, p, o, w.vc, gamma))
       break;
+    // the stiction stage rides along with a further pass (one Newton solve for both)
+    int hint = d->huber && o->stick_tol > 0.0 && stiction_stage(d, p, o, w.vc) > 0;
     eval_state(d, p, v, gamma, &w, &st);
     k++;
     fl_iter_stat_init(&is, k);
@@ -1237,6 +1378,32 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (reason < 0) goto done;
     tol = cm->abs_tol + cm->rel_tol * st.scale;
     if (reason == 0 && st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    else d->hint_on = hint;
+  }
+  d->hint_on = 0;
+  // lagged huber: the stiction stage (section 1.1): contacts in or near stiction that slip
+  // faster than stick_tol get R_t = stick_tol/(10 mu n0), and Newton goes on from the answer
+  // with them sticking; at most one stage (a contact that then slides no longer depends on R_t)
+  if (d->huber && o->stick_tol > 0.0 && !cm->never_stop && s->reason > 0 &&
+      stiction_stage(d, p, o, w.vc)) {
+    s->reason = 0;
+    eval_state(d, p, v, gamma, &w, &st);
+    k++;
+    fl_iter_stat_init(&is, k);
+    fill_stat(&is, &st);
+    is.inner_iters = 0; // the start of the stage (the cost function changed)
+    reason = fl_solver_record(s, &is);
+    if (reason < 0) goto done;
+    tol = cm->abs_tol + cm->rel_tol * st.scale;
+    if (reason == 0 && st.err <= tol) {
+      s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    } else if (reason == 0) {
+      d->hint_on = 1;
+      int ni;
+      do ni = newton_iteration(s, d, p, o, &w, v, gamma, &st, ++k);
+      while (ni == NI_GO);
+    }
+    d->hint_on = 0;
   }
 done:
   fl_arena_release(&s->arena, mark);
