@@ -141,7 +141,8 @@ static const fl_option_desc sap_table[] = {
   {"friction", FL_OPT_ENUM, OO(friction), 0, 1, FRIC_HUBER, "huber|soft",
    "lagged: friction law; huber (default: the Moreau envelope of mu n0 |v_t| with R_t, "
    "stiction gamma_t = -v_t/R_t up to the bound, exact Coulomb beyond it) or soft "
-   "(mu n0 sqrt(|v_t|^2 + eps^2), eps = max(vs, mu sigma w n0): Drake's)"},
+   "(mu n0 sqrt(|v_t|^2 + eps^2), eps = max(vs, mu sigma w n0): Drake's; creeps at the friction "
+   "angle, but Newton needs fewer iterations on granular piles)"},
   {"lag_sigma", FL_OPT_REAL, OO(lag_sigma), 1e-12, 1e3, 5e-4, NULL,
    "lagged huber: stiction R_t = lag_sigma w (a sticking contact slips at most mu n0 R_t)"},
   {"stick_tol", FL_OPT_REAL, OO(stick_tol), 0, 1e3, 0, NULL,
