@@ -133,7 +133,8 @@ static const fl_option_desc sap_table[] = {
    "mu |v_t|: bodies hop), similar (Castro et al. 2023's regularized cone; also lifts sliding "
    "contacts by mu |v_t|); sap = convex (old name)"},
   {"vs", FL_OPT_REAL, OO(vs), 1e-12, 1e3, 1e-4, NULL,
-   "similar, lagged: stiction tolerance of the regularized friction (m/s)"},
+   "similar, lagged friction=soft: stiction tolerance of the regularized friction (m/s); "
+   "lagged: the velocity a re-lag must exceed (passes)"},
   {"passes", FL_OPT_INT, OO(passes), 1, 10, 2, NULL,
    "lagged: solves per step; after each, the contacts whose bound mu n0 would move them by more "
    "than vs (m/s) against mu gamma_n take their normal impulse as n0 and the step is solved "
