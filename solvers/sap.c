@@ -91,6 +91,7 @@ typedef struct sap_opts {
   int friction;        /* lagged: regularized friction law, huber | soft */
   double stick_tol;    /* lagged huber: largest slip of a sticking contact (m/s); 0 = off */
   double lag_sigma;    /* lagged huber: R_t = lag_sigma w */
+  int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
 } sap_opts;
 
 #define OO(m) offsetof(sap_opts, m)
@@ -151,6 +152,10 @@ static const fl_option_desc sap_table[] = {
    "(|v_t| < 2 mu n0 R_t) that slip faster than stick_tol (m/s) get R_t = stick_tol/(10 mu n0) "
    "and the step is solved once more from there (Newton with those contacts sticking); "
    "0 = off"},
+  {"fallback", FL_OPT_BOOL, OO(fallback), 0, 1, 1, NULL,
+   "lagged huber: a step that Newton cannot solve (max_iter, line search, stagnation) is "
+   "solved again with friction=soft from its best iterate, with a max_iter budget of its own; "
+   "counted in the result's fallback (1 = on)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -872,8 +877,8 @@ static int sap_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(setup_cholmod(d, p, o, nm));
   }
 
-  // scratch of one solve: 10 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
-  size_t nd = 10 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+  // scratch of one solve: 11 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
+  size_t nd = 11 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
               (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
   d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
   FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));
@@ -886,6 +891,8 @@ static int sap_setup(fl_solver *s, const fl_problem *p) {
 /* workspace of one solve (arena) */
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
+  double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
+  double ebest;   /* its err */
   int *mode, *mode_prev;
 } sap_work;
 
@@ -1295,6 +1302,81 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
 }
 
 
+/* with fallback: the iterate v of least err so far goes to w->vbest */
+static void keep_best(const sap_data *d, sap_work *w, const double *v, const sap_state *st) {
+  if (w->vbest && st->err < w->ebest) {
+    w->ebest = st->err;
+    memcpy(w->vbest, v, (size_t)d->nv * sizeof(double));
+  }
+}
+
+
+/* Newton's passes of one step from the state st (iteration *kp recorded, s->reason 0 or the
+ * guess's), the lagged re-lag passes and the stiction stage included; *kp is the last recorded
+ * iteration on return, s->reason the outcome. With w->vbest set, keeps there the iterate of
+ * least err (w->ebest). */
+static void solve_passes(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
+                         sap_work *w, double *v, double *gamma, sap_state *st, int *kp) {
+  const fl_solve_common *cm = &s->common;
+  fl_iter_stat is;
+  int reason;
+  double tol;
+  for (int pass = 1;; pass++) {
+    if (s->reason <= 0) {
+      int ni;
+      do {
+        ni = newton_iteration(s, d, p, o, w, v, gamma, st, ++*kp);
+        keep_best(d, w, v, st);
+      } while (ni == NI_GO);
+      if (ni == NI_STOP || s->reason <= 0) return;
+    }
+    // lagged: solve again with n0 = this step's normal impulses where the lag matters
+    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
+        !relag(d, p, o, w->vc, gamma))
+      break;
+    // the stiction stage rides along with a further pass (one Newton solve for both)
+    int hint = d->huber && o->stick_tol > 0.0 && stiction_stage(d, p, o, w->vc) > 0;
+    eval_state(d, p, v, gamma, w, st);
+    ++*kp;
+    fl_iter_stat_init(&is, *kp);
+    fill_stat(&is, st);
+    is.inner_iters = 0; // no factorization: the start of a pass (the cost function changed)
+    reason = fl_solver_record(s, &is);
+    if (reason < 0) return;
+    tol = cm->abs_tol + cm->rel_tol * st->scale;
+    if (reason == 0 && st->err <= tol) s->reason = st->err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    else d->hint_on = hint;
+  }
+  d->hint_on = 0;
+  // lagged huber: the stiction stage (section 1.1): contacts in or near stiction that slip
+  // faster than stick_tol get R_t = stick_tol/(10 mu n0), and Newton goes on from the answer
+  // with them sticking; at most one stage (a contact that then slides no longer depends on R_t)
+  if (d->huber && o->stick_tol > 0.0 && !cm->never_stop && s->reason > 0 &&
+      stiction_stage(d, p, o, w->vc)) {
+    s->reason = 0;
+    eval_state(d, p, v, gamma, w, st);
+    ++*kp;
+    fl_iter_stat_init(&is, *kp);
+    fill_stat(&is, st);
+    is.inner_iters = 0; // the start of the stage (the cost function changed)
+    reason = fl_solver_record(s, &is);
+    if (reason < 0) return;
+    tol = cm->abs_tol + cm->rel_tol * st->scale;
+    if (reason == 0 && st->err <= tol) {
+      s->reason = st->err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    } else if (reason == 0) {
+      d->hint_on = 1;
+      int ni;
+      do {
+        ni = newton_iteration(s, d, p, o, w, v, gamma, st, ++*kp);
+        keep_best(d, w, v, st);
+      } while (ni == NI_GO);
+    }
+    d->hint_on = 0;
+  }
+}
+
+
 static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
   sap_data *d = SD(s);
   const sap_opts *o = SO(s);
@@ -1358,54 +1440,44 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   if (reason == 0 && !cm->never_stop && st.err <= tol) s->reason = FL_CONVERGED_EXACT;
 
   int k = 0;
-  for (int pass = 1;; pass++) {
-    if (s->reason <= 0) {
-      int ni;
-      do ni = newton_iteration(s, d, p, o, &w, v, gamma, &st, ++k);
-      while (ni == NI_GO);
-      if (ni == NI_STOP || s->reason <= 0) goto done;
-    }
-    // lagged: solve again with n0 = this step's normal impulses where the lag matters
-    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
-        !relag(d, p, o, w.vc, gamma))
-      break;
-    // the stiction stage rides along with a further pass (one Newton solve for both)
-    int hint = d->huber && o->stick_tol > 0.0 && stiction_stage(d, p, o, w.vc) > 0;
-    eval_state(d, p, v, gamma, &w, &st);
-    k++;
-    fl_iter_stat_init(&is, k);
-    fill_stat(&is, &st);
-    is.inner_iters = 0; // no factorization: the start of a pass (the cost function changed)
-    reason = fl_solver_record(s, &is);
-    if (reason < 0) goto done;
-    tol = cm->abs_tol + cm->rel_tol * st.scale;
-    if (reason == 0 && st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
-    else d->hint_on = hint;
+  w.vbest = NULL;
+  w.ebest = INFINITY;
+  int fallback = d->huber && o->fallback && !cm->never_stop;
+  if (fallback) {
+    w.vbest = FL_ALLOC(ar, nv + 1, double);
+    if (!w.vbest) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+    keep_best(d, &w, v, &st);
   }
-  d->hint_on = 0;
-  // lagged huber: the stiction stage (section 1.1): contacts in or near stiction that slip
-  // faster than stick_tol get R_t = stick_tol/(10 mu n0), and Newton goes on from the answer
-  // with them sticking; at most one stage (a contact that then slides no longer depends on R_t)
-  if (d->huber && o->stick_tol > 0.0 && !cm->never_stop && s->reason > 0 &&
-      stiction_stage(d, p, o, w.vc)) {
+  solve_passes(s, d, p, o, &w, v, gamma, &st, &k);
+  // lagged huber: a step Newton could not solve is solved again with the soft friction (smooth,
+  // fewer mode changes; section 1.4), from the best iterate, with a max_iter budget of its own
+  if (fallback && (s->reason == FL_DIVERGED_MAX_ITER || s->reason == FL_DIVERGED_LINE_SEARCH ||
+                   s->reason == FL_DIVERGED_STAGNATION || s->reason == FL_DIVERGED_GROWTH)) {
+    memcpy(v, w.vbest, (size_t)nv * sizeof(double));
+    d->huber = 0;
+    d->hint_on = 0;
+    for (fl_int c = 0; c < d->nc; c++) {
+      d->n0[c] = d->n0s[c];
+      set_eps(d, p, o, c);
+    }
+    s->fallback++;
     s->reason = 0;
+    int max_iter = s->common.max_iter;
+    s->common.max_iter = k + max_iter;
+    w.vbest = NULL;
     eval_state(d, p, v, gamma, &w, &st);
     k++;
     fl_iter_stat_init(&is, k);
     fill_stat(&is, &st);
-    is.inner_iters = 0; // the start of the stage (the cost function changed)
+    is.inner_iters = 0; // the start of the fallback solve (the cost function changed)
     reason = fl_solver_record(s, &is);
-    if (reason < 0) goto done;
-    tol = cm->abs_tol + cm->rel_tol * st.scale;
-    if (reason == 0 && st.err <= tol) {
-      s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
-    } else if (reason == 0) {
-      d->hint_on = 1;
-      int ni;
-      do ni = newton_iteration(s, d, p, o, &w, v, gamma, &st, ++k);
-      while (ni == NI_GO);
+    if (reason == 0) {
+      tol = cm->abs_tol + cm->rel_tol * st.scale;
+      if (st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+      solve_passes(s, d, p, o, &w, v, gamma, &st, &k);
     }
-    d->hint_on = 0;
+    s->common.max_iter = max_iter;
+    d->huber = 1;
   }
 done:
   fl_arena_release(&s->arena, mark);

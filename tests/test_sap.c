@@ -1228,6 +1228,46 @@ FL_TEST(scenes_converge_few_newton_iterations) {
 }
 
 
+/* `check`'s 60-grain pile: Huber's Newton runs out of max_iter = 100 on step 8 (sap.fallback=0
+ * fails it); by default that step is solved again with the soft friction from the best
+ * iterate, converges, and says so in res.fallback, its iterations counted past 100; the steps
+ * before it are Huber's alone */
+FL_TEST(lagged_huber_falls_back_to_soft_on_the_granular_pile) {
+  if (!fl_scene_find("granular")) SKIP("scene granular not available");
+  const char *set[1] = {"n=60"};
+  fl_register_all();
+  for (int fb = 0; fb < 2; fb++) {
+    fl_world *w = NULL;
+    ASSERT_OK(fl_scene_create("granular", 1, set, &w));
+    w->compute_metrics = 0;
+    fl_solver *s = NULL;
+    ASSERT_OK(fl_solver_create("sap", &s));
+    ASSERT_OK(fl_solver_set_option(s, "fallback", fb ? "1" : "0"));
+    for (int k = 0; k <= 8; k++) {
+      fl_step_info info;
+      ASSERT_OK(fl_world_step(w, s, &info));
+      if (k < 8) {
+        ASSERT(info.res.reason > 0);
+        ASSERT_EQ(info.res.fallback, 0);
+        ASSERT(info.res.iters <= 100);
+      } else if (!fb) {
+        ASSERT_EQ(info.res.reason, FL_DIVERGED_MAX_ITER);
+        ASSERT_EQ(info.res.fallback, 0);
+      } else {
+        fprintf(stderr, "granular step 8: fallback %d, %s after %d iterations\n",
+                info.res.fallback, fl_reason_name(info.res.reason), info.res.iters);
+        ASSERT(info.res.reason > 0);
+        ASSERT_EQ(info.res.fallback, 1);
+        ASSERT(info.res.iters > 100 && info.res.iters <= 201);
+      }
+    }
+    fl_solver_destroy(s);
+    fl_world_free(w);
+  }
+  return 0;
+}
+
+
 /* a light box carrying heavy ones sinks by about F beta^2 w dt^2/(4 pi^2) per contact */
 FL_TEST(slow_heavy_stack_sinking_matches_near_rigid_estimate) {
   if (!fl_scene_find("heavy_stack")) SKIP("scene heavy_stack not available");
