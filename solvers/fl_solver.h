@@ -120,6 +120,9 @@ typedef struct fl_result {
   double lift_s;    /* wall time of setup spent lifting a local problem to a global one for a
                        solver without FL_CAP_LOCAL (fl_problem_lift_local; included in
                        setup_s), s; NAN when the solver ran on the problem as given */
+  int fallback;     /* extra solves with a fallback law after the solver's own failed (SAP's
+                       lagged Huber friction: 1 when the step was solved again with the soft
+                       friction); the reason is that of the last solve; 0 for most solvers */
 } fl_result;
 
 /* A monitor sees every record after it is stored. Returning < 0 aborts the solve with that

@@ -84,6 +84,7 @@ struct fl_solver {
   int reason;
   int iters;
   int abort_code;
+  int fallback;            /* solves of this step with a fallback law (fl_result.fallback) */
   double device_s, device_bytes; /* GPU solvers fill these during solve (NAN before) */
 
   /* history */

@@ -89,11 +89,28 @@ static const fl_option_desc sap_table[] = {
    "mu |v_t|: bodies hop), similar (Castro et al. 2023's regularized cone; also lifts sliding "
    "contacts by mu |v_t|); sap = convex (old name)"},
   {"vs", FL_OPT_REAL, OO(vs), 1e-12, 1e3, 1e-4, NULL,
-   "similar, lagged: stiction tolerance of the regularized friction (m/s)"},
+   "similar, lagged friction=soft: stiction tolerance of the regularized friction (m/s); "
+   "lagged: the velocity a re-lag must exceed (passes)"},
   {"passes", FL_OPT_INT, OO(passes), 1, 10, 2, NULL,
    "lagged: solves per step; after each, the contacts whose bound mu n0 would move them by more "
    "than vs (m/s) against mu gamma_n take their normal impulse as n0 and the step is solved "
    "again (new contacts, impacts); 1 = plain lag"},
+  {"friction", FL_OPT_ENUM, OO(friction), 0, 1, FRIC_HUBER, "huber|soft",
+   "lagged: friction law; huber (default: the Moreau envelope of mu n0 |v_t| with R_t, "
+   "stiction gamma_t = -v_t/R_t up to the bound, exact Coulomb beyond it) or soft "
+   "(mu n0 sqrt(|v_t|^2 + eps^2), eps = max(vs, mu sigma w n0): Drake's; creeps at the friction "
+   "angle, but Newton needs fewer iterations on granular piles)"},
+  {"lag_sigma", FL_OPT_REAL, OO(lag_sigma), 1e-12, 1e3, 5e-4, NULL,
+   "lagged huber: stiction R_t = lag_sigma w (a sticking contact slips at most mu n0 R_t)"},
+  {"stick_tol", FL_OPT_REAL, OO(stick_tol), 0, 1e3, 0, NULL,
+   "lagged huber: once the step is solved, contacts inside or near the stiction region "
+   "(|v_t| < 2 mu n0 R_t) that slip faster than stick_tol (m/s) get R_t = stick_tol/(10 mu n0) "
+   "and the step is solved once more from there (Newton with those contacts sticking); "
+   "0 = off"},
+  {"fallback", FL_OPT_BOOL, OO(fallback), 0, 1, 1, NULL,
+   "lagged huber: a step that Newton cannot solve (max_iter, line search, stagnation) is "
+   "solved again with friction=soft from its best iterate, with a max_iter budget of its own; "
+   "counted in the result's fallback (1 = on)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -186,6 +203,53 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
 }
 
 
+/* The lagged model with the Huber friction: the normal law of fl__sap_lagged and, for
+ * friction, the Moreau envelope of f |v_t| with parameter R_t,
+ *
+ *     l_t = |v_t|^2/(2 R_t)            gamma_t = -v_t/R_t           when |v_t| < f R_t (stiction)
+ *         = f |v_t| - f^2 R_t/2        gamma_t = -f v_t/|v_t|       otherwise (sliding),
+ *
+ * i.e. gamma_t is the projection of -v_t/R_t on the disk of radius f = mu n0: exact Coulomb
+ * friction beyond the stiction region, a sticking contact slipping at R_t |gamma_t| <= f R_t.
+ * Convex and C1; G is its Hessian (stiction: I/R_t; sliding: f (I - t t^T)/|v_t|,
+ * t = v_t/|v_t|). Arguments: f (N s), Rt (s/kg), R_n, vhat_n, vc (m/s); writes gam (N s), G
+ * (row-major 3x3, may be NULL) and the mode; returns l (J). */
+double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
+                            double gam[3], double G[9], int *mode) {
+  double x = vhn - vc[0];
+  double gn = x > 0.0 ? x / Rn : 0.0;
+  double t1 = vc[1], t2 = vc[2], ut = hypot(t1, t2);
+  int stick = f > 0.0 && ut < f * Rt;
+  double lt;
+  gam[0] = gn;
+  if (G) {
+    memset(G, 0, 9 * sizeof *G);
+    G[0] = x > 0.0 ? 1.0 / Rn : 0.0;
+  }
+  if (stick) {
+    gam[1] = -t1 / Rt;
+    gam[2] = -t2 / Rt;
+    if (G) G[4] = G[8] = 1.0 / Rt;
+    lt = 0.5 * ut * ut / Rt;
+  } else if (ut > 0.0) {
+    double c = f / ut, n1 = t1 / ut, n2 = t2 / ut; // (n1, n2) the unit slip direction
+    gam[1] = -f * n1;
+    gam[2] = -f * n2;
+    if (G) {
+      G[4] = c * n2 * n2;
+      G[8] = c * n1 * n1;
+      G[5] = G[7] = -c * n1 * n2;
+    }
+    lt = f * (ut - 0.5 * f * Rt);
+  } else {
+    gam[1] = gam[2] = 0.0; // f = 0 at zero slip
+    lt = 0.0;
+  }
+  *mode = (x <= 0.0 && f == 0.0) ? MODE_NONE : (stick ? MODE_STICK : MODE_SLIDE);
+  return 0.5 * gn * x + lt;
+}
+
+
 /* The similar model of a contact (Castro, Han, Masterjohn 2023; SAP.md section 4.4 with the
  * problem's linear normal law): the normal law evaluated at z = v_n - mu (s - eps),
  * s = sqrt(|v_t|^2 + eps^2), x = vhat_n - z,
@@ -227,6 +291,11 @@ static double con_eval(const sap_data *d, const fl_problem *p, fl_int k, const d
                        double *gam, double *G, int *mode) {
   fl_int r = con_row(d, k);
   const double *R = d->R + r, *vh = d->vhat + r;
+  if (k < d->nc && d->model == MODEL_LAGGED && d->huber) {
+    // a hinted contact is evaluated as sticking (an unbounded f): the quadratic stiction model
+    double f = d->hint_on && d->hint[k] ? INFINITY : p->mu[k] * d->n0[k];
+    return fl__sap_lagged_huber(f, d->rts[k] * R[1], R[0], vh[0], vc, gam, G, mode);
+  }
   if (k < d->nc && d->model == MODEL_LAGGED)
     return fl__sap_lagged(p->mu[k] * d->n0[k], d->eps[k], R[0], vh[0], vc, gam, G, mode);
   if (k < d->nc && d->model == MODEL_SIMILAR)
@@ -292,6 +361,8 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
 /* workspace of one solve (arena) */
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
+  double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
+  double ebest;   /* its err */
   int *mode, *mode_prev;
 } sap_work;
 
@@ -542,7 +613,23 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
   int n = 0;
   for (fl_int k = 0; k < d->nc; k++) {
     const double *u = vc + 3 * k, *g = gamma + 3 * k;
-    double ut = hypot(u[1], u[2]), s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
+    double ut = hypot(u[1], u[2]);
+    if (d->huber) {
+      // Huber: a sliding contact's friction changes by mu |gamma_n - n0|, which moves it by
+      // that over its response 1/w, or, where the bound grows, at most by its slip (it sticks);
+      // a sticking one's friction does not depend on n0 while it stays below the bound
+      double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1];
+      double dv = f > 0.0 && ut < f * rt ? 0.0 : p->mu[k] * fabs(g[0] - d->n0[k]) * d->w[k];
+      if (g[0] > d->n0[k] && dv > ut) dv = ut;
+      double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
+      if (dv > o->vs || ex * d->w[k] > o->vs) {
+        d->n0[k] = g[0] > 0.0 ? g[0] : 0.0;
+        set_eps(d, p, o, k);
+        n++;
+      }
+      continue;
+    }
+    double s = sqrt(ut * ut + d->eps[k] * d->eps[k]);
     double df = p->mu[k] * fabs(g[0] - d->n0[k]) * ut / s;
     double ex = hypot(g[1], g[2]) - p->mu[k] * g[0];
     // the contact's own response: 1/w, stiffened where it sticks by the regularized law's
@@ -559,6 +646,29 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
 }
 
 
+/* lagged huber: marks (hint) and stiffens the contacts whose slip at vc lies in or near the
+ * stiction region, |v_t| < 2 mu n0 R_t, and exceeds stick_tol: R_t = stick_tol/(10 mu n0), so
+ * that a contact that keeps sticking slips at most stick_tol/10. Returns how many were
+ * stiffened. */
+static int stiction_stage(sap_data *d, const fl_problem *p, const sap_opts *o, const double *vc) {
+  int n = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
+    const double *u = vc + 3 * k;
+    double ut = hypot(u[1], u[2]), f = p->mu[k] * d->n0[k];
+    double rt = d->rts[k] * d->R[3 * k + 1];
+    d->hint[k] = 0;
+    if (!(f > 0.0) || ut >= 2.0 * f * rt || ut <= o->stick_tol) continue;
+    double want = 0.1 * o->stick_tol / f;
+    d->hint[k] = 1;
+    if (want < rt) {
+      d->rts[k] = want / d->R[3 * k + 1];
+      n++;
+    }
+  }
+  return n;
+}
+
+
 /* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
@@ -570,13 +680,32 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   const fl_solve_common *cm = &s->common;
   sap_work w = *wp;
   fl_int nv = d->nv;
-  // Newton direction dv = -H^-1 grad
-  int rc = newton_factor(d, p, &w);
-  for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
-  if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
-  if (rc != FL_OK) {
-    s->reason = rc;
-    return NI_STOP;
+  // Newton direction dv = -H^-1 grad; at the start of a stiction stage, the direction of the
+  // model in which the contacts that stuck in the last stage stick (their quadratic stiction
+  // with the new R_t, unbounded): the exact step when no contact changes mode. Its gradient
+  // is A (v - v*) - J^T gamma_model (gamma_model in dvc, free until the caches below).
+  int hinted = d->hint_on;
+  for (int tr = 0;; tr++) {
+    if (d->hint_on) {
+      eval_all(d, p, w.vc, w.dvc, w.G, NULL);
+      fl_csr_gemtv(p->J, 1.0, w.dvc, 0.0, w.rhs);
+      for (fl_int i = 0; i < nv; i++) w.rhs[i] -= w.Av[i];
+      d->hint_on = 0;
+    } else {
+      for (fl_int i = 0; i < nv; i++) w.rhs[i] = -w.g[i];
+    }
+    int rc = newton_factor(d, p, &w);
+    if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
+    if (rc != FL_OK) {
+      s->reason = rc;
+      return NI_STOP;
+    }
+    if (!hinted || tr > 0) break;
+    // the model's direction must descend on the true cost; else the plain Newton direction
+    double dl = 0.0;
+    for (fl_int i = 0; i < nv; i++) dl += w.g[i] * w.dv[i];
+    if (dl < 0.0) break;
+    eval_all(d, p, w.vc, w.dvc, w.G, NULL);
   }
   // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
   fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
@@ -643,6 +772,81 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
 }
 
 
+/* with fallback: the iterate v of least err so far goes to w->vbest */
+static void keep_best(const sap_data *d, sap_work *w, const double *v, const sap_state *st) {
+  if (w->vbest && st->err < w->ebest) {
+    w->ebest = st->err;
+    memcpy(w->vbest, v, (size_t)d->nv * sizeof(double));
+  }
+}
+
+
+/* Newton's passes of one step from the state st (iteration *kp recorded, s->reason 0 or the
+ * guess's), the lagged re-lag passes and the stiction stage included; *kp is the last recorded
+ * iteration on return, s->reason the outcome. With w->vbest set, keeps there the iterate of
+ * least err (w->ebest). */
+static void solve_passes(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
+                         sap_work *w, double *v, double *gamma, sap_state *st, int *kp) {
+  const fl_solve_common *cm = &s->common;
+  fl_iter_stat is;
+  int reason;
+  double tol;
+  for (int pass = 1;; pass++) {
+    if (s->reason <= 0) {
+      int ni;
+      do {
+        ni = newton_iteration(s, d, p, o, w, v, gamma, st, ++*kp);
+        keep_best(d, w, v, st);
+      } while (ni == NI_GO);
+      if (ni == NI_STOP || s->reason <= 0) return;
+    }
+    // lagged: solve again with n0 = this step's normal impulses where the lag matters
+    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
+        !relag(d, p, o, w->vc, gamma))
+      break;
+    // the stiction stage rides along with a further pass (one Newton solve for both)
+    int hint = d->huber && o->stick_tol > 0.0 && stiction_stage(d, p, o, w->vc) > 0;
+    eval_state(d, p, v, gamma, w, st);
+    ++*kp;
+    fl_iter_stat_init(&is, *kp);
+    fill_stat(&is, st);
+    is.inner_iters = 0; // no factorization: the start of a pass (the cost function changed)
+    reason = fl_solver_record(s, &is);
+    if (reason < 0) return;
+    tol = cm->abs_tol + cm->rel_tol * st->scale;
+    if (reason == 0 && st->err <= tol) s->reason = st->err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    else d->hint_on = hint;
+  }
+  d->hint_on = 0;
+  // lagged huber: the stiction stage (section 1.1): contacts in or near stiction that slip
+  // faster than stick_tol get R_t = stick_tol/(10 mu n0), and Newton goes on from the answer
+  // with them sticking; at most one stage (a contact that then slides no longer depends on R_t)
+  if (d->huber && o->stick_tol > 0.0 && !cm->never_stop && s->reason > 0 &&
+      stiction_stage(d, p, o, w->vc)) {
+    s->reason = 0;
+    eval_state(d, p, v, gamma, w, st);
+    ++*kp;
+    fl_iter_stat_init(&is, *kp);
+    fill_stat(&is, st);
+    is.inner_iters = 0; // the start of the stage (the cost function changed)
+    reason = fl_solver_record(s, &is);
+    if (reason < 0) return;
+    tol = cm->abs_tol + cm->rel_tol * st->scale;
+    if (reason == 0 && st->err <= tol) {
+      s->reason = st->err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    } else if (reason == 0) {
+      d->hint_on = 1;
+      int ni;
+      do {
+        ni = newton_iteration(s, d, p, o, w, v, gamma, st, ++*kp);
+        keep_best(d, w, v, st);
+      } while (ni == NI_GO);
+    }
+    d->hint_on = 0;
+  }
+}
+
+
 static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
   sap_data *d = SD(s);
   const sap_opts *o = SO(s);
@@ -682,8 +886,10 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   d->nfactor = 0;
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
+  d->hint_on = 0;
   if (d->model != MODEL_CONVEX)
     for (fl_int k = 0; k < d->nc; k++) {
+      d->rts[k] = o->lag_sigma / o->sigma; // the Huber friction's R_t = lag_sigma w
       d->n0[k] = d->n0s[k];
       set_eps(d, p, o, k);
     }
@@ -704,26 +910,44 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   if (reason == 0 && !cm->never_stop && st.err <= tol) s->reason = FL_CONVERGED_EXACT;
 
   int k = 0;
-  for (int pass = 1;; pass++) {
-    if (s->reason <= 0) {
-      int ni;
-      do ni = newton_iteration(s, d, p, o, &w, v, gamma, &st, ++k);
-      while (ni == NI_GO);
-      if (ni == NI_STOP || s->reason <= 0) goto done;
+  w.vbest = NULL;
+  w.ebest = INFINITY;
+  int fallback = d->huber && o->fallback && !cm->never_stop;
+  if (fallback) {
+    w.vbest = FL_ALLOC(ar, nv + 1, double);
+    if (!w.vbest) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+    keep_best(d, &w, v, &st);
+  }
+  solve_passes(s, d, p, o, &w, v, gamma, &st, &k);
+  // lagged huber: a step Newton could not solve is solved again with the soft friction (smooth,
+  // fewer mode changes; section 1.4), from the best iterate, with a max_iter budget of its own
+  if (fallback && (s->reason == FL_DIVERGED_MAX_ITER || s->reason == FL_DIVERGED_LINE_SEARCH ||
+                   s->reason == FL_DIVERGED_STAGNATION || s->reason == FL_DIVERGED_GROWTH)) {
+    memcpy(v, w.vbest, (size_t)nv * sizeof(double));
+    d->huber = 0;
+    d->hint_on = 0;
+    for (fl_int c = 0; c < d->nc; c++) {
+      d->n0[c] = d->n0s[c];
+      set_eps(d, p, o, c);
     }
-    // lagged: solve again with n0 = this step's normal impulses where the lag matters
-    if (d->model != MODEL_LAGGED || cm->never_stop || pass >= o->passes ||
-        !relag(d, p, o, w.vc, gamma))
-      break;
+    s->fallback++;
+    s->reason = 0;
+    int max_iter = s->common.max_iter;
+    s->common.max_iter = k + max_iter;
+    w.vbest = NULL;
     eval_state(d, p, v, gamma, &w, &st);
     k++;
     fl_iter_stat_init(&is, k);
     fill_stat(&is, &st);
-    is.inner_iters = 0; // no factorization: the start of a pass (the cost function changed)
+    is.inner_iters = 0; // the start of the fallback solve (the cost function changed)
     reason = fl_solver_record(s, &is);
-    if (reason < 0) goto done;
-    tol = cm->abs_tol + cm->rel_tol * st.scale;
-    if (reason == 0 && st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+    if (reason == 0) {
+      tol = cm->abs_tol + cm->rel_tol * st.scale;
+      if (st.err <= tol) s->reason = st.err <= cm->abs_tol ? FL_CONVERGED_ATOL : FL_CONVERGED_RTOL;
+      solve_passes(s, d, p, o, &w, v, gamma, &st, &k);
+    }
+    s->common.max_iter = max_iter;
+    d->huber = 1;
   }
 done:
   fl_arena_release(&s->arena, mark);

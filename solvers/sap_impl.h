@@ -23,6 +23,8 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
                       double G[9], int *mode);
 double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
                        double gam[3], double G[9], int *mode);
+double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
+                            double gam[3], double G[9], int *mode);
 
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
 enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
@@ -31,6 +33,7 @@ enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
 /* contact models; "sap" is the old name of the convex one, kept for command lines */
 enum { MODEL_CONVEX = 0, MODEL_SIMILAR = 1, MODEL_LAGGED = 2, MODEL_SAP = 3 };
+enum { FRIC_HUBER = 0, FRIC_SOFT = 1 };
 
 typedef struct sap_opts {
   double beta;         /* near-rigid parameter of contacts */
@@ -51,6 +54,10 @@ typedef struct sap_opts {
   int model;           /* contact model of every contact: convex | similar | lagged (| sap) */
   double vs;           /* similar, lagged: stiction tolerance of the regularized friction (m/s) */
   int passes;          /* lagged: solves per step (n0 re-lagged to the last normal impulses) */
+  int friction;        /* lagged: regularized friction law, huber | soft */
+  double stick_tol;    /* lagged huber: largest slip of a sticking contact (m/s); 0 = off */
+  double lag_sigma;    /* lagged huber: R_t = lag_sigma w */
+  int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
 } sap_opts;
 
 /* private state, made in setup, freed in destroy */
@@ -69,6 +76,10 @@ typedef struct sap_data {
   double *n0s;    /* (nc) similar, lagged: start-of-step normal impulse (N s) made in setup */
   double *n0;     /* (nc) the one a solve uses (lagged passes update it) */
   double *eps;    /* (nc) similar, lagged: soft-norm velocity of the friction (m/s) */
+  int huber;      /* lagged friction is the Huber (Moreau) one, R_t = rts[k] R[3k+1] */
+  unsigned char *hint; /* (nc) stiction stage: the contact stuck at the end of the last stage */
+  int hint_on;    /* evaluate hinted contacts as sticking (the stage's first direction) */
+  double *rts;    /* (nc) R_t of the Huber friction over R[3k+1] = sigma w */
   double *Adiag;  /* (nv) */
   double *Dsc;    /* (nv) diag(A)^-1/2 */
   unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */

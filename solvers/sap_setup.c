@@ -68,6 +68,8 @@ void fl__sap_destroy(fl_solver *s) {
   fl_free(d->n0s);
   fl_free(d->n0);
   fl_free(d->eps);
+  fl_free(d->hint);
+  fl_free(d->rts);
   fl_free(d->Adiag);
   fl_free(d->Dsc);
   fl_free(d->part);
@@ -155,11 +157,15 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
   d->w = fl_malloc(((size_t)d->ncon + 1) * sizeof(double));
   if (!d->R || !d->vhat || !d->w) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (R)", nm);
   d->model = o->model == MODEL_SAP ? MODEL_CONVEX : o->model;
+  d->huber = d->model == MODEL_LAGGED && o->friction == FRIC_HUBER;
   if (d->model != MODEL_CONVEX) {
     d->n0s = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->n0 = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
     d->eps = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
-    if (!d->n0s || !d->n0 || !d->eps) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
+    d->hint = fl_calloc((size_t)d->nc + 1, 1);
+    d->rts = fl_malloc(((size_t)d->nc + 1) * sizeof(double));
+    if (!d->n0s || !d->n0 || !d->eps || !d->hint || !d->rts)
+      return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (n0)", nm);
   }
   double dt = p->dt;
   for (fl_int k = 0; k < d->ncon; k++) {
@@ -433,8 +439,8 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(setup_cholmod(d, p, o, nm));
   }
 
-  // scratch of one solve: 10 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
-  size_t nd = 10 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+  // scratch of one solve: 11 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
+  size_t nd = 11 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
               (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
   d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
   FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));

@@ -781,6 +781,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   s->reason = FL_ITERATING;
   s->iters = 0;
   s->abort_code = 0;
+  s->fallback = 0;
   s->error0 = NAN;
   x->raw0 = NAN;
   s->hist_len = 0;
@@ -833,5 +834,6 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   res->device_s = s->device_s;
   res->device_bytes = s->device_bytes;
   res->lift_s = x->lifted ? x->lift_s : NAN;
+  res->fallback = s->fallback;
   return rc < 0 ? rc : FL_OK;
 }

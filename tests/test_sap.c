@@ -23,6 +23,8 @@ int fl__sap_project(double mu, const double R[3], const double y[3], double gamm
 /* the lagged model's cost, impulse and Hessian (f = mu n0, e = soft-norm velocity) */
 double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc[3], double gam[3],
                       double G[9], int *mode);
+double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
+                            double gam[3], double G[9], int *mode);
 
 /* the similar model's cost, impulse and Hessian (mu, e = soft-norm velocity) */
 double fl__sap_similar(double mu, double e, double Rn, double vhn, const double vc[3],
@@ -245,6 +247,53 @@ FL_TEST(lagged_cost_gradient_hessian_fd) {
     // friction impulse never exceeds mu n0
     ASSERT(hypot(g[1], g[2]) <= f * (1 + 1e-15));
   }
+  return 0;
+}
+
+
+/* The lagged model with the Huber friction: -d l/d vc = gamma and d(-gamma)/d vc = G (central
+ * differences) away from the stiction boundary |v_t| = f R_t, G symmetric PSD, the friction
+ * the projection of -v_t/R_t on the disk of radius f (so never above f, exactly f when
+ * sliding), and the cost continuous across the boundary */
+FL_TEST(lagged_huber_cost_gradient_hessian_fd) {
+  const double f = 0.3, Rt = 1e-2, Rn = 0.05, vhn = 0.2;
+  // stiction (|v_t| < f Rt = 3e-3), sliding, out of contact, f = 0
+  const double vcs[6][3] = {{0.1, 0.001, 0.002}, {0.0, 0.3, -0.2}, {0.5, 0.1, 0.1},
+                            {-0.4, 1, 0}, {0.19, -0.002, 0.001}, {0.1, 0.0, 0.0}};
+  for (int t = 0; t < 6; t++) {
+    double g[3], G[9];
+    int mode;
+    double l0 = fl__sap_lagged_huber(f, Rt, Rn, vhn, vcs[t], g, G, &mode);
+    ASSERT(l0 >= 0);
+    double ut = hypot(vcs[t][1], vcs[t][2]);
+    ASSERT_EQ(mode == 0, ut < f * Rt); // MODE_STICK = 0
+    for (int j = 0; j < 3; j++) {
+      double h = 1e-7, lp, lm, gp[3], gm[3], vc[3];
+      memcpy(vc, vcs[t], sizeof vc);
+      vc[j] += h;
+      lp = fl__sap_lagged_huber(f, Rt, Rn, vhn, vc, gp, NULL, &mode);
+      vc[j] -= 2 * h;
+      lm = fl__sap_lagged_huber(f, Rt, Rn, vhn, vc, gm, NULL, &mode);
+      ASSERT_NEAR((lp - lm) / (2 * h), -g[j], 1e-7);
+      for (int i = 0; i < 3; i++) ASSERT_NEAR(-(gp[i] - gm[i]) / (2 * h), G[3 * i + j], 1e-5 * (1 + fabs(G[3 * i + j])));
+    }
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) ASSERT_NEAR(G[3 * i + j], G[3 * j + i], 1e-15);
+    double a = G[4], b = G[5], c = G[8];
+    ASSERT(a >= 0 && c >= 0 && a * c - b * b >= -1e-12 * (a * a + c * c));
+    // the projection of -v_t/Rt on the disk of radius f
+    double gt = hypot(g[1], g[2]);
+    if (ut < f * Rt) ASSERT_NEAR(gt, ut / Rt, 1e-15);
+    else ASSERT_NEAR(gt, f, 1e-15);
+  }
+  // continuity of the cost and of gamma across |v_t| = f Rt
+  double lo[3] = {0.1, f * Rt * (1 - 1e-9), 0}, hi[3] = {0.1, f * Rt * (1 + 1e-9), 0};
+  double gl[3], gh[3];
+  int mode;
+  double ll = fl__sap_lagged_huber(f, Rt, Rn, vhn, lo, gl, NULL, &mode);
+  double lh = fl__sap_lagged_huber(f, Rt, Rn, vhn, hi, gh, NULL, &mode);
+  ASSERT_NEAR(ll, lh, 1e-10); // the cost moves by |gamma_t| dv_t = 6e-12 between the two
+  ASSERT_NEAR(gl[1], gh[1], 1e-9);
   return 0;
 }
 
@@ -1172,7 +1221,48 @@ FL_TEST(scenes_converge_few_newton_iterations) {
     print_run(scenes[k], &r);
     ASSERT_EQ(r.fails, 0);
     ASSERT_EQ(r.nonmono, 0);
-    ASSERT(r.max_iters <= 25);
+    // (lagged default: the settling arch's second passes take up to 26 in its first steps)
+    ASSERT(r.max_iters <= 30);
+  }
+  return 0;
+}
+
+
+/* `check`'s 60-grain pile: Huber's Newton runs out of max_iter = 100 on step 8 (sap.fallback=0
+ * fails it); by default that step is solved again with the soft friction from the best
+ * iterate, converges, and says so in res.fallback, its iterations counted past 100; the steps
+ * before it are Huber's alone */
+FL_TEST(lagged_huber_falls_back_to_soft_on_the_granular_pile) {
+  if (!fl_scene_find("granular")) SKIP("scene granular not available");
+  const char *set[1] = {"n=60"};
+  fl_register_all();
+  for (int fb = 0; fb < 2; fb++) {
+    fl_world *w = NULL;
+    ASSERT_OK(fl_scene_create("granular", 1, set, &w));
+    w->compute_metrics = 0;
+    fl_solver *s = NULL;
+    ASSERT_OK(fl_solver_create("sap", &s));
+    ASSERT_OK(fl_solver_set_option(s, "fallback", fb ? "1" : "0"));
+    for (int k = 0; k <= 8; k++) {
+      fl_step_info info;
+      ASSERT_OK(fl_world_step(w, s, &info));
+      if (k < 8) {
+        ASSERT(info.res.reason > 0);
+        ASSERT_EQ(info.res.fallback, 0);
+        ASSERT(info.res.iters <= 100);
+      } else if (!fb) {
+        ASSERT_EQ(info.res.reason, FL_DIVERGED_MAX_ITER);
+        ASSERT_EQ(info.res.fallback, 0);
+      } else {
+        fprintf(stderr, "granular step 8: fallback %d, %s after %d iterations\n",
+                info.res.fallback, fl_reason_name(info.res.reason), info.res.iters);
+        ASSERT(info.res.reason > 0);
+        ASSERT_EQ(info.res.fallback, 1);
+        ASSERT(info.res.iters > 100 && info.res.iters <= 201);
+      }
+    }
+    fl_solver_destroy(s);
+    fl_world_free(w);
   }
   return 0;
 }

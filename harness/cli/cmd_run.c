@@ -351,6 +351,7 @@ typedef struct run_summary {
   long steps;
   long iters;
   int failed;         /* steps whose reason was < 0 */
+  int fallback;       /* steps the solver solved again with a fallback law (fl_result) */
   long first_failed;  /* -1: none */
   double solve_s, collide_s, assemble_s, wall_s;
   double pen_max;     /* largest pen_max over the run */
@@ -570,6 +571,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     sum->steps++;
     sum->iters += info.res.iters;
     sum->failed += info.res.reason < 0;
+    sum->fallback += info.res.fallback > 0;
     sum->solve_s += info.solve_s;
     sum->collide_s += info.collide_s;
     sum->assemble_s += info.assemble_s;
@@ -809,6 +811,7 @@ int fl_cmd_run(int argc, char **argv) {
     cJSON *fl = cJSON_AddObjectToObject(r, "flags");
     cJSON_AddNumberToObject(fl, "failed_steps", su->failed);
     cJSON_AddNumberToObject(fl, "first_failed_step", (double)su->first_failed);
+    cJSON_AddNumberToObject(fl, "fallback_steps", su->fallback);
     cJSON *en = cJSON_AddObjectToObject(fl, "energy");
     cJSON_AddBoolToObject(en, "checked", su->energy_checked);
     // NaN or infinite energy (any run): steps and the first of them (-1: none)
@@ -874,6 +877,10 @@ int fl_cmd_run(int argc, char **argv) {
            s->steps ? (double)s->iters / s->steps : 0.0, s->pen_max, s->solve_s, s->wall_s,
            flags_text(s, st, sizeof st));
   }
+  for (int j = 0; j < a.nsolvers; j++)
+    if (sums[j].fallback)
+      printf("%s: %d of %ld steps solved again with a fallback law (sap: friction=soft; "
+             "iterations counted)\n", a.solvers[j], sums[j].fallback, sums[j].steps);
   if (a.nsolvers > 0) {
     const run_summary *s = &sums[0];
     printf("(checked: solver failures; NaN or infinite energy; energy gain above %g x %.3g J%s",
