@@ -46,8 +46,20 @@ static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) 
 }
 
 
-int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp, fl_int *capp,
-                    fl_int *npairs_out) {
+/* Distance body b can move towards anything in time dt, without its linear part (m/s * s):
+ * |w| r for a moving body of finite bounding radius r, 0 for fixed ones. */
+static double spin_reach(const fl_body *b) {
+  if (b->kind == FL_BODY_FIXED || !isfinite(b->shape.radius)) return 0;
+  return sqrt(b->omega[0] * b->omega[0] + b->omega[1] * b->omega[1] + b->omega[2] * b->omega[2]) *
+         b->shape.radius;
+}
+
+
+static double speed(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+
+int fl__collide_all(fl_world *w, double margin, double spec, fl__contact **ctp, fl_int *nctp,
+                    fl_int *capp, fl_int *npairs_out) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
   fl_int n = w->nbody;
@@ -60,10 +72,15 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
     FL_TRY(grow((void **)&m->skip, &cap, n, 1));
     m->cap_aabb = cap;
   }
-  // boxes grown by the margin; pairs of non-dynamic bodies are skipped
+  // boxes grown by the margin (and by what the body can travel in a step when speculative:
+  // two boxes grown by their own reaches meet whenever the pair can close its gap); pairs of
+  // non-dynamic bodies are skipped
+  double sdt = spec > 0 ? spec * w->dt : 0;
   for (fl_int i = 0; i < n; i++) {
     const fl_body *b = &w->body[i];
-    fl_shape_aabb(&b->shape, b->pos, b->quat, margin, m->lo + 3 * i, m->hi + 3 * i);
+    double g = margin;
+    if (sdt > 0 && b->kind != FL_BODY_FIXED) g += sdt * (speed(b->vel) + spin_reach(b));
+    fl_shape_aabb(&b->shape, b->pos, b->quat, g, m->lo + 3 * i, m->hi + 3 * i);
     m->skip[i] = b->kind != FL_BODY_DYNAMIC;
   }
   fl_int *pairs = NULL, np = 0;
@@ -84,7 +101,15 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
         break;
       }
     }
-    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, margin, mp);
+    double mg = margin;
+    if (sdt > 0) {
+      // the gap the pair can close in one step: relative speed of the origins and the spins
+      double dv[3] = {a->vel[0] - b->vel[0], a->vel[1] - b->vel[1], a->vel[2] - b->vel[2]};
+      if (a->kind == FL_BODY_FIXED) dv[0] = -b->vel[0], dv[1] = -b->vel[1], dv[2] = -b->vel[2];
+      if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
+      mg += sdt * (speed(dv) + spin_reach(a) + spin_reach(b));
+    }
+    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
@@ -278,7 +303,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   fl_world_impl *m = w->impl;
   double t0 = fl_time_now(), c0 = w->cpu_times ? fl_cpu_now() : NAN;
   fl_int npairs = 0;
-  FL_TRY(fl__collide_all(w, w->margin, &m->ct, &m->nct, &m->cap_ct, &npairs));
+  FL_TRY(fl__collide_all(w, w->margin, w->speculative, &m->ct, &m->nct, &m->cap_ct, &npairs));
   m->nfct = 0;
   if (w->nfem > 0) FL_TRY(fl__fem_collide(w, w->margin, &m->fct, &m->nfct, &m->cap_fct));
   double t1 = fl_time_now(), c1 = w->cpu_times ? fl_cpu_now() : NAN;
