@@ -1,7 +1,8 @@
 /* stepper.c: collide, assemble fl_problem, solve, integrate.
  *
  * Per step:
- *   collide   AABBs grown by the margin -> fl_broadphase -> fl_collide per pair (phi <= margin)
+ *   collide   AABBs grown by the margin -> fl_broadphase -> fl_collide per pair (phi <= margin;
+ *             with fl_world.speculative the margin also covers the gap a pair can close in a step)
  *   assemble  dofs (v, w) per dynamic body in the world frame; A = blockdiag(m I3, R I R^T);
  *             v* = v0 + dt A^-1 (f_ext(t) - (0, w x I w)); contact rows (n, t1, t2) of the
  *             velocity of b relative to a at the contact point, u_n > 0 separating; joint rows;
@@ -46,8 +47,8 @@ static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) 
 }
 
 
-/* Distance body b can move towards anything in time dt, without its linear part (m/s * s):
- * |w| r for a moving body of finite bounding radius r, 0 for fixed ones. */
+/* The fastest a point of body b moves from its spin alone (m/s): |w| r with r its bounding
+ * radius, 0 for fixed bodies and unbounded shapes. */
 static double spin_reach(const fl_body *b) {
   if (b->kind == FL_BODY_FIXED || !isfinite(b->shape.radius)) return 0;
   return sqrt(b->omega[0] * b->omega[0] + b->omega[1] * b->omega[1] + b->omega[2] * b->omega[2]) *
