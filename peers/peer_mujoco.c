@@ -262,11 +262,12 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
           o->elliptic ? "elliptic" : "pyramidal", o->solver, o->iterations);
   put_vec(f, "tolerance", &o->tolerance, 1);
   fprintf(f, " noslip_iterations=\"0\"/>\n");
-  // buffers, fixed at compile time in MuJoCo 2.2: room for 4 contacts per body and their rows
-  // (a fuller step stops with MuJoCo's warning), capped so that mjData, whose size is an int
+  // buffers, fixed at compile time in MuJoCo 2.2: room for 10 contacts per body and their rows
+  // (4 was too few for the heap of box_pile; a fuller step stops with MuJoCo's warning),
+  // capped so that mjData, whose size is an int
   // and which holds J (rows x nv) and A (rows x rows) densely, stays under 1.5 GB
   long nv = 6 * (long)ndyn, rows = o->elliptic ? 3 : 4;
-  long ncon = 64 + 4 * (long)ndyn, nefc = rows * ncon;
+  long ncon = 64 + 10 * (long)ndyn, nefc = rows * ncon;
   double cap = 1.5e9, per = 24.0 * (double)nv;
   if ((double)nefc * (per + 12.0 * (double)nefc) > cap) {
     nefc = (long)((-per + sqrt(per * per + 48.0 * cap)) / 24.0);

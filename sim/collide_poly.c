@@ -155,12 +155,17 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
                                  const double tab[3], double ca[3], double cb[3], uint32_t *fa,
                                  uint32_t *fb) {
   double best = INFINITY;
+  // Candidates are skipped when a lower bound on their distance (from bounding spheres about
+  // the body origins, or about the edges' midpoints) exceeds the best so far by more than
+  // round-off: they could not win `d < best`, so the result is the same as without the test.
+  double slack = 1e-9 * (a->radius + b->radius);
   // vertices of b against a
   for (fl_int v = 0; v < b->nvert; v++) {
     double x[3], q[3], nn[3];
     uint32_t f = 0;
     mulv(Rab, b->vert + 3 * v, x);
     axpy3(1, tab, x, x);
+    if (norm3(x) - a->radius > best + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -170,6 +175,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     uint32_t f = 0;
     sub3(a->vert + 3 * v, tab, x);
     mulvt(Rab, x, xb);
+    if (norm3(xb) - b->radius > best + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
@@ -185,10 +191,15 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
     axpy3(1, tab, q2, q2);
     sub3(q2, p2, e2);
+    double m2[3], h2 = 0.5 * norm3(e2);
+    axpy3(0.5, e2, p2, m2);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
-      double e1[3], c1[3], c2[3], r[3], sp, tp;
+      double e1[3], c1[3], c2[3], r[3], sp, tp, m1[3];
       sub3(q1, p1, e1);
+      axpy3(0.5, e1, p1, m1);
+      sub3(m2, m1, r);
+      if (norm3(r) - 0.5 * norm3(e1) - h2 > best + slack) continue;
       fl__cl_seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
       sub3(c2, c1, r);
       double d = norm3(r);

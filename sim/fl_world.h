@@ -241,6 +241,10 @@ typedef struct fl_world {
   double dt;         /* s, time step */
   double duration;   /* s, default run length (steps = round(duration/dt)) */
   double margin;     /* m, speculative contact margin (contacts with phi <= margin are kept) */
+  double speculative; /* 0 (default) or 1: a pair's margin also grows by the distance its two
+                         bodies can close in one step, dt (|v_a - v_b| + |w_a| r_a + |w_b| r_b)
+                         (r: bounding radius), so a fast body meets an obstacle as a speculative
+                         contact before it passes into it */
   fl_mu_rule mu_rule;
   double t;          /* s, current time */
   fl_int step;       /* steps taken */
@@ -438,6 +442,7 @@ typedef struct fl_scene_common {
   double dt;       /* s */
   double duration; /* s */
   double margin;   /* m */
+  double speculative; /* 0 or 1, fl_world.speculative */
 } fl_scene_common;
 
 typedef struct fl_scene_desc {

@@ -297,7 +297,7 @@ int fl_world_set_peer_contacts(fl_world *w, fl_int nc) {
 int fl_world_penetration(fl_world *w, double *pen) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
-  FL_TRY(fl__collide_all(w, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
+  FL_TRY(fl__collide_all(w, 0.0, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
   double p = 0;
   for (fl_int c = 0; c < m->nobs_ct; c++) {
     if (-m->obs_ct[c].phi > p) p = -m->obs_ct[c].phi;
@@ -378,7 +378,7 @@ int fl_world_overlaps(fl_world *w, double tol, fl_overlap *out, int max, int *n)
   *n = 0;
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
-  FL_TRY(fl__collide_all(w, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
+  FL_TRY(fl__collide_all(w, 0.0, 0.0, &m->obs_ct, &m->nobs_ct, &m->cap_obs_ct, NULL));
   // the deepest contact of each pair (few pairs overlap: a linear search is enough)
   fl_overlap *pairs = fl_malloc((size_t)(m->nobs_ct > 0 ? m->nobs_ct : 1) * sizeof *pairs);
   if (!pairs) return fl_seterr(FL_ERR_NOMEM, "overlaps: out of memory");

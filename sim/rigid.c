@@ -66,9 +66,22 @@ static int point_before(const fl_manifold_point *a, const fl_manifold_point *b) 
 }
 
 
-/* Appends the rigid pairs' contacts to *ctp; *np gets the broad-phase pair count. */
-static int collide_pairs(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
-                         fl_int *capp, fl_int *np_out) {
+/* The fastest a point of body b moves from its spin alone (m/s): |w| r with r its bounding
+ * radius, 0 for fixed bodies and unbounded shapes. */
+static double spin_reach(const fl_body *b) {
+  if (b->kind == FL_BODY_FIXED || !isfinite(b->shape.radius)) return 0;
+  return sqrt(b->omega[0] * b->omega[0] + b->omega[1] * b->omega[1] + b->omega[2] * b->omega[2]) *
+         b->shape.radius;
+}
+
+
+static double speed(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
+
+
+/* Appends the rigid pairs' contacts to *ctp; *np gets the broad-phase pair count. spec: as
+ * fl__collide_all's. */
+static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **ctp,
+                         fl_int *nctp, fl_int *capp, fl_int *np_out) {
   fl_world_impl *m = w->impl;
   if (!m) return fl_seterr(FL_ERR_STATE, "collide: the world has no scratch (fl__world_impl)");
   fl_int n = w->nbody;
@@ -81,10 +94,15 @@ static int collide_pairs(fl_world *w, double margin, fl__contact **ctp, fl_int *
     FL_TRY(fl_grow((void **)&m->skip, &cap, n, 1, "stepper"));
     m->cap_aabb = cap;
   }
-  // boxes grown by the margin; pairs of non-dynamic bodies are skipped
+  // boxes grown by the margin (and by what the body can travel in a step when speculative:
+  // two boxes grown by their own reaches meet whenever the pair can close its gap); pairs of
+  // non-dynamic bodies are skipped
+  double sdt = spec > 0 ? spec * w->dt : 0;
   for (fl_int i = 0; i < n; i++) {
     const fl_body *b = &w->body[i];
-    fl_shape_aabb(&b->shape, b->pos, b->quat, margin, m->lo + 3 * i, m->hi + 3 * i);
+    double g = margin;
+    if (sdt > 0 && b->kind != FL_BODY_FIXED) g += sdt * (speed(b->vel) + spin_reach(b));
+    fl_shape_aabb(&b->shape, b->pos, b->quat, g, m->lo + 3 * i, m->hi + 3 * i);
     m->skip[i] = b->kind != FL_BODY_DYNAMIC;
   }
   fl_int *pairs = NULL, np = 0;
@@ -104,7 +122,15 @@ static int collide_pairs(fl_world *w, double margin, fl__contact **ctp, fl_int *
         break;
       }
     }
-    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, margin, mp);
+    double mg = margin;
+    if (sdt > 0) {
+      // the gap the pair can close in one step: relative speed of the origins and the spins
+      double dv[3] = {a->vel[0] - b->vel[0], a->vel[1] - b->vel[1], a->vel[2] - b->vel[2]};
+      if (a->kind == FL_BODY_FIXED) dv[0] = -b->vel[0], dv[1] = -b->vel[1], dv[2] = -b->vel[2];
+      if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
+      mg += sdt * (speed(dv) + spin_reach(a) + spin_reach(b));
+    }
+    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
@@ -142,11 +168,11 @@ static int collide_pairs(fl_world *w, double margin, fl__contact **ctp, fl_int *
 }
 
 
-int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp, fl_int *capp,
-                    fl_int *npairs_out) {
+int fl__collide_all(fl_world *w, double margin, double spec, fl__contact **ctp, fl_int *nctp,
+                    fl_int *capp, fl_int *npairs_out) {
   fl_int np = 0;
   *nctp = 0;
-  int rc = collide_pairs(w, margin, ctp, nctp, capp, &np);
+  int rc = collide_pairs(w, margin, spec, ctp, nctp, capp, &np);
   if (npairs_out) *npairs_out = np;
   return rc;
 }
@@ -155,7 +181,8 @@ int fl__collide_all(fl_world *w, double margin, fl__contact **ctp, fl_int *nctp,
 static int rigid_collide(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
                          fl_int *npairs) {
   fl_int np = 0;
-  int rc = collide_pairs(w, margin, ct, nct, cap, &np);
+  // the stepper's collision: speculative margins where the world asks for them
+  int rc = collide_pairs(w, margin, w->speculative, ct, nct, cap, &np);
   if (npairs) *npairs += np;
   return rc;
 }

@@ -475,7 +475,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   int rc = fl_world_create(&w);
   jctx c = {where, w};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
-                                     "margin", "friction_rule", "materials", "pairs", "bodies",
+                                     "margin", "speculative", "friction_rule", "materials",
+                                     "pairs", "bodies",
                                      "joints", "forces", "observe", "fem", "limits",
                                      "start_separated", NULL};
   if (rc >= 0) rc = fl__json_check_keys(&c, root, "", keys);
@@ -494,6 +495,7 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = fl__json_get_num(&c, root, "dt", "", 1, 0, 1e-12, 10, 0, &w->dt);
   if (rc >= 0) rc = fl__json_get_num(&c, root, "duration", "", 0, 1, 0, 1e9, 0, &w->duration);
   if (rc >= 0) rc = fl__json_get_num(&c, root, "margin", "", 0, 1e-3, 0, 1e6, 0, &w->margin);
+  if (rc >= 0) rc = fl__json_get_num(&c, root, "speculative", "", 0, 0, 0, 1, 0, &w->speculative);
   int rule = 0;
   if (rc >= 0) rc = fl__json_get_enum(&c, root, "friction_rule", "", FL_MU_RULE_CHOICES, 0, &rule);
   if (rc >= 0) w->mu_rule = (fl_mu_rule)rule;
@@ -619,6 +621,7 @@ static cJSON *world_json(const fl_world *w) {
   cJSON_AddItemToObject(r, "dt", fl__json_num(w->dt));
   cJSON_AddItemToObject(r, "duration", fl__json_num(w->duration));
   cJSON_AddItemToObject(r, "margin", fl__json_num(w->margin));
+  if (w->speculative > 0) cJSON_AddItemToObject(r, "speculative", fl__json_num(w->speculative));
   cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
   if (w->start_separated) cJSON_AddBoolToObject(r, "start_separated", 1);
   cJSON *mats = cJSON_AddArrayToObject(r, "materials");

@@ -386,7 +386,7 @@ static const fl_scene_desc *const scenes[] = {
   &fl__pendulum_mass_ratio_scene, &fl__pendulum_stiffness_ratio_scene, &fl__chain_scene,
   &fl__cylinder_stack_scene, &fl__capsule_lean_scene, &fl__table_pile_scene,
   &fl__granular_scene, &fl__spinning_coin_scene, &fl__elastic_cube_scene,
-  &fl__cylinder_press_scene, NULL
+  &fl__cylinder_press_scene, &fl__box_pile_scene, NULL
 };
 
 
@@ -446,6 +446,7 @@ int fl_scene_create(const char *name, int nset, const char *const *set, fl_world
   w->dt = c->dt;
   w->duration = c->duration;
   w->margin = c->margin;
+  w->speculative = c->speculative;
   int rc = d->build(params, w);
   if (rc < 0) {
     fl_world_free(w);

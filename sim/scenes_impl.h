@@ -17,13 +17,17 @@
 #define FL__REAL(st, m, lo, hi, d, help) {#m, FL_OPT_REAL, offsetof(st, m), lo, hi, d, NULL, help}
 #define FL__INT(st, m, lo, hi, d, help) {#m, FL_OPT_INT, offsetof(st, m), lo, hi, d, NULL, help}
 #define FL__ENUM(st, m, choices, d, help) {#m, FL_OPT_ENUM, offsetof(st, m), 0, 0, d, choices, help}
-/* dt, duration, margin with the scene's defaults. */
-#define FL__COMMON(st, d_dt, d_dur, d_marg)                                                          \
+/* dt, duration, margin, speculative with the scene's defaults. */
+#define FL__COMMON(st, d_dt, d_dur, d_marg) FL__COMMON_SPEC(st, d_dt, d_dur, d_marg, 0)
+#define FL__COMMON_SPEC(st, d_dt, d_dur, d_marg, d_spec)                                          \
   {"dt", FL_OPT_REAL, offsetof(st, c.dt), 1e-7, 10, d_dt, NULL, "time step (s)"},                \
   {"duration", FL_OPT_REAL, offsetof(st, c.duration), 0, 1e7, d_dur, NULL,                     \
    "default run length (s); --steps overrides"},                                              \
   {"margin", FL_OPT_REAL, offsetof(st, c.margin), 0, 1e3, d_marg, NULL,                        \
-   "speculative contact margin (m)"}
+   "speculative contact margin (m)"},                                                          \
+  {"speculative", FL_OPT_REAL, offsetof(st, c.speculative), 0, 1, d_spec, NULL,               \
+   "1: each pair's margin also grows by the distance its bodies can close in one step (fast "  \
+   "bodies meet obstacles as speculative contacts instead of passing into them); 0: off"}
 
 /* A body description with identity orientation and zero velocity. */
 fl_body_desc fl__desc(const char *name, fl_body_kind kind, int mat);
@@ -49,6 +53,7 @@ extern const fl_scene_desc fl__cylinder_stack_scene;
 extern const fl_scene_desc fl__capsule_lean_scene;
 extern const fl_scene_desc fl__table_pile_scene;
 extern const fl_scene_desc fl__granular_scene;
+extern const fl_scene_desc fl__box_pile_scene;      /* scene_box_pile.c */
 extern const fl_scene_desc fl__spinning_coin_scene; /* scene_coin.c */
 extern const fl_scene_desc fl__elastic_cube_scene;  /* scene_fem.c */
 extern const fl_scene_desc fl__cylinder_press_scene; /* scene_fem.c */

@@ -2,7 +2,8 @@
  *
  * Per step, over the body kinds in order (fl__body_kinds: rigid.c, then fem.c; world_impl.h
  * says what each hook does):
- *   collide   each kind's contacts, appended to one list (rigid pairs first)
+ *   collide   each kind's contacts, appended to one list (rigid pairs first; with
+ *             fl_world.speculative a rigid pair's margin also covers the gap it can close in a step)
  *   assemble  each kind's dofs, cliques, blocks of A, v0 and v*; contact rows (n, t1, t2) of the
  *             velocity of side b relative to side a at the contact point, u_n > 0 separating,
  *             from the two sides' kinds; joint rows; the velocity of prescribed or held parts

@@ -151,10 +151,12 @@ typedef struct fl__jrow {
 int fl__joint_rows(const fl_world *w, const fl_joint *j, double dt, fl__jrow *rows);
 
 /* Narrow phase on all pairs of rigid bodies with the given margin into *ct (count *nct, from 0;
- * capacity *cap, grown with fl_grow). npairs, if not NULL, gets the broad-phase pair count.
- * w->impl must exist (fl__world_impl). */
-int fl__collide_all(fl_world *w, double margin, fl__contact **ct, fl_int *nct, fl_int *cap,
-                    fl_int *npairs);
+ * capacity *cap, grown with fl_grow). spec in [0, 1]: each pair's margin grows by spec times
+ * the distance the two bodies can close in one step w->dt (fl_world.speculative; 0 for the
+ * poses as they are). npairs, if not NULL, gets the broad-phase pair count. w->impl must
+ * exist (fl__world_impl). */
+int fl__collide_all(fl_world *w, double margin, double spec, fl__contact **ct, fl_int *nct,
+                    fl_int *cap, fl_int *npairs);
 
 /* Hydroelastic patch of bodies i and j (hydroelastic.c, fl_hydro.h): appends its contacts (with
  * their own stiffness k) to *ct and returns their number, FL_ERR_UNSUPPORTED when the pair is

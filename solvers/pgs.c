@@ -363,6 +363,7 @@ typedef struct pgs_opts {
   double omega;
   int local;
   int order;
+  int residual_every; /* own residual (and the stopping test) every k sweeps and at the last */
 } pgs_opts;
 
 typedef struct pgs_data {
@@ -380,6 +381,10 @@ static const fl_option_desc pgs_table[] = {
    "sweep order; symmetric = forward then backward in one iteration; shuffle = a new random "
    "permutation every sweep (common seed); colour = by colour of a greedy colouring of the "
    "contact graph (the order pgs-cuda runs in parallel)"},
+  {"residual_every", FL_OPT_INT, offsetof(pgs_opts, residual_every), 1, 1000000, 1, NULL,
+   "evaluate the own residual, and so test for convergence, after every k-th sweep and the "
+   "last of the budget only (the residual costs about one sweep; the iterates are the same, "
+   "a converged solve may stop up to k - 1 sweeps later)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 
 
@@ -471,6 +476,7 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
       for (fl_int a = nitem - 1; a >= 0; a--) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
 
     //---- record and test ----
+    if (k % o->residual_every != 0 && k < s->common.max_iter) continue;
     fl_iter_stat_init(&st, k);
     fl__relax_residual(r, v, gamma, &st);
     st.step = o->omega;

@@ -74,6 +74,7 @@ typedef struct {
 static const scene_case scene_cases[] = {
   {"granular", "n=60", 20},   /* 60 grains: contact from step 0, 238 contacts by step 200 */
   {"table_pile", NULL, 60},   /* the first contact is at step 35 */
+  {"box_pile", NULL, 30},     /* the bottom layer lands from step 16, the second follows */
   {NULL, NULL, 0},
 };
 

@@ -1,0 +1,171 @@
+/* test_box_pile.c: the box_pile scene (a hundred boxes falling into a heap) and speculative
+ * contacts (fl_world.speculative): a fast box meets the ground as a speculative contact and
+ * stops on it, where the plain margin lets it pass into the ground.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/fl_world.h"
+#include "../solvers/fl_solver.h"
+#include "fl_test.h"
+
+static fl_solver *pgs(int sweeps, int warm) {
+  fl_solver *s = NULL;
+  fl_register_all();
+  if (fl_solver_create("pgs", &s) < 0) return NULL;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%d", sweeps);
+  fl_solver_set_option(s, "max_iter", buf);
+  fl_solver_set_option(s, "warm_start", warm ? "true" : "false");
+  fl_solver_set_option(s, "error_every", "0");
+  return s;
+}
+
+
+/* The default scene: 100 boxes of 2 kg above the ground, none overlapping at the start, and
+ * speculative contacts on. */
+FL_TEST(geometry) {
+  fl_world *w;
+  ASSERT_OK(fl_scene_create("box_pile", 0, NULL, &w));
+  ASSERT_EQ(w->nbody, 101);
+  for (int i = 1; i <= 100; i++) {
+    ASSERT_NEAR(w->body[i].mass, 2.0, 1e-12);
+    ASSERT_NEAR(w->body[i].shape.size[0], 0.10, 1e-15);
+    ASSERT(w->body[i].pos[2] > w->body[i].shape.radius); // above the ground
+  }
+  ASSERT_NEAR(w->speculative, 1, 0);
+  int n = -1;
+  ASSERT_OK(fl_world_overlaps(w, 0, NULL, 0, &n));
+  ASSERT_EQ(n, 0);
+  fl_world_free(w);
+  return 0;
+}
+
+
+/* One flat box 5 cm above the ground falling at 30 m/s (25 cm per step at dt = 1/120 s).
+ * Closed form with the speculative contact (phi = 0.05 m): the rigid contact lets the gap
+ * close and no more, u_n = -phi/dt, so after one step the box touches the ground (z = hz) and
+ * after the next it rests (v = 0). With the plain 5 mm margin there is no contact in the
+ * first step and the box ends 0.2 m inside the ground. */
+static int drop(int speculative, double *z1, double *pen1, double *vz2) {
+  fl_world *w;
+  char spec[32];
+  snprintf(spec, sizeof spec, "speculative=%d", speculative);
+  const char *set[4] = {"n=1", "columns=1", spec, "seed=3"};
+  FL_TRY(fl_scene_create("box_pile", 4, set, &w));
+  fl_body *b = &w->body[1];
+  double hz = b->shape.size[2];
+  b->quat[0] = 1, b->quat[1] = b->quat[2] = b->quat[3] = 0;
+  b->pos[0] = b->pos[1] = 0;
+  b->pos[2] = hz + 0.05;
+  b->vel[2] = -30;
+  fl_solver *s = pgs(200, 0);
+  fl_step_info info;
+  int rc = fl_world_step(w, s, &info);
+  if (rc >= 0) {
+    *z1 = w->body[1].pos[2] - hz;
+    rc = fl_world_penetration(w, pen1);
+  }
+  if (rc >= 0) rc = fl_world_step(w, s, &info);
+  *vz2 = w->body[1].vel[2];
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return rc;
+}
+
+
+FL_TEST(speculative_stops_fast_box) {
+  double z1, pen1, vz2;
+  ASSERT_OK(drop(1, &z1, &pen1, &vz2));
+  ASSERT_NEAR(z1, 0, 1e-6);
+  ASSERT_LE(pen1, 1e-6);
+  ASSERT_NEAR(vz2, 0, 1e-4);
+  ASSERT_OK(drop(0, &z1, &pen1, &vz2));
+  ASSERT_NEAR(z1, 0.05 - 0.25 - 9.81 / (120.0 * 120.0), 1e-9); // free fall, no contact
+  ASSERT(pen1 > 0.19);
+  return 0;
+}
+
+
+/* The heap: 200 steps (1.67 s) with warm-started PGS of 20 sweeps. The boxes land from up to
+ * 1.2 m (potential energy released about 1 kJ); the run must stay free of deep overlaps and
+ * come nearly to rest: after the last step the kinetic energy is under 2 J and the deepest
+ * overlap under 1 mm. */
+FL_TEST(slow_settles) {
+  fl_world *w;
+  ASSERT_OK(fl_scene_create("box_pile", 0, NULL, &w));
+  w->compute_metrics = 0;
+  fl_solver *s = pgs(20, 1);
+  ASSERT(s);
+  double deepest = 0, ke0 = 0, pe0 = 0, ke = 0, pe = 0, pen = 0;
+  fl_world_energy_momentum(w, &ke0, &pe0, NULL, NULL);
+  for (int k = 0; k < 200; k++) {
+    fl_step_info info;
+    int rc = fl_world_step(w, s, &info);
+    if (rc < 0) FL_FAIL_("step %d: %s", k, fl_errmsg());
+    ASSERT_OK(fl_world_penetration(w, &pen));
+    deepest = fmax(deepest, pen);
+  }
+  fl_world_energy_momentum(w, &ke, &pe, NULL, NULL);
+  printf("box_pile: released %.1f J, kinetic %.3g J at the end, deepest overlap %.3g m over the "
+         "run, %.3g m at the end\n", pe0 - pe, ke, deepest, pen);
+  ASSERT(pe0 - pe > 500);
+  ASSERT_LE(ke, 2.0);
+  ASSERT_LE(pen, 1e-3);
+  ASSERT_LE(deepest, 0.1);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return 0;
+}
+
+
+/* PGS's residual_every skips the residual between sweeps, not the sweeps: on a step of the
+ * landing heap (about 100 contacts) 9 sweeps give the same impulses to the bit whether the
+ * residual is evaluated after every sweep or after every 4th and the last. */
+FL_TEST(pgs_residual_every_same_iterates) {
+  fl_world *w;
+  ASSERT_OK(fl_scene_create("box_pile", 0, NULL, &w));
+  w->compute_metrics = 0;
+  fl_solver *s = pgs(20, 1);
+  ASSERT(s);
+  for (int k = 0; k < 24; k++) {
+    fl_step_info info;
+    ASSERT_OK(fl_world_step(w, s, &info));
+  }
+  fl_solver_destroy(s);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  fl_problem *p = fl_world_problem(w);
+  ASSERT(p->nc >= 50);
+  fl_int nr = 3 * p->nc + p->nh;
+  double *v[2], *g[2];
+  int iters[2];
+  for (int c = 0; c < 2; c++) {
+    v[c] = calloc((size_t)p->nv, sizeof(double));
+    g[c] = calloc((size_t)nr, sizeof(double));
+    ASSERT(v[c] && g[c]);
+    fl_solver *t = pgs(9, 0);
+    ASSERT(t);
+    ASSERT_OK(fl_solver_set_option(t, "abs_tol", "0"));
+    ASSERT_OK(fl_solver_set_option(t, "residual_every", c ? "4" : "1"));
+    fl_result res;
+    ASSERT_OK(fl_solver_setup(t, p));
+    ASSERT_OK(fl_solver_solve(t, p, v[c], g[c], &res));
+    iters[c] = res.iters;
+    fl_solver_destroy(t);
+  }
+  ASSERT_EQ(iters[0], 9);
+  ASSERT_EQ(iters[1], 9);
+  ASSERT(memcmp(g[0], g[1], (size_t)nr * sizeof(double)) == 0);
+  ASSERT(memcmp(v[0], v[1], (size_t)p->nv * sizeof(double)) == 0);
+  double gn = 0;
+  for (fl_int i = 0; i < p->nc; i++) gn += g[0][3 * i];
+  ASSERT(gn > 0); // the heap pushes
+  for (int c = 0; c < 2; c++) {
+    free(v[c]);
+    free(g[c]);
+  }
+  fl_world_free(w);
+  return 0;
+}
