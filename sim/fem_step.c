@@ -335,11 +335,14 @@ static int fem_prepare(fl_world *w, const fl__contact *ct, fl_int nct, fl_int *n
 
     //---- factor with the participating dofs last; v* ----
     fl_int np = st->schur ? st->np : 0;
-    if (st->fac) {
+    // A_ff's pattern is fixed; while the contact dofs stay the same the ordering and
+    // symbolic analysis of the last step are reused (the same factor to the bit)
+    int rc = st->fac ? fl_schur_refactor(st->fac, st->Aff, np, st->part) : 0;
+    if (rc <= 0 && st->fac) {
       fl_schur_free(st->fac);
       st->fac = NULL;
     }
-    int rc = fl_schur_create(st->Aff, np, st->part, &st->fac);
+    if (rc == 0) rc = fl_schur_create(st->Aff, np, st->part, &st->fac);
     if (rc < 0) return fl_seterr(rc, "deformable body %s: %s", b->name, fl_errmsg());
     for (fl_int i = 0; i < st->nfree; i++) st->vstar[i] = r[st->free[i]];
     FL_TRY(fl_schur_solve(st->fac, st->vstar, st->vstar));

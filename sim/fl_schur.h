@@ -50,6 +50,15 @@ typedef struct fl_schur fl_schur; /* opaque: the factor, S and workspaces */
  * factorization stopped); FL_ERR_LIBRARY for any other CHOLMOD failure. */
 int fl_schur_create(const fl_csr *A, fl_int np, const fl_int *p, fl_schur **out);
 
+/* Factors A again on the ordering and symbolic analysis of s when A has the same size and
+ * nonzero pattern (rowptr and col) as the matrix s was created or last refactored from and p
+ * is the same set (np, p equal): S, the factor and the solves are then those fl_schur_create
+ * would give, to the bit, without its ordering and analysis (a FEM body whose contact dofs do
+ * not change between steps). Returns 1 when refactored; 0 when the structure differs (s is
+ * unchanged: call fl_schur_create instead); an error of fl_schur_create's kinds otherwise
+ * (FL_ERR_NOT_SPD, FL_ERR_NOMEM, FL_ERR_LIBRARY), after which s may only be freed. */
+int fl_schur_refactor(fl_schur *s, const fl_csr *A, fl_int np, const fl_int *p);
+
 /* Frees everything s owns. NULL-safe. */
 void fl_schur_free(fl_schur *s);
 

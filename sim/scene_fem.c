@@ -17,7 +17,7 @@ typedef struct elastic_cube_params {
   fl_scene_common c;
   double edge, mass, E, nu, mu, force;
   int cells, model, solve;
-  double beta, panel_mass, stiffness;
+  double beta, panel_mass, stiffness, gravity;
 } elastic_cube_params;
 
 static const fl_option_desc elastic_cube_opts[] = {
@@ -37,6 +37,8 @@ static const fl_option_desc elastic_cube_opts[] = {
   FL__REAL(elastic_cube_params, panel_mass, 1e-6, 1e6, 0.1, "mass of each panel (kg)"),
   FL__REAL(elastic_cube_params, stiffness, 1e-3, INFINITY, INFINITY,
            "contact stiffness per vertex contact (N/m); inf: rigid"),
+  // 0 with mu = 0: a uniaxial compression test (the `cube_compress` case of verify)
+  FL__REAL(elastic_cube_params, gravity, 0, 1e3, 9.81, "gravity along -z (m/s^2)"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -44,6 +46,7 @@ static const fl_option_desc elastic_cube_opts[] = {
 static int elastic_cube_build(const void *pp, fl_world *w) {
   const elastic_cube_params *p = pp;
   w->fem_solve = (fl_fem_solve)p->solve;
+  w->gravity[2] = -p->gravity;
   int mat = fl_world_add_material(w, "cube", p->mu, p->stiffness, 0);
   FL_TRY(mat);
   double a = p->edge, size[3] = {a, a, a};

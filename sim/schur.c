@@ -25,6 +25,10 @@ struct fl_schur {
   double *S;              /* (np x np) row-major, order of p; NULL when np = 0 */
   fl_int *pos;            /* (np) trailing row a of L (permuted position m + a) -> index in p */
   int started;            /* cc was started (cholmod_finish due) */
+  /* what fl_schur_refactor reuses: the symbolic factor (ordering and analysis) and the
+   * structure it was made for (A's pattern, p) */
+  cholmod_factor *Lsym;
+  fl_int nnz, *rowptr, *col, *p;
 };
 
 
@@ -81,10 +85,14 @@ void fl_schur_free(fl_schur *s) {
   if (!s) return;
   if (s->started) {
     cholmod_free_factor(&s->L, &s->cc);
+    cholmod_free_factor(&s->Lsym, &s->cc);
     cholmod_finish(&s->cc);
   }
   fl_free(s->S);
   fl_free(s->pos);
+  fl_free(s->rowptr);
+  fl_free(s->col);
+  fl_free(s->p);
   fl_free(s);
 }
 
@@ -212,6 +220,9 @@ static int schur_form(fl_schur *s, const fl_int *p) {
 }
 
 
+static int schur_numeric(fl_schur *s, cholmod_sparse *Wp, const fl_int *p);
+
+
 static int schur_setup(fl_schur *s, const fl_csr *A, const fl_int *p) {
   fl_int n = s->n, np = s->np, m = n - np;
   if (!cholmod_start(&s->cc)) return schur_cmerr(&s->cc, "cholmod_start");
@@ -270,13 +281,32 @@ static int schur_setup(fl_schur *s, const fl_csr *A, const fl_int *p) {
                        (int)bad, ((const int *)s->L->Perm)[bad]);
   }
 
+  // keep the symbolic factor and the structure it belongs to for fl_schur_refactor
+  s->Lsym = cholmod_copy_factor(s->L, &s->cc);
+  s->nnz = A->nnz;
+  s->rowptr = fl_malloc((size_t)(n + 1) * sizeof(fl_int));
+  s->col = fl_malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof(fl_int));
+  s->p = fl_malloc((size_t)(np > 0 ? np : 1) * sizeof(fl_int));
+  if (!s->Lsym || !s->rowptr || !s->col || !s->p)
+    return fl_seterr(FL_ERR_NOMEM, "fl_schur_create: out of memory (symbolic factor)");
+  memcpy(s->rowptr, A->rowptr, (size_t)(n + 1) * sizeof(fl_int));
+  if (A->nnz > 0) memcpy(s->col, A->col, (size_t)A->nnz * sizeof(fl_int));
+  if (np > 0) memcpy(s->p, p, (size_t)np * sizeof(fl_int));
+  return schur_numeric(s, &W, p);
+}
+
+
+/* The numeric part: factorizes W with s->L (symbolic), converts the factor to simplicial,
+ * packed, monotonic LL^T and forms S. */
+static int schur_numeric(fl_schur *s, cholmod_sparse *Wp, const fl_int *p) {
+  fl_int n = s->n, np = s->np;
   // numeric factorization; the result converted to simplicial, packed, monotonic LL^T
   s->cc.final_asis = 0;
   s->cc.final_super = 0;
   s->cc.final_ll = 1;
   s->cc.final_pack = 1;
   s->cc.final_monotonic = 1;
-  int ok = cholmod_factorize(&W, s->L, &s->cc);
+  int ok = cholmod_factorize(Wp, s->L, &s->cc);
   if (!ok || s->cc.status < CHOLMOD_OK) return schur_cmerr(&s->cc, "cholmod_factorize");
   if (s->cc.status == CHOLMOD_NOT_POSDEF || s->L->minor < (size_t)n) {
     size_t k = s->L->minor < (size_t)n ? s->L->minor : 0;
@@ -312,6 +342,27 @@ int fl_schur_create(const fl_csr *A, fl_int np, const fl_int *p, fl_schur **out)
   }
   *out = s;
   return FL_OK;
+}
+
+
+int fl_schur_refactor(fl_schur *s, const fl_csr *A, fl_int np, const fl_int *p) {
+  if (!s || !s->Lsym || !A || !A->rowptr) return 0;
+  if (A->nrow != s->n || A->ncol != s->n || A->nnz != s->nnz || np != s->np) return 0;
+  if (np > 0 && (!p || memcmp(p, s->p, (size_t)np * sizeof(fl_int)) != 0)) return 0;
+  if (memcmp(A->rowptr, s->rowptr, (size_t)(s->n + 1) * sizeof(fl_int)) != 0) return 0;
+  if (A->nnz > 0 && memcmp(A->col, s->col, (size_t)A->nnz * sizeof(fl_int)) != 0) return 0;
+  // the same structure: a fresh numeric factor on the kept symbolic one
+  fl_free(s->S);
+  fl_free(s->pos);
+  s->S = NULL;
+  s->pos = NULL;
+  cholmod_free_factor(&s->L, &s->cc);
+  s->L = cholmod_copy_factor(s->Lsym, &s->cc);
+  if (!s->L) return fl_seterr(FL_ERR_NOMEM, "fl_schur_refactor: out of memory (factor)");
+  cholmod_sparse W;
+  schur_wrap(A, &W);
+  int rc = schur_numeric(s, &W, p);
+  return rc < 0 ? rc : 1;
 }
 
 

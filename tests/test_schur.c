@@ -241,6 +241,52 @@ FL_TEST(matches_dense) {
 
 //---- edge cases ----
 
+/* A refactor on the kept ordering and analysis gives what a fresh create gives, to the bit
+ * (S and the solves); another participating set or another pattern is refused (0). */
+FL_TEST(refactor_equals_create) {
+  fl_csr *A = grid_spd(6, 5, 4, 0, 1.0, 11), *B = grid_spd(6, 5, 4, 0, 2.0, 12),
+         *C = grid_spd(6, 5, 4, 8, 1.0, 13);
+  ASSERT(A && B && C);
+  int n = (int)A->nrow, np = 20;
+  ASSERT(A->nnz == B->nnz && !memcmp(A->col, B->col, (size_t)A->nnz * sizeof(fl_int)));
+  ASSERT(C->nnz != A->nnz);
+  fl_int p[20], q[20];
+  random_set(n, np, 5, p);
+  random_set(n, np, 6, q);
+  ASSERT(memcmp(p, q, sizeof p) != 0);
+  fl_schur *s = NULL, *t = NULL;
+  ASSERT_OK(fl_schur_create(A, np, p, &s));
+  ASSERT_EQ(fl_schur_refactor(s, B, np, p), 1);
+  ASSERT_OK(fl_schur_create(B, np, p, &t));
+  ASSERT(!memcmp(fl_schur_matrix(s), fl_schur_matrix(t), (size_t)np * (size_t)np * sizeof(double)));
+  double *b = malloc((size_t)n * sizeof(double)), *x1 = malloc((size_t)n * sizeof(double)),
+         *x2 = malloc((size_t)n * sizeof(double));
+  unsigned long long st = 99;
+  for (int i = 0; i < n; i++) b[i] = urand(&st) - 0.5;
+  ASSERT_OK(fl_schur_solve(s, b, x1));
+  ASSERT_OK(fl_schur_solve(t, b, x2));
+  ASSERT(!memcmp(x1, x2, (size_t)n * sizeof(double)));
+  ASSERT_OK(fl_schur_recover(s, b, x1));
+  ASSERT_OK(fl_schur_recover(t, b, x2));
+  ASSERT(!memcmp(x1, x2, (size_t)n * sizeof(double)));
+  // the refactored object still solves A's successor: B x = b to round-off
+  double res = 0;
+  int alias = 0;
+  ASSERT_OK(check_solve(B, s, 7, &res, &alias));
+  ASSERT(res < 1e-10 && alias);
+  ASSERT_EQ(fl_schur_refactor(s, B, np, q), 0);
+  ASSERT_EQ(fl_schur_refactor(s, C, np, p), 0);
+  ASSERT_EQ(fl_schur_refactor(s, B, np - 1, p), 0);
+  free(b), free(x1), free(x2);
+  fl_schur_free(s);
+  fl_schur_free(t);
+  fl_csr_free(A);
+  fl_csr_free(B);
+  fl_csr_free(C);
+  return 0;
+}
+
+
 FL_TEST(np_zero_is_a_factor) {
   fl_csr *A = grid_spd(7, 7, 6, 20, 0.3, 3);
   ASSERT(A != NULL);

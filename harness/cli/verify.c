@@ -98,6 +98,17 @@ static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprob
 }
 
 
+/* The canonical scene of case c with its settings (and its quick ones in --quick). */
+static int canonical_world(const vcase *c, int quick, fl_world **w) {
+  char all[256], sbuf[256];
+  const char *ss[12];
+  snprintf(all, sizeof all, "%s%s%s", c->canonical_set ? c->canonical_set : "",
+           quick && c->quick_set ? "," : "", quick && c->quick_set ? c->quick_set : "");
+  int ns = fl_split_list(all, sbuf, sizeof sbuf, ss, 12);
+  return ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, w);
+}
+
+
 /* Runs case c with row r for `duration` seconds and judges it. Returns FL_OK (the outcome is
  * in out, an unsupported or failing step included) or an error of verify itself. */
 static int run_one(const vcase *c, const vsolver *r, double duration, const char *scene_json,
@@ -111,10 +122,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   memset(&tr, 0, sizeof tr);
   int rc;
   if (c->canonical) {
-    char sbuf[256];
-    const char *ss[8];
-    int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
-    rc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+    rc = canonical_world(c, o->quick, &w);
   } else {
     rc = fl_world_parse_json(scene_json, c->name, &w);
   }
@@ -230,6 +238,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   tr.steps = steps;
   tr.nfail = out->nfail;
   out->steps = steps;
+  tr.world = w;
   rc = c->judge(c, &tr, out->q);
   if (rc >= 0) {
     out->nq = rc;
@@ -304,10 +313,11 @@ static const char verify_about[] =
   "its friction angle, dragged by a growing force; a sphere sliding into rolling and rolling\n"
   "down a slope; a block on a turntable; heavy on light; a compliant contact's sink; the\n"
   "coin's eps*; two masonry arches standing above and falling below their friction limits;\n"
-  "Hertz line contact on a FEM cylinder) with every CPU solver at its defaults, with the\n"
-  "settings docs/ recommend, and with MuJoCo's solvers where the scene can be written for\n"
-  "them. Each quantity is judged on the motion (positions and velocities read from the world)\n"
-  "against the time-stepping scheme's own answer or a published result (docs/verify.md).\n"
+  "Hertz line contact on a FEM cylinder; zong-fig6's FEM cube held by friction and squeezed\n"
+  "without it) with every CPU solver at its defaults, with the settings docs/ recommend, and\n"
+  "with MuJoCo's solvers where the scene can be written for them. Each quantity is judged on\n"
+  "the motion (positions and velocities read from the world) against the time-stepping\n"
+  "scheme's own answer or a published result (docs/verify.md).\n"
   "Writes verify.csv (case, solver, settings, quantity, expected, measured, rel_error,\n"
   "tolerance, verdict), summary.txt, the cases' scene files and a figure; prints the table.\n"
   "Exit 0 when it ran (failures are results), 2 on bad arguments.\n";
@@ -641,11 +651,8 @@ int fl_cmd_verify(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
       if (c->canonical) {
         // a canonical scene: its scene file as `export --scene-json` writes it
-        char sbuf[256];
-        const char *ss[8];
-        int ns = fl_split_list(c->canonical_set, sbuf, sizeof sbuf, ss, 8);
         fl_world *w = NULL;
-        int wrc = ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, &w);
+        int wrc = canonical_world(c, o.quick, &w);
         if (wrc >= 0) wrc = fl_world_save_json(w, path);
         fl_world_free(w);
         if (wrc < 0) {

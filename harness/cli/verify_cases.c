@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../core/fl_core.h"
+#include "../../sim/fl_fem.h"
 #include "fl_verify.h"
 #include "verify_impl.h"
 
@@ -514,6 +515,84 @@ static int judge_hertz(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* the named observable of the world after the last step, or NaN */
+static double final_obs(const vtraj *tr, const char *name) {
+  fl_world *w = tr->world;
+  fl_int n = fl_world_nobs(w);
+  double *val = fl_malloc((size_t)(n > 0 ? n : 1) * sizeof(double)), r = NAN;
+  if (val && fl_world_observe(w, val) == FL_OK) {
+    for (fl_int i = 0; i < n; i++)
+      if (!strcmp(fl_world_obs_name(w, i), name)) r = val[i];
+  }
+  fl_free(val);
+  return r;
+}
+
+
+/* Deformed width of deformable body 0 along each axis: the mean current coordinate of the
+ * vertices on its rest bounding box's upper face minus that on its lower face (a box mesh;
+ * under a uniform strain e_d the width is a (1 + e_d) exactly, whatever the mesh). */
+static void fem_widths(const vtraj *tr, double width[3]) {
+  const fl_fem_body *b = tr->world->nfem > 0 ? tr->world->fem[0] : NULL;
+  for (int d = 0; d < 3; d++) {
+    width[d] = NAN;
+    if (!b) continue;
+    const fl_mesh *m = b->mesh;
+    double lo = INFINITY, hi = -INFINITY;
+    for (fl_int i = 0; i < m->nvert; i++) {
+      lo = fmin(lo, m->X[3 * i + d]);
+      hi = fmax(hi, m->X[3 * i + d]);
+    }
+    double slo = 0, shi = 0, tol = 1e-9 * (hi - lo);
+    fl_int nlo = 0, nhi = 0;
+    for (fl_int i = 0; i < m->nvert; i++) {
+      if (m->X[3 * i + d] <= lo + tol) {
+        slo += b->x[3 * i + d];
+        nlo++;
+      }
+      if (m->X[3 * i + d] >= hi - tol) {
+        shi += b->x[3 * i + d];
+        nhi++;
+      }
+    }
+    if (nlo > 0 && nhi > 0) width[d] = shi / nhi - slo / nlo;
+  }
+}
+
+
+/* zong-fig6's elastic cube (p: F, m, a, E, nu) held by friction between two panels pushed
+ * with F: at rest each panel's prismatic joint takes nothing along x, so its contact force is
+ * the push; the cube's weight is carried by the two panels' vertical friction, half each by
+ * symmetry; and the cube is at rest. */
+static int judge_cube_hang(const vcase *c, const vtraj *tr, vq *q) {
+  double F = c->p[0], half = 0.5 * c->p[1] * G, pc[3] = {NAN, NAN, NAN}, com[3];
+  if (tr->world->nfem > 0) fl_fem_momentum(tr->world, 0, pc, com);
+  double mass = tr->world->nfem > 0 ? tr->world->fem[0]->mass : NAN;
+  setq(&q[0], "normal_left_N", F, -final_obs(tr, "left_fx"), TOL_REL);
+  setq(&q[1], "normal_right_N", F, final_obs(tr, "right_fx"), TOL_REL);
+  setq(&q[2], "friction_left_N", half, -final_obs(tr, "left_fz"), TOL_REL);
+  setq(&q[3], "friction_right_N", half, -final_obs(tr, "right_fz"), TOL_REL);
+  setq(&q[4], "cube_speed_m_s", 0, sqrt(dot3(pc, pc)) / mass, TOL_VEL);
+  return 5;
+}
+
+
+/* The same cube without friction or gravity: uniaxial stress F / a^2 along x, free sides.
+ * Linear elasticity (and the corotated models, exactly linear in a stretch without rotation)
+ * gives e_x = -F / (E a^2), e_y = e_z = nu F / (E a^2); linear tets reproduce a uniform
+ * strain exactly. p: F, m, a, E, nu. */
+static int judge_cube_compress(const vcase *c, const vtraj *tr, vq *q) {
+  double F = c->p[0], a = c->p[2], e = F / (c->p[3] * a * a), nu = c->p[4], wd[3];
+  fem_widths(tr, wd);
+  setq(&q[0], "strain_x", e, (a - wd[0]) / a, TOL_REL);
+  setq(&q[1], "strain_y", nu * e, (wd[1] - a) / a, TOL_REL);
+  setq(&q[2], "strain_z", nu * e, (wd[2] - a) / a, TOL_REL);
+  setq(&q[3], "normal_left_N", F, -final_obs(tr, "left_fx"), TOL_REL);
+  setq(&q[4], "normal_right_N", F, final_obs(tr, "right_fx"), TOL_REL);
+  return 5;
+}
+
+
 /* The friction below which a complete semicircular arch with radial joints has no equilibrium
  * under its own weight, whatever its thickness (Cocchetti and Rizzi 2020, Table 3: mu_ms =
  * 0.309215; docs/verify.md derives it) */
@@ -524,53 +603,59 @@ static int judge_hertz(const vcase *c, const vtraj *tr, vq *q) {
 #define DEG (PI / 180)
 const vcase fl__verify_cases[] = {
   {"slide", "box sliding to rest on a plane: d = v0^2/(2 mu g), t = v0/(mu g)", {0.5, 2.0},
-   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slide, judge_slide, 0.01, 1.5, 0.6, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_below_g", "box on a 20 deg slope, mu 0.5 (gravity tilted): sticks", {0.5, 20 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_at_g", "box at its friction angle atan(mu) (gravity tilted): stays", {0.5, 0.46364760900080609, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_above_g", "box on a 35 deg slope (gravity tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 0},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_below_tilt", "box on a 20 deg slope (plane and box tilted): sticks", {0.5, 20 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_at_tilt", "box at its friction angle (plane and box tilted): stays", {0.5, 0.46364760900080609, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"slope_above_tilt", "box on a 35 deg slope (plane and box tilted): a = g (sin - mu cos)", {0.5, 35 * DEG, 1},
-   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_slope, judge_slope, 0.01, 2.0, 0.5, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"drag", "box dragged by F = mu m g t/t_on, t_on = 0.505 s: onset, distance, speed", {0.5, 0.505},
-   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0, NULL},
+   1, scene_drag, judge_drag, 0.01, 1.5, 0.8, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"sphere_slide", "sphere released sliding: rolls at 2 v0/(7 mu g), speed 5 v0/7", {0.2, 3.0, 0, 0.1},
-   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0, NULL},
+   1, scene_sphere, judge_sphere_slide, 0.01, 1.5, 0.6, {"ball"}, NULL, NULL, 0, 0, NULL, NULL},
   {"sphere_roll", "sphere rolling down a 30 deg slope, mu 0.5: a = 5/7 g sin", {0.5, 0, 30 * DEG, 0.1},
-   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0, NULL},
+   1, scene_sphere, judge_sphere_roll, 0.01, 2.0, 0.5, {"ball"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_stick", "block at 0.9 r_c on a turntable at 2 pi rad/s: sticks", {0.5, 2 * PI, 0.9},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_slip", "block at 1.1 r_c (r_c = mu g/omega^2): slips outward", {0.5, 2 * PI, 1.1},
-   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL},
+   1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
-   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL},
+   1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
-   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0, NULL},
+   1, scene_sink, judge_sink, 0.001, 0.5, 0.25, {"ball"}, NULL, NULL, 0, 0, NULL, NULL},
   {"coin_eps", "spinning coin from 1 m/s, eps0 = 1: eps* = 0.64426 (full suite only)", {0.01213, 0.2},
    0, NULL, judge_coin, 0.001, 0.8, 0.8, {"coin"}, "spinning_coin", "eps0=1,speed=1",
    /* rest: below a twentieth of one step's friction deceleration, as fl_coin_simulate */
-   0.01213, 0.05 * 0.2 * G * 0.001, NULL},
+   0.01213, 0.05 * 0.2 * G * 0.001, NULL, NULL},
   {"arch_stand", "25-stone arch on knife edges, mu 1.0: stands, no stone moves 1 % of its size (full suite)",
    {0}, 0, NULL, judge_arch_stand, 0.04, 2.0, 2.0, {NULL}, "arch_masonry", "base=edges,mu=1",
-   0, 0, "arch_disp_rel_max"},
+   0, 0, "arch_disp_rel_max", NULL},
   {"arch_fall", "the same arch at mu 0.2: falls, a stone moves over 5 % of its size in 2 s (full suite)",
    {0}, 0, NULL, judge_arch_fall, 0.04, 2.0, 2.0, {NULL}, "arch_masonry", "base=edges,mu=0.2",
-   0, 0, "arch_disp_rel_max"},
+   0, 0, "arch_disp_rel_max", NULL},
   {"hertz_line", "plane-strain FEM cylinder (12 rings) pressed by 4833 N/m: Hertz approach (full suite)",
    {4833, 2.8e6, 0.3, 0.2}, 0, NULL, judge_hertz, 0.01, 0.8, 0.8, {NULL}, "cylinder_press",
    "rings=12,force=4833,model=linear,E=2.8e6,nu=0.3,ramp=0.3,beta=0.05,dt=0.01", 0, 0,
-   "press_approach"},
+   "press_approach", NULL},
   {"semiarch_stand", "semicircular arch, 25 voussoirs, t/R 0.3, at 1.2 mu_s (mu_s = 0.309215): stands (full suite)",
-   {1.2 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_stand, 0.02, 2.0, 2.0, {NULL},
-   NULL, NULL, 0, 0, "arch_disp_rel_max"},
+   {1.2 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_stand, 0.02, 2.0, 2.0, {NULL, NULL},
+   NULL, NULL, 0, 0, "arch_disp_rel_max", NULL},
   {"semiarch_fall", "the same arch at 0.8 mu_s: no equilibrium, falls (full suite)",
-   {0.8 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_fall, 0.02, 2.0, 2.0, {NULL},
-   NULL, NULL, 0, 0, "arch_disp_rel_max"},
+   {0.8 * MU_SLIDE, 25, 1.0, 0.3, 0.3}, 0, scene_semiarch, judge_arch_fall, 0.02, 2.0, 2.0, {NULL, NULL},
+   NULL, NULL, 0, 0, "arch_disp_rel_max", NULL},
+  {"cube_hang", "zong-fig6's FEM cube held by friction between panels pushed with 10 N: forces 10 N and m g/2",
+   {10, 0.4, 0.1, 1e5, 0.4}, 1, NULL, judge_cube_hang, 0.01, 0.5, 0.3, {NULL}, "elastic_cube",
+   "dt=0.01", 0, 0, NULL, "cells=2"},
+  {"cube_compress", "the same cube, frictionless, no gravity: e_x = F/(E a^2), e_y = e_z = nu e_x",
+   {10, 0.4, 0.1, 1e5, 0.4}, 1, NULL, judge_cube_compress, 0.01, 0.5, 0.3, {NULL}, "elastic_cube",
+   "dt=0.01,mu=0,gravity=0", 0, 0, NULL, "cells=2"},
 };
 const int fl__verify_ncases = (int)(sizeof fl__verify_cases / sizeof fl__verify_cases[0]);
 _Static_assert(sizeof fl__verify_cases / sizeof fl__verify_cases[0] <= FL_VERIFY_MAXCASES,

@@ -23,6 +23,7 @@ typedef struct vtraj {
   double pen_max; /* deepest penetration over the run (m), from the geometry */
   double obs_max; /* largest value over the run of the case's `track` observable */
   double obs_end; /* its value after the last step */
+  fl_world *world; /* the world after the last step (judges reading observables or FEM nodes) */
 } vtraj;
 
 /* one quantity of a case: expected, tolerance; absolute when expected is 0. An `atleast`
@@ -51,6 +52,7 @@ struct vcase {
   double rest_speed;
   const char *track;           /* an observable whose largest value over the run is kept
                                   (vtraj.obs_max), or NULL */
+  const char *quick_set;       /* settings added to canonical_set in --quick, or NULL */
 };
 
 

@@ -22,21 +22,22 @@ head -1 "$out/verify.csv" | grep -q "^case,solver,settings,quantity,expected,mea
   fail "summary.txt or manifest.json missing"
 grep -q "^slide " "$tmp/v.out" && pass "the table is printed" || fail "no table on stdout"
 n=$(ls "$out"/cases/*.json 2>/dev/null | wc -l)
-[[ $n -eq 14 ]] && pass "14 case scene files" || fail "$n case scene files, expected 14"
+[[ $n -eq 16 ]] && pass "16 case scene files" || fail "$n case scene files, expected 16"
 "$bin" run "$out/cases/slide.json" --solver prox --steps 5 --out "$tmp/r" >"$tmp/r.out" 2>&1 &&
   pass "a case's scene file runs" || fail "run cases/slide.json: $(tail -n 3 "$tmp/r.out")"
 
-# cases the reference row fails, per mutation (the unmutated suite: none)
-ref_fails() { awk -F, '$2 == "nsn" && $3 == "ncp=ac" && $9 != "pass" {print $1}' "$1" | sort -u | wc -l; }
+# cases the reference row fails, per mutation (the unmutated suite: none); the FEM cubes'
+# panels are on joints, which ncp=ac does not take (unsupported, not failed)
+ref_fails() { awk -F, '$2 == "nsn" && $3 == "ncp=ac" && ($9 == "fail" || $9 == "error") {print $1}' "$1" | sort -u | wc -l; }
 nref=$(ref_fails "$out/verify.csv")
 [[ $nref -eq 0 ]] && pass "nsn ncp=ac passes every case" ||
-  fail "nsn ncp=ac fails $nref cases: $(awk -F, '$2 == "nsn" && $3 == "ncp=ac" && $9 != "pass"' "$out/verify.csv" | head -5)"
-echo "| friction coefficient in the stepper | cases failed by nsn ncp=ac (of 14) | cases |"
+  fail "nsn ncp=ac fails $nref cases: $(awk -F, '$2 == "nsn" && $3 == "ncp=ac" && ($9 == "fail" || $9 == "error")' "$out/verify.csv" | head -5)"
+echo "| friction coefficient in the stepper | cases failed by nsn ncp=ac (of the 14 it takes) | cases |"
 echo "| --- | --- | --- |"
 for s in 1.1 0.9; do
   FL_TEST_MU_SCALE=$s "$bin" verify --quick --solver nsn --out "$tmp/m$s" >"$tmp/m.out" 2>&1
   n=$(ref_fails "$tmp/m$s/verify.csv")
-  which=$(awk -F, '$2 == "nsn" && $3 == "ncp=ac" && $9 != "pass" {print $1}' "$tmp/m$s/verify.csv" | sort -u | paste -sd' ')
+  which=$(awk -F, '$2 == "nsn" && $3 == "ncp=ac" && ($9 == "fail" || $9 == "error") {print $1}' "$tmp/m$s/verify.csv" | sort -u | paste -sd' ')
   echo "| x $s | $n | $which |"
   [[ $n -ge 5 ]] && pass "mu x $s caught ($n cases)" || fail "mu x $s: only $n cases fail"
 done
