@@ -62,8 +62,9 @@ typedef struct {
   cholmod_factor *L;
   cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
   int started;
-  double *r, *xi, *s, *u, *rhs, *zold, *tmp; /* (n) */
+  double *r, *xi, *s, *u, *rhs, *zold, *tmp, *zbest; /* (n) */
   double wmean, norm_q;
+  double raw; /* the last admm_error's raw (unnormalized) residual */
   int empty; /* no contact rows */
 } admm_data;
 
@@ -87,6 +88,7 @@ static void admm_destroy(fl_solver *s) {
   fl_free(d->rhs);
   fl_free(d->zold);
   fl_free(d->tmp);
+  fl_free(d->zbest);
   fl_csr_free(d->Ws);
   memset(d, 0, sizeof(*d));
 }
@@ -177,7 +179,8 @@ static int admm_setup(fl_solver *s, const fl_problem *p) {
   d->rhs = fl_malloc(nn * sizeof(double));
   d->zold = fl_malloc(nn * sizeof(double));
   d->tmp = fl_malloc(nn * sizeof(double));
-  if (!d->r || !d->xi || !d->s || !d->u || !d->rhs || !d->zold || !d->tmp)
+  d->zbest = fl_malloc(nn * sizeof(double));
+  if (!d->r || !d->xi || !d->s || !d->u || !d->rhs || !d->zold || !d->tmp || !d->zbest)
     return fl_seterr(FL_ERR_NOMEM, "admm: out of memory");
   if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "admm: cholmod_start failed");
   d->started = 1;
@@ -253,7 +256,8 @@ static double admm_error(const fl_solver *sv, const fl_problem *p, const double 
       break;
     default: break;
   }
-  return sqrt(sum) / m;
+  d->raw = sqrt(sum);
+  return d->raw / m;
 }
 
 
@@ -299,7 +303,8 @@ static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gam
   FL_TRY(factor(d, p, rho));
   for (fl_int r = 0; r < n; r++) d->xi[r] = -(d->u[r] + d->s[r]) / rho;
   memcpy(d->r, z, (size_t)n * sizeof(double));
-  double a = o->alpha;
+  double a = o->alpha, best = err, raw0 = d->raw, rho_min = 1e-6 * d->wmean;
+  memcpy(d->zbest, z, (size_t)n * sizeof(double));
   for (int k = 1;; k++) {
     int refac = 0;
     for (fl_int r = 0; r < n; r++) d->rhs[r] = -p->q[r] - d->s[r] + rho * (z[r] - d->xi[r]);
@@ -328,17 +333,34 @@ static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gam
       }
     }
     err = admm_error(sv, p, z);
-    if (o->adapt_every > 0 && k % o->adapt_every == 0 && rp2 > 0 && dz2 > 0 && y2 > 0) {
+    if (!(err <= 1e3 * best) || (raw0 > 0 && !(d->raw <= 1e3 * raw0))) {
+      // diverging (a small rho lets z drift along W's null space, which a normalization by
+      // ||gamma|| hides, hence the raw test): back to the best iterate
+      // with rho x100, and rho kept above a tenth of that from now on
+      memcpy(z, d->zbest, (size_t)n * sizeof(double));
+      err = admm_error(sv, p, z);
+      double nr = fmin(100 * rho, 1e6 * d->wmean);
+      rho_min = fmax(rho_min, nr / 10);
+      rho = nr;
+      FL_TRY(factor(d, p, rho));
+      refac = 1;
+      for (fl_int r = 0; r < n; r++) d->xi[r] = -(d->u[r] + d->s[r]) / rho;
+      memcpy(d->r, z, (size_t)n * sizeof(double));
+    } else if (err < best) {
+      best = err;
+      memcpy(d->zbest, z, (size_t)n * sizeof(double));
+    }
+    if (!refac && o->adapt_every > 0 && k % o->adapt_every == 0 && rp2 > 0 && dz2 > 0 && y2 > 0) {
       // residual balancing, primal ||r - z|| / max(||r||, ||z||) against dual
       // ||rho dz|| / ||y|| (y = rho xi, so rho cancels in the dual ratio)
       double prim = sqrt(rp2) / fmax(sqrt(fmax(rr2, zz2)), DBL_MIN);
       double dual = sqrt(dz2) / sqrt(y2);
       double cand = rho * sqrt(prim / dual);
       if (isfinite(cand) && (cand > o->adapt_factor * rho || cand * o->adapt_factor < rho)) {
-        // at most x100 per update, within [1e-6, 1e6] x mean W_ii (W + rho I stays well
+        // at most x100 per update, within [rho_min, 1e6 mean W_ii] (W + rho I stays well
         // conditioned enough for the factorization where W is singular)
         cand = fmin(fmax(cand, rho / 100), rho * 100);
-        cand = fmin(fmax(cand, 1e-6 * d->wmean), 1e6 * d->wmean);
+        cand = fmin(fmax(cand, rho_min), 1e6 * d->wmean);
         if (cand != rho) {
           for (fl_int r = 0; r < n; r++) d->xi[r] *= rho / cand;
           rho = cand;
