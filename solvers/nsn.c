@@ -84,6 +84,8 @@
 
 #include <umfpack.h>
 
+#include "sparse_lu.h"
+
 #include "fl_lin.h"
 #include "fl_solver_impl.h"
 
@@ -332,7 +334,7 @@ enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
 enum { LS_NONE = 0, LS_BACKTRACK = 1, LS_AUTO = 2 };
 enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
-enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2 };
+enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2, LU_KLU = 3 };
 enum { RHO_DIAG = 0, RHO_SPECTRAL = 1 };
 enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2 };
 
@@ -410,9 +412,11 @@ static const fl_option_desc nsn_options[] = {
   {"ac.restart", FL_OPT_INT, OO(ac_restart), -1, 1e8, -1, NULL,
    "ncp=ac: after this many Newton iterations without convergence restart once from gamma = 0 "
    "with a Tikhonov continuation (0: never); -1 = auto: 10 on global problems, 0 on local ones"},
-  {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse",
-   "ncp=ac: the Jacobian's LU: dense (partial pivoting) or sparse (UMFPACK); auto = dense on "
-   "global problems of at most 384 rows (world steps: many small solves), sparse otherwise"},
+  {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse|klu",
+   "ncp=ac: the Jacobian's LU: dense (partial pivoting), sparse (UMFPACK) or klu (KLU, the "
+   "pivots reused while the condition estimate allows: fewer instructions on the well-"
+   "conditioned systems of prox's inner solves); auto = dense on global problems of at most "
+   "384 rows (world steps: many small solves), sparse otherwise"},
   {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), -1, 1, -1, NULL,
    "ncp=ac: near-rigid regularization c: W_ii of every row becomes (1 + c) W_ii, a compliance "
    "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem; -1 = auto: "
@@ -480,6 +484,8 @@ typedef struct nsn_data {
   double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
+  fl_splu *klu;        /* ac.lu=klu: KLU's factors (sparse_lu.h) */
+  int acklu;           /* resolved ac.lu is klu */
   double *acG;         /* ac.lu=dense: G row-major (n x n), its LU in place */
   int *acpiv;          /* (2n) its row interchanges, then fl_lu_factor's last[] */
   double acreg;        /* resolved ac.reg */
@@ -526,6 +532,7 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->acpiv);
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  fl_splu_free(&d->klu);
   memset(d, 0, sizeof(*d));
 }
 
@@ -775,10 +782,11 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   }
   if (d->global) fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->Jvs);
 
-  if (d->ncp == NCP_AC) // no inner solver
-    return ac_setup(d, o->ac_lu == LU_DENSE ||
-                           (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX),
-                    rho_spectral);
+  if (d->ncp == NCP_AC) { // no inner solver
+    int dense = o->ac_lu == LU_DENSE || (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX);
+    d->acklu = !dense && o->ac_lu == LU_KLU;
+    return ac_setup(d, dense, rho_spectral);
+  }
 
   // the inner solver on K's pattern
   fl_lin_opts lo;
@@ -1188,6 +1196,11 @@ static int ac_direction(nsn_data *d) {
     return 0;
   }
   ac_build(d);
+  if (d->acklu) {
+    for (fl_int r = 0; r < n; r++) d->acFt[r] = -d->acF[r];
+    int rc = fl_splu_solve_rows(&d->klu, n, d->jptr, d->jcol, d->jval, d->acFt, d->acdx);
+    return rc ? -1 : 0;
+  }
   // jptr/jcol/jval read as compressed columns is G^T, so solve with the transpose
   if (!d->sym && umfpack_di_symbolic(n, n, d->jptr, d->jcol, d->jval, &d->sym, NULL, NULL) !=
                      UMFPACK_OK) {
@@ -1300,6 +1313,7 @@ static int nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *g
   s->cur_gamma = gamma;
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  fl_splu_free(&d->klu);
   d->acmu = d->acreg;
 
   // a guess that already solves the rigid problem (warm start from an answer) is taken as is
