@@ -33,6 +33,8 @@
 #include "../core/fl_contact_ops.h"
 #include "fl_solver_impl.h"
 
+#define PROX_KLU_MAX 1500 /* inner LU by KLU up to this many rows, UMFPACK above */
+
 typedef struct {
   double sigma;     /* initial sigma / mean W_ii */
   double shrink;    /* sigma factor per adaptation */
@@ -155,10 +157,11 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
   memcpy(pp->q, p->q, nn * sizeof(double));
   FL_TRY(fl_solver_create("nsn", &d->inner));
   char buf[128];
-  // KLU: W + sigma I keeps the Newton matrices well conditioned, where its reuse of pivots
-  // costs 2.7x fewer instructions than UMFPACK on Capsules-i101-404 (docs/benchmark.md)
-  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.lu=klu,max_iter=%d",
-           o->inner_max_iter);
+  // KLU below PROX_KLU_MAX rows: W + sigma I keeps the Newton matrices well conditioned, and
+  // KLU's small cost per factorization takes 2.7x fewer instructions than UMFPACK on
+  // Capsules-i101-404 (675 rows); from Kaplas's 1710 rows on, UMFPACK's dense fronts win
+  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.lu=%s,max_iter=%d",
+           n <= PROX_KLU_MAX ? "klu" : "sparse", o->inner_max_iter);
   return fl_solver_set_options(d->inner, buf);
 }
 
@@ -247,6 +250,10 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     snprintf(tol, sizeof tol, "%.17g",
              fmax(0.1 * s->common.abs_tol, o->inner_rel * err) * fmin(1.0, d->scale));
     FL_TRY(fl_solver_set_option(d->inner, "abs_tol", tol));
+    if (isfinite(s->common.time_limit)) { // the inner solve keeps to what is left of the limit
+      snprintf(tol, sizeof tol, "%.17g", fmax(0.0, s->common.time_limit - fl_solver_elapsed(s)));
+      FL_TRY(fl_solver_set_option(d->inner, "time_limit", tol));
+    }
     FL_TRY(fl_solver_setup(d->inner, pp));
     fl_result res;
     FL_TRY(fl_solver_solve(d->inner, pp, NULL, gamma, &res));
