@@ -137,9 +137,11 @@ static const fl_option_desc nsn_options[] = {
   {"ac.restart", FL_OPT_INT, OO(ac_restart), -1, 1e8, -1, NULL,
    "ncp=ac: after this many Newton iterations without convergence restart once from gamma = 0 "
    "with a Tikhonov continuation (0: never); -1 = auto: 10 on global problems, 0 on local ones"},
-  {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse",
-   "ncp=ac: the Jacobian's LU: dense (partial pivoting) or sparse (UMFPACK); auto = dense on "
-   "global problems of at most 384 rows (world steps: many small solves), sparse otherwise"},
+  {"ac.lu", FL_OPT_ENUM, OO(ac_lu), 0, 0, LU_AUTO, "auto|dense|sparse|klu",
+   "ncp=ac: the Jacobian's LU: dense (partial pivoting), sparse (UMFPACK) or klu (KLU, the "
+   "pivots reused while the condition estimate allows: fewer instructions on the well-"
+   "conditioned systems of prox's inner solves); auto = dense on global problems of at most "
+   "384 rows (world steps: many small solves), sparse otherwise"},
   {"ac.compliance", FL_OPT_REAL, OO(ac_compliance), -1, 1, -1, NULL,
    "ncp=ac: near-rigid regularization c: W_ii of every row becomes (1 + c) W_ii, a compliance "
    "c W_ii (s/kg) per contact row as SAP's regularization; 0 = the rigid problem; -1 = auto: "
@@ -193,6 +195,7 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->acpiv);
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  fl_splu_free(&d->klu);
   memset(d, 0, sizeof(*d));
 }
 
@@ -440,10 +443,11 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   }
   if (d->global) fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->Jvs);
 
-  if (d->ncp == NCP_AC) // no inner solver
-    return fl__nsn_ac_setup(d, o->ac_lu == LU_DENSE ||
-                           (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX),
-                    rho_spectral);
+  if (d->ncp == NCP_AC) { // no inner solver
+    int dense = o->ac_lu == LU_DENSE || (o->ac_lu == LU_AUTO && d->pl && d->n <= NSN_AC_DENSE_MAX);
+    d->acklu = !dense && o->ac_lu == LU_KLU;
+    return fl__nsn_ac_setup(d, dense, rho_spectral);
+  }
 
   // the inner solver on K's pattern
   fl_lin_opts lo;

@@ -250,6 +250,11 @@ static int ac_direction(nsn_data *d) {
     return 0;
   }
   ac_build(d);
+  if (d->acklu) {
+    for (fl_int r = 0; r < n; r++) d->acFt[r] = -d->acF[r];
+    int rc = fl_splu_solve_rows(&d->klu, n, d->jptr, d->jcol, d->jval, d->acFt, d->acdx);
+    return rc ? -1 : 0;
+  }
   // jptr/jcol/jval read as compressed columns is G^T, so solve with the transpose
   if (!d->sym && umfpack_di_symbolic(n, n, d->jptr, d->jcol, d->jval, &d->sym, NULL, NULL) !=
                      UMFPACK_OK) {
@@ -360,6 +365,7 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
   s->cur_gamma = gamma;
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  fl_splu_free(&d->klu);
   d->acmu = d->acreg;
 
   // a guess that already solves the rigid problem (warm start from an answer) is taken as is

@@ -9,6 +9,8 @@
 #error "solvers/nsn_impl.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
 #endif
 
+#include "sparse_lu.h"
+
 #include "fl_lin.h"
 #include "fl_solver_impl.h"
 
@@ -29,7 +31,7 @@ enum { PRE_IDENTITY = 0, PRE_TIMESTEP = 1, PRE_EFFMASS = 2 };
 enum { LS_NONE = 0, LS_BACKTRACK = 1, LS_AUTO = 2 };
 enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
-enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2 };
+enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2, LU_KLU = 3 };
 enum { RHO_DIAG = 0, RHO_SPECTRAL = 1 };
 enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2 };
 
@@ -102,6 +104,8 @@ typedef struct nsn_data {
   double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
+  fl_splu *klu;        /* ac.lu=klu: KLU's factors (sparse_lu.h) */
+  int acklu;           /* resolved ac.lu is klu */
   double *acG;         /* ac.lu=dense: G row-major (n x n), its LU in place */
   int *acpiv;          /* (2n) its row interchanges, then fl_lu_factor's last[] */
   double acreg;        /* resolved ac.reg */
