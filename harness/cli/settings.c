@@ -129,10 +129,10 @@ int fl_settings_add(fl_settings *st, const char *text, int scene_only) {
   } else if (dot && (runs(c, prefix) || (fl_peer_prefix(prefix) && c->nsolvers > 0))) {
     // a solver run here, or the peers (whose options they sort themselves, fl_peer.h)
     t->scope = fl_peer_prefix(prefix) ? FL_SET_PEER : FL_SET_SOLVER;
-    snprintf(t->target, sizeof t->target, "%s", prefix);
+    snprintf(t->target, sizeof t->target, "%.*s", (int)sizeof t->target - 1, prefix);
   } else if (dot && (fl_solver_find(prefix) || fl_peer_prefix(prefix))) {
     t->scope = FL_SET_IGNORED;
-    snprintf(t->target, sizeof t->target, "%s", prefix);
+    snprintf(t->target, sizeof t->target, "%.*s", (int)sizeof t->target - 1, prefix);
     if (!c->quiet)
       fprintf(stderr, "frictionlab %s: note: --set '%s': %s is not run here; ignored\n", c->cmd,
               text, prefix);

@@ -119,7 +119,7 @@ FL_SHARED_DIR=$tmp/none "$bin" reproduce han-fig4 --quick --out "$tmp/noref" >"$
   fail "han-fig4 without references: $(cat "$tmp/e")"
 for bad in 0 x 65; do
   "$bin" reproduce han-fig4 --quick --jobs $bad --out "$tmp/bad" >"$tmp/o" 2>"$tmp/e"
-  [[ $? -eq 2 ]] && grep -q -- "--jobs needs a whole number" "$tmp/e" && [[ ! -e "$tmp/bad" ]] &&
+  [[ $? -eq 2 ]] && grep -q -- "--jobs .*expected an integer in \[1, 64\]" "$tmp/e" && [[ ! -e "$tmp/bad" ]] &&
     pass "--jobs $bad refused" || fail "--jobs $bad: $(cat "$tmp/e")"
 done
 "$bin" reproduce macklin-fig28 --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
