@@ -12,7 +12,7 @@
 
 #include "fl_solver_impl.h"
 
-/* soft norm of the tangential impulse, N s (Drake's hard-coded 1e-7) */
+/* soft norm's regularization of the tangential impulse (N s): 1e-7, Drake's value */
 #define SAP_EPS_SOFT 1e-7
 #define SAP_TWO_PI_SQ (4.0 * M_PI * M_PI)
 
