@@ -31,7 +31,7 @@
 
 #include <cholmod.h>
 
-#include "fl_solver_impl.h"
+#include "local_kit.h"
 
 typedef struct {
   double rho;          /* initial rho / mean W_ii */
@@ -91,24 +91,6 @@ static void admm_destroy(fl_solver *s) {
   fl_free(d->zbest);
   fl_csr_free(d->Ws);
   memset(d, 0, sizeof(*d));
-}
-
-
-/* W (symmetric, both triangles stored) as CHOLMOD's view of its upper triangle */
-static void wrap_w(const fl_csr *W, cholmod_sparse *A) {
-  memset(A, 0, sizeof(*A));
-  A->nrow = (size_t)W->nrow;
-  A->ncol = (size_t)W->ncol;
-  A->nzmax = (size_t)W->nnz;
-  A->p = W->rowptr;
-  A->i = W->col;
-  A->x = W->val;
-  A->stype = 1;
-  A->itype = CHOLMOD_INT;
-  A->xtype = CHOLMOD_REAL;
-  A->dtype = CHOLMOD_DOUBLE;
-  A->sorted = 1;
-  A->packed = 1;
 }
 
 
@@ -187,7 +169,8 @@ static int admm_setup(fl_solver *s, const fl_problem *p) {
   d->cc.print = 0;
   d->cc.quick_return_if_not_posdef = 1;
   cholmod_sparse A;
-  wrap_w(d->Ws ? d->Ws : W, &A);
+  const fl_csr *Wf = d->Ws ? d->Ws : W;
+  fl__cholmod_view(Wf, Wf->val, &A);
   d->L = cholmod_analyze(&A, &d->cc);
   if (!d->L)
     return fl_seterr(FL_ERR_LIBRARY, "admm: %s: cholmod_analyze failed (status %d)", p->name,
@@ -199,7 +182,8 @@ static int admm_setup(fl_solver *s, const fl_problem *p) {
 /* numeric factorization of W + rho I */
 static int factor(admm_data *d, const fl_problem *p, double rho) {
   cholmod_sparse A;
-  wrap_w(d->Ws ? d->Ws : p->W, &A);
+  const fl_csr *Wf = d->Ws ? d->Ws : p->W;
+  fl__cholmod_view(Wf, Wf->val, &A);
   double beta[2] = {rho, 0};
   d->cc.status = CHOLMOD_OK;
   if (!cholmod_factorize_p(&A, beta, NULL, 0, d->L, &d->cc) || d->cc.status != CHOLMOD_OK ||
@@ -213,14 +197,7 @@ static int factor(admm_data *d, const fl_problem *p, double rho) {
 /* x = (W + rho I)^-1 b */
 static int chol_solve(admm_data *d, fl_int n, double *b, double *x) {
   cholmod_dense B;
-  memset(&B, 0, sizeof(B));
-  B.nrow = (size_t)n;
-  B.ncol = 1;
-  B.nzmax = (size_t)n;
-  B.d = (size_t)n;
-  B.x = b;
-  B.xtype = CHOLMOD_REAL;
-  B.dtype = CHOLMOD_DOUBLE;
+  fl__cholmod_dense_view(n, b, &B);
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
     return fl_seterr(FL_ERR_LIBRARY, "admm: cholmod_solve2 failed (status %d)", d->cc.status);
   memcpy(x, d->X->x, (size_t)n * sizeof(double));
@@ -231,40 +208,9 @@ static int chol_solve(admm_data *d, fl_int n, double *b, double *x) {
 /* u = W z + q, s = De Saxce's correction at u; the common merit at z (see the top) */
 static double admm_error(const fl_solver *sv, const fl_problem *p, const double *z) {
   admm_data *d = sv->data;
-  fl_int n = 3 * p->nc;
-  fl_csr_gemv(p->W, 1.0, z, 0.0, d->u);
-  double sum = 0, g2 = 0, u2 = 0;
-  for (fl_int r = 0; r < n; r++) {
-    d->u[r] += p->q[r];
-    g2 += z[r] * z[r];
-    u2 += d->u[r] * d->u[r];
-  }
-  for (fl_int i = 0; i < p->nc; i++) {
-    const double *g = z + 3 * i, *ui = d->u + 3 * i;
-    double sn = p->mu[i] * hypot(ui[1], ui[2]);
-    d->s[3 * i] = sn, d->s[3 * i + 1] = 0, d->s[3 * i + 2] = 0;
-    double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
-    fl_cone_project(p->mu[i], x, px);
-    for (int k = 0; k < 3; k++) sum += (g[k] - px[k]) * (g[k] - px[k]);
-  }
-  double m = 1;
-  switch (sv->common.norm) {
-    case FL_NORM_FCLIB: m = 1 + sqrt(d->norm_q); break;
-    case FL_NORM_SICONOS:
-      m = fmax(d->norm_q, fmax(sqrt(g2), sqrt(u2)));
-      if (!(m > DBL_EPSILON)) m = 1;
-      break;
-    default: break;
-  }
-  d->raw = sqrt(sum);
-  return d->raw / m;
-}
-
-
-static void hand_out_v(const admm_data *d, const fl_problem *p, const double *gamma, double *v) {
-  if (!d->pl || !v) return;
-  memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-  fl_csr_gemtv(d->B, 1.0, gamma, 1.0, v);
+  double g2, u2;
+  d->raw = fl__local_residual(p, z, d->u, d->s, &g2, &u2);
+  return d->raw / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
 }
 
 
@@ -292,7 +238,7 @@ static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gam
     double g[3] = {z[3 * i], z[3 * i + 1], z[3 * i + 2]};
     fl_cone_project(p->mu[i], g, z + 3 * i);
   }
-  hand_out_v(d, pg, z, v);
+  fl__global_velocity(d->B, pg, z, v);
   double err = admm_error(sv, p, z);
   fl_iter_stat st;
   fl_iter_stat_init(&st, 0);
@@ -374,7 +320,7 @@ static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gam
     st.step = rho;
     st.inner_iters = refac;
     st.step_norm = sqrt(dz2);
-    hand_out_v(d, pg, z, v);
+    fl__global_velocity(d->B, pg, z, v);
     if (fl_solver_record(sv, &st) != 0) break;
   }
   return FL_OK;

@@ -21,6 +21,7 @@
 #include <cholmod.h>
 
 #include "fl_lin.h"
+#include "local_kit.h"
 
 typedef struct direct_impl {
   cholmod_common cc;
@@ -29,23 +30,6 @@ typedef struct direct_impl {
   cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
   int started;
 } direct_impl;
-
-
-static void wrap(const fl_csr *K, double *val, cholmod_sparse *A) {
-  memset(A, 0, sizeof(*A));
-  A->nrow = (size_t)K->nrow;
-  A->ncol = (size_t)K->ncol;
-  A->nzmax = (size_t)K->nnz;
-  A->p = K->rowptr;
-  A->i = K->col;
-  A->x = val;
-  A->stype = 1;
-  A->itype = CHOLMOD_INT;
-  A->xtype = CHOLMOD_REAL;
-  A->dtype = CHOLMOD_DOUBLE;
-  A->sorted = 1;
-  A->packed = 1;
-}
 
 
 static void direct_destroy(fl_lin *l) {
@@ -77,7 +61,7 @@ static int direct_setup(fl_lin *l, const fl_csr *K) {
   d->cc.print = 0; /* errors come back as codes, not prints */
   d->cc.quick_return_if_not_posdef = 1;
   cholmod_sparse A;
-  wrap(K, K->val, &A);
+  fl__cholmod_view(K, K->val, &A);
   d->L = cholmod_analyze(&A, &d->cc);
   if (!d->L)
     return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_analyze failed (status %d)",
@@ -98,7 +82,7 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
     for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++)
       d->sval[k] = K->val[k] * d->dsq[i] * d->dsq[K->col[k]];
   cholmod_sparse A;
-  wrap(K, d->sval, &A);
+  fl__cholmod_view(K, d->sval, &A);
 
   double res0 = sqrt(fl__lin_dot(n, b, b));
   fl__lin_record(l, res0, NAN);
@@ -128,17 +112,10 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   }
 
   // solve with reused workspaces, then measure the true residual
-  cholmod_dense B;
-  memset(&B, 0, sizeof(B));
-  B.nrow = (size_t)n;
-  B.ncol = 1;
-  B.nzmax = (size_t)n;
-  B.d = (size_t)n;
   double *bs = l->w + n;
   for (fl_int i = 0; i < n; i++) bs[i] = d->dsq[i] * b[i];
-  B.x = bs;
-  B.xtype = CHOLMOD_REAL;
-  B.dtype = CHOLMOD_DOUBLE;
+  cholmod_dense B;
+  fl__cholmod_dense_view(n, bs, &B);
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
     return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_solve2 failed (status %d)",
                      d->cc.status);

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "../core/fl_contact_ops.h"
+#include "local_kit.h"
 #include "relax.h"
 
 
@@ -306,14 +307,7 @@ void fl__relax_apply_omega(const fl__relax *r, fl_int i, double omega, const dou
 
 
 double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw2) {
-  double den = 1.0;
-  if (r->norm == FL_NORM_FCLIB) {
-    den = 1.0 + sqrt(r->norm_q); /* libfclib 3.1's merit, as fl_problem_metrics */
-  } else if (r->norm == FL_NORM_SICONOS) {
-    den = fmax(r->norm_q, fmax(sqrt(ng2), sqrt(nw2)));
-    if (!(den > DBL_EPSILON)) den = 1.0;
-  }
-  return raw / den;
+  return raw / fl__merit_divisor(r->norm, r->norm_q, ng2, nw2);
 }
 
 

@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "../core/fl_contact_ops.h"
-#include "fl_solver_impl.h"
+#include "local_kit.h"
 
 #define PROX_KLU_MAX 1500 /* inner LU by KLU up to this many rows, UMFPACK above */
 
@@ -169,41 +169,11 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
 /* the own residual (see the top), u = W gamma + q into d->u */
 static double prox_error(const fl_solver *s, const fl_problem *p, const double *gamma) {
   prox_data *d = s->data;
-  fl_int n = 3 * p->nc;
-  fl_csr_gemv(p->W, 1.0, gamma, 0.0, d->u);
-  double sum = 0, g2 = 0, u2 = 0;
-  for (fl_int r = 0; r < n; r++) {
-    d->u[r] += p->q[r];
-    g2 += gamma[r] * gamma[r];
-    u2 += d->u[r] * d->u[r];
-  }
-  for (fl_int i = 0; i < p->nc; i++) {
-    const double *g = gamma + 3 * i, *ui = d->u + 3 * i;
-    double x[3] = {g[0] - ui[0] - p->mu[i] * hypot(ui[1], ui[2]), g[1] - ui[1], g[2] - ui[2]}, px[3];
-    fl_cone_project(p->mu[i], x, px);
-    for (int k = 0; k < 3; k++) sum += (g[k] - px[k]) * (g[k] - px[k]);
-  }
-  double raw = sqrt(sum);
-  double m = 1; // the normalization's divisor, kept to state the inner (raw) tolerance
-  switch (s->common.norm) {
-    case FL_NORM_FCLIB: m = 1 + sqrt(d->norm_q); break;
-    case FL_NORM_SICONOS: {
-      m = fmax(d->norm_q, fmax(sqrt(g2), sqrt(u2)));
-      if (!(m > DBL_EPSILON)) m = 1;
-      break;
-    }
-    default: break;
-  }
-  d->scale = m;
-  return raw / m;
-}
-
-
-/* global problems: v = v* + A^-1 J^T gamma */
-static void hand_out_v(const prox_data *d, const fl_problem *p, const double *gamma, double *v) {
-  if (!d->pl || !v) return;
-  memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-  fl_csr_gemtv(d->B, 1.0, gamma, 1.0, v);
+  double g2, u2;
+  double raw = fl__local_residual(p, gamma, d->u, NULL, &g2, &u2);
+  // the normalization's divisor, kept to state the inner (raw) tolerance
+  d->scale = fl__merit_divisor(s->common.norm, d->norm_q, g2, u2);
+  return raw / d->scale;
 }
 
 
@@ -226,7 +196,7 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
   fl_int n = 3 * p->nc;
   s->cur_v = d->pl ? v : NULL;
   s->cur_gamma = gamma;
-  hand_out_v(d, pg, gamma, v);
+  fl__global_velocity(d->B, pg, gamma, v);
 
   double err = prox_error(s, p, gamma);
   fl_iter_stat st;
@@ -280,7 +250,7 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     double dm = 0;
     for (fl_int r = 0; r < n; r++) dm = fmax(dm, fabs(gamma[r] - d->gk[r]));
     st.step_norm = dm;
-    hand_out_v(d, pg, gamma, v);
+    fl__global_velocity(d->B, pg, gamma, v);
     if (fl_solver_record(s, &st) != 0) break;
   }
   return FL_OK;

@@ -1,0 +1,78 @@
+/* local_kit.c: the local-problem pieces prox and admm share (local_kit.h). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "local_kit.h"
+
+
+double fl__local_residual(const fl_problem *p, const double *gamma, double *u, double *s,
+                          double *g2, double *u2) {
+  fl_int n = 3 * p->nc;
+  fl_csr_gemv(p->W, 1.0, gamma, 0.0, u);
+  double sum = 0, gg = 0, uu = 0;
+  for (fl_int r = 0; r < n; r++) {
+    u[r] += p->q[r];
+    gg += gamma[r] * gamma[r];
+    uu += u[r] * u[r];
+  }
+  for (fl_int i = 0; i < p->nc; i++) {
+    const double *g = gamma + 3 * i, *ui = u + 3 * i;
+    double sn = p->mu[i] * hypot(ui[1], ui[2]);
+    if (s) s[3 * i] = sn, s[3 * i + 1] = 0, s[3 * i + 2] = 0;
+    double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
+    fl_cone_project(p->mu[i], x, px);
+    for (int k = 0; k < 3; k++) sum += (g[k] - px[k]) * (g[k] - px[k]);
+  }
+  *g2 = gg;
+  *u2 = uu;
+  return sqrt(sum);
+}
+
+
+double fl__merit_divisor(int norm, double norm_q, double g2, double u2) {
+  double m = 1;
+  if (norm == FL_NORM_FCLIB) {
+    m = 1 + sqrt(norm_q);
+  } else if (norm == FL_NORM_SICONOS) {
+    m = fmax(norm_q, fmax(sqrt(g2), sqrt(u2)));
+    if (!(m > DBL_EPSILON)) m = 1;
+  }
+  return m;
+}
+
+
+void fl__global_velocity(const fl_csr *B, const fl_problem *p, const double *gamma, double *v) {
+  if (!B || !v) return;
+  memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+  fl_csr_gemtv(B, 1.0, gamma, 1.0, v);
+}
+
+
+void fl__cholmod_view(const fl_csr *K, double *val, cholmod_sparse *A) {
+  memset(A, 0, sizeof(*A));
+  A->nrow = (size_t)K->nrow;
+  A->ncol = (size_t)K->ncol;
+  A->nzmax = (size_t)K->nnz;
+  A->p = K->rowptr;
+  A->i = K->col;
+  A->x = val;
+  A->stype = 1;
+  A->itype = CHOLMOD_INT;
+  A->xtype = CHOLMOD_REAL;
+  A->dtype = CHOLMOD_DOUBLE;
+  A->sorted = 1;
+  A->packed = 1;
+}
+
+
+void fl__cholmod_dense_view(fl_int n, double *x, cholmod_dense *B) {
+  memset(B, 0, sizeof(*B));
+  B->nrow = (size_t)n;
+  B->ncol = 1;
+  B->nzmax = (size_t)n;
+  B->d = (size_t)n;
+  B->x = x;
+  B->xtype = CHOLMOD_REAL;
+  B->dtype = CHOLMOD_DOUBLE;
+}

@@ -1,0 +1,41 @@
+/* local_kit.h: pieces shared by the solvers that work on the local (dual) problem
+ * W gamma + q after building it from a global one (prox, admm): the natural-map residual with
+ * De Saxce's correction, its normalizations, the global velocities of an answer, and
+ * CHOLMOD's views of FrictionLab's arrays. Internal to solvers/.
+ */
+#ifndef FL_LOCAL_KIT_H
+#define FL_LOCAL_KIT_H
+// layer 3: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 3
+#error "solvers/local_kit.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
+#endif
+
+#include <cholmod.h>
+
+#include "fl_solver_impl.h"
+
+/* Natural-map residual of a local problem p (W, q, mu; nc contacts) at gamma (3nc):
+ * u = W gamma + q is written to u (3nc, caller's), De Saxce's correction mu |u_t| e_n to s
+ * (3nc, may be NULL); returns sqrt(sum_i |gamma_i - P_K(gamma_i - u_i - mu|u_t| e_n)|^2) (the
+ * raw residual, in gamma's units) and sets *g2 = |gamma|^2, *u2 = |u|^2 for the norms. */
+double fl__local_residual(const fl_problem *p, const double *gamma, double *u, double *s,
+                          double *g2, double *u2);
+
+/* Divisor of a raw residual under the common norm (FL_NORM_*): 1 for none, 1 + sqrt(|q|) for
+ * fclib (libfclib 3.1's merit, as fl_problem_metrics), max(|q|, |gamma|, |u|) for siconos (1
+ * when that is 0). norm_q = |q|, g2 and u2 as fl__local_residual sets them. Always > 0. */
+double fl__merit_divisor(int norm, double norm_q, double g2, double u2);
+
+/* Velocities of a global problem's answer: v = v* + B^T gamma with B = J A^-1 (3nc x nv) from
+ * fl_dynamics_JAinv; v (nv) is the caller's. Nothing when B or v is NULL (a local problem). */
+void fl__global_velocity(const fl_csr *B, const fl_problem *p, const double *gamma, double *v);
+
+/* CHOLMOD's view (no copy) of a symmetric CSR matrix K with both triangles stored, with the
+ * values val (K's nnz; K->val or a scaled copy): the CSC of K read as its upper triangle
+ * (stype 1). A borrows K's arrays and val: they must outlive A. */
+void fl__cholmod_view(const fl_csr *K, double *val, cholmod_sparse *A);
+
+/* CHOLMOD's view of the n-vector x as a dense n x 1 matrix (no copy; x outlives B). */
+void fl__cholmod_dense_view(fl_int n, double *x, cholmod_dense *B);
+
+#endif /* FL_LOCAL_KIT_H */
