@@ -47,6 +47,58 @@ void fl__fem_free(fl_fem_body *b) {
 }
 
 
+//---- the kind's hooks outside the step (fl__body_ops) ----
+
+fl_int fl__fem_nv(const fl_world *w) {
+  fl_int nv = 0;
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *b = w->fem[k];
+    for (fl_int d = 0; d < b->ndof; d++) nv += !b->held[d];
+  }
+  return nv;
+}
+
+
+void fl__fem_reset_start(fl_world *w) {
+  for (fl_int k = 0; k < w->nfem; k++) {
+    fl_fem_body *b = w->fem[k];
+    memcpy(b->x_start, b->x, (size_t)b->ndof * sizeof(double));
+  }
+}
+
+
+void fl__fem_energy(const fl_world *w, double *ke, double *pe, double P[3], double L[3]) {
+  for (fl_int k = 0; k < w->nfem; k++) {
+    const fl_fem_body *b = w->fem[k];
+    double kf = 0, pf = 0;
+    fl_fem_energy(w, (int)k, &kf, NULL, &pf);
+    *ke += kf;
+    *pe += pf;
+    // momentum M v per node and its moment x x M v
+    const fl_csr *M = b->M;
+    for (fl_int r = 0; r < M->nrow; r += 3) {
+      double mv[3] = {0, 0, 0}, xp[3];
+      for (int c = 0; c < 3; c++) {
+        for (fl_int q = M->rowptr[r + c]; q < M->rowptr[r + c + 1]; q++)
+          mv[c] += M->val[q] * b->v[M->col[q]];
+      }
+      fl_v3_cross(b->x + r, mv, xp);
+      for (int c = 0; c < 3; c++) {
+        P[c] += mv[c];
+        L[c] += xp[c];
+      }
+    }
+  }
+}
+
+
+void fl__fem_release(fl_world *w) {
+  for (fl_int k = 0; k < w->nfem; k++) fl__fem_free(w->fem[k]);
+  fl_free(w->fem);
+  w->fem = NULL;
+}
+
+
 /* Mass matrix of linear tets: consistent rho V/20 (1 + delta_ab) I3 per vertex pair, or its
  * row sums rho V/4 I3 on the diagonal (lumped). */
 static int build_mass(fl_fem_body *b) {

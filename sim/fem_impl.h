@@ -44,5 +44,10 @@ fl_int fl__fem_vertex_patch(const fl_fem_body *b, fl_int a, fl_int *mark, fl_int
 void fl__fem_nodal_pressure(const fl_fem_body *b, const double *J, int stride, double *pn);
 /* FL_OK when k is a deformable body of w, else FL_ERR_INVAL naming `what`. */
 int fl__fem_check_body(const fl_world *w, int k, const char *what);
+/* The deformable kind's hooks outside the step (fl__body_ops in world_impl.h; fem.c). */
+fl_int fl__fem_nv(const fl_world *w);
+void fl__fem_reset_start(fl_world *w);
+void fl__fem_energy(const fl_world *w, double *ke, double *pe, double P[3], double L[3]);
+void fl__fem_release(fl_world *w);
 
 #endif /* FL_FEM_IMPL_H */

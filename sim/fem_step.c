@@ -750,4 +750,8 @@ const fl__body_ops fl__fem_ops = {
   .side_row = fem_side_row,
   .apply_Ainv = fem_apply_v,
   .finish = fem_finish,
+  .nv = fl__fem_nv,
+  .reset_start = fl__fem_reset_start,
+  .energy = fl__fem_energy,
+  .release = fl__fem_release,
 };

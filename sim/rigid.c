@@ -353,6 +353,47 @@ static int rigid_finish(fl_world *w, const double *v) {
 }
 
 
+static fl_int rigid_nv(const fl_world *w) {
+  fl_int nv = 0;
+  for (fl_int i = 0; i < w->nbody; i++) nv += w->body[i].kind == FL_BODY_DYNAMIC ? 6 : 0;
+  return nv;
+}
+
+
+static void rigid_reset_start(fl_world *w) {
+  for (fl_int i = 0; i < w->nbody; i++) {
+    memcpy(w->body[i].pos0, w->body[i].pos, sizeof w->body[i].pos);
+    memcpy(w->body[i].quat0, w->body[i].quat, sizeof w->body[i].quat);
+  }
+}
+
+
+static void rigid_energy(const fl_world *w, double *ke, double *pe, double P[3], double L[3]) {
+  for (fl_int i = 0; i < w->nbody; i++) {
+    const fl_body *b = &w->body[i];
+    if (b->kind != FL_BODY_DYNAMIC) continue;
+    double Iw[9], Iwo[3], xp[3];
+    fl__body_inertia_world(b, Iw);
+    fl_m3_mulv(Iw, b->omega, Iwo);
+    *ke += 0.5 * b->mass * fl_v3_dot(b->vel, b->vel) + 0.5 * fl_v3_dot(b->omega, Iwo);
+    *pe -= b->mass * fl_v3_dot(w->gravity, b->pos);
+    double mv[3] = {b->mass * b->vel[0], b->mass * b->vel[1], b->mass * b->vel[2]};
+    fl_v3_cross(b->pos, mv, xp);
+    for (int k = 0; k < 3; k++) {
+      P[k] += mv[k];
+      L[k] += xp[k] + Iwo[k];
+    }
+  }
+}
+
+
+static void rigid_release(fl_world *w) {
+  for (fl_int i = 0; i < w->nbody; i++) fl_shape_free(&w->body[i].shape);
+  fl_free(w->body);
+  w->body = NULL;
+}
+
+
 const fl__body_ops fl__rigid_ops = {
   .name = "rigid",
   .reduced = 0,
@@ -368,4 +409,8 @@ const fl__body_ops fl__rigid_ops = {
   .side_row = rigid_side_row,
   .apply_Ainv = rigid_apply_Ainv,
   .finish = rigid_finish,
+  .nv = rigid_nv,
+  .reset_start = rigid_reset_start,
+  .energy = rigid_energy,
+  .release = rigid_release,
 };

@@ -121,17 +121,14 @@ int fl_world_create(fl_world **out) {
 
 void fl_world_free(fl_world *w) {
   if (!w) return;
-  for (fl_int i = 0; i < w->nbody; i++) fl_shape_free(&w->body[i].shape);
+  for (int k = 0; k < FL__NKIND; k++) fl__body_kinds[k]->release(w);
   for (fl_int i = 0; i < w->ngroup; i++) fl_free(w->group[i].body);
-  fl_free(w->body);
   fl_free(w->mat);
   fl_free(w->pair);
   fl_free(w->joint);
   fl_free(w->force);
   fl_free(w->group);
   fl_free(w->limit);
-  for (fl_int k = 0; k < w->nfem; k++) fl__fem_free(w->fem[k]);
-  fl_free(w->fem);
   fl_world_impl *m = w->impl;
   if (m) {
     fl_free(m->lo);
@@ -166,13 +163,7 @@ int fl__world_impl(fl_world *w) {
 
 fl_int fl_world_nv(const fl_world *w) {
   fl_int nv = 0;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    if (w->body[i].kind == FL_BODY_DYNAMIC) nv += 6;
-  }
-  for (fl_int k = 0; k < w->nfem; k++) {
-    const fl_fem_body *b = w->fem[k];
-    for (fl_int d = 0; d < b->ndof; d++) nv += !b->held[d];
-  }
+  for (int k = 0; k < FL__NKIND; k++) nv += fl__body_kinds[k]->nv(w);
   return nv;
 }
 
@@ -422,14 +413,7 @@ int fl_world_add_limit(fl_world *w, const char *obs, double lo, double hi, const
 
 
 void fl_world_reset_start(fl_world *w) {
-  for (fl_int i = 0; i < w->nbody; i++) {
-    memcpy(w->body[i].pos0, w->body[i].pos, sizeof w->body[i].pos);
-    memcpy(w->body[i].quat0, w->body[i].quat, sizeof w->body[i].quat);
-  }
-  for (fl_int k = 0; k < w->nfem; k++) {
-    fl_fem_body *b = w->fem[k];
-    memcpy(b->x_start, b->x, (size_t)b->ndof * sizeof(double));
-  }
+  for (int k = 0; k < FL__NKIND; k++) fl__body_kinds[k]->reset_start(w);
   w->t = 0;
   w->step = 0;
   if (w->impl) {
@@ -444,43 +428,7 @@ void fl_world_reset_start(fl_world *w) {
 void fl_world_energy_momentum(const fl_world *w, double *kinetic, double *potential,
                               double p[3], double L[3]) {
   double ke = 0, pe = 0, P[3] = {0, 0, 0}, Lt[3] = {0, 0, 0};
-  for (fl_int i = 0; i < w->nbody; i++) {
-    const fl_body *b = &w->body[i];
-    if (b->kind != FL_BODY_DYNAMIC) continue;
-    double Iw[9], Iwo[3], xp[3];
-    fl__body_inertia_world(b, Iw);
-    fl_m3_mulv(Iw, b->omega, Iwo);
-    ke += 0.5 * b->mass * fl_v3_dot(b->vel, b->vel) + 0.5 * fl_v3_dot(b->omega, Iwo);
-    pe -= b->mass * fl_v3_dot(w->gravity, b->pos);
-    double mv[3] = {b->mass * b->vel[0], b->mass * b->vel[1], b->mass * b->vel[2]};
-    fl_v3_cross(b->pos, mv, xp);
-    for (int k = 0; k < 3; k++) {
-      P[k] += mv[k];
-      Lt[k] += xp[k] + Iwo[k];
-    }
-  }
-  // deformable bodies: kinetic and gravitational energy, momentum and its moment (elastic
-  // energy is not included; fl_fem_energy reports it)
-  for (fl_int k = 0; k < w->nfem; k++) {
-    const fl_fem_body *b = w->fem[k];
-    double kf = 0, pf = 0;
-    fl_fem_energy(w, (int)k, &kf, NULL, &pf);
-    ke += kf;
-    pe += pf;
-    const fl_csr *M = b->M;
-    for (fl_int r = 0; r < M->nrow; r += 3) {
-      double mv[3] = {0, 0, 0}, xp[3];
-      for (int c = 0; c < 3; c++) {
-        for (fl_int q = M->rowptr[r + c]; q < M->rowptr[r + c + 1]; q++)
-          mv[c] += M->val[q] * b->v[M->col[q]];
-      }
-      fl_v3_cross(b->x + r, mv, xp);
-      for (int c = 0; c < 3; c++) {
-        P[c] += mv[c];
-        Lt[c] += xp[c];
-      }
-    }
-  }
+  for (int k = 0; k < FL__NKIND; k++) fl__body_kinds[k]->energy(w, &ke, &pe, P, Lt);
   if (kinetic) *kinetic = ke;
   if (potential) *potential = pe;
   if (p) memcpy(p, P, sizeof P);

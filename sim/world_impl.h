@@ -66,7 +66,14 @@ typedef struct fl__wskey {
  *                 prescribed parts to *bconst
  *   apply_Ainv    x <- v* + A^-1 x on the kind's dofs [d0, d1) (the solver's starting guess)
  *   finish        after the solve, from the problem's velocities v: the kind's new velocities
- *                 and positions */
+ *                 and positions
+ * and, outside the step (world.c):
+ *   nv            the kind's unknown velocity dofs (held ones excluded)
+ *   reset_start   the current positions become the start that displacements are measured from
+ *   energy        adds the kind's kinetic and gravitational energy (J), momentum (kg m/s) and
+ *                 its moment about the origin (kg m^2/s) to *ke, *pe, P, L (elastic energy is
+ *                 the kind's own query: fl_fem_energy)
+ *   release       frees the kind's bodies (fl_world_free) */
 typedef struct fl__body_ops {
   const char *name;
   int reduced;  /* its blocks of A may be reduced (Schur): the problem carries adiag_hint */
@@ -84,6 +91,10 @@ typedef struct fl__body_ops {
                   double sign, fl_int *cols, double *vals, double *bconst);
   int (*apply_Ainv)(const fl_world *w, const fl_problem *p, fl_int d0, fl_int d1, double *x);
   int (*finish)(fl_world *w, const double *v);
+  fl_int (*nv)(const fl_world *w);
+  void (*reset_start)(fl_world *w);
+  void (*energy)(const fl_world *w, double *ke, double *pe, double P[3], double L[3]);
+  void (*release)(fl_world *w);
 } fl__body_ops;
 
 extern const fl__body_ops fl__rigid_ops; /* rigid.c */
