@@ -677,6 +677,43 @@
   }
 
   let index = 0, playing = false, simTime = 0, last = null, dirty = true, quiet = false;
+  // #perf=1 (or =sync): per animation frame, the interval since the last one and the ms spent
+  // updating the scene from the recording, drawing the timeline and in WebGL (submitting the
+  // draw; with sync, until the GL has finished it), read by viewer/fps.js as window.flPerf
+  const perf = (() => {
+    const m = new URLSearchParams(location.hash.slice(1)).get('perf');
+    if (!m) return null;
+    const pf = { sync: m === 'sync', ready: false, tl: 0, shown: 0, prev: null, rows: [], t0: 0 };
+    pf.reset = () => { pf.rows = []; pf.prev = null; pf.shown = 0; pf.t0 = performance.now(); };
+    pf.frame = (now, up, tl, gl) => {
+      if (pf.prev !== null) pf.rows.push([now - pf.prev, up, tl, gl]);
+      pf.prev = now;
+    };
+    pf.summary = () => {
+      const col = k => {
+        const v = pf.rows.map(r => r[k]).sort((a, b) => a - b);
+        return v.length ? { median: v[v.length >> 1], min: v[0], max: v[v.length - 1], mean: v.reduce((a, b) => a + b, 0) / v.length } : null;
+      };
+      const secs = (performance.now() - pf.t0) / 1000;
+      let renderer = '';
+      try {
+        const g = panes[0].renderer.getContext(), ext = g.getExtension('WEBGL_debug_renderer_info');
+        renderer = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : String(g.getParameter(g.RENDERER));
+      } catch (e) { renderer = 'unknown'; }
+      return { frames: pf.rows.length, seconds: secs, fps: pf.rows.length / secs, steps_shown: pf.shown,
+               interval: col(0), update: col(1), timeline: col(2), render: col(3), load_ms: pf.loadMs,
+               heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null,
+               bodies: H.bodies.length, panes: panes.filter(p => p.shown).length,
+               pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height),
+               renderer, errors: window.flErrors.slice() };
+    };
+    window.flPerf = pf;
+    return pf;
+  })();
+  const pixel = new Uint8Array(4);
+  function finishGL() {
+    panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, pixel); } });
+  }
   function show(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
     ui.slider.value = String(index);
@@ -699,7 +736,9 @@
     }
     panes.forEach(p => showPane(p, steps[index]));
     if (ui.frame.value === 'follow') { follow(); placeCamera(); scaleBars(); }
+    const t1 = perf ? performance.now() : 0;
     if (tlEl.style.display !== 'none') panes.forEach(p => { if (p.tl.canvas.width > 1) drawTimeline(p); });
+    if (perf) perf.tl += performance.now() - t1;
     report.edges = panes[0].defs.reduce((a, e) => a + (e.edges.visible ? e.nedge : 0), 0);
     report.shown_step = steps[index];
     if (picked) describePick();
@@ -849,15 +888,20 @@
   }
 
   function tick(now) {
+    const t0 = perf ? performance.now() : 0;
+    if (perf) perf.tl = 0;
     if (playing) {
       if (last !== null) simTime += (now - last) / 1000 * Number(ui.speed.value);
       last = now;
       let i = index;
       while (i + 1 < steps.length && steps[i + 1] * H.dt <= simTime) i++;
-      if (i !== index) show(i);
-      if (index === steps.length - 1) { playing = false; ui.play.textContent = 'play'; writeHash(); }
+      if (perf && i === steps.length - 1 && index === i) { i = 0; simTime = 0; } // #perf plays in a loop
+      if (i !== index) { show(i); if (perf) perf.shown++; }
+      if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; writeHash(); }
     }
-    if (dirty) { render(); dirty = false; }
+    const t1 = perf ? performance.now() : 0;
+    if (dirty) { render(); dirty = false; if (perf && perf.sync) finishGL(); }
+    if (perf) perf.frame(now, t1 - t0 - perf.tl, perf.tl, performance.now() - t1);
     requestAnimationFrame(tick);
   }
 
@@ -1008,5 +1052,6 @@
   report.ok = window.flErrors.length === 0;
   publish();
   if (hash.has('play')) ui.play.click();
+  if (perf) { perf.loadMs = performance.now(); perf.ready = true; perf.reset(); }
   requestAnimationFrame(tick);
 })();
