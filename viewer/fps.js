@@ -13,14 +13,21 @@
 //   --seconds S       playing time measured, after 1 s of warm-up (default 5)
 //   --sync            after drawing, wait for the GL to finish (one pixel read back) and time
 //                     it: the WebGL split then includes the rasterization, at some cost in fps
-//   --hash            more of the address (e.g. 'arrows=0', 'timeline=0', 'res=0.5')
+//   --page-out FILE   only write the page assembled from RECORDING.flrec to FILE
+//   --hash            more of the address (e.g. 'arrows=0', 'timeline=0', 'res=0.5', 'speed=10')
+//   --idle            do not play: the page draws nothing after its first frame
+//   --chromium-flag F pass F to Chromium (repeatable), e.g. --disable-gpu-compositing: Chromium
+//                     composites the page in software, as it does where no GPU is usable; by
+//                     default (--use-angle=swiftshader, as the tests run it) it composites
+//                     through SwiftShader too
 // Prints one line per viewport; --json writes every number. Exit 0, or 1 on an error.
 'use strict';
 const fs = require('fs'), os = require('os'), path = require('path'), cp = require('child_process');
 
-function usage(msg) { console.error('fps.js: ' + msg + '\nusage: node viewer/fps.js RECORDING.flrec|PAGE.html [--size WxH]... [--seconds S] [--sync] [--hash H] [--json OUT]'); process.exit(1); }
+function usage(msg) { console.error('fps.js: ' + msg + '\nusage: node viewer/fps.js RECORDING.flrec|PAGE.html [--size WxH]... [--seconds S] [--sync] [--idle] [--hash H] [--chromium-flag F]... [--json OUT]'); process.exit(1); }
 const argv = process.argv.slice(2), sizes = [];
-let input = null, seconds = 5, sync = false, idle = false, extra = '', jsonOut = null;
+const chromeFlags = [];
+let input = null, seconds = 5, sync = false, idle = false, extra = '', jsonOut = null, pageOut = null;
 for (let k = 0; k < argv.length; k++) {
   const a = argv[k];
   if (a === '--size') { const m = /^(\d+)x(\d+)$/.exec(argv[++k] || ''); if (!m) usage('--size wants WxH, got ' + argv[k]); sizes.push([+m[1], +m[2]]); }
@@ -29,6 +36,8 @@ for (let k = 0; k < argv.length; k++) {
   else if (a === '--idle') idle = true;
   else if (a === '--hash') extra = String(argv[++k] || '').replace(/^#/, '');
   else if (a === '--json') jsonOut = argv[++k];
+  else if (a === '--page-out') pageOut = argv[++k];
+  else if (a === '--chromium-flag') chromeFlags.push(argv[++k]);
   else if (a.startsWith('--')) usage('unknown option ' + a);
   else input = a;
 }
@@ -49,6 +58,7 @@ if (!input.endsWith('.html')) { // the page as scripts/embed_viewer.py and harne
   for (const [m, v] of Object.entries(parts)) { const i = html.indexOf(m); html = html.slice(0, i) + v + html.slice(i + m.length); }
   page = path.join(tmp, 'viewer.html');
   fs.writeFileSync(page, html);
+  if (pageOut) { fs.writeFileSync(pageOut, html); fs.rmSync(tmp, { recursive: true, force: true }); process.exit(0); }
 }
 const browser = ['chromium', 'chromium-browser', 'google-chrome'].map(b => {
   try { return cp.execFileSync('sh', ['-c', 'command -v ' + b]).toString().trim(); } catch (e) { return ''; }
@@ -80,7 +90,7 @@ function measure(w, h) {
     const flags = ['--headless', '--no-sandbox', '--disable-gpu-sandbox', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--user-data-dir=' + path.join(tmp, 'profile-' + w),
-      '--window-size=' + w + ',' + h, '--remote-debugging-pipe', 'about:blank'];
+      '--window-size=' + w + ',' + h, '--remote-debugging-pipe', ...chromeFlags, 'about:blank'];
     const ch = cp.spawn(browser, flags, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
     let err = '', buf = '', id = 0, done = false;
     const waiting = new Map();
@@ -113,6 +123,7 @@ function measure(w, h) {
         if (targets.length) break;
         await sleep(100);
       }
+      const gpu = (await send('SystemInfo.getInfo')).gpu.featureStatus; // compositing and WebGL modes
       const { sessionId: sid } = await send('Target.attachToTarget', { targetId: targets[0].targetId, flatten: true });
       await send('Emulation.setDeviceMetricsOverride', { width: w, height: h, deviceScaleFactor: 1, mobile: false }, sid);
       const ev = async expr => (await send('Runtime.evaluate', { expression: expr, returnByValue: true }, sid)).result.value;
@@ -138,6 +149,8 @@ function measure(w, h) {
       for (const k of Object.keys(c1.ms)) res.cpu_ms_per_frame[k] = (c1.ms[k] - (c0.ms[k] || 0)) / Math.max(res.frames, 1);
       res.chromium_rss_mb = c1.rss / 1048576;
       res.viewport = [w, h];
+      res.compositing = gpu.gpu_compositing === 'enabled' ? 'gpu' : 'software';
+      res.webgl_mode = gpu.webgl;
       done = true;
       const gone = new Promise(r => ch.on('exit', r));
       ch.kill('SIGTERM');
@@ -153,7 +166,7 @@ function measure(w, h) {
     const r = await measure(w, h);
     out.push(r);
     const q = (x, d) => (x === null || x === undefined ? 'n/a' : x.toFixed(d === undefined ? 1 : d));
-    console.log(w + 'x' + h + ': ' + q(r.fps) + ' fps (' + r.frames + ' frames in ' + q(r.seconds, 2) + ' s, ' +
+    console.log(w + 'x' + h + ' (' + r.compositing + ' compositing): ' + q(r.fps) + ' fps (' + r.frames + ' frames in ' + q(r.seconds, 2) + ' s, ' +
       r.steps_shown + ' steps shown); frame interval median ' + q(r.interval.median) + ' ms, min ' + q(r.interval.min) +
       ', max ' + q(r.interval.max) + '; per frame median/min ms: update ' + q(r.update.median, 2) + '/' + q(r.update.min, 2) +
       ', timeline ' + q(r.timeline.median, 2) + '/' + q(r.timeline.min, 2) + ', webgl ' + q(r.render.median, 2) + '/' + q(r.render.min, 2) +

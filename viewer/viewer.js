@@ -150,6 +150,48 @@
     });
   });
 
+  // Rigid bodies are lit per vertex (hemisphere and sun, the Lambert model of three.js's
+  // MeshLambertMaterial, which lights per pixel): their faces are flat or smooth spheres, so it
+  // looks the same, and software WebGL (SwiftShader) pays per pixel for a fragment shader.
+  // Both sides are lit (the fragment picks by gl_FrontFacing); works instanced too.
+  const HEMI = { sky: 0xdde6ff, ground: 0x3a3226, intensity: 1.1 }, SUN = { color: 0xffffff, intensity: 1.6, dir: [0.4, -0.6, 1.0] };
+  const LIT_VERT = `
+    uniform vec3 diffuse, sky, ground, sun, sunDir;
+    varying vec3 vFront, vBack;
+    void main() {
+      mat4 m = modelMatrix;
+    #ifdef USE_INSTANCING
+      m = m * instanceMatrix;
+    #endif
+      mat3 a = mat3(m); // rotation times scale: its inverse transpose is a / (column lengths squared)
+      vec3 n = normalize(a * (normal / vec3(dot(a[0], a[0]), dot(a[1], a[1]), dot(a[2], a[2]))));
+      vec3 c = diffuse;
+    #ifdef USE_INSTANCING_COLOR
+      c *= instanceColor;
+    #endif
+      float h = 0.5 * n.y + 0.5; // three's hemisphere light points along +y
+      vFront = c * (mix(ground, sky, h) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862;
+      vBack = c * (mix(ground, sky, 1.0 - h) + sun * max(-dot(n, sunDir), 0.0)) * 0.3183098862;
+      gl_Position = projectionMatrix * viewMatrix * m * vec4(position, 1.0);
+    }`;
+  const LIT_FRAG = `
+    varying vec3 vFront, vBack;
+    void main() {
+      gl_FragColor = vec4(gl_FrontFacing ? vFront : vBack, 1.0);
+      #include <colorspace_fragment>
+    }`;
+  const litSun = new THREE.Vector3(...SUN.dir).normalize();
+  function litMaterial(hex) {
+    const u = { diffuse: { value: new THREE.Color(hex) },
+                sky: { value: new THREE.Color(HEMI.sky).multiplyScalar(HEMI.intensity) },
+                ground: { value: new THREE.Color(HEMI.ground).multiplyScalar(HEMI.intensity) },
+                sun: { value: new THREE.Color(SUN.color).multiplyScalar(SUN.intensity) },
+                sunDir: { value: litSun } };
+    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: THREE.DoubleSide });
+    mat.color = u.diffuse.value; // as a Lambert material's
+    return mat;
+  }
+
   const geoms = H.meshes.map(m => {
     let g = new THREE.BufferGeometry();
     g.setAttribute('position', new THREE.Float32BufferAttribute(m.vert, 3));
@@ -246,20 +288,26 @@
     panesEl.appendChild(el);
     let renderer;
     try {
-      renderer = new THREE.WebGLRenderer({ canvas, antialias, preserveDrawingBuffer: true });
+      // no preserveDrawingBuffer: it costs a copy of the drawing buffer per frame
+      renderer = new THREE.WebGLRenderer({ canvas, antialias });
     } catch (e) {
       fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
       return;
     }
     report.webgl = true;
+    // a shader that does not compile is an error of the page (three.js would only log it)
+    renderer.debug.onShaderError = (gl, program, vs, fs) => {
+      fail('a WebGL shader did not compile: ' + (gl.getShaderInfoLog(vs) + ' ' + gl.getShaderInfoLog(fs)).trim().slice(0, 300));
+    };
     // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
     const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
     renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x14171c);
-    scene.add(new THREE.HemisphereLight(0xdde6ff, 0x3a3226, 1.1));
-    const sun = new THREE.DirectionalLight(0xffffff, 1.6);
-    sun.position.set(0.4, -0.6, 1.0);
+    // the lights of the deformable bodies' Lambert material (rigid ones: litMaterial, the same)
+    scene.add(new THREE.HemisphereLight(HEMI.sky, HEMI.ground, HEMI.intensity));
+    const sun = new THREE.DirectionalLight(SUN.color, SUN.intensity);
+    sun.position.set(...SUN.dir);
     scene.add(sun);
     // ground grid (in the xy plane at the ground) and the axes at the origin (x red, y green, z blue)
     const grid = new THREE.GridHelper(gridN * gridStep, gridN, 0x56606e, 0x30363f);
@@ -281,8 +329,7 @@
         list.push(i);
         return { mesh: null, fixed, size: b.size, scale: b.scale, slot: list.length - 1, group: b.mesh };
       }
-      const mat = new THREE.MeshLambertMaterial({ color: fixed ? 0x59606b : 0x6d8bb5, side: THREE.DoubleSide });
-      const mesh = new THREE.Mesh(geoms[b.mesh], mat);
+      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5));
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
       mesh.userData = { body: i };
       scene.add(mesh);
@@ -291,7 +338,7 @@
     const groups = new Map();
     inst.forEach((list, mi) => {
       const g = H.meshes[mi].smooth && H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
-      const im = new THREE.InstancedMesh(g, new THREE.MeshLambertMaterial({ color: 0xffffff }), list.length);
+      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff), list.length);
       im.userData = { inst: list };
       im.frustumCulled = false;
       scene.add(im);
@@ -343,7 +390,8 @@
     marker.visible = false;
     marker.frustumCulled = false;
     scene.add(marker);
-    panes.push({ s, el, canvas, readout, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
+    const line = [0, 1, 2].map(() => readout.appendChild(document.createElement('div')));
+    panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
                  drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
@@ -412,11 +460,18 @@
     const name = document.createElement('div');
     name.className = 'tl-name';
     name.textContent = p.name;
+    // the strip is drawn once (and on resize); the cursor is a line over it, moved per step
+    const strip = document.createElement('div');
+    strip.className = 'tl-strip';
     const canvas = document.createElement('canvas');
+    const cursor = document.createElement('div');
+    cursor.className = 'tl-cursor';
+    strip.appendChild(canvas);
+    strip.appendChild(cursor);
     const note = document.createElement('div');
     note.className = 'tl-note';
     row.appendChild(name);
-    row.appendChild(canvas);
+    row.appendChild(strip);
     row.appendChild(note);
     tlEl.appendChild(row);
     // per recorded step: the frame's merit, deepest penetration, energy, failure
@@ -429,7 +484,7 @@
       const prev = i > 0 && fr[i - 1] ? fr[i - 1].penAfter : 0;
       if (f.penAfter > penLimit && !(prev > penLimit)) crossings.push(f.step);
     });
-    p.tl = { row, canvas, note, fr, firstFail, crossings, base: document.createElement('canvas') };
+    p.tl = { row, canvas, cursor, note, fr, firstFail, crossings, x: NaN };
     note.textContent = (firstFail >= 0 ? 'first failure: step ' + firstFail + ' (' + failed + ' failed)' : 'no failed step') +
       '\n' + (crossings.length ? 'penetration > limit at ' + crossings[0] + (crossings.length > 1 ? ' (' + crossings.length + 'x)' : '') : 'penetration within the limit');
     note.style.whiteSpace = 'pre';
@@ -445,9 +500,10 @@
   function drawTimelineBase(p) {
     const t = p.tl, c = t.canvas, dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.round(c.clientWidth * dpr)), h = Math.max(1, Math.round(c.clientHeight * dpr));
-    c.width = t.base.width = w;
-    c.height = t.base.height = h;
-    const g = t.base.getContext('2d');
+    c.width = w;
+    c.height = h;
+    t.cssW = c.clientWidth; // read here, not per step: a read after a DOM change forces a layout
+    const g = c.getContext('2d');
     g.fillStyle = '#15181d';
     g.fillRect(0, 0, w, h);
     const top = 3 * dpr, bot = h - 7 * dpr;
@@ -509,10 +565,8 @@
     }
   }
   function drawTimeline(p) {
-    const t = p.tl, g = t.canvas.getContext('2d'), w = t.canvas.width, h = t.canvas.height;
-    g.drawImage(t.base, 0, 0);
-    g.fillStyle = '#ffffff';
-    g.fillRect(stepX(index, w) - 1, 0, 2, h);
+    const t = p.tl, x = Math.round(stepX(index, t.cssW || 0));
+    if (x !== t.x) { t.x = x; t.cursor.style.transform = 'translateX(' + x + 'px)'; }
   }
 
   //---- showing one step ----
@@ -531,7 +585,9 @@
     p.frame = f;
     p.drawn = [];
     if (!f) {
-      p.readout.textContent = p.name + '\n(no frame at this step: the run of this solver was cut short)';
+      setText(p.line[0], p.name);
+      setText(p.line[1], '(no frame at this step: the run of this solver was cut short)');
+      setText(p.line[2], '');
       return;
     }
     const f0 = p.run[0], mode = colourMode(), k = Number(ui.exag.value) || 1;
@@ -623,20 +679,16 @@
     if (p.heads.instanceColor) p.heads.instanceColor.needsUpdate = true;
     const reason = H.reasons[String(f.reason)] || String(f.reason);
     const held = f.step === step ? '' : ' (last frame: step ' + f.step + ')';
-    p.readout.innerHTML = '';
-    const head = document.createElement('div');
-    head.textContent = p.name + '   step ' + f.step + held + '   t ' + f.t.toFixed(4) + ' s';
-    const line = document.createElement('div');
-    line.textContent = f.step === 0 ? 'initial state'
-      : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit);
-    if (f.reason < 0) line.className = 'bad';
-    const line2 = document.createElement('div');
-    line2.textContent = 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
-      (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : '');
-    p.readout.appendChild(head);
-    p.readout.appendChild(line);
-    p.readout.appendChild(line2);
+    setText(p.line[0], p.name + '   step ' + f.step + held + '   t ' + f.t.toFixed(4) + ' s');
+    setText(p.line[1], f.step === 0 ? 'initial state'
+      : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit));
+    const bad = f.reason < 0 ? 'bad' : '';
+    if (p.line[1].className !== bad) p.line[1].className = bad;
+    setText(p.line[2], 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
+      (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : ''));
   }
+  // text set only when it changes: a change costs a layout and a repaint of its box
+  function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
   // follow: the camera's target on the dynamic bodies of the first pane shown, at this step
   function follow() {
@@ -672,7 +724,7 @@
       camera.aspect = w / Math.max(h, 1);
     });
     camera.updateProjectionMatrix();
-    panes.forEach(p => { drawTimelineBase(p); drawTimeline(p); });
+    panes.forEach(p => { drawTimelineBase(p); p.tl.x = NaN; drawTimeline(p); });
     scaleBars();
   }
 
@@ -716,22 +768,22 @@
   }
   function show(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
-    ui.slider.value = String(index);
-    ui.time.textContent = 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s';
+    if (ui.slider.value !== String(index)) ui.slider.value = String(index);
+    setText(ui.time, 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s');
     const mode = colourMode();
     report.colour = mode;
     const unit = { stress: ' Pa', strain: '', displacement: ' m' }[mode];
-    document.getElementById('cmode').textContent = {
+    setText(document.getElementById('cmode'), {
       penetration: 'deepest penetration', displacement: 'displacement from the start',
-      stress: 'von Mises stress (deformable)', strain: 'equivalent strain (deformable)' }[mode];
+      stress: 'von Mises stress (deformable)', strain: 'equivalent strain (deformable)' }[mode]);
     if (mode === 'penetration') {
-      document.getElementById('cmax').textContent = ' >= ' + penLimit.toPrecision(2) + ' m (1 % of the smallest body)';
+      setText(document.getElementById('cmax'), ' >= ' + penLimit.toPrecision(2) + ' m (1 % of the smallest body)');
       report.colour_range = [0, penLimit];
     } else {
       const hi = H.deformable.length ? range[mode] : 0;
-      document.getElementById('cmax').textContent = H.deformable.length
+      setText(document.getElementById('cmax'), H.deformable.length
         ? ' ' + hi.toPrecision(3) + unit + ' (the run\'s largest)' + (mode === 'displacement' ? '; rigid: half a body size' : '')
-        : ' >= half a body size';
+        : ' >= half a body size');
       report.colour_range = [0, hi];
     }
     panes.forEach(p => showPane(p, steps[index]));
@@ -983,6 +1035,7 @@
   opt('colour', ui.colour);
   opt('frame', ui.frame);
   opt('exag', ui.exag);
+  opt('speed', ui.speed);
   if (hash.get('edges') === '1') ui.edges.checked = true;
   if (hash.get('grid') === '0') { ui.grid.checked = false; panes.forEach(p => { p.grid.visible = p.axes.visible = false; }); }
   if (hash.get('arrows') === '0') ui.arrows.checked = false;
