@@ -80,9 +80,9 @@
   }
 
   //---- colours and numbers ----
-  function ramp(x) { // 0 blue-grey, 0.5 yellow, 1 red; beyond 1 stays red
+  function ramp(x, into) { // 0 blue-grey, 0.5 yellow, 1 red; beyond 1 stays red (into: reused)
     x = Math.max(0, Math.min(1, x));
-    const c = new THREE.Color();
+    const c = into || new THREE.Color();
     if (x < 0.5) c.setRGB(0.42 + 1.1 * x, 0.55 + 0.7 * x, 0.75 - 1.2 * x);
     else c.setRGB(0.97, 0.9 - 1.5 * (x - 0.5), 0.15);
     return c;
@@ -192,6 +192,40 @@
     return mat;
   }
 
+  // The spheres of a many-body scene: one point each, drawn as a lit disc of the sphere's
+  // projected size (an impostor: 1 vertex instead of a hundred). Attributes: position (the
+  // centre), radius (m; 0 hides it), colour (linear RGB). pxPerM: drawing-buffer pixels per
+  // metre at unit distance; viewToWorld: the camera's rotation, to light in the world frame.
+  const DOT_VERT = `
+    attribute float radius;
+    attribute vec3 colour;
+    uniform float pxPerM;
+    varying vec3 vColour;
+    void main() {
+      vec4 mv = modelViewMatrix * vec4(position, 1.0);
+      gl_Position = radius > 0.0 ? projectionMatrix * mv : vec4(2.0, 2.0, 2.0, 1.0);
+      gl_PointSize = max(2.0 * radius * pxPerM / max(-mv.z, 1e-9), 1.0);
+      vColour = colour;
+    }`;
+  const DOT_FRAG = `
+    uniform vec3 sky, ground, sun, sunDir;
+    uniform mat3 viewToWorld;
+    varying vec3 vColour;
+    void main() {
+      vec2 q = 2.0 * gl_PointCoord - 1.0;
+      float r2 = dot(q, q);
+      if (r2 > 1.0) discard;
+      vec3 n = viewToWorld * vec3(q.x, -q.y, sqrt(1.0 - r2));
+      gl_FragColor = vec4(vColour * (mix(ground, sky, 0.5 * n.y + 0.5) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862, 1.0);
+      #include <colorspace_fragment>
+    }`;
+  function dotMaterial() {
+    const u = litMaterial(0xffffff).uniforms;
+    u.pxPerM = { value: 1 };
+    u.viewToWorld = { value: new THREE.Matrix3() };
+    return new THREE.ShaderMaterial({ uniforms: u, vertexShader: DOT_VERT, fragmentShader: DOT_FRAG });
+  }
+
   const geoms = H.meshes.map(m => {
     let g = new THREE.BufferGeometry();
     g.setAttribute('position', new THREE.Float32BufferAttribute(m.vert, 3));
@@ -257,6 +291,8 @@
   const ns = H.solvers.length;
   let maxNc = 1;
   rec.runs.forEach(r => r.forEach(f => { maxNc = Math.max(maxNc, f.nc); }));
+  // with many contacts an arrow's head is three lines, not a cone (its 30 triangles, 1e4 times)
+  const LINE_HEADS = maxNc > 512;
 
   // software WebGL (SwiftShader, llvmpipe) pays per pixel for multisampling: off there, or
   // with #aa=0; on with #aa=1
@@ -335,10 +371,22 @@
       scene.add(mesh);
       return { mesh, fixed, size: b.size };
     });
-    const groups = new Map();
+    const groups = new Map(), dots = [];
     inst.forEach((list, mi) => {
-      const g = H.meshes[mi].smooth && H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
-      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff), list.length);
+      if (H.bodies[list[0]].shape === 'sphere') { // impostors; picked by a ray-sphere test
+        const g = new THREE.BufferGeometry();
+        g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * list.length), 3));
+        g.setAttribute('radius', new THREE.BufferAttribute(new Float32Array(list.length), 1));
+        g.setAttribute('colour', new THREE.BufferAttribute(new Float32Array(3 * list.length), 3));
+        const pts = new THREE.Points(g, dotMaterial());
+        pts.frustumCulled = false;
+        pts.userData = { inst: list };
+        scene.add(pts);
+        dots.push(pts);
+        groups.set(mi, pts);
+        return;
+      }
+      const im = new THREE.InstancedMesh(geoms[mi], litMaterial(0xffffff), list.length);
       im.userData = { inst: list };
       im.frustumCulled = false;
       scene.add(im);
@@ -372,15 +420,15 @@
     });
     // impulses: a shaft (line) and a head (cone) per contact
     const shaftG = new THREE.BufferGeometry();
-    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array(6 * maxNc), 3));
-    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array(6 * maxNc), 3));
+    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 24 : 6) * maxNc), 3));
+    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 24 : 6) * maxNc), 3));
     // drawn over the bodies: an impulse acts at a point inside the contact, where a body hides it
     const shafts = new THREE.LineSegments(shaftG, new THREE.LineBasicMaterial({ vertexColors: true, depthTest: false, transparent: true }));
     shafts.renderOrder = 2;
     shafts.frustumCulled = false;
     scene.add(shafts);
     const heads = new THREE.InstancedMesh(new THREE.ConeGeometry(0.35, 1, 10),
-      new THREE.MeshBasicMaterial({ depthTest: false, transparent: true }), maxNc);
+      new THREE.MeshBasicMaterial({ depthTest: false, transparent: true }), LINE_HEADS ? 1 : maxNc);
     heads.renderOrder = 2;
     heads.frustumCulled = false;
     scene.add(heads);
@@ -391,7 +439,9 @@
     marker.frustumCulled = false;
     scene.add(marker);
     const line = [0, 1, 2].map(() => readout.appendChild(document.createElement('div')));
-    panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
+    panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, dots, defs, shafts, heads, marker,
+                 pen: new Float32Array(H.bodies.length), penDef: new Float32Array(H.deformable.length),
+                 drawnC: new Int32Array(maxNc), drawnAB: new Float32Array(6 * maxNc), nDrawn: 0,
                  drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
@@ -571,7 +621,7 @@
 
   //---- showing one step ----
   const up = new THREE.Vector3(0, 1, 0), tmpM = new THREE.Matrix4(), tmpQ = new THREE.Quaternion();
-  const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3();
+  const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3(), tmpC = new THREE.Color();
   const hidden = new Set(); // 'b<i>' rigid bodies, 'd<k>' deformable bodies
   let picked = null;        // { kind: 'body' | 'def' | 'contact', s, i }
 
@@ -580,10 +630,14 @@
     return (m === 'stress' || m === 'strain') && report.version < 2 ? 'displacement' : m;
   }
 
+  function putVertex(A, C, v, x, y, z, col) {
+    A[v] = x; A[v + 1] = y; A[v + 2] = z; C[v] = col.r; C[v + 1] = col.g; C[v + 2] = col.b;
+    return v + 3;
+  }
   function showPane(p, step) {
     const f = frameAt(p.run, step);
     p.frame = f;
-    p.drawn = [];
+    p.nDrawn = 0;
     if (!f) {
       setText(p.line[0], p.name);
       setText(p.line[1], '(no frame at this step: the run of this solver was cut short)');
@@ -592,37 +646,48 @@
     }
     const f0 = p.run[0], mode = colourMode(), k = Number(ui.exag.value) || 1;
     // deepest penetration per body (and per deformable body) of this step's contacts
-    const pen = new Float32Array(H.bodies.length), penDef = new Float32Array(H.deformable.length);
+    // (no allocation per body or contact: a 1e4-body frame would make 1e4 objects)
+    const pen = p.pen.fill(0), penDef = p.penDef.fill(0), P = f.pose, P0 = f0.pose, pose = f.pose;
     for (let c = 0; c < f.nc; c++) {
-      const d = Math.max(0, -f.cf[13 * c + 9]);
-      for (const side of [f.ci[13 * c + 10], f.ci[13 * c + 11]]) {
-        if (side >= 0) pen[side] = Math.max(pen[side], d);
-        else if (side <= -2) penDef[-2 - side] = Math.max(penDef[-2 - side], d);
-      }
+      const d = Math.max(0, -f.cf[13 * c + 9]), s0 = f.ci[13 * c + 10], s1 = f.ci[13 * c + 11];
+      if (s0 >= 0) pen[s0] = Math.max(pen[s0], d); else if (s0 <= -2) penDef[-2 - s0] = Math.max(penDef[-2 - s0], d);
+      if (s1 >= 0) pen[s1] = Math.max(pen[s1], d); else if (s1 <= -2) penDef[-2 - s1] = Math.max(penDef[-2 - s1], d);
     }
-    p.bodies.forEach((b, i) => {
-      const q = f.pose.subarray(BS * i, BS * i + 7);
+    const anyHidden = hidden.size > 0;
+    for (let i = 0; i < p.bodies.length; i++) {
+      const b = p.bodies[i], o = BS * i, off = anyHidden && hidden.has('b' + i);
       let v = 0;
       if (!b.fixed && mode === 'penetration') v = pen[i] / penLimit;
-      else if (!b.fixed && mode === 'displacement') v = Math.hypot(q[0] - f0.pose[BS * i], q[1] - f0.pose[BS * i + 1], q[2] - f0.pose[BS * i + 2]) / (0.25 * b.size);
-      if (b.inst) { // hidden: scaled to nothing
-        tmpV.set(q[0], q[1], q[2]);
-        tmpQ.set(q[4], q[5], q[6], q[3]);
-        if (hidden.has('b' + i)) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
+      else if (!b.fixed && mode === 'displacement') v = Math.hypot(P[o] - P0[o], P[o + 1] - P0[o + 1], P[o + 2] - P0[o + 2]) / (0.25 * b.size);
+      ramp(0.5 * v, tmpC);
+      if (b.inst && b.inst.isPoints) { // a sphere's impostor: centre, radius (0: hidden), colour
+        const a = b.inst.geometry.attributes, k3 = 3 * b.slot;
+        a.position.array[k3] = pose[o]; a.position.array[k3 + 1] = pose[o + 1]; a.position.array[k3 + 2] = pose[o + 2];
+        a.radius.array[b.slot] = off ? 0 : b.scale[0];
+        a.colour.array[k3] = tmpC.r; a.colour.array[k3 + 1] = tmpC.g; a.colour.array[k3 + 2] = tmpC.b;
+      } else if (b.inst) { // hidden: scaled to nothing
+        tmpV.set(pose[o], pose[o + 1], pose[o + 2]);
+        tmpQ.set(pose[o + 4], pose[o + 5], pose[o + 6], pose[o + 3]);
+        if (off) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
         tmpM.compose(tmpV, tmpQ, tmpS);
         b.inst.setMatrixAt(b.slot, tmpM);
-        b.inst.setColorAt(b.slot, ramp(0.5 * v));
+        b.inst.setColorAt(b.slot, tmpC);
+      } else {
+        b.mesh.position.set(pose[o], pose[o + 1], pose[o + 2]);
+        b.mesh.quaternion.set(pose[o + 4], pose[o + 5], pose[o + 6], pose[o + 3]);
+        b.mesh.visible = !off;
+        if (!b.fixed) b.mesh.material.color.copy(tmpC);
+      }
+    }
+    p.groups.forEach(g => {
+      if (g.isPoints) {
+        const a = g.geometry.attributes;
+        a.position.needsUpdate = a.radius.needsUpdate = a.colour.needsUpdate = true;
         return;
       }
-      b.mesh.position.set(q[0], q[1], q[2]);
-      b.mesh.quaternion.set(q[4], q[5], q[6], q[3]);
-      b.mesh.visible = !hidden.has('b' + i);
-      if (!b.fixed) b.mesh.material.color.copy(ramp(0.5 * v));
-    });
-    p.groups.forEach(im => {
-      im.instanceMatrix.needsUpdate = true;
-      if (im.instanceColor) im.instanceColor.needsUpdate = true;
-      im.boundingSphere = null; // recomputed when a click needs it
+      g.instanceMatrix.needsUpdate = true;
+      if (g.instanceColor) g.instanceColor.needsUpdate = true;
+      g.boundingSphere = null; // recomputed when a click needs it
     });
     p.defs.forEach((e, kd) => {
       const pos = e.mesh.geometry.attributes.position, col = e.mesh.geometry.attributes.color;
@@ -636,7 +701,7 @@
         else if (mode === 'displacement') x = Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]) / (range.displacement || 1);
         else if (mode === 'stress') x = f.vm[e.d.first + v] / (range.stress || 1);
         else x = f.eps[e.d.first + v] / (range.strain || 1);
-        const c = ramp(x);
+        const c = ramp(x, tmpC);
         col.array[3 * v] = c.r; col.array[3 * v + 1] = c.g; col.array[3 * v + 2] = c.b;
       }
       pos.needsUpdate = col.needsUpdate = true;
@@ -646,35 +711,56 @@
       e.edges.visible = e.mesh.visible && ui.edges.checked;
     });
     // arrows
-    const sp = p.shafts.geometry.attributes.position, sc = p.shafts.geometry.attributes.color;
+    // arrows: a shaft and a cone, or with many contacts (LINE_HEADS) a shaft and three barbs,
+    // all in one line object; p.drawnC / drawnAB: each drawn arrow's contact and ends (picking)
+    const SA = p.shafts.geometry.attributes.position.array, SC = p.shafts.geometry.attributes.color.array;
+    const vpa = LINE_HEADS ? 8 : 2; // line vertices per arrow
     let n = 0;
+    const offSide = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
     if (ui.arrows.checked && impScale > 0) {
       for (let c = 0; c < f.nc; c++) {
         const b = 13 * c, ix = f.cf[b + 6], iy = f.cf[b + 7], iz = f.cf[b + 8];
-        const s0 = f.ci[b + 10], s1 = f.ci[b + 11];
-        const off = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
-        if (off(s0) || off(s1)) continue; // a hidden body's contacts go with it
+        if (anyHidden && (offSide(f.ci[b + 10]) || offSide(f.ci[b + 11]))) continue; // a hidden body's contacts go with it
         const mag = Math.hypot(ix, iy, iz), len = Math.min(mag * impScale, 0.5 * L);
         if (!(len > 1e-4 * L)) continue;
         const col = (f.ci[b + 12] & 1) ? SLIP : STICK;
         const x0 = f.cf[b], y0 = f.cf[b + 1], z0 = f.cf[b + 2];
         const ux = ix / mag, uy = iy / mag, uz = iz / mag;
         const hl = Math.min(0.35 * len, 0.04 * L);
-        sp.array.set([x0, y0, z0, x0 + ux * (len - hl), y0 + uy * (len - hl), z0 + uz * (len - hl)], 6 * n);
-        sc.array.set([col.r, col.g, col.b, col.r, col.g, col.b], 6 * n);
-        tmpV.set(ux, uy, uz);
-        tmpQ.setFromUnitVectors(up, tmpV);
-        tmpS.set(hl * 0.8, hl, hl * 0.8);
-        tmpM.compose(new THREE.Vector3(x0 + ux * (len - hl / 2), y0 + uy * (len - hl / 2), z0 + uz * (len - hl / 2)), tmpQ, tmpS);
-        p.heads.setMatrixAt(n, tmpM);
-        p.heads.setColorAt(n, col);
-        p.drawn.push({ c, a: [x0, y0, z0], b: [x0 + ux * len, y0 + uy * len, z0 + uz * len] });
+        let v = 3 * vpa * n;
+        const put = (x, y, z) => { v = putVertex(SA, SC, v, x, y, z, col); };
+        const tx = x0 + ux * len, ty = y0 + uy * len, tz = z0 + uz * len;
+        if (LINE_HEADS) {
+          put(x0, y0, z0); put(tx, ty, tz);
+          // three barbs from the tip, 120 degrees apart around the shaft
+          const ax = Math.abs(ux) < 0.9 ? 1 : 0, ay = 1 - ax; // a vector not along u
+          let px = uy * 0 - uz * ay, py = uz * ax - ux * 0, pz = ux * ay - uy * ax; // u x a
+          const pl = Math.hypot(px, py, pz); px /= pl; py /= pl; pz /= pl;
+          const qx = uy * pz - uz * py, qy = uz * px - ux * pz, qz = ux * py - uy * px; // u x p
+          for (let k = 0; k < 3; k++) {
+            const ca = 0.35 * hl * Math.cos(2.0944 * k), sa = 0.35 * hl * Math.sin(2.0944 * k);
+            put(tx, ty, tz);
+            put(tx - ux * hl + px * ca + qx * sa, ty - uy * hl + py * ca + qy * sa, tz - uz * hl + pz * ca + qz * sa);
+          }
+        } else {
+          put(x0, y0, z0); put(tx - ux * hl, ty - uy * hl, tz - uz * hl);
+          tmpV.set(ux, uy, uz);
+          tmpQ.setFromUnitVectors(up, tmpV);
+          tmpS.set(hl * 0.8, hl, hl * 0.8);
+          tmpM.compose(tmpP.set(tx - ux * hl / 2, ty - uy * hl / 2, tz - uz * hl / 2), tmpQ, tmpS);
+          p.heads.setMatrixAt(n, tmpM);
+          p.heads.setColorAt(n, col);
+        }
+        p.drawnC[n] = c;
+        const D = p.drawnAB, d6 = 6 * n;
+        D[d6] = x0; D[d6 + 1] = y0; D[d6 + 2] = z0; D[d6 + 3] = tx; D[d6 + 4] = ty; D[d6 + 5] = tz;
         n++;
       }
     }
-    p.shafts.geometry.setDrawRange(0, 2 * n);
-    sp.needsUpdate = sc.needsUpdate = true;
-    p.heads.count = n;
+    p.nDrawn = n;
+    p.shafts.geometry.setDrawRange(0, vpa * n);
+    p.shafts.geometry.attributes.position.needsUpdate = p.shafts.geometry.attributes.color.needsUpdate = true;
+    p.heads.count = LINE_HEADS ? 0 : n;
     p.heads.instanceMatrix.needsUpdate = true;
     if (p.heads.instanceColor) p.heads.instanceColor.needsUpdate = true;
     const reason = H.reasons[String(f.reason)] || String(f.reason);
@@ -797,7 +883,18 @@
     dirty = true;
     if (!quiet && !playing) { writeHash(); publish(); }
   }
-  function render() { panes.forEach(p => { if (p.shown) p.renderer.render(p.scene, camera); }); }
+  const dotRot = new THREE.Matrix3();
+  function render() {
+    camera.updateMatrixWorld();
+    dotRot.setFromMatrix4(camera.matrixWorld);
+    panes.forEach(p => {
+      if (!p.shown) return;
+      // the impostors' size: drawing-buffer pixels per metre at unit distance
+      const ppm = p.canvas.height / (2 * Math.tan(FOV / 2 * Math.PI / 180));
+      p.dots.forEach(g => { g.material.uniforms.pxPerM.value = ppm; g.material.uniforms.viewToWorld.value.copy(dotRot); });
+      p.renderer.render(p.scene, camera);
+    });
+  }
 
   //---- picking ----
   const ray = new THREE.Raycaster();
@@ -898,18 +995,31 @@
   // px, py: canvas pixels from its top left. An arrow within 6 px wins over the bodies.
   function pickAt(p, px, py) {
     let best = null, bd = 6;
-    p.drawn.forEach(d => {
-      const a = toScreen(p, d.a), b = toScreen(p, d.b);
+    for (let k = 0; k < p.nDrawn; k++) {
+      const D = p.drawnAB.subarray(6 * k, 6 * k + 6), a = toScreen(p, D), b = toScreen(p, D.subarray(3));
       const ex = b[0] - a[0], ey = b[1] - a[1], l2 = ex * ex + ey * ey;
       const t = l2 > 0 ? Math.max(0, Math.min(1, ((px - a[0]) * ex + (py - a[1]) * ey) / l2)) : 0;
       const dist = Math.hypot(a[0] + t * ex - px, a[1] + t * ey - py);
-      if (dist < bd) { bd = dist; best = d.c; }
-    });
+      if (dist < bd) { bd = dist; best = p.drawnC[k]; }
+    }
     if (best !== null) picked = { kind: 'contact', s: p.s, i: best };
     else {
       ray.setFromCamera(new THREE.Vector2(px / p.canvas.clientWidth * 2 - 1, 1 - py / p.canvas.clientHeight * 2), camera);
-      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh), Array.from(p.groups.values())).filter(m => m.visible);
-      const hit = ray.intersectObjects(objs, false)[0];
+      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh),
+        Array.from(p.groups.values()).filter(g => !g.isPoints)).filter(m => m.visible);
+      let hit = ray.intersectObjects(objs, false)[0];
+      // the impostor spheres: the nearest one the ray passes through
+      p.dots.forEach(g => {
+        const P = g.geometry.attributes.position.array, R = g.geometry.attributes.radius.array;
+        for (let k = 0; k < R.length; k++) {
+          if (!(R[k] > 0)) continue;
+          tmpV.set(P[3 * k], P[3 * k + 1], P[3 * k + 2]);
+          const d = ray.ray.distanceSqToPoint(tmpV);
+          if (d > R[k] * R[k]) continue;
+          const along = tmpV.sub(ray.ray.origin).dot(ray.ray.direction) - Math.sqrt(R[k] * R[k] - d);
+          if (along > 0 && (!hit || along < hit.distance)) hit = { distance: along, object: g, instanceId: k };
+        }
+      });
       if (!hit) { clearPick(); dirty = true; return null; }
       const u = hit.object.userData;
       picked = u.def !== undefined ? { kind: 'def', s: p.s, i: u.def }
@@ -1071,10 +1181,10 @@
     const p = panes[Number(pk[2])];
     if (!p) report.pick_error = 'no pane ' + pk[2];
     else if (pk[1] === 'c') {
-      const d = p.drawn.find(x => x.c === Number(pk[3]));
-      if (!d) report.pick_error = 'contact ' + pk[3] + ' has no arrow drawn at this step';
+      const k = p.drawnC.subarray(0, p.nDrawn).indexOf(Number(pk[3]));
+      if (k < 0) report.pick_error = 'contact ' + pk[3] + ' has no arrow drawn at this step';
       else {
-        const a = toScreen(p, d.a), b = toScreen(p, d.b);
+        const a = toScreen(p, p.drawnAB.subarray(6 * k, 6 * k + 3)), b = toScreen(p, p.drawnAB.subarray(6 * k + 3, 6 * k + 6));
         pickAt(p, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
       }
     } else {
