@@ -1212,6 +1212,24 @@
     show(start);
     render();
   }
+  // #poses=1: every body's pose as drawn, read back from what three.js draws (a mesh's
+  // position and rotation, an instance's matrix, an impostor's centre and radius), per pane
+  if (hash.get('poses') === '1') {
+    const m4 = new THREE.Matrix4();
+    report.drawn = panes.map(p => ({ solver: p.name, step: p.frame ? p.frame.step : -1, bodies: p.bodies.map((b, i) => {
+      if (b.inst && b.inst.isPoints) {
+        const a = b.inst.geometry.attributes, k = b.slot;
+        return { i, how: 'dot', p: Array.from(a.position.array.subarray(3 * k, 3 * k + 3)), q: null, s: [a.radius.array[k], a.radius.array[k], a.radius.array[k]] };
+      }
+      if (b.inst) {
+        b.inst.getMatrixAt(b.slot, m4);
+        m4.decompose(tmpV, tmpQ, tmpS);
+        return { i, how: 'instance', p: tmpV.toArray(), q: [tmpQ.w, tmpQ.x, tmpQ.y, tmpQ.z], s: tmpS.toArray() };
+      }
+      const m = b.mesh;
+      return { i, how: 'mesh', p: m.position.toArray(), q: [m.quaternion.w, m.quaternion.x, m.quaternion.y, m.quaternion.z], s: m.scale.toArray(), visible: m.visible };
+    }) }));
+  }
   report.ok = window.flErrors.length === 0;
   publish();
   if (hash.has('play')) ui.play.click();
