@@ -292,7 +292,7 @@
   let maxNc = 1;
   rec.runs.forEach(r => r.forEach(f => { maxNc = Math.max(maxNc, f.nc); }));
   // with many contacts an arrow's head is three lines, not a cone (its 30 triangles, 1e4 times)
-  const LINE_HEADS = maxNc > 512;
+  const LINE_HEADS = maxNc > 512, BARBS = [1, -1];
 
   // software WebGL (SwiftShader, llvmpipe) pays per pixel for multisampling: off there, or
   // with #aa=0; on with #aa=1
@@ -420,8 +420,8 @@
     });
     // impulses: a shaft (line) and a head (cone) per contact
     const shaftG = new THREE.BufferGeometry();
-    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 24 : 6) * maxNc), 3));
-    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 24 : 6) * maxNc), 3));
+    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
+    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
     // drawn over the bodies: an impulse acts at a point inside the contact, where a body hides it
     const shafts = new THREE.LineSegments(shaftG, new THREE.LineBasicMaterial({ vertexColors: true, depthTest: false, transparent: true }));
     shafts.renderOrder = 2;
@@ -711,10 +711,10 @@
       e.edges.visible = e.mesh.visible && ui.edges.checked;
     });
     // arrows
-    // arrows: a shaft and a cone, or with many contacts (LINE_HEADS) a shaft and three barbs,
+    // arrows: a shaft and a cone, or with many contacts (LINE_HEADS) a shaft and two barbs,
     // all in one line object; p.drawnC / drawnAB: each drawn arrow's contact and ends (picking)
     const SA = p.shafts.geometry.attributes.position.array, SC = p.shafts.geometry.attributes.color.array;
-    const vpa = LINE_HEADS ? 8 : 2; // line vertices per arrow
+    const vpa = LINE_HEADS ? 6 : 2; // line vertices per arrow
     let n = 0;
     const offSide = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
     if (ui.arrows.checked && impScale > 0) {
@@ -732,15 +732,15 @@
         const tx = x0 + ux * len, ty = y0 + uy * len, tz = z0 + uz * len;
         if (LINE_HEADS) {
           put(x0, y0, z0); put(tx, ty, tz);
-          // three barbs from the tip, 120 degrees apart around the shaft
+          // two barbs from the tip, in a plane through the shaft (lines cost SwiftShader more
+          // than their pixels: a barb fewer is a measured 20 % of a 42k-contact frame)
           const ax = Math.abs(ux) < 0.9 ? 1 : 0, ay = 1 - ax; // a vector not along u
-          let px = uy * 0 - uz * ay, py = uz * ax - ux * 0, pz = ux * ay - uy * ax; // u x a
+          let px = -uz * ay, py = uz * ax, pz = ux * ay - uy * ax; // u x a, a = (ax, ay, 0)
           const pl = Math.hypot(px, py, pz); px /= pl; py /= pl; pz /= pl;
-          const qx = uy * pz - uz * py, qy = uz * px - ux * pz, qz = ux * py - uy * px; // u x p
-          for (let k = 0; k < 3; k++) {
-            const ca = 0.35 * hl * Math.cos(2.0944 * k), sa = 0.35 * hl * Math.sin(2.0944 * k);
+          for (const side of BARBS) {
+            const w = 0.35 * hl * side;
             put(tx, ty, tz);
-            put(tx - ux * hl + px * ca + qx * sa, ty - uy * hl + py * ca + qy * sa, tz - uz * hl + pz * ca + qz * sa);
+            put(tx - ux * hl + px * w, ty - uy * hl + py * w, tz - uz * hl + pz * w);
           }
         } else {
           put(x0, y0, z0); put(tx - ux * hl, ty - uy * hl, tz - uz * hl);
