@@ -728,10 +728,9 @@
         const ux = ix / mag, uy = iy / mag, uz = iz / mag;
         const hl = Math.min(0.35 * len, 0.04 * L);
         let v = 3 * vpa * n;
-        const put = (x, y, z) => { v = putVertex(SA, SC, v, x, y, z, col); };
         const tx = x0 + ux * len, ty = y0 + uy * len, tz = z0 + uz * len;
         if (LINE_HEADS) {
-          put(x0, y0, z0); put(tx, ty, tz);
+          v = putVertex(SA, SC, v, x0, y0, z0, col); v = putVertex(SA, SC, v, tx, ty, tz, col);
           // two barbs from the tip, in a plane through the shaft (lines cost SwiftShader more
           // than their pixels: a barb fewer is a measured 20 % of a 42k-contact frame)
           const ax = Math.abs(ux) < 0.9 ? 1 : 0, ay = 1 - ax; // a vector not along u
@@ -739,11 +738,11 @@
           const pl = Math.hypot(px, py, pz); px /= pl; py /= pl; pz /= pl;
           for (const side of BARBS) {
             const w = 0.35 * hl * side;
-            put(tx, ty, tz);
-            put(tx - ux * hl + px * w, ty - uy * hl + py * w, tz - uz * hl + pz * w);
+            v = putVertex(SA, SC, v, tx, ty, tz, col);
+            v = putVertex(SA, SC, v, tx - ux * hl + px * w, ty - uy * hl + py * w, tz - uz * hl + pz * w, col);
           }
         } else {
-          put(x0, y0, z0); put(tx - ux * hl, ty - uy * hl, tz - uz * hl);
+          v = putVertex(SA, SC, v, x0, y0, z0, col); v = putVertex(SA, SC, v, tx - ux * hl, ty - uy * hl, tz - uz * hl, col);
           tmpV.set(ux, uy, uz);
           tmpQ.setFromUnitVectors(up, tmpV);
           tmpS.set(hl * 0.8, hl, hl * 0.8);
