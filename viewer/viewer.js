@@ -373,7 +373,10 @@
     });
     const groups = new Map(), dots = [];
     inst.forEach((list, mi) => {
-      if (H.bodies[list[0]].shape === 'sphere') { // impostors; picked by a ray-sphere test
+      // impostors, picked by a ray-sphere test; #dots=0 draws instanced meshes instead (a
+      // sphere's impostor is at most the GL's largest point size across: 1023 px in SwiftShader,
+      // less on some GPUs, so a grain seen from very close is drawn too small)
+      if (H.bodies[list[0]].shape === 'sphere' && new URLSearchParams(location.hash.slice(1)).get('dots') !== '0') {
         const g = new THREE.BufferGeometry();
         g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * list.length), 3));
         g.setAttribute('radius', new THREE.BufferAttribute(new Float32Array(list.length), 1));
@@ -386,7 +389,8 @@
         groups.set(mi, pts);
         return;
       }
-      const im = new THREE.InstancedMesh(geoms[mi], litMaterial(0xffffff), list.length);
+      const g = H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
+      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff), list.length);
       im.userData = { inst: list };
       im.frustumCulled = false;
       scene.add(im);
