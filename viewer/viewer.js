@@ -181,13 +181,13 @@
       #include <colorspace_fragment>
     }`;
   const litSun = new THREE.Vector3(...SUN.dir).normalize();
-  function litMaterial(hex) {
+  function litMaterial(hex, side) {
     const u = { diffuse: { value: new THREE.Color(hex) },
                 sky: { value: new THREE.Color(HEMI.sky).multiplyScalar(HEMI.intensity) },
                 ground: { value: new THREE.Color(HEMI.ground).multiplyScalar(HEMI.intensity) },
                 sun: { value: new THREE.Color(SUN.color).multiplyScalar(SUN.intensity) },
                 sunDir: { value: litSun } };
-    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: THREE.DoubleSide });
+    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: side === undefined ? THREE.DoubleSide : side });
     mat.color = u.diffuse.value; // as a Lambert material's
     return mat;
   }
@@ -365,7 +365,10 @@
         list.push(i);
         return { mesh: null, fixed, size: b.size, scale: b.scale, slot: list.length - 1, group: b.mesh };
       }
-      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5));
+      // a plane is drawn from its free side only (its square faces +z of its frame, the side its
+      // normal points to): seen from the solid side it hid the scene, as a box's near walls hid
+      // its grains from outside
+      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5, b.shape === 'plane' ? THREE.FrontSide : THREE.DoubleSide));
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
       mesh.userData = { body: i };
       scene.add(mesh);
