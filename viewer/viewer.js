@@ -425,7 +425,7 @@
       scene.add(edges);
       return { mesh, edges, nedge: ei.length / 2, d };
     });
-    // impulses: a shaft (line) and a head (cone) per contact
+    // impulses: a shaft (line) and a head (a cone; with many contacts two lines) per contact
     const shaftG = new THREE.BufferGeometry();
     shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
     shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
@@ -449,7 +449,7 @@
     panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, dots, defs, shafts, heads, marker,
                  pen: new Float32Array(H.bodies.length), penDef: new Float32Array(H.deformable.length),
                  drawnC: new Int32Array(maxNc), drawnAB: new Float32Array(6 * maxNc), nDrawn: 0,
-                 drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
+                 frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
   //---- controls ----
@@ -654,7 +654,7 @@
     const f0 = p.run[0], mode = colourMode(), k = Number(ui.exag.value) || 1;
     // deepest penetration per body (and per deformable body) of this step's contacts
     // (no allocation per body or contact: a 1e4-body frame would make 1e4 objects)
-    const pen = p.pen.fill(0), penDef = p.penDef.fill(0), P = f.pose, P0 = f0.pose, pose = f.pose;
+    const pen = p.pen.fill(0), penDef = p.penDef.fill(0), P0 = f0.pose, pose = f.pose;
     for (let c = 0; c < f.nc; c++) {
       const d = Math.max(0, -f.cf[13 * c + 9]), s0 = f.ci[13 * c + 10], s1 = f.ci[13 * c + 11];
       if (s0 >= 0) pen[s0] = Math.max(pen[s0], d); else if (s0 <= -2) penDef[-2 - s0] = Math.max(penDef[-2 - s0], d);
@@ -665,7 +665,7 @@
       const b = p.bodies[i], o = BS * i, off = anyHidden && hidden.has('b' + i);
       let v = 0;
       if (!b.fixed && mode === 'penetration') v = pen[i] / penLimit;
-      else if (!b.fixed && mode === 'displacement') v = Math.hypot(P[o] - P0[o], P[o + 1] - P0[o + 1], P[o + 2] - P0[o + 2]) / (0.25 * b.size);
+      else if (!b.fixed && mode === 'displacement') v = Math.hypot(pose[o] - P0[o], pose[o + 1] - P0[o + 1], pose[o + 2] - P0[o + 2]) / (0.25 * b.size);
       ramp(0.5 * v, tmpC);
       if (b.inst && b.inst.isPoints) { // a sphere's impostor: centre, radius (0: hidden), colour
         const a = b.inst.geometry.attributes, k3 = 3 * b.slot;
@@ -717,7 +717,6 @@
       e.mesh.visible = !hidden.has('d' + kd);
       e.edges.visible = e.mesh.visible && ui.edges.checked;
     });
-    // arrows
     // arrows: a shaft and a cone, or with many contacts (LINE_HEADS) a shaft and two barbs,
     // all in one line object; p.drawnC / drawnAB: each drawn arrow's contact and ends (picking)
     const SA = p.shafts.geometry.attributes.position.array, SC = p.shafts.geometry.attributes.color.array;
