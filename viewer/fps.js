@@ -133,8 +133,13 @@ function measure(w, h) {
       let st = null;
       while (Date.now() - t0 < 300000) {
         await sleep(200);
-        st = await ev('window.flPerf ? JSON.stringify({ready: window.flPerf.ready, errors: window.flErrors}) : null').catch(() => null);
-        if (st && JSON.parse(st).ready) break;
+        st = await ev('JSON.stringify({perf: !!window.flPerf, ready: !!(window.flPerf && window.flPerf.ready), ' +
+                      'loaded: document.readyState === "complete", errors: window.flErrors || []})').catch(() => null);
+        const o = st ? JSON.parse(st) : {};
+        if (o.ready) break;
+        if (o.errors && o.errors.length) throw new Error('the page reports errors: ' + JSON.stringify(o.errors));
+        // a viewer.html from before #perf: loaded, but nothing to measure with
+        if (o.loaded && !o.perf && Date.now() - t0 > 20000) throw new Error(page + ': the page has no #perf (written by an older viewer); pass its recording.flrec instead');
       }
       if (!st || !JSON.parse(st).ready) throw new Error('the page did not get ready in 300 s: ' + st);
       await sleep(1000); // warm-up: shaders compiled, the first frames drawn
