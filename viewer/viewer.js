@@ -80,9 +80,9 @@
   }
 
   //---- colours and numbers ----
-  function ramp(x) { // 0 blue-grey, 0.5 yellow, 1 red; beyond 1 stays red
+  function ramp(x, into) { // 0 blue-grey, 0.5 yellow, 1 red; beyond 1 stays red (into: reused)
     x = Math.max(0, Math.min(1, x));
-    const c = new THREE.Color();
+    const c = into || new THREE.Color();
     if (x < 0.5) c.setRGB(0.42 + 1.1 * x, 0.55 + 0.7 * x, 0.75 - 1.2 * x);
     else c.setRGB(0.97, 0.9 - 1.5 * (x - 0.5), 0.15);
     return c;
@@ -150,6 +150,82 @@
     });
   });
 
+  // Rigid bodies are lit per vertex (hemisphere and sun, the Lambert model of three.js's
+  // MeshLambertMaterial, which lights per pixel): their faces are flat or smooth spheres, so it
+  // looks the same, and software WebGL (SwiftShader) pays per pixel for a fragment shader.
+  // Both sides are lit (the fragment picks by gl_FrontFacing); works instanced too.
+  const HEMI = { sky: 0xdde6ff, ground: 0x3a3226, intensity: 1.1 }, SUN = { color: 0xffffff, intensity: 1.6, dir: [0.4, -0.6, 1.0] };
+  const LIT_VERT = `
+    uniform vec3 diffuse, sky, ground, sun, sunDir;
+    varying vec3 vFront, vBack;
+    void main() {
+      mat4 m = modelMatrix;
+    #ifdef USE_INSTANCING
+      m = m * instanceMatrix;
+    #endif
+      mat3 a = mat3(m); // rotation times scale: its inverse transpose is a / (column lengths squared)
+      vec3 n = normalize(a * (normal / vec3(dot(a[0], a[0]), dot(a[1], a[1]), dot(a[2], a[2]))));
+      vec3 c = diffuse;
+    #ifdef USE_INSTANCING_COLOR
+      c *= instanceColor;
+    #endif
+      float h = 0.5 * n.y + 0.5; // three's hemisphere light points along +y
+      vFront = c * (mix(ground, sky, h) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862;
+      vBack = c * (mix(ground, sky, 1.0 - h) + sun * max(-dot(n, sunDir), 0.0)) * 0.3183098862;
+      gl_Position = projectionMatrix * viewMatrix * m * vec4(position, 1.0);
+    }`;
+  const LIT_FRAG = `
+    varying vec3 vFront, vBack;
+    void main() {
+      gl_FragColor = vec4(gl_FrontFacing ? vFront : vBack, 1.0);
+      #include <colorspace_fragment>
+    }`;
+  const litSun = new THREE.Vector3(...SUN.dir).normalize();
+  function litMaterial(hex, side) {
+    const u = { diffuse: { value: new THREE.Color(hex) },
+                sky: { value: new THREE.Color(HEMI.sky).multiplyScalar(HEMI.intensity) },
+                ground: { value: new THREE.Color(HEMI.ground).multiplyScalar(HEMI.intensity) },
+                sun: { value: new THREE.Color(SUN.color).multiplyScalar(SUN.intensity) },
+                sunDir: { value: litSun } };
+    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: side === undefined ? THREE.DoubleSide : side });
+    mat.color = u.diffuse.value; // as a Lambert material's
+    return mat;
+  }
+
+  // The spheres of a many-body scene: one point each, drawn as a lit disc of the sphere's
+  // projected size (an impostor: 1 vertex instead of a hundred). Attributes: position (the
+  // centre), radius (m; 0 hides it), colour (linear RGB). pxPerM: drawing-buffer pixels per
+  // metre at unit distance; viewToWorld: the camera's rotation, to light in the world frame.
+  const DOT_VERT = `
+    attribute float radius;
+    attribute vec3 colour;
+    uniform float pxPerM;
+    varying vec3 vColour;
+    void main() {
+      vec4 mv = modelViewMatrix * vec4(position, 1.0);
+      gl_Position = radius > 0.0 ? projectionMatrix * mv : vec4(2.0, 2.0, 2.0, 1.0);
+      gl_PointSize = max(2.0 * radius * pxPerM / max(-mv.z, 1e-9), 1.0);
+      vColour = colour;
+    }`;
+  const DOT_FRAG = `
+    uniform vec3 sky, ground, sun, sunDir;
+    uniform mat3 viewToWorld;
+    varying vec3 vColour;
+    void main() {
+      vec2 q = 2.0 * gl_PointCoord - 1.0;
+      float r2 = dot(q, q);
+      if (r2 > 1.0) discard;
+      vec3 n = viewToWorld * vec3(q.x, -q.y, sqrt(1.0 - r2));
+      gl_FragColor = vec4(vColour * (mix(ground, sky, 0.5 * n.y + 0.5) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862, 1.0);
+      #include <colorspace_fragment>
+    }`;
+  function dotMaterial() {
+    const u = litMaterial(0xffffff).uniforms;
+    u.pxPerM = { value: 1 };
+    u.viewToWorld = { value: new THREE.Matrix3() };
+    return new THREE.ShaderMaterial({ uniforms: u, vertexShader: DOT_VERT, fragmentShader: DOT_FRAG });
+  }
+
   const geoms = H.meshes.map(m => {
     let g = new THREE.BufferGeometry();
     g.setAttribute('position', new THREE.Float32BufferAttribute(m.vert, 3));
@@ -215,6 +291,8 @@
   const ns = H.solvers.length;
   let maxNc = 1;
   rec.runs.forEach(r => r.forEach(f => { maxNc = Math.max(maxNc, f.nc); }));
+  // with many contacts an arrow's head is three lines, not a cone (its 30 triangles, 1e4 times)
+  const LINE_HEADS = maxNc > 512, BARBS = [1, -1];
 
   // software WebGL (SwiftShader, llvmpipe) pays per pixel for multisampling: off there, or
   // with #aa=0; on with #aa=1
@@ -246,20 +324,26 @@
     panesEl.appendChild(el);
     let renderer;
     try {
-      renderer = new THREE.WebGLRenderer({ canvas, antialias, preserveDrawingBuffer: true });
+      // no preserveDrawingBuffer: it costs a copy of the drawing buffer per frame
+      renderer = new THREE.WebGLRenderer({ canvas, antialias });
     } catch (e) {
       fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
       return;
     }
     report.webgl = true;
+    // a shader that does not compile is an error of the page (three.js would only log it)
+    renderer.debug.onShaderError = (gl, program, vs, fs) => {
+      fail('a WebGL shader did not compile: ' + (gl.getShaderInfoLog(vs) + ' ' + gl.getShaderInfoLog(fs)).trim().slice(0, 300));
+    };
     // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
     const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
     renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x14171c);
-    scene.add(new THREE.HemisphereLight(0xdde6ff, 0x3a3226, 1.1));
-    const sun = new THREE.DirectionalLight(0xffffff, 1.6);
-    sun.position.set(0.4, -0.6, 1.0);
+    // the lights of the deformable bodies' Lambert material (rigid ones: litMaterial, the same)
+    scene.add(new THREE.HemisphereLight(HEMI.sky, HEMI.ground, HEMI.intensity));
+    const sun = new THREE.DirectionalLight(SUN.color, SUN.intensity);
+    sun.position.set(...SUN.dir);
     scene.add(sun);
     // ground grid (in the xy plane at the ground) and the axes at the origin (x red, y green, z blue)
     const grid = new THREE.GridHelper(gridN * gridStep, gridN, 0x56606e, 0x30363f);
@@ -281,17 +365,35 @@
         list.push(i);
         return { mesh: null, fixed, size: b.size, scale: b.scale, slot: list.length - 1, group: b.mesh };
       }
-      const mat = new THREE.MeshLambertMaterial({ color: fixed ? 0x59606b : 0x6d8bb5, side: THREE.DoubleSide });
-      const mesh = new THREE.Mesh(geoms[b.mesh], mat);
+      // a plane is drawn from its free side only (its square faces +z of its frame, the side its
+      // normal points to): seen from the solid side it hid the scene, as a box's near walls hid
+      // its grains from outside
+      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5, b.shape === 'plane' ? THREE.FrontSide : THREE.DoubleSide));
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
       mesh.userData = { body: i };
       scene.add(mesh);
       return { mesh, fixed, size: b.size };
     });
-    const groups = new Map();
+    const groups = new Map(), dots = [];
     inst.forEach((list, mi) => {
-      const g = H.meshes[mi].smooth && H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
-      const im = new THREE.InstancedMesh(g, new THREE.MeshLambertMaterial({ color: 0xffffff }), list.length);
+      // impostors, picked by a ray-sphere test; #dots=0 draws instanced meshes instead (a
+      // sphere's impostor is at most the GL's largest point size across: 1023 px in SwiftShader,
+      // less on some GPUs, so a grain seen from very close is drawn too small)
+      if (H.bodies[list[0]].shape === 'sphere' && new URLSearchParams(location.hash.slice(1)).get('dots') !== '0') {
+        const g = new THREE.BufferGeometry();
+        g.setAttribute('position', new THREE.BufferAttribute(new Float32Array(3 * list.length), 3));
+        g.setAttribute('radius', new THREE.BufferAttribute(new Float32Array(list.length), 1));
+        g.setAttribute('colour', new THREE.BufferAttribute(new Float32Array(3 * list.length), 3));
+        const pts = new THREE.Points(g, dotMaterial());
+        pts.frustumCulled = false;
+        pts.userData = { inst: list };
+        scene.add(pts);
+        dots.push(pts);
+        groups.set(mi, pts);
+        return;
+      }
+      const g = H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
+      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff), list.length);
       im.userData = { inst: list };
       im.frustumCulled = false;
       scene.add(im);
@@ -323,17 +425,17 @@
       scene.add(edges);
       return { mesh, edges, nedge: ei.length / 2, d };
     });
-    // impulses: a shaft (line) and a head (cone) per contact
+    // impulses: a shaft (line) and a head (a cone; with many contacts two lines) per contact
     const shaftG = new THREE.BufferGeometry();
-    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array(6 * maxNc), 3));
-    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array(6 * maxNc), 3));
+    shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
+    shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
     // drawn over the bodies: an impulse acts at a point inside the contact, where a body hides it
     const shafts = new THREE.LineSegments(shaftG, new THREE.LineBasicMaterial({ vertexColors: true, depthTest: false, transparent: true }));
     shafts.renderOrder = 2;
     shafts.frustumCulled = false;
     scene.add(shafts);
     const heads = new THREE.InstancedMesh(new THREE.ConeGeometry(0.35, 1, 10),
-      new THREE.MeshBasicMaterial({ depthTest: false, transparent: true }), maxNc);
+      new THREE.MeshBasicMaterial({ depthTest: false, transparent: true }), LINE_HEADS ? 1 : maxNc);
     heads.renderOrder = 2;
     heads.frustumCulled = false;
     scene.add(heads);
@@ -343,8 +445,11 @@
     marker.visible = false;
     marker.frustumCulled = false;
     scene.add(marker);
-    panes.push({ s, el, canvas, readout, scalebar, renderer, scene, grid, axes, bodies, groups, defs, shafts, heads, marker,
-                 drawn: [], frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
+    const line = [0, 1, 2].map(() => readout.appendChild(document.createElement('div')));
+    panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, dots, defs, shafts, heads, marker,
+                 pen: new Float32Array(H.bodies.length), penDef: new Float32Array(H.deformable.length),
+                 drawnC: new Int32Array(maxNc), drawnAB: new Float32Array(6 * maxNc), nDrawn: 0,
+                 frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
   }
 
   //---- controls ----
@@ -412,11 +517,18 @@
     const name = document.createElement('div');
     name.className = 'tl-name';
     name.textContent = p.name;
+    // the strip is drawn once (and on resize); the cursor is a line over it, moved per step
+    const strip = document.createElement('div');
+    strip.className = 'tl-strip';
     const canvas = document.createElement('canvas');
+    const cursor = document.createElement('div');
+    cursor.className = 'tl-cursor';
+    strip.appendChild(canvas);
+    strip.appendChild(cursor);
     const note = document.createElement('div');
     note.className = 'tl-note';
     row.appendChild(name);
-    row.appendChild(canvas);
+    row.appendChild(strip);
     row.appendChild(note);
     tlEl.appendChild(row);
     // per recorded step: the frame's merit, deepest penetration, energy, failure
@@ -429,7 +541,7 @@
       const prev = i > 0 && fr[i - 1] ? fr[i - 1].penAfter : 0;
       if (f.penAfter > penLimit && !(prev > penLimit)) crossings.push(f.step);
     });
-    p.tl = { row, canvas, note, fr, firstFail, crossings, base: document.createElement('canvas') };
+    p.tl = { row, canvas, cursor, note, fr, firstFail, crossings, x: NaN };
     note.textContent = (firstFail >= 0 ? 'first failure: step ' + firstFail + ' (' + failed + ' failed)' : 'no failed step') +
       '\n' + (crossings.length ? 'penetration > limit at ' + crossings[0] + (crossings.length > 1 ? ' (' + crossings.length + 'x)' : '') : 'penetration within the limit');
     note.style.whiteSpace = 'pre';
@@ -445,9 +557,10 @@
   function drawTimelineBase(p) {
     const t = p.tl, c = t.canvas, dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.round(c.clientWidth * dpr)), h = Math.max(1, Math.round(c.clientHeight * dpr));
-    c.width = t.base.width = w;
-    c.height = t.base.height = h;
-    const g = t.base.getContext('2d');
+    c.width = w;
+    c.height = h;
+    t.cssW = c.clientWidth; // read here, not per step: a read after a DOM change forces a layout
+    const g = c.getContext('2d');
     g.fillStyle = '#15181d';
     g.fillRect(0, 0, w, h);
     const top = 3 * dpr, bot = h - 7 * dpr;
@@ -509,15 +622,13 @@
     }
   }
   function drawTimeline(p) {
-    const t = p.tl, g = t.canvas.getContext('2d'), w = t.canvas.width, h = t.canvas.height;
-    g.drawImage(t.base, 0, 0);
-    g.fillStyle = '#ffffff';
-    g.fillRect(stepX(index, w) - 1, 0, 2, h);
+    const t = p.tl, x = Math.round(stepX(index, t.cssW || 0));
+    if (x !== t.x) { t.x = x; t.cursor.style.transform = 'translateX(' + x + 'px)'; }
   }
 
   //---- showing one step ----
   const up = new THREE.Vector3(0, 1, 0), tmpM = new THREE.Matrix4(), tmpQ = new THREE.Quaternion();
-  const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3();
+  const tmpV = new THREE.Vector3(), tmpS = new THREE.Vector3(), tmpC = new THREE.Color();
   const hidden = new Set(); // 'b<i>' rigid bodies, 'd<k>' deformable bodies
   let picked = null;        // { kind: 'body' | 'def' | 'contact', s, i }
 
@@ -526,47 +637,64 @@
     return (m === 'stress' || m === 'strain') && report.version < 2 ? 'displacement' : m;
   }
 
+  function putVertex(A, C, v, x, y, z, col) {
+    A[v] = x; A[v + 1] = y; A[v + 2] = z; C[v] = col.r; C[v + 1] = col.g; C[v + 2] = col.b;
+    return v + 3;
+  }
   function showPane(p, step) {
     const f = frameAt(p.run, step);
     p.frame = f;
-    p.drawn = [];
+    p.nDrawn = 0;
     if (!f) {
-      p.readout.textContent = p.name + '\n(no frame at this step: the run of this solver was cut short)';
+      setText(p.line[0], p.name);
+      setText(p.line[1], '(no frame at this step: the run of this solver was cut short)');
+      setText(p.line[2], '');
       return;
     }
     const f0 = p.run[0], mode = colourMode(), k = Number(ui.exag.value) || 1;
     // deepest penetration per body (and per deformable body) of this step's contacts
-    const pen = new Float32Array(H.bodies.length), penDef = new Float32Array(H.deformable.length);
+    // (no allocation per body or contact: a 1e4-body frame would make 1e4 objects)
+    const pen = p.pen.fill(0), penDef = p.penDef.fill(0), P0 = f0.pose, pose = f.pose;
     for (let c = 0; c < f.nc; c++) {
-      const d = Math.max(0, -f.cf[13 * c + 9]);
-      for (const side of [f.ci[13 * c + 10], f.ci[13 * c + 11]]) {
-        if (side >= 0) pen[side] = Math.max(pen[side], d);
-        else if (side <= -2) penDef[-2 - side] = Math.max(penDef[-2 - side], d);
-      }
+      const d = Math.max(0, -f.cf[13 * c + 9]), s0 = f.ci[13 * c + 10], s1 = f.ci[13 * c + 11];
+      if (s0 >= 0) pen[s0] = Math.max(pen[s0], d); else if (s0 <= -2) penDef[-2 - s0] = Math.max(penDef[-2 - s0], d);
+      if (s1 >= 0) pen[s1] = Math.max(pen[s1], d); else if (s1 <= -2) penDef[-2 - s1] = Math.max(penDef[-2 - s1], d);
     }
-    p.bodies.forEach((b, i) => {
-      const q = f.pose.subarray(BS * i, BS * i + 7);
+    const anyHidden = hidden.size > 0;
+    for (let i = 0; i < p.bodies.length; i++) {
+      const b = p.bodies[i], o = BS * i, off = anyHidden && hidden.has('b' + i);
       let v = 0;
       if (!b.fixed && mode === 'penetration') v = pen[i] / penLimit;
-      else if (!b.fixed && mode === 'displacement') v = Math.hypot(q[0] - f0.pose[BS * i], q[1] - f0.pose[BS * i + 1], q[2] - f0.pose[BS * i + 2]) / (0.25 * b.size);
-      if (b.inst) { // hidden: scaled to nothing
-        tmpV.set(q[0], q[1], q[2]);
-        tmpQ.set(q[4], q[5], q[6], q[3]);
-        if (hidden.has('b' + i)) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
+      else if (!b.fixed && mode === 'displacement') v = Math.hypot(pose[o] - P0[o], pose[o + 1] - P0[o + 1], pose[o + 2] - P0[o + 2]) / (0.25 * b.size);
+      ramp(0.5 * v, tmpC);
+      if (b.inst && b.inst.isPoints) { // a sphere's impostor: centre, radius (0: hidden), colour
+        const a = b.inst.geometry.attributes, k3 = 3 * b.slot;
+        a.position.array[k3] = pose[o]; a.position.array[k3 + 1] = pose[o + 1]; a.position.array[k3 + 2] = pose[o + 2];
+        a.radius.array[b.slot] = off ? 0 : b.scale[0];
+        a.colour.array[k3] = tmpC.r; a.colour.array[k3 + 1] = tmpC.g; a.colour.array[k3 + 2] = tmpC.b;
+      } else if (b.inst) { // hidden: scaled to nothing
+        tmpV.set(pose[o], pose[o + 1], pose[o + 2]);
+        tmpQ.set(pose[o + 4], pose[o + 5], pose[o + 6], pose[o + 3]);
+        if (off) tmpS.set(0, 0, 0); else tmpS.set(b.scale[0], b.scale[1], b.scale[2]);
         tmpM.compose(tmpV, tmpQ, tmpS);
         b.inst.setMatrixAt(b.slot, tmpM);
-        b.inst.setColorAt(b.slot, ramp(0.5 * v));
+        b.inst.setColorAt(b.slot, tmpC);
+      } else {
+        b.mesh.position.set(pose[o], pose[o + 1], pose[o + 2]);
+        b.mesh.quaternion.set(pose[o + 4], pose[o + 5], pose[o + 6], pose[o + 3]);
+        b.mesh.visible = !off;
+        if (!b.fixed) b.mesh.material.color.copy(tmpC);
+      }
+    }
+    p.groups.forEach(g => {
+      if (g.isPoints) {
+        const a = g.geometry.attributes;
+        a.position.needsUpdate = a.radius.needsUpdate = a.colour.needsUpdate = true;
         return;
       }
-      b.mesh.position.set(q[0], q[1], q[2]);
-      b.mesh.quaternion.set(q[4], q[5], q[6], q[3]);
-      b.mesh.visible = !hidden.has('b' + i);
-      if (!b.fixed) b.mesh.material.color.copy(ramp(0.5 * v));
-    });
-    p.groups.forEach(im => {
-      im.instanceMatrix.needsUpdate = true;
-      if (im.instanceColor) im.instanceColor.needsUpdate = true;
-      im.boundingSphere = null; // recomputed when a click needs it
+      g.instanceMatrix.needsUpdate = true;
+      if (g.instanceColor) g.instanceColor.needsUpdate = true;
+      g.boundingSphere = null; // recomputed when a click needs it
     });
     p.defs.forEach((e, kd) => {
       const pos = e.mesh.geometry.attributes.position, col = e.mesh.geometry.attributes.color;
@@ -580,7 +708,7 @@
         else if (mode === 'displacement') x = Math.hypot(f.vert[a] - f0.vert[a], f.vert[a + 1] - f0.vert[a + 1], f.vert[a + 2] - f0.vert[a + 2]) / (range.displacement || 1);
         else if (mode === 'stress') x = f.vm[e.d.first + v] / (range.stress || 1);
         else x = f.eps[e.d.first + v] / (range.strain || 1);
-        const c = ramp(x);
+        const c = ramp(x, tmpC);
         col.array[3 * v] = c.r; col.array[3 * v + 1] = c.g; col.array[3 * v + 2] = c.b;
       }
       pos.needsUpdate = col.needsUpdate = true;
@@ -589,54 +717,69 @@
       e.mesh.visible = !hidden.has('d' + kd);
       e.edges.visible = e.mesh.visible && ui.edges.checked;
     });
-    // arrows
-    const sp = p.shafts.geometry.attributes.position, sc = p.shafts.geometry.attributes.color;
+    // arrows: a shaft and a cone, or with many contacts (LINE_HEADS) a shaft and two barbs,
+    // all in one line object; p.drawnC / drawnAB: each drawn arrow's contact and ends (picking)
+    const SA = p.shafts.geometry.attributes.position.array, SC = p.shafts.geometry.attributes.color.array;
+    const vpa = LINE_HEADS ? 6 : 2; // line vertices per arrow
     let n = 0;
+    const offSide = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
     if (ui.arrows.checked && impScale > 0) {
       for (let c = 0; c < f.nc; c++) {
         const b = 13 * c, ix = f.cf[b + 6], iy = f.cf[b + 7], iz = f.cf[b + 8];
-        const s0 = f.ci[b + 10], s1 = f.ci[b + 11];
-        const off = s => (s >= 0 && hidden.has('b' + s)) || (s <= -2 && hidden.has('d' + (-2 - s)));
-        if (off(s0) || off(s1)) continue; // a hidden body's contacts go with it
+        if (anyHidden && (offSide(f.ci[b + 10]) || offSide(f.ci[b + 11]))) continue; // a hidden body's contacts go with it
         const mag = Math.hypot(ix, iy, iz), len = Math.min(mag * impScale, 0.5 * L);
         if (!(len > 1e-4 * L)) continue;
         const col = (f.ci[b + 12] & 1) ? SLIP : STICK;
         const x0 = f.cf[b], y0 = f.cf[b + 1], z0 = f.cf[b + 2];
         const ux = ix / mag, uy = iy / mag, uz = iz / mag;
         const hl = Math.min(0.35 * len, 0.04 * L);
-        sp.array.set([x0, y0, z0, x0 + ux * (len - hl), y0 + uy * (len - hl), z0 + uz * (len - hl)], 6 * n);
-        sc.array.set([col.r, col.g, col.b, col.r, col.g, col.b], 6 * n);
-        tmpV.set(ux, uy, uz);
-        tmpQ.setFromUnitVectors(up, tmpV);
-        tmpS.set(hl * 0.8, hl, hl * 0.8);
-        tmpM.compose(new THREE.Vector3(x0 + ux * (len - hl / 2), y0 + uy * (len - hl / 2), z0 + uz * (len - hl / 2)), tmpQ, tmpS);
-        p.heads.setMatrixAt(n, tmpM);
-        p.heads.setColorAt(n, col);
-        p.drawn.push({ c, a: [x0, y0, z0], b: [x0 + ux * len, y0 + uy * len, z0 + uz * len] });
+        let v = 3 * vpa * n;
+        const tx = x0 + ux * len, ty = y0 + uy * len, tz = z0 + uz * len;
+        if (LINE_HEADS) {
+          v = putVertex(SA, SC, v, x0, y0, z0, col); v = putVertex(SA, SC, v, tx, ty, tz, col);
+          // two barbs from the tip, in a plane through the shaft (lines cost SwiftShader more
+          // than their pixels: a barb fewer is a measured 20 % of a 42k-contact frame)
+          const ax = Math.abs(ux) < 0.9 ? 1 : 0, ay = 1 - ax; // a vector not along u
+          let px = -uz * ay, py = uz * ax, pz = ux * ay - uy * ax; // u x a, a = (ax, ay, 0)
+          const pl = Math.hypot(px, py, pz); px /= pl; py /= pl; pz /= pl;
+          for (const side of BARBS) {
+            const w = 0.35 * hl * side;
+            v = putVertex(SA, SC, v, tx, ty, tz, col);
+            v = putVertex(SA, SC, v, tx - ux * hl + px * w, ty - uy * hl + py * w, tz - uz * hl + pz * w, col);
+          }
+        } else {
+          v = putVertex(SA, SC, v, x0, y0, z0, col); v = putVertex(SA, SC, v, tx - ux * hl, ty - uy * hl, tz - uz * hl, col);
+          tmpV.set(ux, uy, uz);
+          tmpQ.setFromUnitVectors(up, tmpV);
+          tmpS.set(hl * 0.8, hl, hl * 0.8);
+          tmpM.compose(tmpP.set(tx - ux * hl / 2, ty - uy * hl / 2, tz - uz * hl / 2), tmpQ, tmpS);
+          p.heads.setMatrixAt(n, tmpM);
+          p.heads.setColorAt(n, col);
+        }
+        p.drawnC[n] = c;
+        const D = p.drawnAB, d6 = 6 * n;
+        D[d6] = x0; D[d6 + 1] = y0; D[d6 + 2] = z0; D[d6 + 3] = tx; D[d6 + 4] = ty; D[d6 + 5] = tz;
         n++;
       }
     }
-    p.shafts.geometry.setDrawRange(0, 2 * n);
-    sp.needsUpdate = sc.needsUpdate = true;
-    p.heads.count = n;
+    p.nDrawn = n;
+    p.shafts.geometry.setDrawRange(0, vpa * n);
+    p.shafts.geometry.attributes.position.needsUpdate = p.shafts.geometry.attributes.color.needsUpdate = true;
+    p.heads.count = LINE_HEADS ? 0 : n;
     p.heads.instanceMatrix.needsUpdate = true;
     if (p.heads.instanceColor) p.heads.instanceColor.needsUpdate = true;
     const reason = H.reasons[String(f.reason)] || String(f.reason);
     const held = f.step === step ? '' : ' (last frame: step ' + f.step + ')';
-    p.readout.innerHTML = '';
-    const head = document.createElement('div');
-    head.textContent = p.name + '   step ' + f.step + held + '   t ' + f.t.toFixed(4) + ' s';
-    const line = document.createElement('div');
-    line.textContent = f.step === 0 ? 'initial state'
-      : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit);
-    if (f.reason < 0) line.className = 'bad';
-    const line2 = document.createElement('div');
-    line2.textContent = 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
-      (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : '');
-    p.readout.appendChild(head);
-    p.readout.appendChild(line);
-    p.readout.appendChild(line2);
+    setText(p.line[0], p.name + '   step ' + f.step + held + '   t ' + f.t.toFixed(4) + ' s');
+    setText(p.line[1], f.step === 0 ? 'initial state'
+      : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit));
+    const bad = f.reason < 0 ? 'bad' : '';
+    if (p.line[1].className !== bad) p.line[1].className = bad;
+    setText(p.line[2], 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
+      (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : ''));
   }
+  // text set only when it changes: a change costs a layout and a repaint of its box
+  function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
   // follow: the camera's target on the dynamic bodies of the first pane shown, at this step
   function follow() {
@@ -672,41 +815,91 @@
       camera.aspect = w / Math.max(h, 1);
     });
     camera.updateProjectionMatrix();
-    panes.forEach(p => { drawTimelineBase(p); drawTimeline(p); });
+    panes.forEach(p => { drawTimelineBase(p); p.tl.x = NaN; drawTimeline(p); });
     scaleBars();
   }
 
   let index = 0, playing = false, simTime = 0, last = null, dirty = true, quiet = false;
+  // #perf=1 (or =sync): per animation frame, the interval since the last one and the ms spent
+  // updating the scene from the recording, drawing the timeline and in WebGL (submitting the
+  // draw; with sync, until the GL has finished it), read by viewer/fps.js as window.flPerf
+  const perf = (() => {
+    const m = new URLSearchParams(location.hash.slice(1)).get('perf');
+    if (!m) return null;
+    const pf = { sync: m === 'sync', ready: false, tl: 0, shown: 0, prev: null, rows: [], t0: 0 };
+    pf.reset = () => { pf.rows = []; pf.prev = null; pf.shown = 0; pf.t0 = performance.now(); };
+    pf.frame = (now, up, tl, gl) => {
+      if (pf.prev !== null) pf.rows.push([now - pf.prev, up, tl, gl]);
+      pf.prev = now;
+    };
+    pf.summary = () => {
+      const col = k => {
+        const v = pf.rows.map(r => r[k]).sort((a, b) => a - b);
+        return v.length ? { median: v[v.length >> 1], min: v[0], max: v[v.length - 1], mean: v.reduce((a, b) => a + b, 0) / v.length } : null;
+      };
+      const secs = (performance.now() - pf.t0) / 1000;
+      let renderer = '';
+      try {
+        const g = panes[0].renderer.getContext(), ext = g.getExtension('WEBGL_debug_renderer_info');
+        renderer = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : String(g.getParameter(g.RENDERER));
+      } catch (e) { renderer = 'unknown'; }
+      return { frames: pf.rows.length, seconds: secs, fps: pf.rows.length / secs, steps_shown: pf.shown,
+               interval: col(0), update: col(1), timeline: col(2), render: col(3), load_ms: pf.loadMs,
+               heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null,
+               bodies: H.bodies.length, panes: panes.filter(p => p.shown).length,
+               pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height),
+               renderer, errors: window.flErrors.slice() };
+    };
+    window.flPerf = pf;
+    return pf;
+  })();
+  const pixel = new Uint8Array(4);
+  function finishGL() {
+    panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, pixel); } });
+  }
   function show(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
-    ui.slider.value = String(index);
-    ui.time.textContent = 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s';
+    if (ui.slider.value !== String(index)) ui.slider.value = String(index);
+    setText(ui.time, 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s');
     const mode = colourMode();
     report.colour = mode;
     const unit = { stress: ' Pa', strain: '', displacement: ' m' }[mode];
-    document.getElementById('cmode').textContent = {
+    setText(document.getElementById('cmode'), {
       penetration: 'deepest penetration', displacement: 'displacement from the start',
-      stress: 'von Mises stress (deformable)', strain: 'equivalent strain (deformable)' }[mode];
+      stress: 'von Mises stress (deformable)', strain: 'equivalent strain (deformable)' }[mode]);
     if (mode === 'penetration') {
-      document.getElementById('cmax').textContent = ' >= ' + penLimit.toPrecision(2) + ' m (1 % of the smallest body)';
+      setText(document.getElementById('cmax'), ' >= ' + penLimit.toPrecision(2) + ' m (1 % of the smallest body)');
       report.colour_range = [0, penLimit];
     } else {
       const hi = H.deformable.length ? range[mode] : 0;
-      document.getElementById('cmax').textContent = H.deformable.length
+      setText(document.getElementById('cmax'), H.deformable.length
         ? ' ' + hi.toPrecision(3) + unit + ' (the run\'s largest)' + (mode === 'displacement' ? '; rigid: half a body size' : '')
-        : ' >= half a body size';
+        : ' >= half a body size');
       report.colour_range = [0, hi];
     }
     panes.forEach(p => showPane(p, steps[index]));
     if (ui.frame.value === 'follow') { follow(); placeCamera(); scaleBars(); }
+    const t1 = perf ? performance.now() : 0;
     if (tlEl.style.display !== 'none') panes.forEach(p => { if (p.tl.canvas.width > 1) drawTimeline(p); });
+    if (perf) perf.tl += performance.now() - t1;
     report.edges = panes[0].defs.reduce((a, e) => a + (e.edges.visible ? e.nedge : 0), 0);
     report.shown_step = steps[index];
     if (picked) describePick();
     dirty = true;
     if (!quiet && !playing) { writeHash(); publish(); }
   }
-  function render() { panes.forEach(p => { if (p.shown) p.renderer.render(p.scene, camera); }); }
+  const dotRot = new THREE.Matrix3();
+  function render() {
+    camera.updateMatrixWorld();
+    dotRot.setFromMatrix4(camera.matrixWorld);
+    panes.forEach(p => {
+      if (!p.shown) return;
+      // the impostors' size: drawing-buffer pixels per metre at unit distance
+      const ppm = p.canvas.height / (2 * Math.tan(FOV / 2 * Math.PI / 180));
+      p.dots.forEach(g => { g.material.uniforms.pxPerM.value = ppm; g.material.uniforms.viewToWorld.value.copy(dotRot); });
+      p.renderer.render(p.scene, camera);
+    });
+  }
 
   //---- picking ----
   const ray = new THREE.Raycaster();
@@ -807,18 +1000,31 @@
   // px, py: canvas pixels from its top left. An arrow within 6 px wins over the bodies.
   function pickAt(p, px, py) {
     let best = null, bd = 6;
-    p.drawn.forEach(d => {
-      const a = toScreen(p, d.a), b = toScreen(p, d.b);
+    for (let k = 0; k < p.nDrawn; k++) {
+      const D = p.drawnAB.subarray(6 * k, 6 * k + 6), a = toScreen(p, D), b = toScreen(p, D.subarray(3));
       const ex = b[0] - a[0], ey = b[1] - a[1], l2 = ex * ex + ey * ey;
       const t = l2 > 0 ? Math.max(0, Math.min(1, ((px - a[0]) * ex + (py - a[1]) * ey) / l2)) : 0;
       const dist = Math.hypot(a[0] + t * ex - px, a[1] + t * ey - py);
-      if (dist < bd) { bd = dist; best = d.c; }
-    });
+      if (dist < bd) { bd = dist; best = p.drawnC[k]; }
+    }
     if (best !== null) picked = { kind: 'contact', s: p.s, i: best };
     else {
       ray.setFromCamera(new THREE.Vector2(px / p.canvas.clientWidth * 2 - 1, 1 - py / p.canvas.clientHeight * 2), camera);
-      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh), Array.from(p.groups.values())).filter(m => m.visible);
-      const hit = ray.intersectObjects(objs, false)[0];
+      const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh),
+        Array.from(p.groups.values()).filter(g => !g.isPoints)).filter(m => m.visible);
+      let hit = ray.intersectObjects(objs, false)[0];
+      // the impostor spheres: the nearest one the ray passes through
+      p.dots.forEach(g => {
+        const P = g.geometry.attributes.position.array, R = g.geometry.attributes.radius.array;
+        for (let k = 0; k < R.length; k++) {
+          if (!(R[k] > 0)) continue;
+          tmpV.set(P[3 * k], P[3 * k + 1], P[3 * k + 2]);
+          const d = ray.ray.distanceSqToPoint(tmpV);
+          if (d > R[k] * R[k]) continue;
+          const along = tmpV.sub(ray.ray.origin).dot(ray.ray.direction) - Math.sqrt(R[k] * R[k] - d);
+          if (along > 0 && (!hit || along < hit.distance)) hit = { distance: along, object: g, instanceId: k };
+        }
+      });
       if (!hit) { clearPick(); dirty = true; return null; }
       const u = hit.object.userData;
       picked = u.def !== undefined ? { kind: 'def', s: p.s, i: u.def }
@@ -849,15 +1055,20 @@
   }
 
   function tick(now) {
+    const t0 = perf ? performance.now() : 0;
+    if (perf) perf.tl = 0;
     if (playing) {
       if (last !== null) simTime += (now - last) / 1000 * Number(ui.speed.value);
       last = now;
       let i = index;
       while (i + 1 < steps.length && steps[i + 1] * H.dt <= simTime) i++;
-      if (i !== index) show(i);
-      if (index === steps.length - 1) { playing = false; ui.play.textContent = 'play'; writeHash(); }
+      if (perf && i === steps.length - 1 && index === i) { i = 0; simTime = 0; } // #perf plays in a loop
+      if (i !== index) { show(i); if (perf) perf.shown++; }
+      if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; writeHash(); }
     }
-    if (dirty) { render(); dirty = false; }
+    const t1 = perf ? performance.now() : 0;
+    if (dirty) { render(); dirty = false; if (perf && perf.sync) finishGL(); }
+    if (perf) perf.frame(now, t1 - t0 - perf.tl, perf.tl, performance.now() - t1);
     requestAnimationFrame(tick);
   }
 
@@ -939,6 +1150,7 @@
   opt('colour', ui.colour);
   opt('frame', ui.frame);
   opt('exag', ui.exag);
+  opt('speed', ui.speed);
   if (hash.get('edges') === '1') ui.edges.checked = true;
   if (hash.get('grid') === '0') { ui.grid.checked = false; panes.forEach(p => { p.grid.visible = p.axes.visible = false; }); }
   if (hash.get('arrows') === '0') ui.arrows.checked = false;
@@ -974,10 +1186,10 @@
     const p = panes[Number(pk[2])];
     if (!p) report.pick_error = 'no pane ' + pk[2];
     else if (pk[1] === 'c') {
-      const d = p.drawn.find(x => x.c === Number(pk[3]));
-      if (!d) report.pick_error = 'contact ' + pk[3] + ' has no arrow drawn at this step';
+      const k = p.drawnC.subarray(0, p.nDrawn).indexOf(Number(pk[3]));
+      if (k < 0) report.pick_error = 'contact ' + pk[3] + ' has no arrow drawn at this step';
       else {
-        const a = toScreen(p, d.a), b = toScreen(p, d.b);
+        const a = toScreen(p, p.drawnAB.subarray(6 * k, 6 * k + 3)), b = toScreen(p, p.drawnAB.subarray(6 * k + 3, 6 * k + 6));
         pickAt(p, (a[0] + b[0]) / 2, (a[1] + b[1]) / 2);
       }
     } else {
@@ -1005,8 +1217,27 @@
     show(start);
     render();
   }
+  // #poses=1: every body's pose as drawn, read back from what three.js draws (a mesh's
+  // position and rotation, an instance's matrix, an impostor's centre and radius), per pane
+  if (hash.get('poses') === '1') {
+    const m4 = new THREE.Matrix4();
+    report.drawn = panes.map(p => ({ solver: p.name, step: p.frame ? p.frame.step : -1, bodies: p.bodies.map((b, i) => {
+      if (b.inst && b.inst.isPoints) {
+        const a = b.inst.geometry.attributes, k = b.slot;
+        return { i, how: 'dot', p: Array.from(a.position.array.subarray(3 * k, 3 * k + 3)), q: null, s: [a.radius.array[k], a.radius.array[k], a.radius.array[k]] };
+      }
+      if (b.inst) {
+        b.inst.getMatrixAt(b.slot, m4);
+        m4.decompose(tmpV, tmpQ, tmpS);
+        return { i, how: 'instance', p: tmpV.toArray(), q: [tmpQ.w, tmpQ.x, tmpQ.y, tmpQ.z], s: tmpS.toArray() };
+      }
+      const m = b.mesh;
+      return { i, how: 'mesh', p: m.position.toArray(), q: [m.quaternion.w, m.quaternion.x, m.quaternion.y, m.quaternion.z], s: m.scale.toArray(), visible: m.visible };
+    }) }));
+  }
   report.ok = window.flErrors.length === 0;
   publish();
   if (hash.has('play')) ui.play.click();
+  if (perf) { perf.loadMs = performance.now(); perf.ready = true; perf.reset(); }
   requestAnimationFrame(tick);
 })();
