@@ -77,12 +77,14 @@ typedef struct fl_loop {
   fl_int nobs;       /* observables (fl_world_nobs), when observe */
   double *obs;       /* their values after the last step (owned; fl_loop_free) */
   fl_int nlimit;     /* the world's limits, when observe */
+  const fl_obs_limit *limit; /* them (owned by the world: fl_world_limits) */
   fl_loop_tally *tally; /* nlimit tallies (owned; fl_loop_free) */
 } fl_loop;
 
-/* Runs l->steps steps of w with l->stepper (the parts set in l; the results are reset and
- * filled). Returns FL_OK (also after FL_LOOP_STOP) or the first negative error, of the step
- * (l->taken is its index), the observables, a limit, frame or each; FL_ERR_NOMEM. */
+/* Runs l->steps steps of w with l->stepper (the parts set in l). The results are reset and
+ * filled; obs and tally must be NULL (a zero-initialized fl_loop) or an earlier run's, which
+ * are freed. Returns FL_OK (also after FL_LOOP_STOP) or the first negative error: of the
+ * step (l->taken is its index), the observables, the limits, frame or each; FL_ERR_NOMEM. */
 int fl_loop_run(fl_loop *l, fl_world *w);
 
 /* Frees what fl_loop_run allocated (obs, tally); NULL-safe; the settings stay. */

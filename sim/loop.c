@@ -49,14 +49,17 @@ int fl_loop_run(fl_loop *l, fl_world *w) {
   l->first_failed = -1;
   l->step_s = l->wall_s = 0;
   l->nobs = l->nlimit = 0;
-  const fl_obs_limit *lim = NULL;
+  l->limit = NULL;
   const fl_int *ix = NULL;
   if (l->observe) {
     l->nobs = fl_world_nobs(w);
-    FL_TRY(fl_world_limits(w, &lim, &ix, &l->nlimit));
+    FL_TRY(fl_world_limits(w, &l->limit, &ix, &l->nlimit));
     l->obs = fl_malloc((size_t)(l->nobs + 1) * sizeof *l->obs);
     l->tally = fl_calloc((size_t)l->nlimit + 1, sizeof *l->tally);
-    if (!l->obs || !l->tally) return fl_seterr(FL_ERR_NOMEM, "stepping loop: out of memory");
+    if (!l->obs || !l->tally) {
+      fl_loop_free(l);
+      return fl_seterr(FL_ERR_NOMEM, "stepping loop: out of memory");
+    }
     for (fl_int j = 0; j < l->nlimit; j++) l->tally[j].first = l->tally[j].last = -1;
   }
   int framed = l->frame && l->frame_every > 0;
@@ -75,7 +78,7 @@ int fl_loop_run(fl_loop *l, fl_world *w) {
     if (l->observe) {
       rc = fl_world_observe(w, l->obs);
       if (rc < 0) break;
-      tally_limits(l, lim, ix, k);
+      tally_limits(l, l->limit, ix, k);
     }
     l->taken++;
     l->iters += info.res.iters;
@@ -99,4 +102,5 @@ void fl_loop_free(fl_loop *l) {
   fl_free(l->tally);
   l->obs = NULL;
   l->tally = NULL;
+  l->nlimit = 0;
 }

@@ -35,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -163,6 +164,33 @@ static int create_world(const case_input *in, fl_world **w) {
 }
 
 
+/* what check measures after each step (fl_loop each) */
+typedef struct check_step_ctx {
+  record *r;
+  double *merit, *joint, *own; /* per step, sorted afterwards */
+  int ipen, idrift;            /* observables pen_max and drift_max, -1 when none */
+  int n;                       /* steps measured */
+} check_step_ctx;
+
+
+static int check_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)w;
+  (void)k;
+  check_step_ctx *c = ctx;
+  record *r = c->r;
+  int n = c->n++;
+  // no contact: nothing for the merit to measure (the metric is NaN there)
+  c->merit[n] = info->nc == 0 ? 0 : fmin(fl_metrics_merit(&info->met, NAN), 1e300);
+  c->joint[n] = isfinite(info->met.bilateral) ? info->met.bilateral : (info->nh > 0 ? 1e300 : 0);
+  // the solver's own residual at return: what a looser tolerance moves first
+  c->own[n] = info->nc + info->nh == 0 ? 0 : isfinite(info->res.error) ? fabs(info->res.error) : 1e300;
+  if (c->ipen >= 0 && val[c->ipen] > r->q[6]) r->q[6] = val[c->ipen];
+  if (c->idrift >= 0) r->q[7] = val[c->idrift];
+  r->merit_last = c->merit[n];
+  return FL_OK;
+}
+
+
 /* Runs one case; a solver that cannot take the problem (unsupported) or errs becomes the
  * record's status, not a failure of check itself. Returns FL_OK or the error of creating the
  * scene or the solver or of an option. */
@@ -171,72 +199,50 @@ static int run_case(const case_input *in, const char *solver, const char *opts, 
   memset(r, 0, sizeof *r);
   fl_world *w = NULL;
   fl_solver *s = NULL;
-  double *val = NULL, *merit = NULL, *joint = NULL, *own = NULL;
+  double *merit = NULL, *joint = NULL, *own = NULL;
   int rc = create_world(in, &w);
   if (rc < 0) return rc;
   rc = fl_solver_create(solver, &s);
   if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
   if (rc >= 0) rc = fl_harness_apply_sets(s, nset, set);
   if (rc < 0) goto done;
-  val = fl_malloc((size_t)(fl_world_nobs(w) + 1) * sizeof *val);
   merit = fl_malloc((size_t)(steps + 1) * sizeof *merit);
   joint = fl_malloc((size_t)(steps + 1) * sizeof *joint);
   own = fl_malloc((size_t)(steps + 1) * sizeof *own);
-  if (!val || !merit || !joint || !own) {
+  if (!merit || !joint || !own) {
     rc = fl_seterr(FL_ERR_NOMEM, "check: out of memory");
     goto done;
   }
-  int ipen = obs_index(w, "pen_max"), idrift = obs_index(w, "drift_max");
-  // the scene's limits (declared, and the world's automatic ones): steps outside any
+  // the scene's limits (declared, and the world's automatic ones): a bad one is the input's
+  // error; the loop counts the steps outside any
   const fl_obs_limit *lim = NULL;
   const fl_int *limi = NULL;
   fl_int nlim = 0;
   rc = fl_world_limits(w, &lim, &limi, &nlim);
   if (rc < 0) goto done;
-  r->nlim = nlim < MAXLIM ? (int)nlim : MAXLIM;
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
+                  .each = check_each, .first_failed = -1};
+  check_step_ctx c = {r, merit, joint, own, obs_index(w, "pen_max"), obs_index(w, "drift_max"), 0};
+  loop.ctx = &c;
+  int src = fl_loop_run(&loop, w);
+  r->nlim = loop.nlimit < MAXLIM ? (int)loop.nlimit : MAXLIM;
   for (int k = 0; k < r->nlim; k++) {
-    r->lim[k] = lim[k];
-    r->lim_first[k] = -1;
+    r->lim[k] = loop.limit[k];
+    r->lim_steps[k] = (int)loop.tally[k].steps;
+    r->lim_first[k] = (int)loop.tally[k].first;
+    r->lim_worst[k] = loop.tally[k].worst;
+    r->lim_far[k] = loop.tally[k].far;
   }
-  long iters = 0;
-  int n = 0;
-  double t0 = fl_time_now();
-  for (int k = 0; k < steps; k++) {
-    fl_step_info info;
-    int src = fl_world_step(w, s, &info);
-    if (src == FL_ERR_UNSUPPORTED) {
-      r->status = 1;
-      goto done;
-    }
-    if (src < 0 || fl_world_observe(w, val) < 0) {
-      r->status = 2;
-      goto done;
-    }
-    if (info.res.reason < 0) r->q[0] += 1;
-    // no contact: nothing for the merit to measure (the metric is NaN there)
-    merit[n] = info.nc == 0 ? 0 : fmin(fl_metrics_merit(&info.met, NAN), 1e300);
-    joint[n] = isfinite(info.met.bilateral) ? info.met.bilateral : (info.nh > 0 ? 1e300 : 0);
-    // the solver's own residual at return: what a looser tolerance moves first
-    own[n] = info.nc + info.nh == 0 ? 0 : isfinite(info.res.error) ? fabs(info.res.error) : 1e300;
-    n++;
-    iters += info.res.iters;
-    if (ipen >= 0 && val[ipen] > r->q[6]) r->q[6] = val[ipen];
-    if (idrift >= 0) r->q[7] = val[idrift];
-    r->merit_last = merit[n - 1];
-    int out = 0;
-    for (fl_int l = 0; l < nlim; l++) {
-      double x = val[limi[l]];
-      if (x >= lim[l].lo && x <= lim[l].hi) continue;
-      out = 1;
-      if (l >= MAXLIM) continue;
-      double far = isnan(x) ? INFINITY : x > lim[l].hi ? x - lim[l].hi : lim[l].lo - x;
-      if (r->lim_steps[l]++ == 0) r->lim_first[l] = k;
-      if (r->lim_steps[l] == 1 || far > r->lim_far[l]) {
-        r->lim_worst[l] = x;
-        r->lim_far[l] = far;
-      }
-    }
-    r->q[QLIMIT] += out;
+  r->q[0] = (double)loop.failed;
+  r->q[QLIMIT] = (double)loop.limit_steps;
+  long iters = loop.iters;
+  int n = c.n;
+  double wall = loop.wall_s;
+  fl_loop_free(&loop);
+  if (src < 0) {
+    // a solver that cannot take the scene, or a failed step: the record's status
+    r->status = src == FL_ERR_UNSUPPORTED ? 1 : 2;
+    goto done;
   }
   qsort(merit, (size_t)n, sizeof *merit, cmp_d);
   qsort(joint, (size_t)n, sizeof *joint, cmp_d);
@@ -247,9 +253,8 @@ static int run_case(const case_input *in, const char *solver, const char *opts, 
   r->q[4] = quant(joint, n, 0.9);
   r->q[5] = n ? (double)iters / n : 0;
   r->q[QOWN] = quant(own, n, 0.9);
-  r->q[QSOLVE] = fl_time_now() - t0;
+  r->q[QSOLVE] = wall;
 done:
-  fl_free(val);
   fl_free(merit);
   fl_free(joint);
   fl_free(own);
