@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -135,7 +136,8 @@ int fl_cmd_export(int argc, char **argv) {
         return EXIT_USAGE;
       }
     }
-    for (long k = 0; rc >= 0 && k < n; k++) rc = fl_world_step(w, s, NULL);
+    fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = n};
+    rc = fl_loop_run(&loop, w);
     fl_solver_destroy(s);
     if (rc >= 0) rc = fl_world_save_json(w, scene_json);
     fl_world_free(w);
