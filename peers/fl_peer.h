@@ -34,6 +34,7 @@
 
 #include <stdio.h>
 
+#include "../sim/fl_loop.h"
 #include "../sim/fl_world.h"
 
 #ifdef __cplusplus
@@ -75,6 +76,10 @@ void fl_peer_free(fl_peer *p); /* NULL-safe */
  * MuJoCo raised a warning (contact or constraint buffer full, bad accelerations: it would
  * reset or drop constraints); its text is in the message. */
 int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info);
+
+/* Peer p (not owned) as the stepping loop's stepper (sim/fl_loop.h): fl_peer_step, and
+ * fl_peer_history as the step's iteration records. */
+fl_stepper fl_peer_stepper(fl_peer *p);
 
 /* Stage times of the last step (wall s), from MuJoCo's timers: collision; assembly (kinematics,
  * inertia and its factorization, velocity-dependent and applied forces, unconstrained

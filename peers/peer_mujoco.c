@@ -831,3 +831,20 @@ int fl_peer_options_resolve(const char *name, int nset, const char *const *set, 
 }
 
 #endif
+
+
+//---- the stepping loop's stepper (built or not) ----
+
+static int peer_step(void *self, fl_world *w, fl_step_info *info) { return fl_peer_step(self, w, info); }
+
+
+static const fl_iter_stat *peer_history(void *self, const fl_step_info *info, int *n) {
+  (void)info;
+  return fl_peer_history(self, n);
+}
+
+
+fl_stepper fl_peer_stepper(fl_peer *p) {
+  fl_stepper st = {peer_step, peer_history, p};
+  return st;
+}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fl_hydro.h"
+#include "fl_loop.h"
 #include "scenes_impl.h"
 
 //---- runner ----
@@ -15,6 +16,48 @@ double fl_coin_eps_star(const double *v, const double *wr, int n, double s_min) 
   for (int k = n - 1; k >= 0; k--)
     if (v[k] + wr[k] > s_min) return wr[k] > 0 ? v[k] / wr[k] : INFINITY;
   return NAN;
+}
+
+
+/* the coin's measurement after each step (fl_loop each) */
+typedef struct coin_step_ctx {
+  fl_coin_run *out;
+  fl_int coin;
+  double R, s_rest; /* coin radius (m); rest threshold on v + omega R (m/s) */
+  double last_eps;  /* v/(omega R) where v + omega R last exceeded s_min */
+  double *t, *v, *wr;
+  int cap;
+  fl_step_observer observe; /* the caller's observer and its context */
+  void *observe_ctx;
+} coin_step_ctx;
+
+
+static int coin_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  coin_step_ctx *c = ctx;
+  return c->observe(c->observe_ctx, w, step, info);
+}
+
+
+static int coin_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)k;
+  (void)val;
+  coin_step_ctx *c = ctx;
+  fl_coin_run *out = c->out;
+  out->solve_s += info->solve_s;
+  const fl_body *b = &w->body[c->coin];
+  double vv = hypot(b->vel[0], b->vel[1]), ww = fabs(b->omega[2]) * c->R;
+  if (c->t && out->nsample < c->cap) {
+    c->t[out->nsample] = w->t;
+    c->v[out->nsample] = vv;
+    c->wr[out->nsample] = ww;
+    out->nsample++;
+  }
+  if (vv + ww > out->s_min) c->last_eps = ww > 0 ? vv / ww : INFINITY;
+  if (vv + ww < c->s_rest) {
+    out->t_stop = w->t;
+    return FL_LOOP_STOP;
+  }
+  return FL_OK;
 }
 
 
@@ -53,31 +96,15 @@ int fl_coin_simulate_observed(const char *scene_set, const char *solver, const c
   int steps = w ? (int)lround(w->duration / w->dt) : 0;
   // eps* is read where v + omega R last exceeded s_min = 10 mu g dt (docs/coin.md)
   out->s_min = 10 * mug * (w ? w->dt : 0);
-  double last_eps = NAN;
-  if (rc >= 0 && observe) rc = observe(ctx, w, 0, NULL);
-  for (int k = 0; rc >= 0 && k < steps; k++) {
-    fl_step_info info;
-    rc = fl_world_step(w, s, &info);
-    if (rc >= 0 && observe) rc = observe(ctx, w, k + 1, &info);
-    if (rc < 0) break;
-    out->steps++;
-    if (info.res.reason < 0) out->nfail++;
-    out->iters += info.res.iters;
-    out->solve_s += info.solve_s;
-    const fl_body *b = &w->body[coin];
-    double vv = hypot(b->vel[0], b->vel[1]), ww = fabs(b->omega[2]) * R;
-    if (t && out->nsample < cap) {
-      t[out->nsample] = w->t;
-      v[out->nsample] = vv;
-      wr[out->nsample] = ww;
-      out->nsample++;
-    }
-    if (vv + ww > out->s_min) last_eps = ww > 0 ? vv / ww : INFINITY;
-    if (vv + ww < s_rest) {
-      out->t_stop = w->t;
-      break;
-    }
-  }
+  coin_step_ctx c = {out, coin, R, s_rest, NAN, t, v, wr, cap, observe, ctx};
+  // the observer sees the start and every step (a recording filters its own frames)
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .frame_every = 1,
+                  .frame = observe ? coin_frame : NULL, .each = coin_each, .ctx = &c};
+  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  out->steps = (int)loop.taken;
+  out->nfail = (int)loop.failed;
+  out->iters = loop.iters;
+  double last_eps = c.last_eps;
   out->eps_star = last_eps;
   fl_solver_destroy(s);
   fl_world_free(w);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../sim/fl_loop.h"
 #include "../sim/fl_world.h"
 #include "../solvers/fl_solver.h"
 #include "fl_test.h"
@@ -616,6 +617,122 @@ FL_TEST(warm_start_saves_sweeps) {
   free(g);
   fl_solver_destroy(warm);
   fl_solver_destroy(cold);
+  fl_world_free(w);
+  return 0;
+}
+
+
+//---- the stepping loop (sim/fl_loop.h) ----
+
+/* frames seen by the loop's frame callback: their step numbers */
+typedef struct {
+  long step[64];
+  int n;
+} frames_seen;
+
+
+static int note_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  (void)w;
+  frames_seen *f = ctx;
+  if (f->n < 64) f->step[f->n] = step;
+  f->n++;
+  return (step == 0) == (info == NULL) ? FL_OK : FL_ERR_STATE; /* info only after a step */
+}
+
+
+/* The loop takes the same steps as fl_world_step called by hand (the poses equal bit for bit)
+ * and counts what a hand-written loop counts: failed steps, the first of them, iterations,
+ * and per limit of the scene the steps outside it and the first. heavy_stack with 5 PGS
+ * sweeps fails steps and sinks past its penetration limit, so every count is exercised. The
+ * recording's frames come at 0, every 7th step and the last. */
+FL_TEST(loop_counts_as_stepping_by_hand) {
+  enum { N = 60 };
+  fl_world *wa, *wb;
+  ASSERT_OK(fl_scene_create("heavy_stack", 0, NULL, &wa));
+  ASSERT_OK(fl_scene_create("heavy_stack", 0, NULL, &wb));
+  fl_solver *sa = pgs(5), *sb = pgs(5);
+  ASSERT(sa && sb);
+  // by hand
+  const fl_obs_limit *lim;
+  const fl_int *ix;
+  fl_int nl;
+  ASSERT_OK(fl_world_limits(wa, &lim, &ix, &nl));
+  ASSERT(nl > 0 && nl < 16);
+  double val[512];
+  ASSERT(fl_world_nobs(wa) <= 512);
+  long failed = 0, first_failed = -1, iters = 0, out_steps[16] = {0}, out_first[16], any = 0;
+  for (int j = 0; j < 16; j++) out_first[j] = -1;
+  for (long k = 0; k < N; k++) {
+    fl_step_info info;
+    ASSERT_OK(fl_world_step(wa, sa, &info));
+    ASSERT_OK(fl_world_observe(wa, val));
+    iters += info.res.iters;
+    if (info.res.reason < 0 && failed++ == 0) first_failed = k;
+    int out = 0;
+    for (fl_int j = 0; j < nl; j++) {
+      double x = val[ix[j]];
+      if (x >= lim[j].lo && x <= lim[j].hi) continue;
+      out = 1;
+      if (out_steps[j]++ == 0) out_first[j] = k;
+    }
+    any += out;
+  }
+  // through the loop
+  frames_seen fr = {{0}, 0};
+  fl_loop l = {.stepper = fl_stepper_solver(sb), .steps = N, .observe = 1, .frame_every = 7,
+               .frame = note_frame, .ctx = &fr};
+  ASSERT_OK(fl_loop_run(&l, wb));
+  ASSERT_EQ(l.taken, N);
+  ASSERT_EQ(l.failed, failed);
+  ASSERT_EQ(l.first_failed, first_failed);
+  ASSERT_EQ(l.iters, iters);
+  ASSERT_EQ(l.limit_steps, any);
+  ASSERT_EQ(l.nlimit, nl);
+  for (fl_int j = 0; j < nl; j++) {
+    ASSERT_EQ(l.tally[j].steps, out_steps[j]);
+    ASSERT_EQ(l.tally[j].first, out_first[j]);
+  }
+  ASSERT(failed > 0 && any > 0); /* the counts above compared something */
+  for (fl_int i = 0; i < wa->nbody; i++)
+    ASSERT(memcmp(wa->body[i].pos, wb->body[i].pos, sizeof wa->body[i].pos) == 0);
+  for (fl_int i = 0; i < fl_world_nobs(wb); i++)
+    ASSERT(val[i] == l.obs[i] || (isnan(val[i]) && isnan(l.obs[i])));
+  // frames: 0, 7, 14, ..., 56 and the last, 60
+  ASSERT_EQ(fr.n, 10);
+  for (int k = 0; k < 9; k++) ASSERT_EQ(fr.step[k], 7L * k);
+  ASSERT_EQ(fr.step[9], (long)N);
+  fl_loop_free(&l);
+  fl_solver_destroy(sa);
+  fl_solver_destroy(sb);
+  fl_world_free(wa);
+  fl_world_free(wb);
+  return 0;
+}
+
+
+static int stop_at_ten(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)ctx;
+  (void)w;
+  (void)info;
+  (void)val;
+  return k == 9 ? FL_LOOP_STOP : FL_OK;
+}
+
+
+/* FL_LOOP_STOP from the callback ends the run after that step, which counts: ten steps of
+ * dt taken, the world's time 10 dt. */
+FL_TEST(loop_stops_when_asked) {
+  fl_world *w;
+  ASSERT_OK(fl_scene_create("ball_slope", 0, NULL, &w));
+  fl_solver *s = pgs(100);
+  ASSERT(s);
+  fl_loop l = {.stepper = fl_stepper_solver(s), .steps = 1000, .each = stop_at_ten};
+  ASSERT_OK(fl_loop_run(&l, w));
+  ASSERT_EQ(l.taken, 10L);
+  ASSERT_EQ((long)w->step, 10L);
+  ASSERT_NEAR(w->t, 10 * w->dt, 1e-12);
+  fl_loop_free(&l);
+  fl_solver_destroy(s);
   fl_world_free(w);
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../sim/fl_fem.h"
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "bench_impl.h"
 #include "../fl_harness.h"
@@ -89,6 +90,16 @@ static const fl_cmd_spec bench_spec = {
 static int ends_with(const char *s, const char *suf) {
   size_t n = strlen(s), m = strlen(suf);
   return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+
+/* the warm-up's progress bar after step k (fl_loop each) */
+static int warmup_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)w;
+  (void)info;
+  (void)val;
+  fl_progress_update(ctx, k + 1);
+  return FL_OK;
 }
 
 
@@ -193,16 +204,14 @@ int fl_cmd_bench(int argc, char **argv) {
       }
       fl_progress wbar;
       fl_progress_begin(&wbar, "bench warm-up", warmup);
-      for (int k = 0; k < warmup; k++) {
-        fl_step_info info;
-        if (fl_world_step(w, ws, &info) < 0) {
-          fl_progress_end(&wbar);
-          fprintf(stderr, "frictionlab bench: warm-up step %d: %s\n", k, fl_errmsg());
-          goto done;
-        }
-        fl_progress_update(&wbar, k + 1);
-      }
+      fl_loop loop = {.stepper = fl_stepper_solver(ws), .steps = warmup, .each = warmup_each,
+                      .ctx = &wbar};
+      int wrc = fl_loop_run(&loop, w);
       fl_progress_end(&wbar);
+      if (wrc < 0) {
+        fprintf(stderr, "frictionlab bench: warm-up step %ld: %s\n", loop.taken, fl_errmsg());
+        goto done;
+      }
     }
   }
   if (!out) out = "results/bench/latest";

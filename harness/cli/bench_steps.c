@@ -22,6 +22,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "bench_impl.h"
 #include "../fl_harness.h"
@@ -132,6 +133,62 @@ static int fill(const fl__bench_cli *c, step_args *a) {
 }
 
 
+/* callgrind's collection on around each step call alone: a stepper around another */
+static int cg_step(void *self, fl_world *w, fl_step_info *info) {
+  const fl_stepper *in = self;
+#ifdef FL_HAVE_CALLGRIND_H
+  CALLGRIND_TOGGLE_COLLECT;
+#endif
+  int rc = in->step(in->self, w, info);
+#ifdef FL_HAVE_CALLGRIND_H
+  CALLGRIND_TOGGLE_COLLECT;
+#endif
+  return rc;
+}
+
+
+/* one run's sums (fl_loop each): stage means, contacts, iterations, deepest penetration */
+typedef struct bench_step_ctx {
+  const fl_loop *loop; /* its step_s: the step call's wall time */
+  fl_peer *peer;
+  double n;            /* steps of the run, the means' divisor */
+  double *mean, nc, its, deepest;
+  int pen;             /* 1: the penetration after every step */
+} bench_step_ctx;
+
+
+static int bench_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)k;
+  (void)val;
+  bench_step_ctx *b = ctx;
+  double st[NST];
+  st[ST_STEP] = b->loop->step_s;
+  st[ST_COLLIDE] = info->collide_s;
+  st[ST_ASSEMBLE] = info->assemble_s;
+  if (b->peer) {
+    fl_peer_stages ps;
+    fl_peer_stages_last(b->peer, &ps);
+    st[ST_SETUP] = ps.setup_s;
+    st[ST_SOLVE] = ps.solve_s;
+  } else {
+    st[ST_SETUP] = info->nc + info->nh > 0 ? info->res.setup_s : 0;
+    st[ST_SOLVE] = info->nc + info->nh > 0 ? info->res.solve_s : 0;
+  }
+  st[ST_INTEGRATE] = info->integrate_s;
+  st[ST_OTHER] = st[ST_STEP];
+  for (int q = ST_COLLIDE; q < ST_OTHER; q++) st[ST_OTHER] -= st[q];
+  for (int q = 0; q < NST; q++) b->mean[q] += st[q] / b->n;
+  b->nc += (double)info->nc / b->n;
+  b->its += (double)info->res.iters / b->n;
+  if (b->pen) {
+    double p = 0;
+    FL_TRY(fl_world_penetration(w, &p));
+    if (p > b->deepest) b->deepest = p;
+  }
+  return FL_OK;
+}
+
+
 /* One solver's run of a->steps steps: means per step of every stage into mean[NST], deepest
  * penetration (when pen != NULL), mean contacts and iterations. cg: toggle callgrind's
  * collection around every step call. */
@@ -152,45 +209,13 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
     }
   }
   for (int k = 0; k < NST; k++) mean[k] = 0;
-  double nc = 0, its = 0, deepest = 0;
-  for (long k = 0; rc >= 0 && k < a->steps; k++) {
-    fl_step_info info;
-    double t0;
-#ifdef FL_HAVE_CALLGRIND_H
-    if (cg) CALLGRIND_TOGGLE_COLLECT;
-#endif
-    t0 = fl_time_now();
-    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
-    double t1 = fl_time_now();
-#ifdef FL_HAVE_CALLGRIND_H
-    if (cg) CALLGRIND_TOGGLE_COLLECT;
-#endif
-    if (rc < 0) break;
-    double st[NST];
-    st[ST_STEP] = t1 - t0;
-    st[ST_COLLIDE] = info.collide_s;
-    st[ST_ASSEMBLE] = info.assemble_s;
-    if (peer) {
-      fl_peer_stages ps;
-      fl_peer_stages_last(peer, &ps);
-      st[ST_SETUP] = ps.setup_s;
-      st[ST_SOLVE] = ps.solve_s;
-    } else {
-      st[ST_SETUP] = info.nc + info.nh > 0 ? info.res.setup_s : 0;
-      st[ST_SOLVE] = info.nc + info.nh > 0 ? info.res.solve_s : 0;
-    }
-    st[ST_INTEGRATE] = info.integrate_s;
-    st[ST_OTHER] = st[ST_STEP];
-    for (int q = ST_COLLIDE; q < ST_OTHER; q++) st[ST_OTHER] -= st[q];
-    for (int q = 0; q < NST; q++) mean[q] += st[q] / (double)a->steps;
-    nc += (double)info.nc / (double)a->steps;
-    its += (double)info.res.iters / (double)a->steps;
-    if (pen) {
-      double p = 0;
-      rc = fl_world_penetration(w, &p);
-      if (p > deepest) deepest = p;
-    }
-  }
+  fl_stepper inner = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s);
+  fl_loop loop = {.stepper = inner, .steps = a->steps, .each = bench_each};
+  if (cg) loop.stepper = (fl_stepper){cg_step, NULL, &inner};
+  bench_step_ctx b = {&loop, peer, (double)a->steps, mean, 0, 0, 0, pen != NULL};
+  loop.ctx = &b;
+  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  double nc = b.nc, its = b.its, deepest = b.deepest;
   if (rc < 0) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", fl_errmsg());

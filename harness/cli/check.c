@@ -38,9 +38,9 @@
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
+#include "check_impl.h"
 #include "fl_verify.h"
 
-enum { NQ = 11, MAXSTEPS = 1000000, QITERS = 5, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
 /* a scene file checked at its own duration beyond this many steps is cut, and says so */
 enum { FILE_MAXSTEPS = 100000 };
 /* a recorded case whose last step ends above this common merit is far from converged */
@@ -92,16 +92,6 @@ static const solver_case solver_cases[] = {
 };
 
 
-enum { MAXLIM = 16 };
-typedef struct {
-  int status; /* 0 ok, 1 unsupported, 2 error */
-  double q[NQ];
-  double merit_last; /* the last step's common merit (0 without contact) */
-  int nlim;          /* limits of the scene (at most MAXLIM reported) */
-  fl_obs_limit lim[MAXLIM];
-  int lim_steps[MAXLIM], lim_first[MAXLIM]; /* steps outside each, the first of them */
-  double lim_worst[MAXLIM], lim_far[MAXLIM]; /* the value farthest outside, and how far */
-} record;
 
 
 static const scene_case *find_scene_case(const char *scene) {
@@ -121,141 +111,6 @@ static const char *case_opts(const char *scene, const char *solver, char *buf, s
     snprintf(buf + len, n - len, "%s%s", len ? "," : "", c->opts);
   }
   return buf;
-}
-
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-
-/* quantile of sorted data (nearest rank); 0 for no data */
-static double quant(const double *x, int n, double p) {
-  if (n == 0) return 0;
-  int k = (int)ceil(p * n) - 1;
-  return x[k < 0 ? 0 : k >= n ? n - 1 : k];
-}
-
-
-static int obs_index(fl_world *w, const char *name) {
-  for (fl_int i = 0; i < fl_world_nobs(w); i++)
-    if (!strcmp(fl_world_obs_name(w, i), name)) return (int)i;
-  return -1;
-}
-
-
-/* what a case runs on: a canonical scene with overrides, or a scene file */
-typedef struct {
-  const char *scene; /* canonical name, or NULL */
-  const char *file;  /* scene file, or NULL */
-  const char *set;   /* "k=v,k=v" overrides of the canonical scene, or "" */
-} case_input;
-
-
-static int create_world(const case_input *in, fl_world **w) {
-  if (in->file) return fl_world_load_json(in->file, w);
-  char buf[512];
-  const char *sset[16];
-  int ns = fl_split_list(in->set, buf, sizeof buf, sset, 16);
-  if (ns < 0) return ns;
-  return fl_scene_create(in->scene, ns, sset, w);
-}
-
-
-/* Runs one case; a solver that cannot take the problem (unsupported) or errs becomes the
- * record's status, not a failure of check itself. Returns FL_OK or the error of creating the
- * scene or the solver or of an option. */
-static int run_case(const case_input *in, const char *solver, const char *opts, int steps,
-                    int nset, char **set, record *r) {
-  memset(r, 0, sizeof *r);
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
-  double *val = NULL, *merit = NULL, *joint = NULL, *own = NULL;
-  int rc = create_world(in, &w);
-  if (rc < 0) return rc;
-  rc = fl_solver_create(solver, &s);
-  if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
-  if (rc >= 0) rc = fl_harness_apply_sets(s, nset, set);
-  if (rc < 0) goto done;
-  val = fl_malloc((size_t)(fl_world_nobs(w) + 1) * sizeof *val);
-  merit = fl_malloc((size_t)(steps + 1) * sizeof *merit);
-  joint = fl_malloc((size_t)(steps + 1) * sizeof *joint);
-  own = fl_malloc((size_t)(steps + 1) * sizeof *own);
-  if (!val || !merit || !joint || !own) {
-    rc = fl_seterr(FL_ERR_NOMEM, "check: out of memory");
-    goto done;
-  }
-  int ipen = obs_index(w, "pen_max"), idrift = obs_index(w, "drift_max");
-  // the scene's limits (declared, and the world's automatic ones): steps outside any
-  const fl_obs_limit *lim = NULL;
-  const fl_int *limi = NULL;
-  fl_int nlim = 0;
-  rc = fl_world_limits(w, &lim, &limi, &nlim);
-  if (rc < 0) goto done;
-  r->nlim = nlim < MAXLIM ? (int)nlim : MAXLIM;
-  for (int k = 0; k < r->nlim; k++) {
-    r->lim[k] = lim[k];
-    r->lim_first[k] = -1;
-  }
-  long iters = 0;
-  int n = 0;
-  double t0 = fl_time_now();
-  for (int k = 0; k < steps; k++) {
-    fl_step_info info;
-    int src = fl_world_step(w, s, &info);
-    if (src == FL_ERR_UNSUPPORTED) {
-      r->status = 1;
-      goto done;
-    }
-    if (src < 0 || fl_world_observe(w, val) < 0) {
-      r->status = 2;
-      goto done;
-    }
-    if (info.res.reason < 0) r->q[0] += 1;
-    // no contact: nothing for the merit to measure (the metric is NaN there)
-    merit[n] = info.nc == 0 ? 0 : fmin(fl_metrics_merit(&info.met, NAN), 1e300);
-    joint[n] = isfinite(info.met.bilateral) ? info.met.bilateral : (info.nh > 0 ? 1e300 : 0);
-    // the solver's own residual at return: what a looser tolerance moves first
-    own[n] = info.nc + info.nh == 0 ? 0 : isfinite(info.res.error) ? fabs(info.res.error) : 1e300;
-    n++;
-    iters += info.res.iters;
-    if (ipen >= 0 && val[ipen] > r->q[6]) r->q[6] = val[ipen];
-    if (idrift >= 0) r->q[7] = val[idrift];
-    r->merit_last = merit[n - 1];
-    int out = 0;
-    for (fl_int l = 0; l < nlim; l++) {
-      double x = val[limi[l]];
-      if (x >= lim[l].lo && x <= lim[l].hi) continue;
-      out = 1;
-      if (l >= MAXLIM) continue;
-      double far = isnan(x) ? INFINITY : x > lim[l].hi ? x - lim[l].hi : lim[l].lo - x;
-      if (r->lim_steps[l]++ == 0) r->lim_first[l] = k;
-      if (r->lim_steps[l] == 1 || far > r->lim_far[l]) {
-        r->lim_worst[l] = x;
-        r->lim_far[l] = far;
-      }
-    }
-    r->q[QLIMIT] += out;
-  }
-  qsort(merit, (size_t)n, sizeof *merit, cmp_d);
-  qsort(joint, (size_t)n, sizeof *joint, cmp_d);
-  qsort(own, (size_t)n, sizeof *own, cmp_d);
-  r->q[1] = quant(merit, n, 0.5);
-  r->q[2] = quant(merit, n, 0.9);
-  r->q[3] = quant(merit, n, 1.0);
-  r->q[4] = quant(joint, n, 0.9);
-  r->q[5] = n ? (double)iters / n : 0;
-  r->q[QOWN] = quant(own, n, 0.9);
-  r->q[QSOLVE] = fl_time_now() - t0;
-done:
-  fl_free(val);
-  fl_free(merit);
-  fl_free(joint);
-  fl_free(own);
-  fl_solver_destroy(s);
-  fl_world_free(w);
-  return rc;
 }
 
 
@@ -657,7 +512,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     const char *opts = a->update ? (in->scene ? case_opts(in->scene, solvers[k], obuf, sizeof obuf) : "")
                                  : cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
     record r;
-    if (run_case(in, solvers[k], opts ? opts : "", steps, a->nset, a->set, &r) < 0) {
+    if (fl__check_run_case(in, solvers[k], opts ? opts : "", steps, a->nset, a->set, &r) < 0) {
       fprintf(stderr, "frictionlab check: %s with %s: %s\n", label, solvers[k], fl_errmsg());
       err = 2;
       break;

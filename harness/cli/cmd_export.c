@@ -16,6 +16,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -59,6 +60,35 @@ static const fl_cmd_spec export_spec = {
 static int is_json(const char *s) {
   size_t n = strlen(s);
   return n > 5 && strcmp(s + n - 5, ".json") == 0;
+}
+
+
+/* steps a.. as FCLIB files (fl_loop each) */
+typedef struct export_step_ctx {
+  fl_results *res;
+  cJSON *files; /* the manifest's list of files */
+  long first;   /* the first step written */
+  fl_progress *bar;
+} export_step_ctx;
+
+
+static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)info;
+  (void)val;
+  export_step_ctx *c = ctx;
+  int rc = FL_OK;
+  if (k >= c->first) {
+    char path[4096], name[256], title[256];
+    snprintf(name, sizeof name, "%s-step%ld.hdf5", w->name, k);
+    snprintf(path, sizeof path, "%s/%s", fl_results_staging(c->res), name);
+    snprintf(title, sizeof title, "FrictionLab scene %s, step %ld, t = %g s", w->name, k, w->t - w->dt);
+    const double *v, *g;
+    fl_world_solution(w, &v, &g);
+    rc = fl_problem_save_fclib(fl_world_problem(w), path, title, v, g);
+    if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name));
+  }
+  fl_progress_update(c->bar, k + 1);
+  return rc;
 }
 
 
@@ -135,7 +165,8 @@ int fl_cmd_export(int argc, char **argv) {
         return EXIT_USAGE;
       }
     }
-    for (long k = 0; rc >= 0 && k < n; k++) rc = fl_world_step(w, s, NULL);
+    fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = n};
+    rc = fl_loop_run(&loop, w);
     fl_solver_destroy(s);
     if (rc >= 0) rc = fl_world_save_json(w, scene_json);
     fl_world_free(w);
@@ -191,22 +222,9 @@ int fl_cmd_export(int argc, char **argv) {
   fl_results_add_solver(res, s);
   fl_progress bar;
   fl_progress_begin(&bar, "export", b + 1);
-  for (long k = 0; rc >= 0 && k <= b; k++) {
-    fl_step_info info;
-    rc = fl_world_prepare(w, &info);
-    if (rc >= 0) rc = fl_world_finish(w, s, &info);
-    if (rc >= 0 && k >= a) {
-      char path[4096], name[256], title[256];
-      snprintf(name, sizeof name, "%s-step%ld.hdf5", w->name, k);
-      snprintf(path, sizeof path, "%s/%s", fl_results_staging(res), name);
-      snprintf(title, sizeof title, "FrictionLab scene %s, step %ld, t = %g s", w->name, k, w->t - w->dt);
-      const double *v, *g;
-      fl_world_solution(w, &v, &g);
-      rc = fl_problem_save_fclib(fl_world_problem(w), path, title, v, g);
-      if (rc >= 0) cJSON_AddItemToArray(files, cJSON_CreateString(name));
-    }
-    fl_progress_update(&bar, k + 1);
-  }
+  export_step_ctx c = {res, files, a, &bar};
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = b + 1, .each = export_each, .ctx = &c};
+  rc = fl_loop_run(&loop, w);
   fl_progress_end(&bar);
   fl_solver_destroy(s);
   fl_world_free(w);

@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../sim/fl_fem.h"
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -440,9 +441,10 @@ static int flags_begin(fl_world *w, double *val, run_summary *sum) {
 }
 
 
-/* Flags of one step into buf ("" when none; ';'-separated labels) and into the tallies. */
+/* Flags of step k into buf ("" when none; ';'-separated labels) and the energy tallies; the
+ * failed steps and the limits are the stepping loop's (l). */
 static void flags_step(const fl_world *w, const double *val, long k, int reason,
-                       run_summary *sum, char *buf, size_t n) {
+                       const fl_loop *l, run_summary *sum, char *buf, size_t n) {
   buf[0] = '\0';
 #define ADD(label)                                                                        \
   do {                                                                                    \
@@ -451,10 +453,7 @@ static void flags_step(const fl_world *w, const double *val, long k, int reason,
       snprintf(buf + u, n - u, "%s%s", u ? ";" : "", label);                              \
     }                                                                                     \
   } while (0)
-  if (reason < 0) {
-    if (sum->first_failed < 0) sum->first_failed = k;
-    ADD("failed");
-  }
+  if (reason < 0) ADD("failed");
   double e = total_energy(w, val);
   if (!isfinite(e)) {
     // a NaN or infinite energy: the state is lost, whether or not the gain is checked
@@ -473,20 +472,8 @@ static void flags_step(const fl_world *w, const double *val, long k, int reason,
       ADD("energy");
     }
   }
-  const fl_obs_limit *lim;
-  const fl_int *ix;
-  fl_int nl;
-  if (fl_world_limits((fl_world *)w, &lim, &ix, &nl) < 0) nl = 0;
-  for (fl_int j = 0; j < nl && j < sum->nlimit; j++) {
-    limit_tally *t = &sum->limit[j];
-    double v = val[ix[j]];
-    if (v >= t->lo && v <= t->hi) continue;
-    t->steps++;
-    if (t->first < 0) t->first = k;
-    double out = v > t->hi ? v - t->hi : t->lo - v, was = t->worst > t->hi ? t->worst - t->hi : t->lo - t->worst;
-    if (isnan(t->worst) || !(out <= was)) t->worst = v;
-    ADD(t->label);
-  }
+  for (fl_int j = 0; j < l->nlimit && j < sum->nlimit; j++)
+    if (l->tally[j].last == k) ADD(sum->limit[j].label);
 #undef ADD
 }
 
@@ -521,6 +508,96 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
 }
 
 
+/* one solver's run as the stepping loop sees it */
+typedef struct run_step_ctx {
+  const run_args *a;
+  const char *sname;
+  int sidx;
+  long nsteps, bar0;
+  FILE *steps, *iters, *obs;
+  fl_recorder *rec;
+  fl_peer *peer;
+  vtk_series *ser;
+  fl_progress *bar;
+  run_summary *sum;
+  fl_loop *loop;
+} run_step_ctx;
+
+
+/* the recording's frame (fl_loop frame): a peer's with its own contacts */
+static int run_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  run_step_ctx *c = ctx;
+  if (c->peer && info) return record_peer_frame(c->rec, c->sidx, step, w, info, c->peer);
+  return fl_record_frame(c->rec, c->sidx, step, w, info);
+}
+
+
+/* after step k (fl_loop each): VTK, the summary, steps.csv, iters.csv and observables.csv */
+static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  run_step_ctx *c = ctx;
+  const run_args *a = c->a;
+  run_summary *sum = c->sum;
+  const char *sname = c->sname;
+  if (c->ser && ((k + 1) % a->vtk == 0 || k == c->nsteps - 1))
+    FL_TRY(vtk_frame(a, sname, w, k + 1, c->ser));
+  sum->fallback += info->res.fallback > 0;
+  sum->solve_s += info->solve_s;
+  sum->collide_s += info->collide_s;
+  sum->assemble_s += info->assemble_s;
+  if (val[2] > sum->pen_max) sum->pen_max = val[2];
+  char flags[256];
+  flags_step(w, val, k, info->res.reason, c->loop, sum, flags, sizeof flags);
+  FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
+  fl_int nobs = c->loop->nobs;
+  // steps.csv
+  fprintf(steps, "%ld,", k);
+  fl_csv_str(steps, sname);
+  fprintf(steps, ",%ld,%ld,%ld,%d,%d,%s,", (long)info->nbody_pairs, (long)info->nc,
+          (long)info->nh, info->res.iters, info->res.reason, fl_reason_name(info->res.reason));
+  fl_csv_num(steps, info->solve_s);
+  fputc(',', steps);
+  fl_csv_num(steps, info->collide_s);
+  fputc(',', steps);
+  fl_csv_num(steps, info->assemble_s);
+  fputc(',', steps);
+  fl_csv_num(steps, info->collide_cpu_s);
+  fputc(',', steps);
+  fl_csv_num(steps, info->assemble_cpu_s);
+  fprintf(steps, ",%d,", info->warm_matched);
+  fl_csv_num(steps, info->res.error);
+  fputc(',', steps);
+  fl_csv_metrics_row(steps, &info->met);
+  for (fl_int i = 0; i < nobs; i++) {
+    fputc(',', steps);
+    fl_csv_num(steps, val[i]);
+  }
+  fprintf(steps, ",%s\n", flags);
+  // iters.csv: the solver's records of this step
+  int nh = 0;
+  const fl_stepper *st = &c->loop->stepper;
+  const fl_iter_stat *h = st->history(st->self, info, &nh);
+  for (int i = 0; h && i < nh; i++) {
+    fprintf(iters, "%ld,", k);
+    fl_csv_str(iters, sname);
+    fputc(',', iters);
+    fl_csv_iter_row(iters, &h[i]);
+    fputc('\n', iters);
+  }
+  // observables.csv every `every` steps and at the last
+  if (k % a->every == 0 || k == c->nsteps - 1) {
+    fprintf(obs, "%ld,", k);
+    fl_csv_str(obs, sname);
+    for (fl_int i = 0; i < nobs; i++) {
+      fputc(',', obs);
+      fl_csv_num(obs, val[i]);
+    }
+    fputc('\n', obs);
+  }
+  fl_progress_update(c->bar, c->bar0 + k + 1);
+  return FL_OK;
+}
+
+
 static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE *iters, FILE *obs,
                     fl_recorder *rec, fl_progress *bar, long bar0, run_summary *sum, cJSON *final) {
   const char *sname = a->solvers[sidx];
@@ -551,80 +628,23 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     if (!ser) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
     if (rc >= 0) rc = vtk_frame(a, sname, w, 0, ser);
   }
-  if (rc >= 0 && rec) rc = fl_record_frame(rec, sidx, 0, w, NULL);
-  double t0 = fl_time_now();
-  for (long k = 0; rc >= 0 && k < nsteps; k++) {
-    fl_step_info info;
-    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
-    if (rc < 0) break;
-    if (ser && ((k + 1) % a->vtk == 0 || k == nsteps - 1)) {
-      rc = vtk_frame(a, sname, w, k + 1, ser);
-      if (rc < 0) break;
-    }
-    if (rec && ((k + 1) % a->record == 0 || k == nsteps - 1)) {
-      rc = peer ? record_peer_frame(rec, sidx, k + 1, w, &info, peer)
-                : fl_record_frame(rec, sidx, k + 1, w, &info);
-      if (rc < 0) break;
-    }
-    rc = fl_world_observe(w, val);
-    if (rc < 0) break;
-    sum->steps++;
-    sum->iters += info.res.iters;
-    sum->failed += info.res.reason < 0;
-    sum->fallback += info.res.fallback > 0;
-    sum->solve_s += info.solve_s;
-    sum->collide_s += info.collide_s;
-    sum->assemble_s += info.assemble_s;
-    if (val[2] > sum->pen_max) sum->pen_max = val[2];
-    char flags[256];
-    flags_step(w, val, k, info.res.reason, sum, flags, sizeof flags);
-    // steps.csv
-    fprintf(steps, "%ld,", k);
-    fl_csv_str(steps, sname);
-    fprintf(steps, ",%ld,%ld,%ld,%d,%d,%s,", (long)info.nbody_pairs, (long)info.nc,
-            (long)info.nh, info.res.iters, info.res.reason, fl_reason_name(info.res.reason));
-    fl_csv_num(steps, info.solve_s);
-    fputc(',', steps);
-    fl_csv_num(steps, info.collide_s);
-    fputc(',', steps);
-    fl_csv_num(steps, info.assemble_s);
-    fputc(',', steps);
-    fl_csv_num(steps, info.collide_cpu_s);
-    fputc(',', steps);
-    fl_csv_num(steps, info.assemble_cpu_s);
-    fprintf(steps, ",%d,", info.warm_matched);
-    fl_csv_num(steps, info.res.error);
-    fputc(',', steps);
-    fl_csv_metrics_row(steps, &info.met);
-    for (fl_int i = 0; i < nobs; i++) {
-      fputc(',', steps);
-      fl_csv_num(steps, val[i]);
-    }
-    fprintf(steps, ",%s\n", flags);
-    // iters.csv: the solver's records of this step
-    int nh = 0;
-    const fl_iter_stat *h = peer ? fl_peer_history(peer, &nh)
-                            : (info.nc + info.nh > 0) ? fl_solver_history(s, &nh) : NULL;
-    for (int i = 0; h && i < nh; i++) {
-      fprintf(iters, "%ld,", k);
-      fl_csv_str(iters, sname);
-      fputc(',', iters);
-      fl_csv_iter_row(iters, &h[i]);
-      fputc('\n', iters);
-    }
-    // observables.csv every `every` steps and at the last
-    if (k % a->every == 0 || k == nsteps - 1) {
-      fprintf(obs, "%ld,", k);
-      fl_csv_str(obs, sname);
-      for (fl_int i = 0; i < nobs; i++) {
-        fputc(',', obs);
-        fl_csv_num(obs, val[i]);
-      }
-      fputc('\n', obs);
-    }
-    fl_progress_update(bar, bar0 + k + 1);
+  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
+                  .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
+                  .frame = run_frame, .each = run_each, .first_failed = -1};
+  run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
+                      &loop};
+  loop.ctx = &ctx;
+  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  sum->steps = loop.taken;
+  sum->iters = loop.iters;
+  sum->failed = (int)loop.failed;
+  sum->first_failed = loop.first_failed;
+  sum->wall_s = loop.wall_s;
+  for (int j = 0; j < sum->nlimit && j < loop.nlimit; j++) {
+    sum->limit[j].steps = loop.tally[j].steps;
+    sum->limit[j].first = loop.tally[j].first;
+    if (loop.tally[j].steps) sum->limit[j].worst = loop.tally[j].worst;
   }
-  sum->wall_s = fl_time_now() - t0;
   if (ser) {
     int rv = vtk_finish(a, sname, w, ser);
     if (rc >= 0) rc = rv;
@@ -634,9 +654,11 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     snprintf(sum->error, sizeof sum->error, "%s: %s", fl_errname(rc), fl_errmsg());
   } else if (final && sum->steps > 0) {
     for (fl_int i = 0; i < nobs; i++) {
-      cJSON_AddNumberToObject(final, fl_world_obs_name(w, i), isfinite(val[i]) ? val[i] : 0);
+      double v = loop.obs[i];
+      cJSON_AddNumberToObject(final, fl_world_obs_name(w, i), isfinite(v) ? v : 0);
     }
   }
+  fl_loop_free(&loop);
   fl_free(val);
   fl_solver_destroy(s);
   fl_peer_free(peer);

@@ -25,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "../figures/fl_figure.h"
 #include "fl_args.h"
@@ -106,6 +107,41 @@ static int canonical_world(const vcase *c, int quick, fl_world **w) {
            quick && c->quick_set ? "," : "", quick && c->quick_set ? c->quick_set : "");
   int ns = fl_split_list(all, sbuf, sizeof sbuf, ss, 12);
   return ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, w);
+}
+
+
+/* what a case measures after each step (fl_loop each) */
+typedef struct verify_step_ctx {
+  const vcase *c;
+  vtraj *tr;
+  const int *probe; /* the probed bodies */
+  int nprobe;
+  double *obs;      /* the observables of a case with a `track`, else NULL */
+  fl_int itrack;    /* the tracked one */
+} verify_step_ctx;
+
+
+static int verify_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)k;
+  (void)info;
+  (void)val;
+  verify_step_ctx *v = ctx;
+  const vcase *c = v->c;
+  vtraj *tr = v->tr;
+  if (c->rest_R > 0) {
+    const fl_body *pb = &w->body[v->probe[0]];
+    if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
+      traj_store(tr, w, v->probe, v->nprobe);
+      return FL_LOOP_STOP;
+    }
+  }
+  double pen = 0;
+  if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr->pen_max)) tr->pen_max = pen;
+  if (v->obs && fl_world_observe(w, v->obs) == FL_OK && !(v->obs[v->itrack] <= tr->obs_max))
+    tr->obs_max = v->obs[v->itrack]; /* NaN propagates */
+  if (v->obs) tr->obs_end = v->obs[v->itrack];
+  traj_store(tr, w, v->probe, v->nprobe);
+  return FL_OK;
 }
 
 
@@ -204,37 +240,23 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
     goto done;
   }
-  double t0 = fl_time_now();
-  for (int k = 0; k < steps; k++) {
-    fl_step_info info;
-    int src = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
-    if (src == FL_ERR_UNSUPPORTED) {
-      out->status = 1;
-      snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
-      goto done;
-    }
-    if (src < 0) {
-      out->status = 2;
-      snprintf(out->msg, sizeof out->msg, "step %d: %s", k, fl_errmsg());
-      goto done;
-    }
-    if (info.res.reason < 0) out->nfail++;
-    if (c->rest_R > 0) {
-      const fl_body *pb = &w->body[probe[0]];
-      if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
-        traj_store(&tr, w, probe, nprobe);
-        steps = k + 1;
-        break;
-      }
-    }
-    double pen = 0;
-    if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr.pen_max)) tr.pen_max = pen;
-    if (obs && fl_world_observe(w, obs) == FL_OK && !(obs[itrack] <= tr.obs_max))
-      tr.obs_max = obs[itrack]; /* NaN propagates */
-    if (obs) tr.obs_end = obs[itrack];
-    traj_store(&tr, w, probe, nprobe);
+  verify_step_ctx vc = {c, &tr, probe, nprobe, obs, itrack};
+  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s), .steps = steps,
+                  .each = verify_each, .ctx = &vc};
+  int src = fl_loop_run(&loop, w);
+  if (src == FL_ERR_UNSUPPORTED) {
+    out->status = 1;
+    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+    goto done;
   }
-  out->wall_s = fl_time_now() - t0;
+  if (src < 0) {
+    out->status = 2;
+    snprintf(out->msg, sizeof out->msg, "step %ld: %s", loop.taken, fl_errmsg());
+    goto done;
+  }
+  out->nfail = (int)loop.failed;
+  steps = (int)loop.taken; // fewer when the probe came to rest
+  out->wall_s = loop.wall_s;
   tr.steps = steps;
   tr.nfail = out->nfail;
   out->steps = steps;

@@ -22,6 +22,7 @@
 #endif
 
 #include "../../sim/fl_fem.h"
+#include "../../sim/fl_loop.h"
 #include "fl_figure.h"
 
 /* The references, read from the shared reference folder (fl_fig_reference_csv):
@@ -96,6 +97,52 @@ static void stats_free(scene_stats_t *st) {
 #define SAP_OPTS "rel_tol=1e-6"
 #define SAP_OPTS_PRESS "rel_tol=1e-6,beta=0.01"
 
+/* one press or scene run as the stepping loop sees it */
+typedef struct han_step_ctx {
+  const fl_loop *loop;   /* its step_s: the step call's wall time */
+  fl_fig_rec *rec;       /* the recording (frames only when a CSV is written) */
+  FILE *f;               /* the CSV, or NULL */
+  scene_stats_t *st;
+  fl_int iforce, iappr, iover; /* observables press_force, press_approach, press_overlap */
+  double stop;           /* stop once the approach less the overlap passes it (m; 0: never) */
+  double csum;           /* contacts summed over steps */
+} han_step_ctx;
+
+
+static int han_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  return fl_fig_record_step(((han_step_ctx *)ctx)->rec, w, step, info);
+}
+
+
+static int han_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  han_step_ctx *c = ctx;
+  scene_stats_t *st = c->st;
+  double dt_wall = c->loop->step_s;
+  fl_fem_timing ft;
+  fl_world_fem_timing(w, &ft);
+  double geo = info->collide_s + ft.geometry_s, sch = ft.schur_s + ft.recover_s;
+  st->geometry_s += geo;
+  st->schur_s += sch;
+  st->element_s += ft.element_s;
+  st->sap_s += info->solve_s;
+  st->wall_s += dt_wall;
+  if (info->nc > st->cmax) st->cmax = info->nc;
+  c->csum += (double)info->nc;
+  double ap = c->iappr >= 0 ? val[c->iappr] : NAN, fo = c->iforce >= 0 ? 1e-6 * val[c->iforce] : NAN;
+  double ov = c->iover >= 0 ? val[c->iover] : NAN;
+  if (st->approach) {
+    st->approach[k] = ap;
+    st->force[k] = fo;
+    st->overlap[k] = ov;
+  }
+  if (c->f)
+    fprintf(c->f, "%.6g,%d,%d,%.9g,%.9g,%.4g,%.4g,%.4g,%.4g,%.4g,%.9g,%.9g\n", info->t,
+            (int)info->nc, info->res.iters, ap, fo, geo, sch, ft.element_s, info->solve_s, dt_wall,
+            ov, ap - ov);
+  return c->stop > 0 && ap - ov > c->stop ? FL_LOOP_STOP : FL_OK;
+}
+
+
 /* Runs `scene` with overrides `set` ("k=v,k=v") for `duration` s (0: the scene's) with SAP and
  * the options `opts`, writing `csv` (NULL: no file); a press run stops early once its
  * approach less the contacts' overlap passes `stop` m (0: never). Returns FL_OK or the first
@@ -110,7 +157,6 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   if (ns < 0) return ns;
   fl_world *w = NULL;
   fl_solver *s = NULL;
-  double *val = NULL;
   FILE *f = NULL;
   int rc = fl_scene_create(scene, ns, sset, &w);
   if (rc < 0) return rc;
@@ -130,14 +176,11 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
     st->dofs += w->fem[k]->ndof;
     st->ntet += w->fem[k]->mesh->ntet;
   }
-  if (rc >= 0) {
-    val = fl_malloc((size_t)(nobs + 1) * sizeof *val);
-    if (iforce >= 0) {
-      st->approach = fl_malloc((size_t)(steps + 1) * sizeof(double));
-      st->force = fl_malloc((size_t)(steps + 1) * sizeof(double));
-      st->overlap = fl_malloc((size_t)(steps + 1) * sizeof(double));
-    }
-    if (!val || (iforce >= 0 && (!st->approach || !st->force || !st->overlap)))
+  if (rc >= 0 && iforce >= 0) {
+    st->approach = fl_malloc((size_t)(steps + 1) * sizeof(double));
+    st->force = fl_malloc((size_t)(steps + 1) * sizeof(double));
+    st->overlap = fl_malloc((size_t)(steps + 1) * sizeof(double));
+    if (!st->approach || !st->force || !st->overlap)
       rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
   }
   if (rc >= 0 && csv) {
@@ -147,55 +190,29 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   }
   // a figure's run (csv given) is recorded for the viewer: <csv stem>.flrec and .html
   fl_fig_rec rec = {.ctx = ctx, .steps = steps};
+  han_step_ctx c = {NULL, &rec, f, st, iforce, iappr, iover, stop, 0};
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
+                  .frame = han_frame, .each = han_each, .ctx = &c};
+  c.loop = &loop;
   if (rc >= 0 && csv) {
     snprintf(rec.stem, sizeof rec.stem, "%s", csv);
     char *dot = strrchr(rec.stem, '.');
     if (dot) *dot = 0;
     snprintf(rec.label, sizeof rec.label, "sap %s", opts);
-    rc = fl_fig_record_step(&rec, w, 0, NULL);
+    loop.frame_every = fl_fig_record_every(&rec, w);
   }
-  double csum = 0, cpu0 = fl_cpu_now();
-  for (int k = 0; rc >= 0 && k < steps; k++) {
-    fl_step_info info;
-    double t0 = fl_time_now();
-    rc = fl_world_step(w, s, &info);
-    double dt_wall = fl_time_now() - t0;
-    if (rc >= 0 && rec.f) rc = fl_fig_record_step(&rec, w, k + 1, &info);
-    if (rc < 0) break;
-    rc = fl_world_observe(w, val);
-    if (rc < 0) break;
-    fl_fem_timing ft;
-    fl_world_fem_timing(w, &ft);
-    double geo = info.collide_s + ft.geometry_s, sch = ft.schur_s + ft.recover_s;
-    st->geometry_s += geo;
-    st->schur_s += sch;
-    st->element_s += ft.element_s;
-    st->sap_s += info.solve_s;
-    st->wall_s += dt_wall;
-    st->steps++;
-    if (info.res.reason < 0) st->nfail++;
-    if (info.nc > st->cmax) st->cmax = info.nc;
-    csum += (double)info.nc;
-    double ap = iappr >= 0 ? val[iappr] : NAN, fo = iforce >= 0 ? 1e-6 * val[iforce] : NAN;
-    double ov = iover >= 0 ? val[iover] : NAN;
-    if (st->approach) {
-      st->approach[k] = ap;
-      st->force[k] = fo;
-      st->overlap[k] = ov;
-    }
-    if (f)
-      fprintf(f, "%.6g,%d,%d,%.9g,%.9g,%.4g,%.4g,%.4g,%.4g,%.4g,%.9g,%.9g\n", info.t,
-              (int)info.nc, info.res.iters, ap, fo, geo, sch, ft.element_s, info.solve_s, dt_wall,
-              ov, ap - ov);
-    if (stop > 0 && ap - ov > stop) break;
-  }
+  double cpu0 = fl_cpu_now();
+  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  st->steps = (int)loop.taken;
+  st->nfail = (int)loop.failed;
+  double csum = c.csum;
+  fl_loop_free(&loop);
   st->cpu_s = fl_cpu_now() - cpu0;
   rc = fl_fig_record_end(&rec, rc);
   st->sim_s = st->steps * w->dt;
   st->cmean = st->steps ? csum / st->steps : 0;
   st->other_s = st->wall_s - st->geometry_s - st->schur_s - st->element_s - st->sap_s;
   if (st->other_s < 0) st->other_s = 0;
-  fl_free(val);
   fl_solver_destroy(s);
   fl_world_free(w);
   if (rc < 0) stats_free(st);

@@ -14,10 +14,12 @@
  * beam for Fig. 22, which FrictionLab does not have; the heavy stack stands in (said in the
  * summary). Nothing is tuned to agree with the seed: summaries report what was measured.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "../../solvers/fl_lin.h"
 #include "fl_figure.h"
@@ -54,6 +56,15 @@ static int make_nsn(const char *opts, fl_solver **out) {
 }
 
 
+/* ends the warm-up once the time passes *ctx (s) */
+static int warm_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)w;
+  (void)k;
+  (void)val;
+  return info->t >= *(const double *)ctx ? FL_LOOP_STOP : FL_OK;
+}
+
+
 /* the scene after a warm-up with nsn's defaults, with the next step prepared */
 static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
   // the tables of the pile are dropped: let them land first
@@ -63,11 +74,9 @@ static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
   fl_solver *s = NULL;
   int rc = make_nsn(NULL, &s);
   double t_warm = pile ? (ctx->quick ? 1.0 : 2.0) : (ctx->quick ? 0.1 : 0.5);
-  for (int k = 0; rc == FL_OK; k++) {
-    fl_step_info info;
-    rc = fl_world_step(w, s, &info);
-    if (info.t >= t_warm) break;
-  }
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = LONG_MAX, .each = warm_each,
+                  .ctx = &t_warm};
+  if (rc == FL_OK) rc = fl_loop_run(&loop, w);
   fl_solver_destroy(s);
   if (rc == FL_OK) rc = fl_world_prepare(w, NULL);
   if (rc < 0) {
@@ -368,6 +377,16 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 
+/* the monitor's step index follows the loop's */
+static int quart_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)w;
+  (void)info;
+  (void)val;
+  ((quart *)ctx)->step = (int)k + 1;
+  return FL_OK;
+}
+
+
 static int fig22(fl_fig_ctx *ctx) {
   static const variant v[2] = {{"identity", "precond=identity", "identity scaling"},
                                {"effmass", "precond=effmass", "effective-mass scaling"}};
@@ -386,7 +405,9 @@ static int fig22(fl_fig_ctx *ctx) {
     int rc = (q.err && col) ? fl_scene_create("heavy_stack", 0, NULL, &w) : FL_ERR_NOMEM;
     if (rc == FL_OK) rc = make_nsn(opts, &s);
     if (rc == FL_OK) rc = fl_solver_monitor_add(s, quart_mon, &q, NULL);
-    for (q.step = 0; rc == FL_OK && q.step < nsteps; q.step++) rc = fl_world_step(w, s, NULL);
+    fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = nsteps, .each = quart_each,
+                    .ctx = &q};
+    if (rc == FL_OK) rc = fl_loop_run(&loop, w);
     char csv[96];
     snprintf(csv, sizeof csv, "fig22_%s.csv", v[k].tag);
     FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,q25,median,q75") : NULL;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../../peers/fl_peer.h"
@@ -33,6 +34,29 @@ typedef struct variant {
   const char *opts;    /* solver options "k=v,k=v" (fl_solver_set_options) or NULL */
   const char *csv;     /* the CSV's name, or NULL: solver[-stiff].csv */
 } variant;
+
+
+/* one variant's row after each step (fl_loop each): penetration, the step's wall time */
+typedef struct peers_step_ctx {
+  const fl_loop *loop;
+  FILE *f;
+  double pen_max, tsum;
+  long its;
+} peers_step_ctx;
+
+
+static int peers_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)k;
+  (void)val;
+  peers_step_ctx *c = ctx;
+  double dt = c->loop->step_s, pen = 0;
+  int rc = fl_world_penetration(w, &pen);
+  c->pen_max = fmax(c->pen_max, pen);
+  c->tsum += dt;
+  c->its += info->res.iters;
+  fprintf(c->f, "%.9g,%.9g,%.6g,%d,%d\n", w->t, pen, 1e6 * dt, (int)info->nc, info->res.iters);
+  return rc;
+}
 
 
 /* Steps the stack with one variant, one CSV row per step; summary into the ctx. */
@@ -55,21 +79,13 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
       if (rc >= 0 && v->opts) rc = fl_solver_set_options(s, v->opts);
     }
   }
-  double pen_max = 0, tsum = 0;
-  long its = 0;
-  for (long k = 0; rc >= 0 && k < nstep; k++) {
-    fl_step_info info;
-    double t0 = fl_time_now();
-    rc = peer ? fl_peer_step(peer, w, &info) : fl_world_step(w, s, &info);
-    double dt = fl_time_now() - t0;
-    if (rc < 0) break;
-    double pen = 0;
-    rc = fl_world_penetration(w, &pen);
-    pen_max = fmax(pen_max, pen);
-    tsum += dt;
-    its += info.res.iters;
-    fprintf(f, "%.9g,%.9g,%.6g,%d,%d\n", w->t, pen, 1e6 * dt, (int)info.nc, info.res.iters);
-  }
+  peers_step_ctx c = {NULL, f, 0, 0, 0};
+  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s), .steps = nstep,
+                  .each = peers_each, .ctx = &c};
+  c.loop = &loop;
+  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  double pen_max = c.pen_max, tsum = c.tsum;
+  long its = c.its;
   if (rc >= 0)
     fl_fig_say(ctx, "%-36s deepest penetration %.3g m, %.1f us per step (mean wall), %.1f "
                     "iterations per step", v->label, pen_max, 1e6 * tsum / (double)nstep,

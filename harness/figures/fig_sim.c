@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../output/fl_record.h"
@@ -18,6 +19,48 @@ static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
                          const fl_fig_sim *out);
 
 
+/* a figure run's row after each step (fl_loop each) */
+typedef struct sim_step_ctx {
+  FILE *f;
+  fl_fig_sim *out;
+  fl_int nobs;
+  fl_fig_rec *rec;
+} sim_step_ctx;
+
+
+static int sim_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
+  return fl_fig_record_step(((sim_step_ctx *)ctx)->rec, w, step, info);
+}
+
+
+static int sim_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
+  (void)k;
+  sim_step_ctx *c = ctx;
+  fl_fig_sim *out = c->out;
+  FILE *f = c->f;
+  out->solve_s += info->solve_s;
+  // friction used: the largest ||gamma_t|| / gamma_n over contacts that carry load
+  const fl_problem *pb = fl_world_problem(w);
+  const double *gv, *gg;
+  fl_world_solution(w, &gv, &gg);
+  double mu_used = 0, gmax = 0;
+  for (fl_int q = 0; pb && gg && q < pb->nc; q++) gmax = fmax(gmax, gg[3 * q]);
+  for (fl_int q = 0; pb && gg && q < pb->nc; q++)
+    if (gg[3 * q] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * q + 1], gg[3 * q + 2]) / gg[3 * q]);
+  if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
+  fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g", info->t, info->res.iters, info->res.reason,
+          info->solve_s, info->nc > 0 ? fl_metrics_merit(&info->met, NAN) : NAN,
+          info->met.bilateral, mu_used);
+  for (fl_int i = 0; i < c->nobs; i++) {
+    if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
+    out->last[i] = val[i];
+    if (fabs(val[i]) > out->maxabs[i]) out->maxabs[i] = fabs(val[i]);
+  }
+  fputc('\n', f);
+  return FL_OK;
+}
+
+
 int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const char *scene_set,
                     const char *solver, const char *solver_set, double duration,
                     fl_fig_sim *out) {
@@ -27,7 +70,6 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   memset(out, 0, sizeof *out);
   fl_world *w = NULL;
   fl_solver *s = NULL;
-  double *val = NULL;
   if (ns < 0) return ns;
   int rc = fl_scene_create(scene, ns, sset, &w);
   if (rc < 0) return rc;
@@ -37,10 +79,6 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   if (rc >= 0 && nobs > FL_FIG_SIM_MAXOBS)
     rc = fl_seterr(FL_ERR_INVAL, "figure: scene %s has %d observables (max %d)", scene, (int)nobs,
                    FL_FIG_SIM_MAXOBS);
-  if (rc >= 0) {
-    val = fl_malloc((size_t)(nobs + 1) * sizeof *val);
-    if (!val) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
-  }
   FILE *f = NULL;
   if (rc >= 0) {
     // every name has fewer than 40 characters
@@ -69,41 +107,19 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   char *dot = strrchr(fr.stem, '.');
   if (dot) *dot = 0;
   snprintf(fr.label, sizeof fr.label, "%s %s", solver, solver_set ? solver_set : "");
-  if (rc >= 0) rc = fl_fig_record_step(&fr, w, 0, NULL);
-  for (int k = 0; rc >= 0 && k < steps; k++) {
-    fl_step_info info;
-    rc = fl_world_step(w, s, &info);
-    if (rc < 0) break;
-    rc = fl_fig_record_step(&fr, w, k + 1, &info);
-    if (rc < 0) break;
-    rc = fl_world_observe(w, val);
-    if (rc < 0) break;
-    out->steps++;
-    if (info.res.reason < 0) out->nfail++;
-    out->iters += info.res.iters;
-    out->solve_s += info.solve_s;
-    // friction used: the largest ||gamma_t|| / gamma_n over contacts that carry load
-    const fl_problem *pb = fl_world_problem(w);
-    const double *gv, *gg;
-    fl_world_solution(w, &gv, &gg);
-    double mu_used = 0, gmax = 0;
-    for (fl_int c = 0; pb && gg && c < pb->nc; c++) gmax = fmax(gmax, gg[3 * c]);
-    for (fl_int c = 0; pb && gg && c < pb->nc; c++)
-      if (gg[3 * c] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * c + 1], gg[3 * c + 2]) / gg[3 * c]);
-    if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
-    fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g", info.t, info.res.iters, info.res.reason,
-            info.solve_s, info.nc > 0 ? fl_metrics_merit(&info.met, NAN) : NAN,
-            info.met.bilateral, mu_used);
-    for (fl_int i = 0; i < nobs; i++) {
-      if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
-      out->last[i] = val[i];
-      if (fabs(val[i]) > out->maxabs[i]) out->maxabs[i] = fabs(val[i]);
-    }
-    fputc('\n', f);
+  sim_step_ctx c = {f, out, nobs, &fr};
+  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
+                  .frame = sim_frame, .each = sim_each, .ctx = &c};
+  if (rc >= 0) {
+    loop.frame_every = fl_fig_record_every(&fr, w);
+    rc = fl_loop_run(&loop, w);
   }
+  out->steps = (int)loop.taken;
+  out->nfail = (int)loop.failed;
+  out->iters = loop.iters;
+  fl_loop_free(&loop);
   if (rc >= 0 && s && w) manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out);
   rc = fl_fig_record_end(&fr, rc);
-  fl_free(val);
   fl_solver_destroy(s);
   fl_world_free(w);
   return rc < 0 ? rc : FL_OK;
@@ -160,13 +176,19 @@ int fl_fig_record_step(void *ctx, fl_world *w, long step, const fl_step_info *in
     // its own stream, closed at the end: a figure's results keep few streams open
     r->f = fopen(path, "wb");
     if (!r->f) return fl_seterr(FL_ERR_IO, "%s: cannot write", path);
-    if (r->steps <= 0) r->steps = lround(w->duration / w->dt);
-    r->every = fl_record_auto_every(w, r->steps, 1, FL_FIG_RECORD_BUDGET);
+    fl_fig_record_every(r, w);
     const char *labels[1] = {r->label};
     FL_TRY(fl_record_begin(r->f, w, w->name, 1, labels, (int)r->every, r->steps, &r->rec));
   }
   if (!r->rec || !(step == 0 || step % r->every == 0 || step == r->steps)) return FL_OK;
   return fl_record_frame(r->rec, 0, step, w, info);
+}
+
+
+long fl_fig_record_every(fl_fig_rec *r, const fl_world *w) {
+  if (r->steps <= 0) r->steps = lround(w->duration / w->dt);
+  r->every = fl_record_auto_every(w, r->steps, 1, FL_FIG_RECORD_BUDGET);
+  return r->every;
 }
 
 

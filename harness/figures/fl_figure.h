@@ -182,6 +182,10 @@ struct fl_step_info;
 /* Observer (fl_step_observer's signature; ctx is the fl_fig_rec): begins the recording at step
  * 0, then records every `every`-th step and the last planned one. Returns FL_OK or the error. */
 int fl_fig_record_step(void *ctx, struct fl_world *w, long step, const struct fl_step_info *info);
+/* The recording interval of r for world w at its initial state (steps, >= 1): what
+ * fl_fig_record_step will use, for a stepping loop's frame_every (sim/fl_loop.h). Sets
+ * r->steps when it was 0 and r->every. */
+long fl_fig_record_every(fl_fig_rec *r, const struct fl_world *w);
 /* Closes the recording. Returns rc when rc < 0, else FL_OK or the write error. The pages are
  * written once the recipe is done, by fl_fig_viewers. */
 int fl_fig_record_end(fl_fig_rec *r, int rc);
