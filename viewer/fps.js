@@ -69,16 +69,16 @@ if (!browser) usage('no chromium on PATH');
 // its descendants, from /proc
 function cpu(root) {
   const tick = 1000 / 100; // USER_HZ
-  const out = { ms: {}, rss: 0 }, todo = [root];
-  while (todo.length) {
-    const pid = todo.pop();
+  const out = { ms: {}, rss: 0 }, pending = [root];
+  while (pending.length) {
+    const pid = pending.pop();
     try {
       const st = fs.readFileSync('/proc/' + pid + '/stat', 'utf8'), f = st.slice(st.lastIndexOf(')') + 2).split(' ');
       const type = (/--type=([a-z-]+)/.exec(fs.readFileSync('/proc/' + pid + '/cmdline', 'utf8').replace(/\0/g, ' ')) || [0, 'browser'])[1];
       out.ms[type] = (out.ms[type] || 0) + (Number(f[11]) + Number(f[12])) * tick;
       out.rss += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync('/proc/' + pid + '/status', 'utf8'))[1]) * 1024;
       for (const t of fs.readdirSync('/proc/' + pid + '/task'))
-        todo.push(...fs.readFileSync('/proc/' + pid + '/task/' + t + '/children', 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+        pending.push(...fs.readFileSync('/proc/' + pid + '/task/' + t + '/children', 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
     } catch (e) { /* gone */ }
   }
   return out;
