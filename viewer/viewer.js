@@ -153,11 +153,18 @@
   // Rigid bodies are lit per vertex (hemisphere and sun, the Lambert model of three.js's
   // MeshLambertMaterial, which lights per pixel): their faces are flat or smooth spheres, so it
   // looks the same, and software WebGL (SwiftShader) pays per pixel for a fragment shader.
-  // Both sides are lit (the fragment picks by gl_FrontFacing); works instanced too.
+  // Both sides are lit (the fragment picks by gl_FrontFacing); works instanced too. With SRGB_VERT
+  // the sRGB output encoding is done per vertex too: the same pixels on flat faces (one colour per
+  // triangle), while per pixel its pow() was a third of SwiftShader's frame (docs/viewer.md).
+  const SOFTWARE_GL = softwareGL(); // the WebGL is SwiftShader or llvmpipe: cheaper paths where they look the same
+  report.software_gl = SOFTWARE_GL;
   const HEMI = { sky: 0xdde6ff, ground: 0x3a3226, intensity: 1.1 }, SUN = { color: 0xffffff, intensity: 1.6, dir: [0.4, -0.6, 1.0] };
   const LIT_VERT = `
     uniform vec3 diffuse, sky, ground, sun, sunDir;
     varying vec3 vFront, vBack;
+    vec3 srgb(vec3 c) { // three.js's sRGBTransferOETF
+      return mix(pow(c, vec3(0.41666)) * 1.055 - vec3(0.055), c * 12.92, vec3(lessThanEqual(c, vec3(0.0031308))));
+    }
     void main() {
       mat4 m = modelMatrix;
     #ifdef USE_INSTANCING
@@ -173,21 +180,30 @@
       vFront = c * (mix(ground, sky, h) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862;
       vBack = c * (mix(ground, sky, 1.0 - h) + sun * max(-dot(n, sunDir), 0.0)) * 0.3183098862;
       gl_Position = projectionMatrix * viewMatrix * m * vec4(position, 1.0);
+    #ifdef SRGB_VERT
+      vFront = srgb(vFront);
+      vBack = srgb(vBack);
+    #endif
     }`;
   const LIT_FRAG = `
     varying vec3 vFront, vBack;
     void main() {
       gl_FragColor = vec4(gl_FrontFacing ? vFront : vBack, 1.0);
+    #ifndef SRGB_VERT
       #include <colorspace_fragment>
+    #endif
     }`;
   const litSun = new THREE.Vector3(...SUN.dir).normalize();
-  function litMaterial(hex, side) {
+  // smooth: the geometry has smooth normals (a sphere); its colour is encoded per pixel, as
+  // three.js does, unless the WebGL is software (interpolating the encoded colour: a shade apart)
+  function litMaterial(hex, side, smooth) {
     const u = { diffuse: { value: new THREE.Color(hex) },
                 sky: { value: new THREE.Color(HEMI.sky).multiplyScalar(HEMI.intensity) },
                 ground: { value: new THREE.Color(HEMI.ground).multiplyScalar(HEMI.intensity) },
                 sun: { value: new THREE.Color(SUN.color).multiplyScalar(SUN.intensity) },
                 sunDir: { value: litSun } };
-    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: side === undefined ? THREE.DoubleSide : side });
+    const defines = smooth && !SOFTWARE_GL ? {} : { SRGB_VERT: 1 };
+    const mat = new THREE.ShaderMaterial({ defines, uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: side === undefined ? THREE.DoubleSide : side });
     mat.color = u.diffuse.value; // as a Lambert material's
     return mat;
   }
@@ -306,7 +322,7 @@
     } catch (e) { return false; }
   }
   const aaHash = new URLSearchParams(location.hash.slice(1)).get('aa');
-  const antialias = aaHash === '1' || (aaHash !== '0' && !softwareGL());
+  const antialias = aaHash === '1' || (aaHash !== '0' && !SOFTWARE_GL);
   report.antialias = antialias;
   const MANY = H.bodies.filter(b => b.kind === 'dynamic').length > 256;
   const panes = [];
@@ -325,7 +341,8 @@
     let renderer;
     try {
       // no preserveDrawingBuffer: it costs a copy of the drawing buffer per frame
-      renderer = new THREE.WebGLRenderer({ canvas, antialias });
+      // no stencil buffer (nothing uses it): one buffer less to clear per frame
+      renderer = new THREE.WebGLRenderer({ canvas, antialias, stencil: false });
     } catch (e) {
       fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
       return;
@@ -368,7 +385,7 @@
       // a plane is drawn from its free side only (its square faces +z of its frame, the side its
       // normal points to): seen from the solid side it hid the scene, as a box's near walls hid
       // its grains from outside
-      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5, b.shape === 'plane' ? THREE.FrontSide : THREE.DoubleSide));
+      const mesh = new THREE.Mesh(geoms[b.mesh], litMaterial(fixed ? 0x59606b : 0x6d8bb5, b.shape === 'plane' ? THREE.FrontSide : THREE.DoubleSide, H.meshes[b.mesh].smooth));
       mesh.scale.set(b.scale[0], b.scale[1], b.scale[2]);
       mesh.userData = { body: i };
       scene.add(mesh);
@@ -393,7 +410,7 @@
         return;
       }
       const g = H.bodies[list[0]].shape === 'sphere' ? new THREE.SphereGeometry(1, 10, 6) : geoms[mi];
-      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff), list.length);
+      const im = new THREE.InstancedMesh(g, litMaterial(0xffffff, THREE.DoubleSide, H.bodies[list[0]].shape === 'sphere' || H.meshes[mi].smooth), list.length);
       im.userData = { inst: list };
       im.frustumCulled = false;
       scene.add(im);
@@ -774,12 +791,12 @@
     setText(p.line[1], f.step === 0 ? 'initial state'
       : 'iters ' + f.iters + '   ' + reason + '   residual ' + fmt(f.residual) + '   merit ' + fmt(f.merit));
     const bad = f.reason < 0 ? 'bad' : '';
-    if (p.line[1].className !== bad) p.line[1].className = bad;
+    if (!textHeld && p.line[1].className !== bad) p.line[1].className = bad;
     setText(p.line[2], 'contacts ' + f.nc + '   deepest ' + fmt(f.pen > 0 ? f.pen : 0) + ' m' +
       (Number.isFinite(f.energy) ? '   energy ' + fmt(f.energy) + ' J' : ''));
   }
   // text set only when it changes: a change costs a layout and a repaint of its box
-  function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+  function setText(el, text) { if (!textHeld && el.textContent !== text) el.textContent = text; }
 
   // follow: the camera's target on the dynamic bodies of the first pane shown, at this step
   function follow() {
@@ -857,9 +874,17 @@
   function finishGL() {
     panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, pixel); } });
   }
+  // while playing, the text (slider, time, readouts) follows at most every TEXT_MS: each change
+  // costs the page a layout and a repaint, a third of its CPU time per frame in software
+  // rendering, and numbers changing 60 times a second cannot be read; pausing shows the frame's
+  const TEXT_MS = 100;
+  let textAt = -Infinity, textHeld = false;
   function show(i) {
     index = Math.max(0, Math.min(steps.length - 1, i));
-    if (ui.slider.value !== String(index)) ui.slider.value = String(index);
+    const t = performance.now();
+    textHeld = playing && t - textAt < TEXT_MS;
+    if (!textHeld) textAt = t;
+    if (!textHeld && ui.slider.value !== String(index)) ui.slider.value = String(index);
     setText(ui.time, 'step ' + steps[index] + '   t = ' + (steps[index] * H.dt).toFixed(4) + ' s');
     const mode = colourMode();
     report.colour = mode;
@@ -886,6 +911,7 @@
     report.shown_step = steps[index];
     if (picked) describePick();
     dirty = true;
+    textHeld = false;
     if (!quiet && !playing) { writeHash(); publish(); }
   }
   const dotRot = new THREE.Matrix3();
@@ -1064,7 +1090,7 @@
       while (i + 1 < steps.length && steps[i + 1] * H.dt <= simTime) i++;
       if (perf && i === steps.length - 1 && index === i) { i = 0; simTime = 0; } // #perf plays in a loop
       if (i !== index) { show(i); if (perf) perf.shown++; }
-      if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; writeHash(); }
+      if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; show(index); }
     }
     const t1 = perf ? performance.now() : 0;
     if (dirty) { render(); dirty = false; if (perf && perf.sync) finishGL(); }
@@ -1078,7 +1104,7 @@
     simTime = steps[index] * H.dt;
     last = null;
     ui.play.textContent = playing ? 'pause' : 'play';
-    if (!playing) writeHash();
+    if (!playing) show(index); // the text of the frame shown, held while playing
   });
   ui.slider.addEventListener('input', () => { show(Number(ui.slider.value)); simTime = steps[index] * H.dt; });
   for (const k of ['colour', 'arrows', 'exag', 'edges']) ui[k].addEventListener('change', () => show(index));
