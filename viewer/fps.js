@@ -5,7 +5,7 @@
 // protocol on a pipe (--remote-debugging-pipe), so it needs Node and Chromium, no npm package.
 //
 // usage: node viewer/fps.js RECORDING.flrec|PAGE.html [--size WxH]... [--seconds S]
-//                           [--sync] [--hash 'k=v&...'] [--json OUT.json]
+//                           [--sync] [--trace] [--hash 'k=v&...'] [--json OUT.json]
 //   RECORDING.flrec   the page is assembled from this checkout's viewer/ sources (as the
 //                     build embeds them), so a change to viewer.js is measured without a rebuild
 //   PAGE.html         measured as it is (a viewer.html written by `frictionlab run`)
@@ -15,6 +15,8 @@
 //                     it: the WebGL split then includes the rasterization, at some cost in fps
 //   --page-out FILE   only write the page assembled from RECORDING.flrec to FILE
 //   --hash            more of the address (e.g. 'arrows=0', 'timeline=0', 'res=0.5', 'speed=10')
+//   --trace           also count the frames the display compositor drew (Display::DrawAndSwap
+//                     in a trace of the measured seconds): checks that a page frame is a frame shown
 //   --idle            do not play: the page draws nothing after its first frame
 //   --chromium-flag F pass F to Chromium (repeatable), e.g. --disable-gpu-compositing: Chromium
 //                     composites the page in software, as it does where no GPU is usable; by
@@ -24,9 +26,12 @@
 'use strict';
 const fs = require('fs'), os = require('os'), path = require('path'), cp = require('child_process');
 
-function usage(msg) { console.error('fps.js: ' + msg + '\nusage: node viewer/fps.js RECORDING.flrec|PAGE.html [--size WxH]... [--seconds S] [--sync] [--idle] [--hash H] [--chromium-flag F]... [--json OUT]'); process.exit(1); }
+function usage(msg) { console.error('fps.js: ' + msg + '\nusage: node viewer/fps.js RECORDING.flrec|PAGE.html [--size WxH]... [--seconds S] [--sync] [--idle] [--trace] [--hash H] [--chromium-flag F]... [--json OUT]'); process.exit(1); }
 const argv = process.argv.slice(2), sizes = [];
 const chromeFlags = [];
+// --trace: the display compositor's drawn frames (viz), counted from a trace of the measured time
+const TRACE_CATS = 'viz,cc', TRACE_NAMES = ['Display::DrawAndSwap', 'Scheduler::BeginFrame', 'ProxyMain::BeginMainFrame'];
+let trace = false;
 let input = null, seconds = 5, sync = false, idle = false, extra = '', jsonOut = null, pageOut = null;
 for (let k = 0; k < argv.length; k++) {
   const a = argv[k];
@@ -34,6 +39,7 @@ for (let k = 0; k < argv.length; k++) {
   else if (a === '--seconds') { seconds = Number(argv[++k]); if (!(seconds > 0)) usage('--seconds wants a positive number'); }
   else if (a === '--sync') sync = true;
   else if (a === '--idle') idle = true;
+  else if (a === '--trace') trace = true;
   else if (a === '--hash') extra = String(argv[++k] || '').replace(/^#/, '');
   else if (a === '--json') jsonOut = argv[++k];
   else if (a === '--page-out') pageOut = argv[++k];
@@ -92,7 +98,8 @@ function measure(w, h) {
       '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--user-data-dir=' + path.join(tmp, 'profile-' + w),
       '--window-size=' + w + ',' + h, '--remote-debugging-pipe', ...chromeFlags, 'about:blank'];
     const ch = cp.spawn(browser, flags, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-    let err = '', buf = '', id = 0, done = false;
+    let err = '', buf = '', id = 0, done = false, traceDone = () => {};
+    const traceEvents = [];
     const waiting = new Map();
     ch.stderr.on('data', d => { err = (err + d).slice(-2000); });
     ch.on('exit', code => { if (!done) reject(new Error('chromium exited (' + code + '): ' + err.slice(-400))); });
@@ -102,6 +109,8 @@ function measure(w, h) {
       while ((z = buf.indexOf('\0')) >= 0) {
         const msg = JSON.parse(buf.slice(0, z));
         buf = buf.slice(z + 1);
+        if (msg.method === 'Tracing.dataCollected') traceEvents.push(...msg.params.value);
+        else if (msg.method === 'Tracing.tracingComplete') traceDone();
         if (msg.id !== undefined && waiting.has(msg.id)) {
           const [ok, no] = waiting.get(msg.id);
           waiting.delete(msg.id);
@@ -144,9 +153,19 @@ function measure(w, h) {
       if (!st || !JSON.parse(st).ready) throw new Error('the page did not get ready in 300 s: ' + st);
       await sleep(1000); // warm-up: shaders compiled, the first frames drawn
       const c0 = cpu(ch.pid);
+      if (trace) await send('Tracing.start', { categories: TRACE_CATS, transferMode: 'ReportEvents' });
       await ev('window.flPerf.reset()');
       await sleep(1000 * seconds);
       const res = JSON.parse(await ev('JSON.stringify(window.flPerf.summary())'));
+      if (trace) { // frames the display compositor drew in the same time (tracing's own cost included)
+        const complete = new Promise(r => { traceDone = r; });
+        await send('Tracing.end');
+        await complete;
+        const n = {};
+        for (const e of traceEvents) if (TRACE_NAMES.includes(e.name) && (e.ph === 'X' || e.ph === 'B')) n[e.name] = (n[e.name] || 0) + 1;
+        res.trace_counts = n;
+        res.trace_fps = (n[TRACE_NAMES[0]] || 0) / res.seconds;
+      }
       const c1 = cpu(ch.pid);
       // CPU time per drawn frame of each kind of Chromium process (browser, gpu-process with
       // SwiftShader, renderer with the page's JS): less disturbed by other jobs than wall time
@@ -177,7 +196,7 @@ function measure(w, h) {
       r.steps_shown + ' steps shown); frame interval median ' + q(r.interval.median) + ' ms, min ' + q(r.interval.min) +
       ', max ' + q(r.interval.max) + '; per frame median/min ms: update ' + q(r.update.median, 2) + '/' + q(r.update.min, 2) +
       ', timeline ' + q(r.timeline.median, 2) + '/' + q(r.timeline.min, 2) + ', webgl ' + q(r.render.median, 2) + '/' + q(r.render.min, 2) +
-      (sync ? ' (finished)' : ' (submitted)') + '; load ' + q(r.load_ms, 0) + ' ms; JS heap ' + q(r.heap_mb) + ' MB; chromium RSS ' +
+      (sync ? ' (finished)' : ' (submitted)') + (r.trace_counts ? '; compositor drew ' + q(r.trace_fps) + ' frames/s' : '') + '; load ' + q(r.load_ms, 0) + ' ms; JS heap ' + q(r.heap_mb) + ' MB; chromium RSS ' +
       q(r.chromium_rss_mb, 0) + ' MB; CPU ms per frame ' + Object.entries(r.cpu_ms_per_frame).map(([k, v]) => k + ' ' + q(v)).join(', ') + '; ' + r.renderer + (r.errors.length ? '; ERRORS ' + JSON.stringify(r.errors) : ''));
   }
   if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ input, sync, hash: extra, seconds, load: os.loadavg(), runs: out }, null, 1) + '\n');
