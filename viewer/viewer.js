@@ -233,13 +233,21 @@
       if (r2 > 1.0) discard;
       vec3 n = viewToWorld * vec3(q.x, -q.y, sqrt(1.0 - r2));
       gl_FragColor = vec4(vColour * (mix(ground, sky, 0.5 * n.y + 0.5) + sun * max(dot(n, sunDir), 0.0)) * 0.3183098862, 1.0);
+    #ifdef SRGB_SQRT
+      // the sRGB encoding from three square roots (I. Taylor's fit), not pow(): within a quarter
+      // of an 8-bit level of it, and software WebGL pays per pixel for pow()
+      vec3 c = clamp(gl_FragColor.rgb, 0.0, 1.0), s1 = sqrt(c), s2 = sqrt(s1), s3 = sqrt(s2);
+      gl_FragColor.rgb = mix(0.662002687 * s1 + 0.684122060 * s2 - 0.323583601 * s3 - 0.0225411470 * c, c * 12.92,
+                             vec3(lessThanEqual(c, vec3(0.0031308))));
+    #else
       #include <colorspace_fragment>
+    #endif
     }`;
   function dotMaterial() {
     const u = litMaterial(0xffffff).uniforms;
     u.pxPerM = { value: 1 };
     u.viewToWorld = { value: new THREE.Matrix3() };
-    return new THREE.ShaderMaterial({ uniforms: u, vertexShader: DOT_VERT, fragmentShader: DOT_FRAG });
+    return new THREE.ShaderMaterial({ defines: SOFTWARE_GL ? { SRGB_SQRT: 1 } : {}, uniforms: u, vertexShader: DOT_VERT, fragmentShader: DOT_FRAG });
   }
 
   const geoms = H.meshes.map(m => {
