@@ -159,12 +159,13 @@
   const SOFTWARE_GL = softwareGL(); // the WebGL is SwiftShader or llvmpipe: cheaper paths where they look the same
   report.software_gl = SOFTWARE_GL;
   const HEMI = { sky: 0xdde6ff, ground: 0x3a3226, intensity: 1.1 }, SUN = { color: 0xffffff, intensity: 1.6, dir: [0.4, -0.6, 1.0] };
-  const LIT_VERT = `
-    uniform vec3 diffuse, sky, ground, sun, sunDir;
-    varying vec3 vFront, vBack;
+  const SRGB_GLSL = `
     vec3 srgb(vec3 c) { // three.js's sRGBTransferOETF
       return mix(pow(c, vec3(0.41666)) * 1.055 - vec3(0.055), c * 12.92, vec3(lessThanEqual(c, vec3(0.0031308))));
-    }
+    }`;
+  const LIT_VERT = SRGB_GLSL + `
+    uniform vec3 diffuse, sky, ground, sun, sunDir;
+    varying vec3 vFront, vBack;
     void main() {
       mat4 m = modelMatrix;
     #ifdef USE_INSTANCING
@@ -205,6 +206,32 @@
     const defines = smooth && !SOFTWARE_GL ? {} : { SRGB_VERT: 1 };
     const mat = new THREE.ShaderMaterial({ defines, uniforms: u, vertexShader: LIT_VERT, fragmentShader: LIT_FRAG, side: side === undefined ? THREE.DoubleSide : side });
     mat.color = u.diffuse.value; // as a Lambert material's
+    return mat;
+  }
+
+  // Lines of one colour each (grid, arrows, edges): LineBasicMaterial's pixels with the sRGB
+  // encoding per vertex (42k arrows of a 1e4-grain frame paid a pow() per pixel). Options:
+  // color (hex) or vertexColors, depthTest, transparent.
+  const LINE_VERT = SRGB_GLSL + `
+    uniform vec3 diffuse;
+    varying vec3 vColour;
+    void main() {
+      vec3 c = diffuse;
+    #ifdef USE_COLOR
+      c *= color;
+    #endif
+      vColour = srgb(c);
+      vec4 mv = modelViewMatrix * vec4(position, 1.0); // as three.js's project_vertex, to the last bit
+      gl_Position = projectionMatrix * mv;
+    }`;
+  const LINE_FRAG = `
+    varying vec3 vColour;
+    void main() { gl_FragColor = vec4(vColour, 1.0); }`;
+  function lineMaterial(o) {
+    const u = { diffuse: { value: new THREE.Color(o.color === undefined ? 0xffffff : o.color) } };
+    const mat = new THREE.ShaderMaterial({ uniforms: u, vertexShader: LINE_VERT, fragmentShader: LINE_FRAG, vertexColors: !!o.vertexColors,
+                                           depthTest: o.depthTest !== false, transparent: !!o.transparent });
+    mat.color = u.diffuse.value;
     return mat;
   }
 
@@ -372,6 +399,8 @@
     scene.add(sun);
     // ground grid (in the xy plane at the ground) and the axes at the origin (x red, y green, z blue)
     const grid = new THREE.GridHelper(gridN * gridStep, gridN, 0x56606e, 0x30363f);
+    grid.material.dispose();
+    grid.material = lineMaterial({ vertexColors: true });
     grid.rotation.x = Math.PI / 2;
     grid.position.set(Math.round(runCentre.x / gridStep) * gridStep, Math.round(runCentre.y / gridStep) * gridStep, groundZ - 1e-4 * L);
     scene.add(grid);
@@ -444,7 +473,7 @@
       const eg = new THREE.BufferGeometry();
       eg.setAttribute('position', pos);
       eg.setIndex(ei);
-      const edges = new THREE.LineSegments(eg, new THREE.LineBasicMaterial({ color: 0x1a1d22 }));
+      const edges = new THREE.LineSegments(eg, lineMaterial({ color: 0x1a1d22 }));
       edges.frustumCulled = false;
       edges.visible = false;
       scene.add(edges);
@@ -455,7 +484,7 @@
     shaftG.setAttribute('position', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
     shaftG.setAttribute('color', new THREE.BufferAttribute(new Float32Array((LINE_HEADS ? 18 : 6) * maxNc), 3));
     // drawn over the bodies: an impulse acts at a point inside the contact, where a body hides it
-    const shafts = new THREE.LineSegments(shaftG, new THREE.LineBasicMaterial({ vertexColors: true, depthTest: false, transparent: true }));
+    const shafts = new THREE.LineSegments(shaftG, lineMaterial({ vertexColors: true, depthTest: false, transparent: true }));
     shafts.renderOrder = 2;
     shafts.frustumCulled = false;
     scene.add(shafts);
@@ -465,7 +494,7 @@
     heads.frustumCulled = false;
     scene.add(heads);
     // the picked item: a ring of lines around it
-    const marker = new THREE.LineSegments(new THREE.BufferGeometry(), new THREE.LineBasicMaterial({ color: 0xffffff, depthTest: false }));
+    const marker = new THREE.LineSegments(new THREE.BufferGeometry(), lineMaterial({ color: 0xffffff, depthTest: false }));
     marker.renderOrder = 3;
     marker.visible = false;
     marker.frustumCulled = false;
