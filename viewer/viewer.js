@@ -861,11 +861,14 @@
     });
   }
 
+  // the canvas in whole CSS pixels, its drawing buffer as many device pixels: drawn 1:1, not
+  // scaled by the compositor (a scaled canvas costs software compositing a filtered draw and
+  // blurs); out of the pane's layout (absolute), so that its size follows the pane's
   function resize() {
     panes.forEach(p => {
       if (!p.shown) return;
-      const w = p.el.clientWidth, h = p.el.clientHeight;
-      p.renderer.setSize(w, h, false);
+      const r = p.el.getBoundingClientRect(), w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
+      p.renderer.setSize(w, h, true);
       camera.aspect = w / Math.max(h, 1);
     });
     camera.updateProjectionMatrix();
@@ -1170,6 +1173,11 @@
     else if (e.key === 'Escape') { clearPick(); dirty = true; }
   });
   window.addEventListener('resize', () => { resize(); dirty = true; });
+  // and when a pane changes size without the window (the timeline or legend laid out, a pane shown)
+  if (window.ResizeObserver) {
+    const ro = new ResizeObserver(() => { resize(); dirty = true; });
+    panes.forEach(p => ro.observe(p.el));
+  }
   // orbit: drag to turn, wheel to zoom, on any pane (the camera is shared); a click picks
   let drag = null;
   panes.forEach(p => {
