@@ -192,7 +192,7 @@ function measure(w, h) {
     const q = (x, d) => (x === null || x === undefined ? 'n/a' : x.toFixed(d === undefined ? 1 : d));
     const none = { median: null, min: null, max: null };
     for (const k of ['interval', 'update', 'timeline', 'render']) r[k] = r[k] || none; // no whole frame
-    console.log(w + 'x' + h + ' (' + r.compositing + ' compositing): ' + q(r.fps) + ' fps (' + r.frames + ' frames in ' + q(r.seconds, 2) + ' s, ' +
+    console.log(w + 'x' + h + ' (' + r.compositing + ' compositing): ' + q(r.fps) + ' fps (' + r.frames + ' frames in ' + q(r.seconds, 2) + ' s, ' + (r.drawn === undefined ? '' : r.drawn + ' drawn, ') +
       r.steps_shown + ' steps shown); frame interval median ' + q(r.interval.median) + ' ms, min ' + q(r.interval.min) +
       ', max ' + q(r.interval.max) + '; per frame median/min ms: update ' + q(r.update.median, 2) + '/' + q(r.update.min, 2) +
       ', timeline ' + q(r.timeline.median, 2) + '/' + q(r.timeline.min, 2) + ', webgl ' + q(r.render.median, 2) + '/' + q(r.render.min, 2) +

@@ -884,9 +884,9 @@
     const m = new URLSearchParams(location.hash.slice(1)).get('perf');
     if (!m) return null;
     const pf = { sync: m === 'sync', ready: false, tl: 0, shown: 0, prev: null, rows: [], t0: 0 };
-    pf.reset = () => { pf.rows = []; pf.prev = null; pf.shown = 0; pf.t0 = performance.now(); };
-    pf.frame = (now, up, tl, gl) => {
-      if (pf.prev !== null) pf.rows.push([now - pf.prev, up, tl, gl]);
+    pf.reset = () => { pf.rows = []; pf.prev = null; pf.shown = 0; pf.drawn = 0; pf.t0 = performance.now(); };
+    pf.frame = (now, up, tl, gl, drew) => {
+      if (pf.prev !== null) { pf.rows.push([now - pf.prev, up, tl, gl]); if (drew) pf.drawn++; }
       pf.prev = now;
     };
     pf.summary = () => {
@@ -900,7 +900,8 @@
         const g = panes[0].renderer.getContext(), ext = g.getExtension('WEBGL_debug_renderer_info');
         renderer = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : String(g.getParameter(g.RENDERER));
       } catch (e) { renderer = 'unknown'; }
-      return { frames: pf.rows.length, seconds: secs, fps: pf.rows.length / secs, steps_shown: pf.shown,
+      // frames: animation frames; drawn: those that drew the scene (while playing, every one)
+      return { frames: pf.rows.length, drawn: pf.drawn, seconds: secs, fps: pf.rows.length / secs, steps_shown: pf.shown,
                interval: col(0), update: col(1), timeline: col(2), render: col(3), load_ms: pf.loadMs,
                heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null,
                bodies: H.bodies.length, panes: panes.filter(p => p.shown).length,
@@ -1132,9 +1133,9 @@
       if (i !== index) { show(i); if (perf) perf.shown++; }
       if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; show(index); }
     }
-    const t1 = perf ? performance.now() : 0;
+    const t1 = perf ? performance.now() : 0, drew = dirty;
     if (dirty) { render(); dirty = false; if (perf && perf.sync) finishGL(); }
-    if (perf) perf.frame(now, t1 - t0 - perf.tl, perf.tl, performance.now() - t1);
+    if (perf) perf.frame(now, t1 - t0 - perf.tl, perf.tl, performance.now() - t1, drew);
     requestAnimationFrame(tick);
   }
 
