@@ -360,36 +360,44 @@
   const antialias = aaHash === '1' || (aaHash !== '0' && !SOFTWARE_GL);
   report.antialias = antialias;
   const MANY = H.bodies.filter(b => b.kind === 'dynamic').length > 256;
+  // One WebGL canvas under all the panes, each pane drawn in its own viewport (scissored): a
+  // context per pane cost each its own clear, read-back and compositing (about 5 ms a pane a
+  // frame in software rendering). The pane elements above it are transparent and take the
+  // mouse; a pane's `canvas` below is its element.
+  const glCanvas = document.createElement('canvas');
+  glCanvas.id = 'gl';
+  panesEl.appendChild(glCanvas); // first: the panes (positioned too) paint over it
+  let renderer;
+  try {
+    // no preserveDrawingBuffer: it costs a copy of the drawing buffer per frame
+    // no stencil buffer (nothing uses it): one buffer less to clear per frame
+    renderer = new THREE.WebGLRenderer({ canvas: glCanvas, antialias, stencil: false });
+  } catch (e) {
+    fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
+    return;
+  }
+  report.webgl = true;
+  // a shader that does not compile is an error of the page (three.js would only log it)
+  renderer.debug.onShaderError = (gl, program, vs, fs) => {
+    fail('a WebGL shader did not compile: ' + (gl.getShaderInfoLog(vs) + ' ' + gl.getShaderInfoLog(fs)).trim().slice(0, 300));
+  };
+  // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
+  const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
+  renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
+  renderer.setScissorTest(true);
+  const GAP = new THREE.Color(0x1d2127); // the page's background, between the panes
   const panes = [];
   for (let s = 0; s < ns; s++) {
     const el = document.createElement('div');
     el.className = 'pane';
-    const canvas = document.createElement('canvas');
+    const canvas = el;
     const readout = document.createElement('div');
     readout.className = 'readout';
     const scalebar = document.createElement('div');
     scalebar.className = 'scalebar';
-    el.appendChild(canvas);
     el.appendChild(readout);
     el.appendChild(scalebar);
     panesEl.appendChild(el);
-    let renderer;
-    try {
-      // no preserveDrawingBuffer: it costs a copy of the drawing buffer per frame
-      // no stencil buffer (nothing uses it): one buffer less to clear per frame
-      renderer = new THREE.WebGLRenderer({ canvas, antialias, stencil: false });
-    } catch (e) {
-      fail('WebGL is not available in this browser (' + e.message + '); the recording itself is fine');
-      return;
-    }
-    report.webgl = true;
-    // a shader that does not compile is an error of the page (three.js would only log it)
-    renderer.debug.onShaderError = (gl, program, vs, fs) => {
-      fail('a WebGL shader did not compile: ' + (gl.getShaderInfoLog(vs) + ' ' + gl.getShaderInfoLog(fs)).trim().slice(0, 300));
-    };
-    // #res=R draws at R times the screen's pixels (software WebGL pays per pixel)
-    const res = Number(new URLSearchParams(location.hash.slice(1)).get('res'));
-    renderer.setPixelRatio((window.devicePixelRatio || 1) * (res > 0 && res <= 2 ? res : 1));
     const scene = new THREE.Scene();
     scene.background = new THREE.Color(0x14171c);
     // the lights of the deformable bodies' Lambert material (rigid ones: litMaterial, the same)
@@ -500,7 +508,7 @@
     marker.frustumCulled = false;
     scene.add(marker);
     const line = [0, 1, 2].map(() => readout.appendChild(document.createElement('div')));
-    panes.push({ s, el, canvas, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, dots, defs, shafts, heads, marker,
+    panes.push({ s, el, canvas, vp: { x: 0, y: 0, w: 1, h: 1 }, readout, line, scalebar, renderer, scene, grid, axes, bodies, groups, dots, defs, shafts, heads, marker,
                  pen: new Float32Array(H.bodies.length), penDef: new Float32Array(H.deformable.length),
                  drawnC: new Int32Array(maxNc), drawnAB: new Float32Array(6 * maxNc), nDrawn: 0,
                  frame: null, shown: true, run: rec.runs[s], name: H.solvers[s] });
@@ -861,14 +869,18 @@
     });
   }
 
+  let glH = 1;
   // the canvas in whole CSS pixels, its drawing buffer as many device pixels: drawn 1:1, not
   // scaled by the compositor (a scaled canvas costs software compositing a filtered draw and
   // blurs); out of the pane's layout (absolute), so that its size follows the pane's
   function resize() {
+    const R = panesEl.getBoundingClientRect();
+    glH = Math.max(1, Math.floor(R.height));
+    renderer.setSize(Math.max(1, Math.floor(R.width)), glH, true);
     panes.forEach(p => {
       if (!p.shown) return;
       const r = p.el.getBoundingClientRect(), w = Math.max(1, Math.floor(r.width)), h = Math.max(1, Math.floor(r.height));
-      p.renderer.setSize(w, h, true);
+      p.vp = { x: Math.round(r.left - R.left), y: Math.round(r.top - R.top), w, h };
       camera.aspect = w / Math.max(h, 1);
     });
     camera.updateProjectionMatrix();
@@ -876,7 +888,7 @@
     scaleBars();
   }
 
-  let index = 0, playing = false, simTime = 0, last = null, dirty = true, quiet = false;
+  let index = 0, playing = false, simTime = 0, last = null, dirty = true, quiet = false, sizeDue = false;
   // #perf=1 (or =sync): per animation frame, the interval since the last one and the ms spent
   // updating the scene from the recording, drawing the timeline and in WebGL (submitting the
   // draw; with sync, until the GL has finished it), read by viewer/fps.js as window.flPerf
@@ -895,25 +907,26 @@
         return v.length ? { median: v[v.length >> 1], min: v[0], max: v[v.length - 1], mean: v.reduce((a, b) => a + b, 0) / v.length } : null;
       };
       const secs = (performance.now() - pf.t0) / 1000;
-      let renderer = '';
+      let glName = '';
       try {
-        const g = panes[0].renderer.getContext(), ext = g.getExtension('WEBGL_debug_renderer_info');
-        renderer = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : String(g.getParameter(g.RENDERER));
-      } catch (e) { renderer = 'unknown'; }
+        const g = renderer.getContext(), ext = g.getExtension('WEBGL_debug_renderer_info');
+        glName = ext ? String(g.getParameter(ext.UNMASKED_RENDERER_WEBGL)) : String(g.getParameter(g.RENDERER));
+      } catch (e) { glName = 'unknown'; }
       // frames: animation frames; drawn: those that drew the scene (while playing, every one)
       return { frames: pf.rows.length, drawn: pf.drawn, seconds: secs, fps: pf.rows.length / secs, steps_shown: pf.shown,
                interval: col(0), update: col(1), timeline: col(2), render: col(3), load_ms: pf.loadMs,
                heap_mb: performance.memory ? performance.memory.usedJSHeapSize / 1048576 : null,
                bodies: H.bodies.length, panes: panes.filter(p => p.shown).length,
-               pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height),
-               renderer, errors: window.flErrors.slice() };
+               pixels: panes.filter(p => p.shown).map(p => Math.round(p.vp.w * p.vp.h * renderer.getPixelRatio() ** 2)), canvas: [glCanvas.width, glCanvas.height],
+               renderer: glName, errors: window.flErrors.slice() };
     };
     window.flPerf = pf;
     return pf;
   })();
   const pixel = new Uint8Array(4);
   function finishGL() {
-    panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, pixel); } });
+    const g = renderer.getContext();
+    g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, pixel);
   }
   // while playing, the text (slider, time, readouts) follows at most every TEXT_MS: each change
   // costs the page a layout and a repaint, a third of its CPU time per frame in software
@@ -959,12 +972,20 @@
   function render() {
     camera.updateMatrixWorld();
     dotRot.setFromMatrix4(camera.matrixWorld);
+    // the gaps between the panes (the drawing buffer is not kept from one frame to the next)
+    renderer.setScissorTest(false);
+    renderer.setClearColor(GAP);
+    renderer.clear(true, false, false);
+    renderer.setScissorTest(true);
     panes.forEach(p => {
       if (!p.shown) return;
+      const v = p.vp, y = glH - v.y - v.h; // three's viewport: CSS pixels from the bottom left
+      renderer.setViewport(v.x, y, v.w, v.h);
+      renderer.setScissor(v.x, y, v.w, v.h);
       // the impostors' size: drawing-buffer pixels per metre at unit distance
-      const ppm = p.canvas.height / (2 * Math.tan(FOV / 2 * Math.PI / 180));
+      const ppm = v.h * renderer.getPixelRatio() / (2 * Math.tan(FOV / 2 * Math.PI / 180));
       p.dots.forEach(g => { g.material.uniforms.pxPerM.value = ppm; g.material.uniforms.viewToWorld.value.copy(dotRot); });
-      p.renderer.render(p.scene, camera);
+      renderer.render(p.scene, camera);
     });
   }
 
@@ -1062,7 +1083,7 @@
   }
   function toScreen(p, xyz) { // canvas pixels (CSS) of a world point
     tmpV.set(xyz[0], xyz[1], xyz[2]).project(camera);
-    return [(tmpV.x + 1) / 2 * p.canvas.clientWidth, (1 - tmpV.y) / 2 * p.canvas.clientHeight];
+    return [(tmpV.x + 1) / 2 * p.vp.w, (1 - tmpV.y) / 2 * p.vp.h];
   }
   // px, py: canvas pixels from its top left. An arrow within 6 px wins over the bodies.
   function pickAt(p, px, py) {
@@ -1076,7 +1097,7 @@
     }
     if (best !== null) picked = { kind: 'contact', s: p.s, i: best };
     else {
-      ray.setFromCamera(new THREE.Vector2(px / p.canvas.clientWidth * 2 - 1, 1 - py / p.canvas.clientHeight * 2), camera);
+      ray.setFromCamera(new THREE.Vector2(px / p.vp.w * 2 - 1, 1 - py / p.vp.h * 2), camera);
       const objs = p.bodies.filter(b => b.mesh).map(b => b.mesh).concat(p.defs.map(e => e.mesh),
         Array.from(p.groups.values()).filter(g => !g.isPoints)).filter(m => m.visible);
       let hit = ray.intersectObjects(objs, false)[0];
@@ -1133,6 +1154,7 @@
       if (i !== index) { show(i); if (perf) perf.shown++; }
       if (index === steps.length - 1 && !perf) { playing = false; ui.play.textContent = 'play'; show(index); }
     }
+    if (sizeDue) { sizeDue = false; resize(); dirty = true; }
     const t1 = perf ? performance.now() : 0, drew = dirty;
     if (dirty) { render(); dirty = false; if (perf && perf.sync) finishGL(); }
     if (perf) perf.frame(now, t1 - t0 - perf.tl, perf.tl, performance.now() - t1, drew);
@@ -1175,8 +1197,10 @@
   });
   window.addEventListener('resize', () => { resize(); dirty = true; });
   // and when a pane changes size without the window (the timeline or legend laid out, a pane shown)
+  // (re-sized at the next animation frame: re-sizing inside the observer's callback makes it
+  // report a loop as an error)
   if (window.ResizeObserver) {
-    const ro = new ResizeObserver(() => { resize(); dirty = true; });
+    const ro = new ResizeObserver(() => { sizeDue = true; });
     panes.forEach(p => ro.observe(p.el));
   }
   // orbit: drag to turn, wheel to zoom, on any pane (the camera is shared); a click picks
@@ -1281,10 +1305,11 @@
       show((start + k) % steps.length);
       tShow += performance.now() - a;
       render();
-      panes.forEach(p => { if (p.shown) { const g = p.renderer.getContext(); g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, px); } });
+      const g = renderer.getContext();
+      g.readPixels(0, 0, 1, 1, g.RGBA, g.UNSIGNED_BYTE, px);
     }
     report.bench = { frames: n, ms_per_frame: (performance.now() - t0) / n, ms_update: tShow / n,
-                     pixels: panes.filter(p => p.shown).map(p => p.canvas.width * p.canvas.height) };
+                     pixels: panes.filter(p => p.shown).map(p => Math.round(p.vp.w * p.vp.h * renderer.getPixelRatio() ** 2)) };
     quiet = false;
     show(start);
     render();
