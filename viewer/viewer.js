@@ -870,9 +870,10 @@
   }
 
   let glH = 1;
-  // the canvas in whole CSS pixels, its drawing buffer as many device pixels: drawn 1:1, not
-  // scaled by the compositor (a scaled canvas costs software compositing a filtered draw and
-  // blurs); out of the pane's layout (absolute), so that its size follows the pane's
+  // the canvas (under all panes) in whole CSS pixels, its drawing buffer as many device pixels:
+  // drawn 1:1, not scaled by the compositor (a scaled canvas costs software compositing a
+  // filtered draw and blurs); out of the layout (absolute), so that it does not size the panes.
+  // p.vp: a pane's viewport on it, CSS pixels from its top left
   function resize() {
     const R = panesEl.getBoundingClientRect();
     glH = Math.max(1, Math.floor(R.height));
