@@ -43,6 +43,7 @@ typedef struct {
   int inner_max_iter;
   double inner_rel; /* inner stop: ||F_sigma|| <= inner_rel ||F(r_k)|| */
   double rho;       /* Alart-Curnier parameter: > 0 fixed, 0: 1/w_i per contact */
+  double max_lu_gb; /* refuse a problem whose LU UMFPACK estimates above this */
 } pn_opts;
 
 #define PO(f) offsetof(pn_opts, f)
@@ -61,6 +62,10 @@ static const fl_option_desc pn_table[] = {
    "a proximal step ends when ||F_sigma|| falls below this times ||F|| at its start"},
   {"rho", FL_OPT_REAL, PO(rho), 0, 1e12, 0, NULL,
    "Alart-Curnier parameter rho (impulse per velocity): 0 = 1/w_i per contact"},
+  {"max_lu_gb", FL_OPT_REAL, PO(max_lu_gb), 0, 1e6, 1.0, NULL,
+   "setup refuses (unsupported) a problem whose reduced matrix or LU factors UMFPACK's "
+   "symbolic analysis estimates above this many GB (3D piles fill in: 1e5 grains would need "
+   "tens of GB)"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -78,6 +83,7 @@ typedef struct {
   double *r, *rk, *dr, *v, *dv, *u, *F, *rt, *vt, *ut, *Ft, *rhs, *tmp; /* work */
   void *sym, *num;
   double norm_q;
+  double lu_gb, lu_flops; /* UMFPACK's estimates for one factorization */
   int empty;
 } pn_data;
 
@@ -202,6 +208,11 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   // K's pattern: A's and every contact's column pairs
   const fl_csr *A = p->A;
   size_t nt = (size_t)A->nnz + (size_t)d->kptr[nc];
+  double max_b = ((const pn_opts *)s->opts)->max_lu_gb * 1e9;
+  if ((double)nt * 28 > max_b) // the triplets (16 bytes each) and K (12 per entry)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "pnewton: %s: the reduced matrix alone would take %.3g "
+                     "GB to assemble (%zu entries), above pnewton.max_lu_gb = %g", p->name,
+                     (double)nt * 28 / 1e9, nt, max_b / 1e9);
   fl_int *ti = fl_malloc(nt * sizeof(fl_int)), *tj = fl_malloc(nt * sizeof(fl_int));
   double *tv = fl_calloc(nt, sizeof(double));
   d->kpos = fl_malloc((size_t)(d->kptr[nc] > 0 ? d->kptr[nc] : 1) * sizeof(fl_int));
@@ -240,12 +251,19 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   }
   d->norm_q = sqrt(q2);
   // K is stored by rows: UMFPACK reads it as K^T by columns (solved with UMFPACK_At)
-  double ctl[UMFPACK_CONTROL];
+  double ctl[UMFPACK_CONTROL], info[UMFPACK_INFO];
   umfpack_di_defaults(ctl);
-  if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, NULL) !=
+  if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, info) !=
       UMFPACK_OK)
     return fl_seterr(FL_ERR_LIBRARY, "pnewton: %s: UMFPACK's symbolic analysis failed (%ld dofs)",
                      p->name, (long)nv);
+  double lu_b = info[UMFPACK_NUMERIC_SIZE_ESTIMATE] * info[UMFPACK_SIZE_OF_UNIT];
+  if (lu_b > max_b)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "pnewton: %s: UMFPACK estimates %.3g GB of LU factors "
+                     "(%.2g flops per factorization) for the %ld x %ld reduced matrix, above "
+                     "pnewton.max_lu_gb = %g", p->name, lu_b / 1e9, info[UMFPACK_FLOPS_ESTIMATE],
+                     (long)nv, (long)nv, max_b / 1e9);
+  d->lu_gb = lu_b / 1e9, d->lu_flops = info[UMFPACK_FLOPS_ESTIMATE];
   return FL_OK;
 }
 
@@ -486,9 +504,10 @@ static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma
 
 static void pn_view(const fl_solver *s, FILE *f) {
   const pn_data *d = s->data;
-  fprintf(f, "pnewton: reduced system %ld x %ld, %ld nonzeros (UMFPACK)\n",
-          d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nrow : 0L,
-          d && d->K ? (long)d->K->nnz : 0L);
+  fprintf(f, "pnewton: reduced system %ld x %ld, %ld nonzeros; UMFPACK estimates %.3g GB of "
+          "LU factors, %.3g flops per factorization\n", d && d->K ? (long)d->K->nrow : 0L,
+          d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nnz : 0L,
+          d ? d->lu_gb : 0.0, d ? d->lu_flops : 0.0);
 }
 
 
