@@ -84,6 +84,7 @@ typedef struct {
   void *sym, *num;
   double norm_q;
   double lu_gb, lu_flops; /* UMFPACK's estimates for one factorization */
+  double *dj;             /* (3 x the most columns a contact touches) D_i J_i */
   int empty;
 } pn_data;
 
@@ -99,6 +100,7 @@ static void pn_destroy(fl_solver *s) {
                      &d->dr, &d->v, &d->dv, &d->u, &d->F, &d->rt, &d->vt, &d->ut, &d->Ft,
                      &d->rhs, &d->tmp};
   for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) fl_free(*arrs[k]);
+  fl_free(d->dj);
   fl_free(d->apos);
   fl_free(d->cptr);
   fl_free(d->ccol);
@@ -196,6 +198,11 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   d->cptr[nc] = at;
   d->jblk = fl_calloc((size_t)(3 * (at > 0 ? at : 1)), sizeof(double));
   if (!d->jblk) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
+  fl_int mmax = 1;
+  for (fl_int i = 0; i < nc; i++)
+    if (d->cptr[i + 1] - d->cptr[i] > mmax) mmax = d->cptr[i + 1] - d->cptr[i];
+  d->dj = fl_malloc((size_t)(3 * mmax) * sizeof(double));
+  if (!d->dj) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
   d->kptr[0] = 0;
   for (fl_int i = 0; i < nc; i++) {
     fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
@@ -390,8 +397,7 @@ static int direction(pn_data *d, const fl_problem *p, double s) {
     fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
     const double *Jb = d->jblk + 3 * c0;
     const fl_int *kp = d->kpos + d->kptr[i];
-    double DJ[3 * 64];
-    if (m > 64) return -1;
+    double *DJ = d->dj;
     for (int a = 0; a < 3; a++)
       for (fl_int c = 0; c < m; c++)
         DJ[a * m + c] = D[3 * a] * Jb[c] + D[3 * a + 1] * Jb[m + c] + D[3 * a + 2] * Jb[2 * m + c];
