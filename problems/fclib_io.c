@@ -738,6 +738,25 @@ static int load_global(const rd *r, fl_problem **out) {
     goto fail;
   }
   fl_dynamics_solve_A(dyn, f, p->vstar);
+  // the first guess (/guesses/1/r, l: FCLIB's optional starting points) becomes gamma_guess
+  if (rd_has(r, "/guesses/1/r") && 3 * nc + nh > 0) {
+    double *gr = NULL, *gl = NULL;
+    if ((rc = rd_vec(r, "/guesses/1/r", 3 * nc, "3 nc", &gr)) < 0) goto fail;
+    if (nh > 0 && rd_has(r, "/guesses/1/l") &&
+        (rc = rd_vec(r, "/guesses/1/l", nh, "nh", &gl)) < 0) {
+      fl_free(gr);
+      goto fail;
+    }
+    p->gamma_guess = fl_calloc((size_t)(3 * nc + nh), sizeof(double));
+    if (!p->gamma_guess) {
+      fl_free(gr), fl_free(gl);
+      rc = fl_seterr(FL_ERR_NOMEM, "%s: /guesses: out of memory", r->path);
+      goto fail;
+    }
+    memcpy(p->gamma_guess, gr, (size_t)(3 * nc) * sizeof(double));
+    if (gl) memcpy(p->gamma_guess + 3 * nc, gl, (size_t)nh * sizeof(double));
+    fl_free(gr), fl_free(gl);
+  }
   fl_int bad;
   if (!all_finite(p->vstar, nv, &bad)) {
     rc = fl_seterr(FL_ERR_FORMAT,
@@ -1213,6 +1232,35 @@ static int compliant_dofs(const fl_problem *p, const double *v, const double *ga
   return FL_OK;
 }
 
+/* The stepper's guess (p->gamma_guess: the previous step's impulses matched by feature, as a
+ * simulation warm-starts) as FCLIB's /guesses/1 (v = v* + A^-1 J' r, u = J v + w, r, l);
+ * /guesses/number_of_guesses = 1. wv is the file's w (3nc + nh). */
+static int save_guess(const wr *w, const fl_problem *p, const fl_csr *J, const double *wv) {
+  fl_int nc3 = 3 * p->nc, nv = p->nv;
+  fl_dynamics *dyn = NULL;
+  double *buf = (double *)fl_calloc((size_t)(2 * nv + nc3 + 1), sizeof(double));
+  if (!buf) return fl_seterr(FL_ERR_NOMEM, "%s: /guesses: out of memory", w->path);
+  double *v = buf, *t = buf + nv, *u = t + nv;
+  int rc = fl_dynamics_create(p, &dyn);
+  if (rc >= 0) {
+    fl_csr_gemtv(J, 1.0, p->gamma_guess, 0.0, t);
+    fl_dynamics_solve_A(dyn, t, v);
+    for (fl_int k = 0; k < nv; k++) v[k] += p->vstar[k];
+    fl_csr_gemv(J, 1.0, v, 0.0, u);
+    for (fl_int k = 0; k < nc3; k++) u[k] += wv[k];
+    rc = wr_group(w, "/guesses");
+  }
+  if (rc >= 0) rc = wr_int1(w, "/guesses/number_of_guesses", 1);
+  if (rc >= 0) rc = wr_group(w, "/guesses/1");
+  if (rc >= 0) rc = wr_data(w, "/guesses/1/v", 0, (hsize_t)nv, v);
+  if (rc >= 0) rc = wr_data(w, "/guesses/1/u", 0, (hsize_t)nc3, u);
+  if (rc >= 0) rc = wr_data(w, "/guesses/1/r", 0, (hsize_t)nc3, p->gamma_guess);
+  if (rc >= 0 && p->nh > 0) rc = wr_data(w, "/guesses/1/l", 0, (hsize_t)p->nh, p->gamma_guess + nc3);
+  fl_dynamics_free(dyn);
+  fl_free(buf);
+  return rc;
+}
+
 static int save_global(const wr *w, const fl_problem *p, const char *title, const double *v,
                        const double *gamma) {
   fl_int  nc3 = 3 * p->nc, nr = fl_problem_nrows(p), ne;
@@ -1267,6 +1315,7 @@ static int save_global_rest(const wr *w, const fl_problem *p, const char *title,
     if (rc >= 0) rc = wr_data(w, "/solution/r", 0, (hsize_t)nc3, gamma);
     if (rc >= 0 && p->nh > 0) rc = wr_data(w, "/solution/l", 0, (hsize_t)p->nh, gamma + nc3);
   }
+  if (rc >= 0 && p->gamma_guess && nv == p->nv) rc = save_guess(w, p, J, wv);
   fl_free(buf);
   return rc;
 }

@@ -519,6 +519,55 @@ FL_TEST(roundtrip_global) {
   return 0;
 }
 
+/* A guess (gamma_guess, as the stepper offers the previous step's impulses) goes to
+ * /guesses/1 (v = v* + A^-1 J' r, u = J v + w, r) and comes back as gamma_guess bit for bit;
+ * a file without /guesses loads without one. */
+FL_TEST(roundtrip_guess) {
+  char dir[512], path[1024], out[512];
+  if (!fclib_dir(dir, sizeof dir)) SKIP("no %s/fclib", fl_test_shared_dir());
+  ASSERT(tmp_dir());
+  snprintf(path, sizeof path, "%s/LMGC_GFC3D-i00501-4-00000.hdf5", dir);
+  fl_problem *a, *b;
+  ASSERT_OK(fl_problem_load_fclib(path, &a));
+  ASSERT(a->gamma_guess == NULL);
+  fl_int m = 3 * a->nc, nv = a->nv;
+  a->gamma_guess = fl_calloc((size_t)m, sizeof(double));
+  ASSERT(a->gamma_guess);
+  for (fl_int k = 0; k < m; k++)
+    a->gamma_guess[k] = urand();
+  tmp_path(out, sizeof out, "guess.hdf5");
+  ASSERT_OK(fl_problem_save_fclib(a, out, NULL, NULL, NULL));
+  ASSERT_EQ(h5_open_objects(), 0);
+  ASSERT_OK(fl_problem_load_fclib(out, &b));
+  ASSERT(b->gamma_guess != NULL);
+  ASSERT(memcmp(a->gamma_guess, b->gamma_guess, sizeof(double) * (size_t)m) == 0);
+  // the guess's v balances momentum: A (v - v*) = J' r
+  double *v = malloc(sizeof(double) * (size_t)nv), *t = malloc(sizeof(double) * (size_t)nv);
+  double *jr = malloc(sizeof(double) * (size_t)nv);
+  ASSERT(v && t && jr);
+  hid_t f = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t ds = H5Dopen2(f, "/guesses/1/v", H5P_DEFAULT);
+  ASSERT(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0);
+  H5Dclose(ds);
+  H5Fclose(f);
+  for (fl_int k = 0; k < nv; k++)
+    v[k] -= a->vstar[k];
+  fl_csr_gemv(a->A, 1.0, v, 0.0, t);
+  fl_csr_gemtv(a->J, 1.0, a->gamma_guess, 0.0, jr);
+  double s = 0;
+  for (fl_int k = 0; k < nv; k++)
+    s = fmax(s, fabs(jr[k]));
+  for (fl_int k = 0; k < nv; k++)
+    ASSERT_NEAR(t[k], jr[k], 1e-9 * (1 + s));
+  fl_problem_free(a);
+  fl_problem_free(b);
+  free(v);
+  free(t);
+  free(jr);
+  tmp_clean();
+  return 0;
+}
+
 /* A problem with gaps and bilateral rows: w = b - vhat_n keeps the gaps; hard unbounded
  * bilateral rows become G (b_G = b + g0/dt); a bounded row is refused and leaves no file
  * behind. */

@@ -4,8 +4,9 @@
  *
  * Outline: build the world; step it with a solver (default pgs) from step 0; for every step k
  * in [A, B] write the assembled problem together with the solver's solution (v, gamma) to
- * DIR/<scene>-step<k>.hdf5 through fl_problem_save_fclib; the folder is staged and committed
- * like a run's (manifest.json lists the files).
+ * DIR/<scene>-step<k>.hdf5 through fl_problem_save_fclib, with the stepper's warm start
+ * (gamma_guess: step k-1's impulses matched by feature) as the file's /guesses/1; the folder is
+ * staged and committed like a run's (manifest.json lists the files).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -50,7 +51,9 @@ static const fl_arg_desc export_flags[] = {
 static const fl_cmd_spec export_spec = {
   "export", "PROBLEM|FILE.json", 1, offsetof(export_args, pos),
   "Writes the contact problems of steps A to B of a scene as FCLIB global files\n"
-  "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found.\n"
+  "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found\n"
+  "and, as FCLIB's /guesses/1, the warm start a simulation offers at that step (step k-1's\n"
+  "impulses matched by contact feature; `solve --set warm_start=true` starts from it).\n"
   "Scenes with joints cannot be exported (FCLIB has no bilateral rows). --scene-json FILE\n"
   "writes the scene as a scene file instead: its initial state, or with --steps N the state\n"
   "after N steps with the solver.\n",

@@ -328,6 +328,31 @@ static void write_step(FILE *f, const fl_problem *p, const char *label, const ch
 }
 
 
+/* With warm_start set, a problem that carries a guess (an FCLIB file's /guesses/1, e.g. the
+ * previous step's impulses that `frictionlab export` writes) starts from it: gamma = the guess,
+ * v = v* + A^-1 J' gamma; without one the start stays zero. */
+static int start_from_guess(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
+  char ws[16];
+  if (!p->gamma_guess || fl_solver_get_option(s, "warm_start", ws, sizeof ws) < 0 ||
+      !(strcmp(ws, "true") == 0 || strcmp(ws, "1") == 0))
+    return FL_OK;
+  fl_int nr = fl_problem_nrows(p);
+  memcpy(gamma, p->gamma_guess, (size_t)nr * sizeof *gamma);
+  if (p->kind != FL_PROBLEM_GLOBAL || p->nv == 0) return FL_OK;
+  fl_dynamics *dyn = NULL;
+  double *t = fl_calloc((size_t)p->nv, sizeof *t);
+  int rc = t ? fl_dynamics_create(p, &dyn) : fl_seterr(FL_ERR_NOMEM, "out of memory");
+  if (rc >= 0) {
+    fl_csr_gemtv(p->J, 1.0, gamma, 0.0, t);
+    fl_dynamics_solve_A(dyn, t, v);
+    for (fl_int k = 0; k < p->nv; k++) v[k] += p->vstar[k];
+  }
+  fl_dynamics_free(dyn);
+  fl_free(t);
+  return rc;
+}
+
+
 // runs one solver on one problem; fills *o; returns 0, or 1 when the solver broke
 static int solve_one(const solve_args *a, const char *sname, const fl_problem *p,
                      const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
@@ -346,6 +371,7 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
     gamma = fl_calloc(fl_problem_nrows(p) > 0 ? (size_t)fl_problem_nrows(p) : 1, sizeof *gamma);
     if (!v || !gamma) rc = fl_seterr(FL_ERR_NOMEM, "out of memory for %s", label);
   }
+  if (rc >= 0) rc = start_from_guess(s, p, v, gamma);
   if (rc >= 0) rc = fl_solver_solve(s, p, p->nv > 0 ? v : NULL, gamma, &res);
 
   int broke = 0;

@@ -9,8 +9,8 @@ command -v gnuplot >/dev/null 2>&1 && /usr/bin/python3 -c 'import matplotlib' 2>
 export FL_BIN=$bin
 n=$(bash "$src/scripts/benchmark" list | wc -l)
 nf=$(find "$FL_SHARED_DIR/fclib" -name '*.hdf5' | wc -l)
-[[ $n -eq $((nf + 7)) ]] && pass "the set: $nf FCLIB files and 7 scene problems" ||
-  fail "list has $n lines, expected $((nf + 7))"
+[[ $n -eq $((nf + 8)) ]] && pass "the set: $nf FCLIB files and 8 scene problems" ||
+  fail "list has $n lines, expected $((nf + 8))"
 solvers=pgs,nsn
 "$bin" list solvers | grep -q '^siconos-nsgs: ' && solvers=$solvers,siconos-nsgs
 bash "$src/scripts/benchmark" run --only heavy_stack,Rover --solver "$solvers" \
