@@ -133,7 +133,7 @@ static const fl_option_desc nsn_options[] = {
    "between the same two cliques"},
   {"ac.reg", FL_OPT_REAL, OO(ac_reg), -1, 1, -1, NULL,
    "ncp=ac: Jacobian A + B (W + reg diag W), which keeps it invertible where W is singular "
-   "(redundant contacts); -1 = auto: 1e-11 on global problems, 0 on local ones"},
+   "(redundant contacts); -1 = auto: 1e-11"},
   {"ac.restart", FL_OPT_INT, OO(ac_restart), -1, 1e8, -1, NULL,
    "ncp=ac: after this many Newton iterations without convergence restart once from gamma = 0 "
    "with a Tikhonov continuation (0: never); -1 = auto: 10 on global problems, 0 on local ones"},
@@ -308,7 +308,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
                               : o->ncp;
   d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
                                      : o->line_search;
-  d->acreg = o->ac_reg >= 0 ? o->ac_reg : (d->global ? 1e-11 : 0);
+  d->acreg = o->ac_reg >= 0 ? o->ac_reg : 1e-11;
   d->acrestart = o->ac_restart >= 0 ? o->ac_restart : (d->global ? 10 : 0);
   d->acfb = o->ac_fallback == FB_AUTO ? (d->global ? FB_GS : FB_PROJECTION) : o->ac_fallback;
   d->acbest = o->ac_best == 0 ? d->global : o->ac_best == 2;

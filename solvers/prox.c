@@ -41,6 +41,7 @@ typedef struct {
   int fast;         /* inner iterations counted as fast */
   int inner_max_iter;
   double inner_rel; /* inner tolerance relative to the outer error */
+  double sigma_err; /* > 0: sigma = sigma_err x err x mean W_ii after a converged inner solve */
 } prox_opts;
 
 #define PO(f) offsetof(prox_opts, f)
@@ -55,6 +56,8 @@ static const fl_option_desc prox_table[] = {
    "Newton iterations of each inner nsn solve"},
   {"inner_rel", FL_OPT_REAL, PO(inner_rel), 0, 1, 1e-2, NULL,
    "inner tolerance relative to the current outer error (floor 0.1 abs_tol)"},
+  {"sigma_err", FL_OPT_REAL, PO(sigma_err), 0, 1e12, 0.3, NULL,
+   "> 0: after a converged inner solve sigma = sigma_err x (outer error) x mean W_ii"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -160,7 +163,7 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
   // KLU below PROX_KLU_MAX rows: W + sigma I keeps the Newton matrices well conditioned, and
   // KLU's small cost per factorization takes 2.7x fewer instructions than UMFPACK on
   // Capsules-i101-404 (675 rows); from Kaplas's 1710 rows on, UMFPACK's dense fronts win
-  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.lu=%s,max_iter=%d",
+  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.nonmono=8,ac.lu=%s,max_iter=%d",
            n <= PROX_KLU_MAX ? "klu" : "sparse", o->inner_max_iter);
   return fl_solver_set_options(d->inner, buf);
 }
@@ -205,6 +208,7 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
   if (fl_solver_record(s, &st) != 0) return FL_OK;
 
   double sigma = o->sigma * d->wmean;
+  if (o->sigma_err > 0) sigma = fmin(sigma, o->sigma_err * err * d->wmean);
   for (int k = 1;; k++) {
     // the regularized problem at gamma_k, solved from gamma_k
     memcpy(d->gk, gamma, (size_t)n * sizeof(double));
@@ -231,8 +235,10 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     for (fl_int r = 0; finite && r < n; r++) finite = isfinite(gamma[r]);
     double e = finite ? prox_error(s, p, gamma) : NAN;
     double used = sigma;
-    if (res.reason > 0 && res.iters <= o->fast) {
-      sigma /= o->shrink;
+    if (res.reason > 0 && res.iters <= o->fast) sigma /= o->shrink;
+    if (o->sigma_err > 0 && res.reason > 0) {
+      sigma = fmin(sigma, o->sigma_err * (finite ? e : err) * d->wmean);
+    } else if (res.reason > 0 && res.iters <= o->fast) {
     } else if (res.reason < 0) {
       sigma *= o->shrink;
     }
