@@ -101,7 +101,7 @@ typedef struct nsn_data {
   double *jval;
   fl_int *wpos;        /* (nnz W) offset of each W entry in its contact's column list */
   fl_int *dpos;        /* (3 nc) offset of column 3i+b in contact i's column list */
-  double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
+  double *acF, *acFt, *acut, *acgt, *acdx, *acwdx, *acblk; /* (n) x6, (18 nc) */
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
   fl_splu *klu;        /* ac.lu=klu: KLU's factors (sparse_lu.h) */

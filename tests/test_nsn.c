@@ -747,8 +747,8 @@ FL_TEST(capsules_never_nan) {
 /* Alart-Curnier Newton on a local problem whose W is singular: the local form of two stacked
  * boxes, eight contacts (four per face) and 24 rows, W = J A^-1 J^T of rank at most 12. The
  * exact Jacobian A + B W is singular wherever redundant contacts are active and stick, so
- * with ac.reg=0 the direction fails and the projection fallback crawls (86 iterations); the
- * default Jacobian A + B (W + 1e-11 diag W) converges in a few Newton iterations. */
+ * with ac.reg=0 the direction fails and the projection fallback crawls (40 to 90 iterations,
+ * with the rounding); the default Jacobian A + B (W + 1e-11 diag W) converges in 2. */
 FL_TEST(ac_local_singular_w_converges) {
   fl_problem *g = NULL, *p = NULL;
   fl_dynamics *dyn = NULL;
@@ -759,11 +759,11 @@ FL_TEST(ac_local_singular_w_converges) {
   double *x = calloc((size_t)n, sizeof(double));
   ASSERT(x);
   fl_result res;
-  const char *o0[] = {"ncp=ac", "abs_tol=1e-10", "max_iter=100", "ac.reg=0", NULL};
+  const char *o0[] = {"ncp=ac", "abs_tol=1e-10", "max_iter=10", "ac.reg=0", NULL};
   ASSERT_OK(run_nsn(p, o0, NULL, x, &res, NULL));
   printf("ac.reg=0: %d iterations, reason %s, error %.3e\n", res.iters,
          fl_reason_name(res.reason), res.error);
-  ASSERT(res.reason < 0 || res.iters > 40);
+  ASSERT(res.reason < 0);
   memset(x, 0, (size_t)n * sizeof(double));
   const char *o1[] = {"ncp=ac", "abs_tol=1e-10", "max_iter=100", NULL};
   ASSERT_OK(run_nsn(p, o1, NULL, x, &res, NULL));
