@@ -409,6 +409,7 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
   }
 
   int tikhonov = 0, nmk = 0; /* nmk: merits in the non-monotone history */
+  int nfb = 0; /* ac.fallback=switch: projection steps that raised the merit so far */
   double tk = 0, tlast = 0; /* the Tikhonov weight (restarted solve); the last step length */
   double best_err = d->error; /* ac.best: the least own residual so far, its iterate */
   if (d->acbest) memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
@@ -472,7 +473,8 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
       if (ok) t *= 2; // undo the last halving
     }
     if (!ok) { // guarded fallback: the projection (fixed-point) step, kept when finite
-      if (d->acfb == FB_GS)
+      int sweep = d->acfb == FB_GS || (d->acfb == FB_SWITCH && nfb >= NSN_AC_FB_SWITCH);
+      if (sweep)
         ac_gs_sweep(d, p, gamma, tk);
       else
         for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
@@ -481,6 +483,7 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
       t = 0;
       ok = isfinite(tht);
       for (fl_int r = 0; ok && r < n; r++) ok = isfinite(d->acgt[r]);
+      if (!sweep && !(tht < th)) nfb++; // a projection step that raised the merit
     }
     tlast = t;
     if (d->acnm > 0) { // the merit history of the non-monotone search (newest first)

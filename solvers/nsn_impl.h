@@ -33,7 +33,8 @@ enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
 enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2, LU_KLU = 3 };
 enum { RHO_DIAG = 0, RHO_SPECTRAL = 1 };
-enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2 };
+enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2, FB_SWITCH = 3 };
+#define NSN_AC_FB_SWITCH 5 /* ac.fallback=switch: sweeps after this many rising projections */
 
 typedef struct nsn_opts {
   int ncp;
