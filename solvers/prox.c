@@ -173,7 +173,10 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
   // KLU below PROX_KLU_MAX rows: W + sigma I keeps the Newton matrices well conditioned, and
   // KLU's small cost per factorization takes 2.7x fewer instructions than UMFPACK on
   // Capsules-i101-404 (675 rows); from Kaplas's 1710 rows on, UMFPACK's dense fronts win
-  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.nonmono=8,ac.lu=%s,max_iter=%d",
+  // a non-monotone search (ac.nonmono): on W + sigma I with small sigma the monotone Armijo
+  // steps shrink for many iterations at the stick/slip kinks
+  snprintf(buf, sizeof buf,
+           "warm_start=1,error_every=0,norm=none,ncp=ac,ac.nonmono=8,ac.lu=%s,max_iter=%d",
            n <= PROX_KLU_MAX ? "klu" : "sparse", o->inner_max_iter);
   return fl_solver_set_options(d->inner, buf);
 }
@@ -223,8 +226,8 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
   // halving rule alone keeps them
   double serr = d->pl ? 0 : o->sigma_err;
   if (serr > 0) sigma = fmin(sigma, serr * err * d->wmean);
-  double floor = 0; /* sigma of the last failed inner solve, times shrink: the error rule
-                       does not go below it again (no ping-pong between fail and shrink) */
+  double sfloor = 0; /* sigma of the last failed inner solve, times shrink: the error rule
+                        does not go below it again (no ping-pong between fail and shrink) */
   for (int k = 1;; k++) {
     // the regularized problem at gamma_k, solved from gamma_k
     memcpy(d->gk, gamma, (size_t)n * sizeof(double));
@@ -257,10 +260,10 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     if (res.reason > 0 && !grew) {
       if (res.iters <= o->fast) sigma /= o->shrink;
       if (serr > 0) // the error rule, which alone does not go below the last failure's
-        sigma = fmin(sigma, fmax(serr * e * d->wmean, floor));
+        sigma = fmin(sigma, fmax(serr * e * d->wmean, sfloor));
     } else if (res.reason < 0 || grew) {
       sigma *= o->shrink;
-      if (serr > 0) floor = fmax(floor, sigma);
+      if (serr > 0) sfloor = fmax(sfloor, sigma);
     }
     if (!(e < err) && (res.reason < 0 || grew)) { // a failed or grown step: undo it
       memcpy(gamma, d->gk, (size_t)n * sizeof(double));
