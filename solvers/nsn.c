@@ -133,7 +133,7 @@ static const fl_option_desc nsn_options[] = {
    "between the same two cliques"},
   {"ac.reg", FL_OPT_REAL, OO(ac_reg), -1, 1, -1, NULL,
    "ncp=ac: Jacobian A + B (W + reg diag W), which keeps it invertible where W is singular "
-   "(redundant contacts); -1 = auto: 1e-11 on global problems, 0 on local ones"},
+   "(redundant contacts); -1 = auto: 1e-11"},
   {"ac.restart", FL_OPT_INT, OO(ac_restart), -1, 1e8, -1, NULL,
    "ncp=ac: after this many Newton iterations without convergence restart once from gamma = 0 "
    "with a Tikhonov continuation (0: never); -1 = auto: 10 on global problems, 0 on local ones"},
@@ -150,10 +150,12 @@ static const fl_option_desc nsn_options[] = {
    "ncp=ac: the Alart-Curnier parameters rho: diag = 1/W_nn and 1/W_tt per contact; "
    "spectral = 1/lambda_max of the contact's 3x3 block of W for all three rows (Siconos's "
    "default; on world steps it stalls more often than diag)"},
-  {"ac.fallback", FL_OPT_ENUM, OO(ac_fallback), 0, 0, FB_AUTO, "auto|projection|gs",
+  {"ac.fallback", FL_OPT_ENUM, OO(ac_fallback), 0, 0, FB_AUTO, "auto|projection|gs|switch",
    "ncp=ac: the step taken when the Newton direction fails or the line search finds no "
    "decrease: projection (gamma - F, all contacts at once) or gs (one projected Gauss-Seidel "
-   "sweep over the contacts); auto = gs on global problems, projection on local ones"},
+   "sweep over the contacts) or switch (projection until 5 projection steps have raised "
+   "the merit, gs from then on); auto = gs on global problems, switch on local ones (the "
+   "projection alone lets KaplasTower-i1061-4 wander, gs alone stalls Capsules-i101-404)"},
   {"ac.best", FL_OPT_ENUM, OO(ac_best), 0, 0, 0, "auto|off|on",
    "ncp=ac: a solve that does not converge hands out the iterate of least own residual "
    "(recorded as one more iteration; the reason stays negative); auto = on global problems"},
@@ -308,9 +310,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
                               : o->ncp;
   d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
                                      : o->line_search;
-  d->acreg = o->ac_reg >= 0 ? o->ac_reg : (d->global ? 1e-11 : 0);
+  d->acreg = o->ac_reg >= 0 ? o->ac_reg : 1e-11;
   d->acrestart = o->ac_restart >= 0 ? o->ac_restart : (d->global ? 10 : 0);
-  d->acfb = o->ac_fallback == FB_AUTO ? (d->global ? FB_GS : FB_PROJECTION) : o->ac_fallback;
+  d->acfb = o->ac_fallback == FB_AUTO ? (d->global ? FB_GS : FB_SWITCH) : o->ac_fallback;
   d->acbest = o->ac_best == 0 ? d->global : o->ac_best == 2;
   d->acnm = o->ac_nonmono >= 0 ? o->ac_nonmono : (d->global ? NSN_AC_NONMONO : 0);
   double accomp = o->ac_compliance >= 0 ? o->ac_compliance

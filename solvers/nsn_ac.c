@@ -55,13 +55,14 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
   const fl_csr *W = d->W;
   fl_int n = d->n, nc = d->nc;
   size_t nn = (size_t)(n > 0 ? n : 1), nnc = (size_t)(nc > 0 ? nc : 1);
-  d->acF = fl_malloc((5 * nn + 20 * nnc) * sizeof(double));
+  d->acF = fl_malloc((6 * nn + 20 * nnc) * sizeof(double));
   if (!d->acF) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
   d->acFt = d->acF + nn;
   d->acut = d->acFt + nn;
   d->acgt = d->acut + nn;
   d->acdx = d->acgt + nn;
-  d->acblk = d->acdx + nn;
+  d->acwdx = d->acdx + nn;
+  d->acblk = d->acwdx + nn;
   d->acrn = d->acblk + 18 * nnc;
   d->acrt = d->acrn + nnc;
   for (fl_int i = 0; i < nc; i++) {
@@ -286,6 +287,17 @@ static double ac_trial(nsn_data *d, const fl_problem *p, double tk) {
   return ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
 }
 
+/* the trial gamma + t dx of the search without the Tikhonov term: u = u0 + t W dx is linear
+ * in t, so with u0 = W gamma + q (d->u) and W dx (d->acwdx, one product per Newton
+ * iteration) a trial costs no product with W; returns 0.5 ||F||^2 */
+static double ac_trial_line(nsn_data *d, const fl_problem *p, const double *gamma, double t) {
+  for (fl_int r = 0; r < d->n; r++) {
+    d->acgt[r] = gamma[r] + t * d->acdx[r];
+    d->acut[r] = d->u[r] + t * d->acwdx[r];
+  }
+  return ac_eval(d, p, d->acgt, d->acut, d->acFt, d->acblk);
+}
+
 /* the fallback step into d->acgt, from gamma: one projected Gauss-Seidel sweep over the
  * contacts, each contact's block set to its Alart-Curnier projection (max(0, x_n),
  * P_disk(mu x_n)(y)) with u from the contacts already swept (and the Tikhonov term tk);
@@ -342,7 +354,7 @@ static void ac_hand_out_v(const nsn_data *d, const fl_problem *pg, const double 
 /* the whole solve with ncp=ac: Armijo on 0.5 ||F||^2 along the Newton direction, or the
  * projection step gamma - F (= P(gamma - rho u)) when the direction fails or the search does.
  * The Jacobian is G = A + B (W + acreg diag W): W of redundant contacts is singular, and so is
- * the exact G wherever they are active and stick (acreg = 0 on local problems by default).
+ * the exact G wherever they are active and stick (acreg = 1e-11 by default).
  *
  * Restart (acrestart > 0; global problems by default): after acrestart iterations without
  * convergence the solve starts again once from gamma = 0 on the Tikhonov-regularized problem
@@ -397,6 +409,7 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
   }
 
   int tikhonov = 0, nmk = 0; /* nmk: merits in the non-monotone history */
+  int nfb = 0; /* ac.fallback=switch: projection steps that raised the merit so far */
   double tk = 0, tlast = 0; /* the Tikhonov weight (restarted solve); the last step length */
   double best_err = d->error; /* ac.best: the least own residual so far, its iterate */
   if (d->acbest) memcpy(d->acbestg, gamma, (size_t)n * sizeof(double));
@@ -442,16 +455,26 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
       // iterations, so that a full step through a kink of F may raise the merit for a while
       double ref = th;
       for (int j = 0; j < d->acnm && j < nmk; j++) ref = fmax(ref, d->acthist[j]);
+      // d->u = W gamma + q: the trials along the line (ac_trial_line); local problems only,
+      // so that world steps keep their iterates to the bit (their trajectories are chaotic in
+      // the rounding, docs/nsn.md)
+      int line = !(tk > 0) && !d->pl;
+      if (line) fl_csr_gemv(d->W, 1.0, d->acdx, 0.0, d->acwdx);
       for (int tr = 0; tr < 30 && !ok; tr++, t *= 0.5) {
-        for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
-        tht = ac_trial(d, p, tk);
+        if (line) {
+          tht = ac_trial_line(d, p, gamma, t);
+        } else {
+          for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] + t * d->acdx[r];
+          tht = ac_trial(d, p, tk);
+        }
         neval++;
         if (isfinite(tht) && tht <= ref - 2e-4 * t * th) ok = 1;
       }
       if (ok) t *= 2; // undo the last halving
     }
     if (!ok) { // guarded fallback: the projection (fixed-point) step, kept when finite
-      if (d->acfb == FB_GS)
+      int sweep = d->acfb == FB_GS || (d->acfb == FB_SWITCH && nfb >= NSN_AC_FB_SWITCH);
+      if (sweep)
         ac_gs_sweep(d, p, gamma, tk);
       else
         for (fl_int r = 0; r < n; r++) d->acgt[r] = gamma[r] - d->acF[r];
@@ -460,6 +483,7 @@ int fl__nsn_solve_ac(fl_solver *s, const fl_problem *pg, double *v, double *gamm
       t = 0;
       ok = isfinite(tht);
       for (fl_int r = 0; ok && r < n; r++) ok = isfinite(d->acgt[r]);
+      if (!sweep && !(tht < th)) nfb++; // a projection step that raised the merit
     }
     tlast = t;
     if (d->acnm > 0) { // the merit history of the non-monotone search (newest first)

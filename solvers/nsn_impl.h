@@ -33,7 +33,8 @@ enum { START_ZERO = 0, START_FREE = 1 };
 enum { PC_DIAG = 0, PC_BLOCK = 1, PC_PAIR = 2 };
 enum { LU_AUTO = 0, LU_DENSE = 1, LU_SPARSE = 2, LU_KLU = 3 };
 enum { RHO_DIAG = 0, RHO_SPECTRAL = 1 };
-enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2 };
+enum { FB_AUTO = 0, FB_PROJECTION = 1, FB_GS = 2, FB_SWITCH = 3 };
+#define NSN_AC_FB_SWITCH 5 /* ac.fallback=switch: sweeps after this many rising projections */
 
 typedef struct nsn_opts {
   int ncp;
@@ -101,7 +102,7 @@ typedef struct nsn_data {
   double *jval;
   fl_int *wpos;        /* (nnz W) offset of each W entry in its contact's column list */
   fl_int *dpos;        /* (3 nc) offset of column 3i+b in contact i's column list */
-  double *acF, *acFt, *acut, *acgt, *acdx, *acblk; /* (n) x5, (18 nc) */
+  double *acF, *acFt, *acut, *acgt, *acdx, *acwdx, *acblk; /* (n) x6, (18 nc) */
   double *acrn, *acrt; /* (nc) Alart-Curnier rho: 1/W_nn, 1/W_tt */
   void *sym, *num;     /* UMFPACK symbolic and numeric factors */
   fl_splu *klu;        /* ac.lu=klu: KLU's factors (sparse_lu.h) */

@@ -14,7 +14,14 @@
  * sigma adapts: it starts at prox.sigma times the mean diagonal of W; an inner solve that
  * converges in at most prox.fast iterations divides it by prox.shrink (closer to the original
  * problem, fewer outer iterations), one that fails multiplies it by prox.shrink and its result
- * is kept only if the outer error decreased. The inner tolerance is
+ * is kept only if the outer error decreased. On local problems sigma is also held at most
+ * prox.sigma_err x (outer error) x mean W_ii, as Siconos's PROX sets alpha = 5 err: the
+ * regularization vanishes with the error, so the outer iteration converges superlinearly
+ * (Capsules-i101-404: 2 outer iterations instead of 7). There a step that raised the outer
+ * error is undone and counts as a failure, and the rule does not go below the sigma that
+ * followed the last failure. The inner solves search non-monotonically (ac.nonmono=8: on
+ * W + sigma I with small sigma the monotone Armijo steps shrink for many iterations at the
+ * stick/slip kinks; 67 inner iterations become 48 on Capsules-i101-404). The inner tolerance is
  * max(0.1 abs_tol, prox.inner_rel x the current outer error), taken as a raw residual and
  * multiplied by the normalization's divisor where that is below 1 (so that it always lies
  * below the raw error the inner solve starts from).
@@ -41,6 +48,7 @@ typedef struct {
   int fast;         /* inner iterations counted as fast */
   int inner_max_iter;
   double inner_rel; /* inner tolerance relative to the outer error */
+  double sigma_err; /* local problems, > 0: sigma <= sigma_err x err x mean W_ii */
 } prox_opts;
 
 #define PO(f) offsetof(prox_opts, f)
@@ -55,6 +63,11 @@ static const fl_option_desc prox_table[] = {
    "Newton iterations of each inner nsn solve"},
   {"inner_rel", FL_OPT_REAL, PO(inner_rel), 0, 1, 1e-2, NULL,
    "inner tolerance relative to the current outer error (floor 0.1 abs_tol)"},
+  {"sigma_err", FL_OPT_REAL, PO(sigma_err), 0, 1e12, 0.3, NULL,
+   "local problems, > 0: sigma is at most sigma_err x (outer error) x mean W_ii, from the "
+   "start and after every inner solve that lowered the outer error; a step that raised it "
+   "is undone and counts as failed (sigma x shrink, and the rule stays above that); "
+   "0 = the halving rule alone (prox.fast, prox.shrink), which global problems keep"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -160,7 +173,10 @@ static int prox_setup(fl_solver *s, const fl_problem *p) {
   // KLU below PROX_KLU_MAX rows: W + sigma I keeps the Newton matrices well conditioned, and
   // KLU's small cost per factorization takes 2.7x fewer instructions than UMFPACK on
   // Capsules-i101-404 (675 rows); from Kaplas's 1710 rows on, UMFPACK's dense fronts win
-  snprintf(buf, sizeof buf, "warm_start=1,error_every=0,norm=none,ncp=ac,ac.lu=%s,max_iter=%d",
+  // a non-monotone search (ac.nonmono): on W + sigma I with small sigma the monotone Armijo
+  // steps shrink for many iterations at the stick/slip kinks
+  snprintf(buf, sizeof buf,
+           "warm_start=1,error_every=0,norm=none,ncp=ac,ac.nonmono=8,ac.lu=%s,max_iter=%d",
            n <= PROX_KLU_MAX ? "klu" : "sparse", o->inner_max_iter);
   return fl_solver_set_options(d->inner, buf);
 }
@@ -205,6 +221,13 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
   if (fl_solver_record(s, &st) != 0) return FL_OK;
 
   double sigma = o->sigma * d->wmean;
+  // the error rule on local problems only: on world steps (global problems through their
+  // local form) a small sigma from rest lets arch_masonry's steps fail (measured), while the
+  // halving rule alone keeps them
+  double serr = d->pl ? 0 : o->sigma_err;
+  if (serr > 0) sigma = fmin(sigma, serr * err * d->wmean);
+  double sfloor = 0; /* sigma of the last failed inner solve, times shrink: the error rule
+                        does not go below it again (no ping-pong between fail and shrink) */
   for (int k = 1;; k++) {
     // the regularized problem at gamma_k, solved from gamma_k
     memcpy(d->gk, gamma, (size_t)n * sizeof(double));
@@ -231,12 +254,18 @@ static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamm
     for (fl_int r = 0; finite && r < n; r++) finite = isfinite(gamma[r]);
     double e = finite ? prox_error(s, p, gamma) : NAN;
     double used = sigma;
-    if (res.reason > 0 && res.iters <= o->fast) {
-      sigma /= o->shrink;
-    } else if (res.reason < 0) {
+    // with the error rule, a converged inner solve whose step raised the outer error counts
+    // as a failed one: sigma was too small for the problem's conditioning (arches from rest)
+    int grew = serr > 0 && res.reason > 0 && !(e <= err);
+    if (res.reason > 0 && !grew) {
+      if (res.iters <= o->fast) sigma /= o->shrink;
+      if (serr > 0) // the error rule, which alone does not go below the last failure's
+        sigma = fmin(sigma, fmax(serr * e * d->wmean, sfloor));
+    } else if (res.reason < 0 || grew) {
       sigma *= o->shrink;
+      if (serr > 0) sfloor = fmax(sfloor, sigma);
     }
-    if (!(e < err) && res.reason < 0) { // a failed inner solve that did not help: undo it
+    if (!(e < err) && (res.reason < 0 || grew)) { // a failed or grown step: undo it
       memcpy(gamma, d->gk, (size_t)n * sizeof(double));
       e = err;
     }

@@ -1,7 +1,8 @@
 /* sparse_lu.h: a sparse LU (KLU) for a sequence of matrices of one pattern, as Newton
  * iterations produce them: the ordering once per pattern, the pivot sequence of the last full
  * factorization reused (klu_refactor) while the reciprocal condition estimate stays above
- * FL_SPLU_RCOND_MIN, a full (pivoting) factorization otherwise. */
+ * FL_SPLU_RCOND_MIN, a full (pivoting) factorization otherwise. The rows are not rescaled
+ * (KLU's scale = -1): callers pass rows of comparable size. */
 #ifndef FL_SPARSE_LU_H
 #define FL_SPARSE_LU_H
 

@@ -744,6 +744,77 @@ FL_TEST(capsules_never_nan) {
   return 0;
 }
 
+/* Alart-Curnier Newton on a local problem whose W is singular: the local form of two stacked
+ * boxes, eight contacts (four per face) and 24 rows, W = J A^-1 J^T of rank at most 12. The
+ * exact Jacobian A + B W is singular wherever redundant contacts are active and stick, so
+ * with ac.reg=0 the direction fails and the projection fallback crawls (40 to 90 iterations,
+ * with the rounding); the default Jacobian A + B (W + 1e-11 diag W) converges in 2. */
+FL_TEST(ac_local_singular_w_converges) {
+  fl_problem *g = NULL, *p = NULL;
+  fl_dynamics *dyn = NULL;
+  ASSERT_OK(fl_problem_create_example("two_box_stack", &g));
+  ASSERT_OK(fl_problem_local_problem(g, &dyn, &p));
+  ASSERT(p->kind == FL_PROBLEM_LOCAL && p->nc == 8);
+  fl_int n = 3 * p->nc;
+  double *x = calloc((size_t)n, sizeof(double));
+  ASSERT(x);
+  fl_result res;
+  const char *o0[] = {"ncp=ac", "abs_tol=1e-10", "max_iter=10", "ac.reg=0", NULL};
+  ASSERT_OK(run_nsn(p, o0, NULL, x, &res, NULL));
+  printf("ac.reg=0: %d iterations, reason %s, error %.3e\n", res.iters,
+         fl_reason_name(res.reason), res.error);
+  ASSERT(res.reason < 0);
+  memset(x, 0, (size_t)n * sizeof(double));
+  const char *o1[] = {"ncp=ac", "abs_tol=1e-10", "max_iter=100", NULL};
+  ASSERT_OK(run_nsn(p, o1, NULL, x, &res, NULL));
+  printf("default ac.reg: %d iterations, reason %s, error %.3e\n", res.iters,
+         fl_reason_name(res.reason), res.error);
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(res.iters <= 5);
+  ASSERT(res.error <= 1e-10 && all_finite(x, n));
+  // the boxes' weight is carried: the normal impulses sum to the upper box's share and more
+  double gn = 0;
+  for (fl_int i = 0; i < p->nc; i++) gn += x[3 * i];
+  ASSERT(gn > 0);
+  free(x);
+  fl_problem_free(p);
+  fl_problem_free(g);
+  fl_dynamics_free(dyn);
+  return 0;
+}
+
+/* NSN-AC alone (no proximal loop) on Capsules-i101-404 (225 contacts, W singular): it diverged
+ * with the exact Jacobian (DIVERGED_GROWTH after 109 iterations); with the regularized one it
+ * converges to the common merit 1e-8 (Siconos's NSN-AC: 87 iterations) */
+FL_TEST(ac_capsules_converges) {
+  fl_problem *p = load_fclib(CONV, "Capsules-i101-404");
+  if (!p) SKIP("no %s/fclib/" CONV "Capsules-i101-404.hdf5", fl_test_shared_dir());
+  fl_int n = 3 * p->nc;
+  double *x = calloc((size_t)n, sizeof(double));
+  ASSERT(x);
+  fl_result res;
+  const char *o0[] = {"ncp=ac", "abs_tol=1e-8", "norm=siconos", "max_iter=300", "ac.reg=0",
+                      NULL};
+  ASSERT_OK(run_nsn(p, o0, NULL, x, &res, NULL));
+  printf("ac.reg=0: %d iterations, reason %s\n", res.iters, fl_reason_name(res.reason));
+  ASSERT(res.reason < 0);
+  memset(x, 0, (size_t)n * sizeof(double));
+  fl_solver *s = NULL;
+  const char *o[] = {"ncp=ac", "abs_tol=1e-8", "norm=siconos", "max_iter=300", NULL};
+  ASSERT_OK(run_nsn(p, o, NULL, x, &res, &s));
+  const fl_metrics *m = fl_solver_final_metrics(s);
+  printf("Capsules-i101-404, nsn ncp=ac: %d iterations, reason %s, merit %.3e\n", res.iters,
+         fl_reason_name(res.reason), m ? m->natmap : NAN);
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  ASSERT(res.iters <= 150);
+  ASSERT(m && m->natmap <= 1e-8);
+  ASSERT(all_finite(x, n));
+  fl_solver_destroy(s);
+  free(x);
+  fl_problem_free(p);
+  return 0;
+}
+
 /* runs a registered solver with "k=v,..." options on p; gamma into g */
 static int run_named(const char *name, const char *opts, const fl_problem *p, double *g,
                      fl_result *res) {
@@ -817,7 +888,9 @@ FL_TEST(prox_solves_capsules) {
   ASSERT_OK(run_named("prox", "abs_tol=1e-8", p, g, &res));
   ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
   ASSERT(res.error <= 1e-8);
-  ASSERT(res.iters <= 20);
+  // sigma follows the outer error (prox.sigma_err): 2 outer iterations here, 7 with the
+  // schedule that only divided sigma by 10 after a fast inner solve
+  ASSERT(res.iters <= 4);
   ASSERT(all_finite(g, 3 * p->nc));
   // a global problem goes through its local form; bilateral rows are refused with a message
   fl_problem *q = NULL;
