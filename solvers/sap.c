@@ -343,6 +343,28 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
     fl_int r = con_row(d, k), n = con_nrow(d, k);
     double x[3], gam[3], G[9];
     int mode;
+    if (n == 3) {
+      // a contact: the same sums in the same order with the bounds fixed (unrolled)
+      for (int j = 0; j < 3; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
+      c += con_eval(d, p, k, x, gam, G, &mode);
+      const double *e = dvc + r;
+      s1 -= e[0] * gam[0];
+      s1 -= e[1] * gam[1];
+      s1 -= e[2] * gam[2];
+      if (d->model == MODEL_LAGGED && d->huber) {
+        // the Huber block has G[1] = G[2] = G[3] = G[6] = 0: its zero terms, which leave the
+        // sum unchanged (s2 is never -0), are skipped
+        s2 += e[0] * G[0] * e[0];
+        s2 += e[1] * G[4] * e[1];
+        s2 += e[1] * G[5] * e[2];
+        s2 += e[2] * G[7] * e[1];
+        s2 += e[2] * G[8] * e[2];
+        continue;
+      }
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) s2 += e[i] * G[i * 3 + j] * e[j];
+      continue;
+    }
     for (fl_int j = 0; j < n; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
     c += con_eval(d, p, k, x, gam, G, &mode);
     for (fl_int i = 0; i < n; i++) {
@@ -365,6 +387,25 @@ typedef struct sap_work {
   double ebest;   /* its err */
   int *mode, *mode_prev;
 } sap_work;
+
+
+/* adds a contact's lower block J_k^T G_k J_k (B: its 3 x m rows of J, G: 3 x 3) to H->x at
+ * the positions hp (b outer, a >= b), T (3 m) scratch: the generic loop of newton_factor with
+ * n = 3 fixed, the same products summed in the same order (bit-identical), unrolled */
+static void contact_block(const double *G, const double *B, fl_int m, double *T,
+                          const fl_int *hp, double *hx) {
+  const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
+  double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
+  for (fl_int a = 0; a < m; a++) {
+    T0[a] = 0.0 + G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
+    T1[a] = 0.0 + G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
+    T2[a] = 0.0 + G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+  }
+  for (fl_int b = 0; b < m; b++) {
+    double t0 = T0[b], t1 = T1[b], t2 = T2[b];
+    for (fl_int a = b; a < m; a++) hx[*hp++] += 0.0 + B0[a] * t0 + B1[a] * t1 + B2[a] * t2;
+  }
+}
 
 
 /* assembles H = A + J^T G J and factorizes it; FL_OK or a negative reason */
@@ -392,6 +433,10 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     const fl_int *S = d->dof + d->dptr[k];
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B = d->Jb + d->jptr[k];
+    if (n == 3 && !d->dense) {
+      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx);
+      continue;
+    }
     // T = G_k J_k (n x m)
     for (fl_int i = 0; i < n; i++)
       for (fl_int a = 0; a < m; a++) {
