@@ -391,19 +391,20 @@ typedef struct sap_work {
 
 /* adds a contact's lower block J_k^T G_k J_k (B: its 3 x m rows of J, G: 3 x 3) to H->x at
  * the positions hp (b outer, a >= b), T (3 m) scratch: the generic loop of newton_factor with
- * n = 3 fixed, the same products summed in the same order (bit-identical), unrolled */
+ * n = 3 fixed, the same products summed in the same order, unrolled; without the loop's
+ * leading 0.0 + (it turns a -0 sum into +0, and H never holds -0): bit-identical H */
 static void contact_block(const double *G, const double *B, fl_int m, double *T,
                           const fl_int *hp, double *hx) {
   const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
   double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
   for (fl_int a = 0; a < m; a++) {
-    T0[a] = 0.0 + G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
-    T1[a] = 0.0 + G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
-    T2[a] = 0.0 + G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+    T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
+    T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
+    T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
   }
   for (fl_int b = 0; b < m; b++) {
     double t0 = T0[b], t1 = T1[b], t2 = T2[b];
-    for (fl_int a = b; a < m; a++) hx[*hp++] += 0.0 + B0[a] * t0 + B1[a] * t1 + B2[a] * t2;
+    for (fl_int a = b; a < m; a++) hx[*hp++] += B0[a] * t0 + B1[a] * t1 + B2[a] * t2;
   }
 }
 
