@@ -335,14 +335,67 @@ static double eval_all(const sap_data *d, const fl_problem *p, const double *vc,
 }
 
 
+/* contact k of the lagged Huber model at vc + alpha dvc (its rows): adds its cost to *c,
+ * -dvc.gamma to *s1 and dvc^T G dvc to *s2. The arithmetic of fl__sap_lagged_huber and of
+ * eval_line's generic loop, operation for operation (bit-identical), without G's zero entries
+ * (their terms add +-0 to a sum that is never -0), the mode or a call */
+static inline void huber_line(const sap_data *d, const fl_problem *p, fl_int k, const double *vc,
+                              const double *dvc, double alpha, double *c, double *s1,
+                              double *s2) {
+  fl_int r = 3 * k;
+  const double *e = dvc + r;
+  double x0 = vc[r] + alpha * e[0], t1 = vc[r + 1] + alpha * e[1],
+         t2 = vc[r + 2] + alpha * e[2];
+  double f = d->hint_on && d->hint[k] ? INFINITY : p->mu[k] * d->n0[k];
+  double Rt = d->rts[k] * d->R[r + 1], Rn = d->R[r];
+  double x = d->vhat[r] - x0;
+  double gn = x > 0.0 ? x / Rn : 0.0, g0 = x > 0.0 ? 1.0 / Rn : 0.0;
+  double ut = hypot(t1, t2);
+  double gam1, gam2, lt, g4, g5, g8;
+  if (f > 0.0 && ut < f * Rt) {
+    gam1 = -t1 / Rt;
+    gam2 = -t2 / Rt;
+    g4 = g8 = 1.0 / Rt;
+    g5 = 0.0;
+    lt = 0.5 * ut * ut / Rt;
+  } else if (ut > 0.0) {
+    double cc = f / ut, n1 = t1 / ut, n2 = t2 / ut;
+    gam1 = -f * n1;
+    gam2 = -f * n2;
+    g4 = cc * n2 * n2;
+    g8 = cc * n1 * n1;
+    g5 = -cc * n1 * n2;
+    lt = f * (ut - 0.5 * f * Rt);
+  } else {
+    gam1 = gam2 = 0.0;
+    g4 = g5 = g8 = 0.0;
+    lt = 0.0;
+  }
+  *c += 0.5 * gn * x + lt;
+  *s1 -= e[0] * gn;
+  *s1 -= e[1] * gam1;
+  *s1 -= e[2] * gam2;
+  *s2 += e[0] * g0 * e[0];
+  *s2 += e[1] * g4 * e[1];
+  *s2 += e[1] * g5 * e[2];
+  *s2 += e[2] * g5 * e[1];
+  *s2 += e[2] * g8 * e[2];
+}
+
+
 /* along the line vc + alpha dvc: constraint cost, -dvc.gamma(alpha) and dvc^T G(alpha) dvc */
 static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
                       const double *dvc, double alpha, double *cost, double *d1, double *d2) {
   double c = 0.0, s1 = 0.0, s2 = 0.0;
+  int huber = d->model == MODEL_LAGGED && d->huber;
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int r = con_row(d, k), n = con_nrow(d, k);
     double x[3], gam[3], G[9];
     int mode;
+    if (huber && n == 3) {
+      huber_line(d, p, k, vc, dvc, alpha, &c, &s1, &s2);
+      continue;
+    }
     if (n == 3) {
       // a contact: the same sums in the same order with the bounds fixed (unrolled)
       for (int j = 0; j < 3; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
@@ -491,9 +544,18 @@ static int newton_solve(sap_data *d, const sap_work *w, double *dv) {
   B.x = w->rhs;
   B.xtype = CHOLMOD_REAL;
   B.dtype = CHOLMOD_DOUBLE;
+  // H permuted in setup: the permutation CHOLMOD's solve would apply, done here
+  if (d->perm) {
+    for (fl_int k = 0; k < nv; k++) d->prhs[k] = w->rhs[d->perm[k]];
+    B.x = d->prhs;
+  }
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cm))
     return FL_DIVERGED_LINEAR_SOLVER;
-  memcpy(dv, d->X->x, (size_t)nv * sizeof(double));
+  const double *x = d->X->x;
+  if (d->perm)
+    for (fl_int k = 0; k < nv; k++) dv[d->perm[k]] = x[k];
+  else
+    memcpy(dv, x, (size_t)nv * sizeof(double));
   return FL_OK;
 }
 

@@ -94,6 +94,9 @@ typedef struct sap_data {
   fl_int *apos;   /* (nnz of A) position of each A entry in H->x, -1 above the diagonal */
   fl_int *hptr;   /* (ncon + 1) into hpos */
   fl_int *hpos;   /* lower pairs (a >= b) of each constraint block, b outer */
+  int *perm;      /* (nv) simplicial: H is P H0 P^T (upper, natural order), perm[k] the dof of
+                   * its row k; NULL when H is H0 itself (lower, CHOLMOD permutes it) */
+  double *prhs;   /* (nv) the permuted right-hand side, with perm */
   size_t arena_bytes;
   /* last solve */
   int nfactor;
