@@ -25,6 +25,8 @@
 #define SEP_EXACT 1e-6
 /* polyhedra with at most this many edges get their gauss-map arcs cached per call */
 #define GAUSS_CACHE 4096
+/* polyhedra with at most this many edges have their equal or opposite arcs grouped (boxes) */
+#define ARC_UNIQUE_MAX 24
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 
