@@ -9,6 +9,9 @@
 
 /*---- polyhedron against polyhedron ----*/
 
+/* the Gauss-map test's dots shared by equal or opposite arcs (1); tests set 0 to compare */
+int fl__cl_arc_share = 1;
+
 /* one convex polygon vertex during clipping: position and the label of the segment that
  * arrives at it (>= 0: incident face slot; < 0: -(reference face slot + 1)) */
 typedef struct cvert {
@@ -291,7 +294,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   signed char uof[ARC_UNIQUE_MAX];
   double usg[ARC_UNIQUE_MAX];
   fl_int nu = 0;
-  int shared = cached && a->nedge <= ARC_UNIQUE_MAX && a->nface <= ARC_UNIQUE_MAX;
+  int shared = fl__cl_arc_share && cached && a->nedge <= ARC_UNIQUE_MAX &&
+               a->nface <= ARC_UNIQUE_MAX;
   for (fl_int i = 0; shared && i < a->nedge; i++) {
     const double *x = arc_a + 3 * i;
     fl_int u = 0;
