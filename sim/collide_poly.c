@@ -311,8 +311,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     if (u == nu) uarc[nu++] = i;
     uof[i] = (signed char)u;
     usg[i] = sg;
+    if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
-  if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   for (fl_int j = 0; j < b->nedge; j++) {
     double p2[3], q2[3], e2[3], c[3], dd[3];
     mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
