@@ -296,6 +296,16 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   fl_int nu = 0;
   int shared = fl__cl_arc_share && cached && a->nedge <= ARC_UNIQUE_MAX &&
                a->nface <= ARC_UNIQUE_MAX;
+  if (shared) {
+    // a cheap look first: does the first arc repeat at all (a box's does 3 times)?
+    int rep = 0;
+    for (fl_int i = 1; !rep && i < a->nedge; i++) {
+      const double *x = arc_a + 3 * i;
+      rep = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
+            (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
+    }
+    shared = rep;
+  }
   for (fl_int i = 0; shared && i < a->nedge; i++) {
     const double *x = arc_a + 3 * i;
     fl_int u = 0;
