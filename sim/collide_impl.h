@@ -25,6 +25,12 @@
 #define SEP_EXACT 1e-6
 /* polyhedra with at most this many edges get their gauss-map arcs cached per call */
 #define GAUSS_CACHE 4096
+/* polyhedra with at most this many edges have their equal or opposite arcs grouped (boxes) */
+#define ARC_UNIQUE_MAX 24
+
+/* collide_poly.c: 1 (default) shares the Gauss-map test's dots among equal or opposite arcs;
+ * 0 makes them per edge pair (the same results; tests compare the two) */
+extern int fl__cl_arc_share;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 

@@ -9,6 +9,9 @@
 
 /*---- polyhedron against polyhedron ----*/
 
+/* the Gauss-map test's dots shared by equal or opposite arcs (1); tests set 0 to compare */
+int fl__cl_arc_share = 1;
+
 /* one convex polygon vertex during clipping: position and the label of the segment that
  * arrives at it (>= 0: incident face slot; < 0: -(reference face slot + 1)) */
 typedef struct cvert {
@@ -282,6 +285,44 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   for (fl_int i = 0; cached && i < a->nedge; i++)
     cross3(a->face_normal + 3 * a->edge_face[2 * i + 1], a->face_normal + 3 * a->edge_face[2 * i],
            arc_a + 3 * i);
+  // a's arcs that are equal or opposite (parallel edges of a box: 3 distinct arcs for 12
+  // edges) share their dots with b's normals c and d, and a's few face normals their dots
+  // with d x c: both are then made once per edge of b, not once per edge pair. Exact: the
+  // same dots of the same vectors, and a dot with a negated vector is the negated dot (the
+  // two may differ in the sign of a zero only, which no test below can see).
+  fl_int uarc[ARC_UNIQUE_MAX];
+  signed char uof[ARC_UNIQUE_MAX];
+  double usg[ARC_UNIQUE_MAX];
+  fl_int nu = 0;
+  int shared = fl__cl_arc_share && cached && a->nedge <= ARC_UNIQUE_MAX &&
+               a->nface <= ARC_UNIQUE_MAX;
+  if (shared) {
+    // a cheap look first: does the first arc repeat at all (a box's does 3 times)?
+    int rep = 0;
+    for (fl_int i = 1; !rep && i < a->nedge; i++) {
+      const double *x = arc_a + 3 * i;
+      rep = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
+            (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
+    }
+    shared = rep;
+  }
+  for (fl_int i = 0; shared && i < a->nedge; i++) {
+    const double *x = arc_a + 3 * i;
+    fl_int u = 0;
+    double sg = 1.0;
+    for (; u < nu; u++) {
+      const double *y = arc_a + 3 * uarc[u];
+      if (x[0] == y[0] && x[1] == y[1] && x[2] == y[2]) break;
+      if (x[0] == -y[0] && x[1] == -y[1] && x[2] == -y[2]) {
+        sg = -1.0;
+        break;
+      }
+    }
+    if (u == nu) uarc[nu++] = i;
+    uof[i] = (signed char)u;
+    usg[i] = sg;
+    if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
+  }
   for (fl_int j = 0; j < b->nedge; j++) {
     double p2[3], q2[3], e2[3], c[3], dd[3];
     mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
@@ -293,10 +334,22 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
     double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]}, dxc[3];
     cross3(dn, cn, dxc);
+    double cu[ARC_UNIQUE_MAX], du[ARC_UNIQUE_MAX], fd[ARC_UNIQUE_MAX];
+    for (fl_int u = 0; shared && u < nu; u++) {
+      const double *bxa = arc_a + 3 * uarc[u];
+      cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+    }
+    for (fl_int f = 0; shared && f < a->nface; f++) fd[f] = dot3(a->face_normal + 3 * f, dxc);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
-      if (cached) {
+      if (shared) {
+        // the test below with the dots made once per edge of b
+        double cba = usg[i] * cu[uof[i]], dba = usg[i] * du[uof[i]];
+        if (!(cba * dba < 0)) continue;
+        double adc = fd[a->edge_face[2 * i]], bdc = fd[a->edge_face[2 * i + 1]];
+        if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
+      } else if (cached) {
         // minkowski_face with both arcs precomputed, cheapest test first
         const double *bxa = arc_a + 3 * i;
         double cba = dot3(cn, bxa), dba = dot3(dn, bxa);

@@ -72,6 +72,10 @@ struct fl_solver {
   fl_solve_common common;
   void *opts;              /* ops->opts_size bytes, the solver's own options */
   void *data;              /* ops->data_size bytes, private state */
+  void *keep;              /* what the solver keeps from one setup to the next (e.g. a symbolic
+                            * factorization, reused while the problem's pattern repeats);
+                            * NULL or freed by keep_free in fl_solver_destroy */
+  void (*keep_free)(void *keep);
   fl_arena arena;          /* scratch, sized in setup; solve makes no malloc */
   int is_setup;
 

@@ -335,14 +335,89 @@ static double eval_all(const sap_data *d, const fl_problem *p, const double *vc,
 }
 
 
+/* contact k of the lagged Huber model at vc + alpha dvc (its rows): adds its cost to *c,
+ * -dvc.gamma to *s1 and dvc^T G dvc to *s2. The arithmetic of fl__sap_lagged_huber and of
+ * eval_line's generic loop, operation for operation (bit-identical), without G's zero entries
+ * (their terms add +-0 to a sum that is never -0), the mode or a call */
+static inline void huber_line(const sap_data *d, const fl_problem *p, fl_int k, const double *vc,
+                              const double *dvc, double alpha, double *c, double *s1,
+                              double *s2) {
+  fl_int r = 3 * k;
+  const double *e = dvc + r;
+  double x0 = vc[r] + alpha * e[0], t1 = vc[r + 1] + alpha * e[1],
+         t2 = vc[r + 2] + alpha * e[2];
+  double f = d->hint_on && d->hint[k] ? INFINITY : p->mu[k] * d->n0[k];
+  double Rt = d->rts[k] * d->R[r + 1], Rn = d->R[r];
+  double x = d->vhat[r] - x0;
+  double gn = x > 0.0 ? x / Rn : 0.0, g0 = x > 0.0 ? 1.0 / Rn : 0.0;
+  double ut = hypot(t1, t2);
+  double gam1, gam2, lt, g4, g5, g8;
+  if (f > 0.0 && ut < f * Rt) {
+    gam1 = -t1 / Rt;
+    gam2 = -t2 / Rt;
+    g4 = g8 = 1.0 / Rt;
+    g5 = 0.0;
+    lt = 0.5 * ut * ut / Rt;
+  } else if (ut > 0.0) {
+    double cc = f / ut, n1 = t1 / ut, n2 = t2 / ut;
+    gam1 = -f * n1;
+    gam2 = -f * n2;
+    g4 = cc * n2 * n2;
+    g8 = cc * n1 * n1;
+    g5 = -cc * n1 * n2;
+    lt = f * (ut - 0.5 * f * Rt);
+  } else {
+    gam1 = gam2 = 0.0;
+    g4 = g5 = g8 = 0.0;
+    lt = 0.0;
+  }
+  *c += 0.5 * gn * x + lt;
+  *s1 -= e[0] * gn;
+  *s1 -= e[1] * gam1;
+  *s1 -= e[2] * gam2;
+  *s2 += e[0] * g0 * e[0];
+  *s2 += e[1] * g4 * e[1];
+  *s2 += e[1] * g5 * e[2];
+  *s2 += e[2] * g5 * e[1];
+  *s2 += e[2] * g8 * e[2];
+}
+
+
 /* along the line vc + alpha dvc: constraint cost, -dvc.gamma(alpha) and dvc^T G(alpha) dvc */
 static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
                       const double *dvc, double alpha, double *cost, double *d1, double *d2) {
   double c = 0.0, s1 = 0.0, s2 = 0.0;
+  int huber = d->model == MODEL_LAGGED && d->huber;
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int r = con_row(d, k), n = con_nrow(d, k);
     double x[3], gam[3], G[9];
     int mode;
+    if (huber && n == 3) {
+      huber_line(d, p, k, vc, dvc, alpha, &c, &s1, &s2);
+      continue;
+    }
+    if (n == 3) {
+      // a contact: the same sums in the same order with the bounds fixed (unrolled)
+      for (int j = 0; j < 3; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
+      c += con_eval(d, p, k, x, gam, G, &mode);
+      const double *e = dvc + r;
+      s1 -= e[0] * gam[0];
+      s1 -= e[1] * gam[1];
+      s1 -= e[2] * gam[2];
+      if (d->model == MODEL_LAGGED && d->huber) {
+        // the Huber block has G[1] = G[2] = G[3] = G[6] = 0: its zero terms, which leave the
+        // sum unchanged (s2 is never -0), are skipped
+        s2 += e[0] * G[0] * e[0];
+        s2 += e[1] * G[4] * e[1];
+        s2 += e[1] * G[5] * e[2];
+        s2 += e[2] * G[7] * e[1];
+        s2 += e[2] * G[8] * e[2];
+        continue;
+      }
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) s2 += e[i] * G[i * 3 + j] * e[j];
+      continue;
+    }
     for (fl_int j = 0; j < n; j++) x[j] = vc[r + j] + alpha * dvc[r + j];
     c += con_eval(d, p, k, x, gam, G, &mode);
     for (fl_int i = 0; i < n; i++) {
@@ -365,6 +440,26 @@ typedef struct sap_work {
   double ebest;   /* its err */
   int *mode, *mode_prev;
 } sap_work;
+
+
+/* adds a contact's lower block J_k^T G_k J_k (B: its 3 x m rows of J, G: 3 x 3) to H->x at
+ * the positions hp (b outer, a >= b), T (3 m) scratch: the generic loop of newton_factor with
+ * n = 3 fixed, the same products summed in the same order, unrolled; without the loop's
+ * leading 0.0 + (it turns a -0 sum into +0, and H never holds -0): bit-identical H */
+static void contact_block(const double *G, const double *B, fl_int m, double *T,
+                          const fl_int *hp, double *hx) {
+  const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
+  double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
+  for (fl_int a = 0; a < m; a++) {
+    T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
+    T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
+    T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+  }
+  for (fl_int b = 0; b < m; b++) {
+    double t0 = T0[b], t1 = T1[b], t2 = T2[b];
+    for (fl_int a = b; a < m; a++) hx[*hp++] += B0[a] * t0 + B1[a] * t1 + B2[a] * t2;
+  }
+}
 
 
 /* assembles H = A + J^T G J and factorizes it; FL_OK or a negative reason */
@@ -392,6 +487,10 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     const fl_int *S = d->dof + d->dptr[k];
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B = d->Jb + d->jptr[k];
+    if (n == 3 && !d->dense) {
+      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx);
+      continue;
+    }
     // T = G_k J_k (n x m)
     for (fl_int i = 0; i < n; i++)
       for (fl_int a = 0; a < m; a++) {
@@ -445,9 +544,18 @@ static int newton_solve(sap_data *d, const sap_work *w, double *dv) {
   B.x = w->rhs;
   B.xtype = CHOLMOD_REAL;
   B.dtype = CHOLMOD_DOUBLE;
+  // H permuted in setup: the permutation CHOLMOD's solve would apply, done here
+  if (d->perm) {
+    for (fl_int k = 0; k < nv; k++) d->prhs[k] = w->rhs[d->perm[k]];
+    B.x = d->prhs;
+  }
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cm))
     return FL_DIVERGED_LINEAR_SOLVER;
-  memcpy(dv, d->X->x, (size_t)nv * sizeof(double));
+  const double *x = d->X->x;
+  if (d->perm)
+    for (fl_int k = 0; k < nv; k++) dv[d->perm[k]] = x[k];
+  else
+    memcpy(dv, x, (size_t)nv * sizeof(double));
   return FL_OK;
 }
 

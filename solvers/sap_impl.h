@@ -60,6 +60,9 @@ typedef struct sap_opts {
   int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
 } sap_opts;
 
+/* the CHOLMOD set-up kept across setups (sap_setup.c) */
+typedef struct sap_keep sap_keep;
+
 /* private state, made in setup, freed in destroy */
 typedef struct sap_data {
   fl_int nv, nc, nh, nr, ncon;
@@ -94,6 +97,10 @@ typedef struct sap_data {
   fl_int *apos;   /* (nnz of A) position of each A entry in H->x, -1 above the diagonal */
   fl_int *hptr;   /* (ncon + 1) into hpos */
   fl_int *hpos;   /* lower pairs (a >= b) of each constraint block, b outer */
+  int *perm;      /* (nv) simplicial: H is P H0 P^T (upper, natural order), perm[k] the dof of
+                   * its row k; NULL when H is H0 itself (lower, CHOLMOD permutes it) */
+  double *prhs;   /* (nv) the permuted right-hand side, with perm */
+  fl_int *karow, *kacol; /* copies of A's pattern (rowptr, col): the key of what is kept */
   size_t arena_bytes;
   /* last solve */
   int nfactor;

@@ -55,9 +55,102 @@ static fl_int hfind(const int *Hp, const int *Hi, fl_int i, fl_int j) {
 }
 
 
+/* What a setup leaves to the next one (s->keep): the sparse Newton matrix's CHOLMOD objects
+ * (pattern, symbolic analysis, workspaces, their common) and the pattern they were made for,
+ * A's and every constraint's dof list. A step whose pattern repeats (a resting contact graph)
+ * takes them as they are: the same analysis on the same pattern, so the same factors. */
+struct sap_keep {
+  cholmod_common cm;
+  cholmod_sparse *H;
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  fl_int nv, ncon, annz;
+  int cholmod;          /* the cholmod option it was analyzed with */
+  fl_int *arow, *acol;  /* A's pattern */
+  fl_int *dptr, *dof;   /* the constraints' dofs */
+  fl_int *apos, *hptr, *hpos;
+  int *perm;
+  double *prhs;
+};
+
+
+static void keep_free(void *kp) {
+  sap_keep *k = kp;
+  if (!k) return;
+  cholmod_free_sparse(&k->H, &k->cm);
+  cholmod_free_factor(&k->L, &k->cm);
+  cholmod_free_dense(&k->X, &k->cm);
+  cholmod_free_dense(&k->Y, &k->cm);
+  cholmod_free_dense(&k->E, &k->cm);
+  cholmod_finish(&k->cm);
+  fl_free(k->arow);
+  fl_free(k->acol);
+  fl_free(k->dptr);
+  fl_free(k->dof);
+  fl_free(k->apos);
+  fl_free(k->hptr);
+  fl_free(k->hpos);
+  fl_free(k->perm);
+  fl_free(k->prhs);
+  fl_free(k);
+}
+
+
+/* destroy: a complete sparse set-up moves its CHOLMOD objects and their key into s->keep */
+static void keep_store(fl_solver *s, sap_data *d) {
+  if (!d->cm_on || !d->H || !d->L || !d->karow || !d->kacol || s->keep) return;
+  sap_keep *k = fl_calloc(1, sizeof *k);
+  if (!k) return;
+  k->cm = d->cm;
+  k->H = d->H, k->L = d->L, k->X = d->X, k->Y = d->Y, k->E = d->E;
+  k->nv = d->nv, k->ncon = d->ncon, k->annz = d->karow[d->nv];
+  k->cholmod = SO(s)->cholmod;
+  k->arow = d->karow, k->acol = d->kacol, k->dptr = d->dptr, k->dof = d->dof;
+  k->apos = d->apos, k->hptr = d->hptr, k->hpos = d->hpos, k->perm = d->perm, k->prhs = d->prhs;
+  d->cm_on = 0;
+  d->H = NULL, d->L = NULL, d->X = d->Y = d->E = NULL;
+  d->karow = d->kacol = d->dptr = d->dof = d->apos = d->hptr = d->hpos = NULL;
+  d->perm = NULL, d->prhs = NULL;
+  s->keep = k;
+  s->keep_free = keep_free;
+}
+
+
+/* setup: takes s->keep when it was made for this pattern (returns 1), else frees it (0) */
+static int keep_take(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o) {
+  sap_keep *k = s->keep;
+  if (!k) return 0;
+  s->keep = NULL;
+  const fl_csr *A = p->A;
+  fl_int nd = d->dptr[d->ncon];
+  int same = k->nv == d->nv && k->ncon == d->ncon && k->annz == A->nnz &&
+             k->cholmod == o->cholmod && k->dptr[k->ncon] == nd &&
+             !memcmp(k->arow, A->rowptr, ((size_t)d->nv + 1) * sizeof(fl_int)) &&
+             !memcmp(k->acol, A->col, (size_t)A->nnz * sizeof(fl_int)) &&
+             !memcmp(k->dptr, d->dptr, ((size_t)d->ncon + 1) * sizeof(fl_int)) &&
+             !memcmp(k->dof, d->dof, (size_t)nd * sizeof(fl_int));
+  if (!same) {
+    keep_free(k);
+    return 0;
+  }
+  d->cm = k->cm;
+  d->cm_on = 1;
+  d->H = k->H, d->L = k->L, d->X = k->X, d->Y = k->Y, d->E = k->E;
+  d->karow = k->arow, d->kacol = k->acol;
+  d->apos = k->apos, d->hptr = k->hptr, d->hpos = k->hpos, d->perm = k->perm, d->prhs = k->prhs;
+  fl_free(k->dptr);
+  fl_free(k->dof);
+  fl_free(k);
+  return 1;
+}
+
+
 void fl__sap_destroy(fl_solver *s) {
   sap_data *d = SD(s);
   if (!d) return;
+  keep_store(s, d);
+  fl_free(d->karow);
+  fl_free(d->kacol);
   fl_free(d->dptr);
   fl_free(d->dof);
   fl_free(d->jptr);
@@ -77,6 +170,8 @@ void fl__sap_destroy(fl_solver *s) {
   fl_free(d->apos);
   fl_free(d->hptr);
   fl_free(d->hpos);
+  fl_free(d->perm);
+  fl_free(d->prhs);
   if (d->cm_on) {
     cholmod_free_sparse(&d->H, &d->cm);
     cholmod_free_factor(&d->L, &d->cm);
@@ -244,11 +339,113 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
 }
 
 
+/* A simplicial factorization of the lower H with the fill-reducing permutation P makes
+ * CHOLMOD transpose it into the upper triangle of P H P^T at every factorization (a quarter
+ * of the factorization's cost on box_pile). Builds that matrix's pattern here once instead
+ * (upper, columns sorted, the maps apos and hpos moved into it) and analyzes it in the
+ * natural order; newton_solve permutes the right-hand side and the answer itself. The
+ * factorization sees the same matrix, its entries in the same order, and the same
+ * elimination tree: the same factor and solves to the bit. */
+static int prepermute(sap_data *d, const fl_csr *A, const char *nm) {
+  fl_int nv = d->nv;
+  const int *Hp = d->H->p, *Hi = d->H->i, *P = d->L->Perm;
+  size_t nnz = (size_t)Hp[nv];
+  int *pinv = fl_malloc(((size_t)nv + 1) * sizeof(int));
+  int *cnt = fl_calloc((size_t)nv + 2, sizeof(int));
+  int *row = fl_malloc((nnz + 1) * sizeof(int));
+  int *col = fl_malloc((nnz + 1) * sizeof(int));
+  d->perm = fl_malloc(((size_t)nv + 1) * sizeof(int));
+  d->prhs = fl_malloc(((size_t)nv + 1) * sizeof(double));
+  int rc = FL_OK;
+  cholmod_sparse *U = NULL;
+  if (!pinv || !cnt || !row || !col || !d->perm || !d->prhs) {
+    rc = fl_seterr(FL_ERR_NOMEM, "%s: out of memory (permuted H)", nm);
+    goto out;
+  }
+  memcpy(d->perm, P, (size_t)nv * sizeof(int));
+  for (fl_int k = 0; k < nv; k++) pinv[P[k]] = (int)k;
+  // entry q = (i, j) of the lower H goes to (min, max) of (pinv i, pinv j), in the order of
+  // CHOLMOD's own permuted transpose (the columns of P H P^T in turn, each column's entries as
+  // H holds them): the factorization's sparse triangular solves visit a column's entries in
+  // that order, and so round alike
+  for (fl_int j = 0; j < nv; j++) {
+    int jold = P[j];
+    for (int q = Hp[jold]; q < Hp[jold + 1]; q++) {
+      int i = pinv[Hi[q]];
+      row[q] = i < (int)j ? i : (int)j;
+      col[q] = i < (int)j ? (int)j : i;
+      cnt[col[q] + 1]++;
+    }
+  }
+  U = cholmod_allocate_sparse((size_t)nv, (size_t)nv, nnz, 0, 1, 1, CHOLMOD_REAL, &d->cm);
+  if (!U) {
+    rc = fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_allocate_sparse failed (status %d)", nm,
+                   d->cm.status);
+    goto out;
+  }
+  int *Up = U->p, *Ui = U->i;
+  for (fl_int k = 0; k < nv; k++) cnt[k + 1] += cnt[k];
+  memcpy(Up, cnt, ((size_t)nv + 1) * sizeof(int));
+  for (fl_int j = 0; j < nv; j++) {
+    int jold = P[j];
+    for (int q = Hp[jold]; q < Hp[jold + 1]; q++) {
+      int at = cnt[col[q]]++;
+      Ui[at] = row[q];
+      row[q] = at; // row now holds entry q's position in U
+    }
+  }
+  memset(U->x, 0, nnz * sizeof(double));
+  for (fl_int q = 0; q < A->nnz; q++)
+    if (d->apos[q] >= 0) d->apos[q] = row[d->apos[q]];
+  for (fl_int q = 0; q < d->hptr[d->ncon]; q++) d->hpos[q] = row[d->hpos[q]];
+  // the natural order on U: no fill-reducing ordering, no postorder (P has both)
+  int nmethods = d->cm.nmethods, ordering = d->cm.method[0].ordering, post = d->cm.postorder;
+  int super = d->cm.supernodal;
+  d->cm.nmethods = 1;
+  d->cm.method[0].ordering = CHOLMOD_NATURAL;
+  d->cm.postorder = 0;
+  d->cm.supernodal = CHOLMOD_SIMPLICIAL;
+  cholmod_factor *L2 = cholmod_analyze(U, &d->cm);
+  d->cm.nmethods = nmethods;
+  d->cm.method[0].ordering = ordering;
+  d->cm.postorder = post;
+  d->cm.supernodal = super;
+  if (!L2) {
+    rc = fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_analyze failed (status %d)", nm, d->cm.status);
+    goto out;
+  }
+  cholmod_free_factor(&d->L, &d->cm);
+  cholmod_free_sparse(&d->H, &d->cm);
+  d->L = L2;
+  d->H = U;
+  U = NULL;
+out:
+  if (U) cholmod_free_sparse(&U, &d->cm);
+  if (rc != FL_OK) {
+    fl_free(d->perm);
+    d->perm = NULL;
+  }
+  fl_free(pinv);
+  fl_free(cnt);
+  fl_free(row);
+  fl_free(col);
+  return rc;
+}
+
+
 /* the lower pattern of H = A + sum_k J_k^T J_k, its CHOLMOD analysis, and the maps from A
  * entries and constraint blocks into H->x */
-static int setup_cholmod(sap_data *d, const fl_problem *p, const sap_opts *o, const char *nm) {
+static int setup_cholmod(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
+                         const char *nm) {
   const fl_csr *A = p->A;
   fl_int nv = d->nv;
+  if (keep_take(s, d, p, o)) return FL_OK;
+  // the key of what this setup will leave to the next
+  d->karow = fl_malloc(((size_t)nv + 1) * sizeof(fl_int));
+  d->kacol = fl_malloc(((size_t)A->nnz + 1) * sizeof(fl_int));
+  if (!d->karow || !d->kacol) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (A pattern)", nm);
+  memcpy(d->karow, A->rowptr, ((size_t)nv + 1) * sizeof(fl_int));
+  memcpy(d->kacol, A->col, (size_t)A->nnz * sizeof(fl_int));
   // count entries per column (duplicates included)
   size_t *cnt = fl_calloc((size_t)nv + 1, sizeof(size_t));
   if (!cnt) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (H pattern)", nm);
@@ -365,6 +562,8 @@ static int setup_cholmod(sap_data *d, const fl_problem *p, const sap_opts *o, co
   d->L = cholmod_analyze(d->H, &d->cm);
   if (!d->L)
     return fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_analyze failed (status %d)", nm, d->cm.status);
+  if (!d->L->is_super && d->L->ordering != CHOLMOD_NATURAL && d->L->Perm)
+    return prepermute(d, A, nm);
   return FL_OK;
 }
 
@@ -436,7 +635,7 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
       return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (dense %d x %d Hessian)", nm,
                        (int)d->nv, (int)d->nv);
   } else {
-    FL_TRY(setup_cholmod(d, p, o, nm));
+    FL_TRY(setup_cholmod(s, d, p, o, nm));
   }
 
   // scratch of one solve: 11 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers

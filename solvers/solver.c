@@ -359,6 +359,7 @@ void fl_solver_destroy(fl_solver *s) {
   if (!s) return;
   solver_x *x = SX(s);
   if (x->data_live && s->ops->destroy) s->ops->destroy(s);
+  if (s->keep && s->keep_free) s->keep_free(s->keep);
   lift_free(x);
   for (int k = 0; k < s->nmon; k++)
     if (s->mon[k].destroy) s->mon[k].destroy(s->mon[k].ctx);

@@ -181,6 +181,56 @@ FL_TEST(box_box_face_rotated_octagon) {
 }
 
 
+/* sim/collide_impl.h: the Gauss-map test's shared dots on (1) or off (0) */
+extern int fl__cl_arc_share;
+
+
+FL_TEST(box_box_shared_arc_dots_same_contacts) {
+  // boxes of three sizes at random poses near contact (overlapping, touching, separated within
+  // and beyond the margin): the contacts with the Gauss-map dots shared among a box's parallel
+  // edges are those of the per-pair dots, to the bit
+  fl_shape box[3];
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &box[0]));
+  ASSERT_OK(fl_shape_make_box(0.4, 0.25, 0.1, &box[1]));
+  ASSERT_OK(fl_shape_make_box(1.0, 0.2, 0.3, &box[2]));
+  uint64_t st = 12345;
+  int ncontact = 0, nedge = 0;
+  for (int t = 0; t < 3000; t++) {
+    double r[12];
+    for (int k = 0; k < 12; k++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      r[k] = (double)(st >> 11) / 9007199254740992.0; // [0, 1)
+    }
+    const fl_shape *a = &box[t % 3], *b = &box[(t / 3) % 3];
+    double qa[4], qb[4], pa[3] = {0, 0, 0}, dir[3];
+    qaxis(r[0] - 0.5, r[1] - 0.5, r[2] - 0.5 + 1e-3, 6.3 * r[3], qa);
+    qaxis(r[4] - 0.5, r[5] - 0.5 + 1e-3, r[6] - 0.5, 6.3 * r[7], qb);
+    for (int k = 0; k < 3; k++) dir[k] = r[8 + k] - 0.5;
+    double dn = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    double dist = (0.3 + 1.2 * r[11]) * (a->radius + b->radius) * 0.8;
+    double pb[3] = {dist * dir[0] / dn, dist * dir[1] / dn, dist * dir[2] / dn};
+    fl_manifold_point m1[FL_MANIFOLD_MAX], m0[FL_MANIFOLD_MAX];
+    memset(m1, 0, sizeof m1);
+    memset(m0, 0, sizeof m0);
+    fl__cl_arc_share = 1;
+    int n1 = fl_collide(a, pa, qa, b, pb, qb, 0.02, m1);
+    fl__cl_arc_share = 0;
+    int n0 = fl_collide(a, pa, qa, b, pb, qb, 0.02, m0);
+    fl__cl_arc_share = 1;
+    ASSERT_EQ(n1, n0);
+    ASSERT(n1 >= 0);
+    ASSERT(memcmp(m1, m0, (size_t)n1 * sizeof *m1) == 0);
+    ncontact += n1 > 0;
+    nedge += n1 == 1 && (m1[0].feature >> 60) == FL_FEAT_EDGE;
+  }
+  fprintf(stderr, "pairs in contact %d of 3000, edge-edge %d\n", ncontact, nedge);
+  ASSERT(ncontact > 300);
+  ASSERT(nedge > 10);
+  for (int k = 0; k < 3; k++) fl_shape_free(&box[k]);
+  return 0;
+}
+
+
 FL_TEST(box_box_edge_edge_crossed) {
   // a's top edge runs along x, b's bottom edge along y: one point, normal x cross y = z
   fl_shape a, b;

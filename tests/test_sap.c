@@ -890,6 +890,54 @@ FL_TEST(pile_dense_cholmod_exact_backtracking_agree) {
 }
 
 
+/* solves p with s (set up again) and with a fresh solver of the same options; 0 when the two
+ * answers agree to the bit */
+static int resetup_agrees(fl_solver *s, fl_problem *p, const char *const *opts, int *same) {
+  int nv = p->nv, nr = 3 * p->nc;
+  double *v = calloc((size_t)nv, sizeof(double)), *g = calloc((size_t)nr, sizeof(double));
+  double *v1 = calloc((size_t)nv, sizeof(double)), *g1 = calloc((size_t)nr, sizeof(double));
+  fl_result res, res1;
+  int mono;
+  ASSERT_OK(fl_solver_setup(s, p));
+  ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
+  ASSERT_OK(solve_with(p, opts, v1, g1, &res1, &mono));
+  ASSERT(res.reason > 0);
+  ASSERT_EQ(res.iters, res1.iters);
+  *same = !memcmp(v, v1, (size_t)nv * sizeof(double)) && !memcmp(g, g1, (size_t)nr * sizeof(double));
+  free(v), free(g), free(v1), free(g1);
+  return 0;
+}
+
+
+FL_TEST(cholmod_setup_kept_across_setups) {
+  // one solver set up on a pile, on the same pile with other values (the pattern repeats: the
+  // kept analysis is taken), on another pile (it is not) and on the first again: each answer
+  // equals a fresh solver's to the bit, simplicial and supernodal
+  const char *const cfg[2][5] = {{"linear", "cholmod", NULL},
+                                 {"linear", "cholmod", "cholmod", "supernodal", NULL}};
+  for (int c = 0; c < 2; c++) {
+    fl_problem *p1 = random_pile(40, 120, 5), *p2 = random_pile(40, 120, 5);
+    fl_problem *p3 = random_pile(30, 90, 6);
+    ASSERT(p1 && p2 && p3);
+    for (fl_int i = 0; i < p2->nv; i++) p2->vstar[i] += 0.01 * sin((double)i);
+    for (fl_int q = 0; q < p2->A->nnz; q++) p2->A->val[q] *= 1.1;
+    for (fl_int k = 0; k < p2->nc; k++) p2->phi0[k] *= 0.5;
+    fl_solver *s = make_sap();
+    ASSERT(s);
+    for (int k = 0; cfg[c][k]; k += 2) ASSERT_OK(fl_solver_set_option(s, cfg[c][k], cfg[c][k + 1]));
+    fl_problem *seq[4] = {p1, p2, p3, p1};
+    for (int t = 0; t < 4; t++) {
+      int same = 0;
+      ASSERT_OK(resetup_agrees(s, seq[t], cfg[c], &same));
+      ASSERT(same);
+    }
+    fl_solver_destroy(s);
+    fl_problem_free(p1), fl_problem_free(p2), fl_problem_free(p3);
+  }
+  return 0;
+}
+
+
 /* every fl_malloc between the first and the last record fails: the Newton loop (assembly,
  * factorization, line search) allocates nothing of its own (CHOLMOD's internal workspace
  * goes through its own allocator) */
