@@ -441,7 +441,7 @@ cJSON *fl__json_deformable(const fl_world *w, fl_int k) {
       int axes = (int)key[4 * v0];
       char ax[4] = "";
       for (int c = 0; c < 3; c++) {
-        if (axes & (1 << c)) strncat(ax, "xyz" + c, 1);
+        if (axes & (1 << c)) strncat(ax, &"xyz"[c], 1);
       }
       double vel[3];
       for (int c = 0; c < 3; c++) vel[c] = (axes & (1 << c)) ? b->v_held[3 * v0 + c] : 0;

@@ -654,9 +654,10 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
       fl_fig_series *se = &p->series[s];
       se->marker = next_marker;
       next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
-      char lab[sizeof se->label];
+      // room for both labels, then cut to the label's size (a long pair loses its end)
+      char lab[2 * sizeof se->label + 8];
       snprintf(lab, sizeof lab, "%s (on %s)", se->label, p->series[e].label);
-      memcpy(se->label, lab, sizeof lab);
+      snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
       break;
     }
   }
