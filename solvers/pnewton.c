@@ -340,9 +340,34 @@ static double eval_F(pn_data *d, const fl_problem *p, const double *r, const dou
 /* the common merit at (r, u): natural map with De Saxce's correction, normalized */
 static double merit(const fl_solver *sv, const pn_data *d, const fl_problem *p, const double *r,
                     const double *u) {
-  double g2, u2;
-  double raw = fl__natmap_residual(d->nc, p->mu, r, u, NULL, &g2, &u2);
-  return raw / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
+  double sum = 0, g2 = 0, u2 = 0;
+  for (fl_int i = 0; i < d->nc; i++) {
+    const double *g = r + 3 * i, *ui = u + 3 * i;
+    double sn = p->mu[i] * hypot(ui[1], ui[2]);
+    double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
+    fl_cone_project(p->mu[i], x, px);
+    for (int k = 0; k < 3; k++) {
+      sum += (g[k] - px[k]) * (g[k] - px[k]);
+      g2 += g[k] * g[k], u2 += ui[k] * ui[k];
+    }
+  }
+  return sqrt(sum) / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
+}
+
+
+/* 3x3 inverse (row-major); 0 when singular */
+static int inv3(const double *m, double *o) {
+  double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
+  double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
+  double sc = fabs(m[0]) + fabs(m[1]) + fabs(m[2]) + fabs(m[3]) + fabs(m[4]) + fabs(m[5]) +
+              fabs(m[6]) + fabs(m[7]) + fabs(m[8]);
+  if (!(fabs(det) > 1e-14 * sc * sc * sc)) return 0;
+  o[0] = c0 / det, o[3] = c1 / det, o[6] = c2 / det;
+  o[1] = (m[2] * m[7] - m[1] * m[8]) / det, o[4] = (m[0] * m[8] - m[2] * m[6]) / det;
+  o[7] = (m[1] * m[6] - m[0] * m[7]) / det;
+  o[2] = (m[1] * m[5] - m[2] * m[4]) / det, o[5] = (m[2] * m[3] - m[0] * m[5]) / det;
+  o[8] = (m[0] * m[4] - m[1] * m[3]) / det;
+  return 1;
 }
 
 
@@ -359,7 +384,7 @@ static int direction(pn_data *d, const fl_problem *p, double s) {
     double reg[3] = {d->Rn[i] + s * d->w[i], s * d->w[i], s * d->w[i]};
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++) G[3 * a + b] = Ai[3 * a + b] + Bi[3 * a + b] * reg[b];
-    if (fl_m3_inv(G, Gi) < 0) return -1;
+    if (!inv3(G, Gi)) return -1;
     memcpy(Ai, Gi, sizeof Gi); // G now holds G_i^-1
     for (int a = 0; a < 3; a++) {
       cf[a] = 0;
