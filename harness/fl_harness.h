@@ -55,6 +55,10 @@ typedef struct fl_solve_job {
   const char *shown_out;         /* the folder named as written (profile: where its staging
                                     folder will be moved), NULL: out */
   int force, examples, keep_going;
+  const char *wall_limit;        /* --wall-limit SECONDS or NULL: each (problem, solver) pair
+                                    runs in a child process killed after that much wall time */
+  const char *mem_limit;         /* --mem-limit GB or NULL: how far that child's address
+                                    space may grow beyond the harness's */
 } fl_solve_job;
 /* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
 int fl_solve_run(const fl_solve_job *job);

@@ -173,8 +173,8 @@ static int admm_setup(fl_solver *s, const fl_problem *p) {
   fl__cholmod_view(Wf, Wf->val, &A);
   d->L = cholmod_analyze(&A, &d->cc);
   if (!d->L)
-    return fl_seterr(FL_ERR_LIBRARY, "admm: %s: cholmod_analyze failed (status %d)", p->name,
-                     d->cc.status);
+    return fl_seterr(fl__cholmod_err(d->cc.status), "admm: %s: cholmod_analyze failed (status %d)",
+                     p->name, d->cc.status);
   return FL_OK;
 }
 
@@ -199,7 +199,8 @@ static int chol_solve(admm_data *d, fl_int n, double *b, double *x) {
   cholmod_dense B;
   fl__cholmod_dense_view(n, b, &B);
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
-    return fl_seterr(FL_ERR_LIBRARY, "admm: cholmod_solve2 failed (status %d)", d->cc.status);
+    return fl_seterr(fl__cholmod_err(d->cc.status), "admm: cholmod_solve2 failed (status %d)",
+                     d->cc.status);
   memcpy(x, d->X->x, (size_t)n * sizeof(double));
   return FL_OK;
 }

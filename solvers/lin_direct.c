@@ -64,8 +64,8 @@ static int direct_setup(fl_lin *l, const fl_csr *K) {
   fl__cholmod_view(K, K->val, &A);
   d->L = cholmod_analyze(&A, &d->cc);
   if (!d->L)
-    return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_analyze failed (status %d)",
-                     d->cc.status);
+    return fl_seterr(fl__cholmod_err(d->cc.status),
+                     "lin direct: cholmod_analyze failed (status %d)", d->cc.status);
   return FL_OK;
 }
 
@@ -99,8 +99,8 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
       break;
     }
     if (d->cc.status < 0)
-      return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_factorize failed (status %d)",
-                       d->cc.status);
+      return fl_seterr(fl__cholmod_err(d->cc.status),
+                       "lin direct: cholmod_factorize failed (status %d)", d->cc.status);
     beta[0] *= 100;
     l->stat.nreg = attempt + 1;
   }
@@ -117,7 +117,7 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   cholmod_dense B;
   fl__cholmod_dense_view(n, bs, &B);
   if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
-    return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_solve2 failed (status %d)",
+    return fl_seterr(fl__cholmod_err(d->cc.status), "lin direct: cholmod_solve2 failed (status %d)",
                      d->cc.status);
   const double *y = d->X->x;
   for (fl_int i = 0; i < n; i++) x[i] = d->dsq[i] * y[i];

@@ -35,6 +35,14 @@ void fl__global_velocity(const fl_csr *B, const fl_problem *p, const double *gam
  * (stype 1). A borrows K's arrays and val: they must outlive A. */
 void fl__cholmod_view(const fl_csr *K, double *val, cholmod_sparse *A);
 
+/* The FL_ERR code for a failed CHOLMOD call's Common status: FL_ERR_NOMEM when CHOLMOD ran
+ * out of memory or the problem is too large for its integers (so that a run under a memory
+ * limit reports it as such), else FL_ERR_LIBRARY. */
+static inline int fl__cholmod_err(int status) {
+  return status == CHOLMOD_OUT_OF_MEMORY || status == CHOLMOD_TOO_LARGE ? FL_ERR_NOMEM
+                                                                         : FL_ERR_LIBRARY;
+}
+
 /* CHOLMOD's view of the n-vector x as a dense n x 1 matrix (no copy; x outlives B). */
 void fl__cholmod_dense_view(fl_int n, double *x, cholmod_dense *B);
 

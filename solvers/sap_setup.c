@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "local_kit.h"
 #include "sap_impl.h"
 
 //---- setup ----
@@ -379,8 +380,8 @@ static int prepermute(sap_data *d, const fl_csr *A, const char *nm) {
   }
   U = cholmod_allocate_sparse((size_t)nv, (size_t)nv, nnz, 0, 1, 1, CHOLMOD_REAL, &d->cm);
   if (!U) {
-    rc = fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_allocate_sparse failed (status %d)", nm,
-                   d->cm.status);
+    rc = fl_seterr(fl__cholmod_err(d->cm.status), "%s: cholmod_allocate_sparse failed (status %d)",
+                   nm, d->cm.status);
     goto out;
   }
   int *Up = U->p, *Ui = U->i;
@@ -411,7 +412,8 @@ static int prepermute(sap_data *d, const fl_csr *A, const char *nm) {
   d->cm.postorder = post;
   d->cm.supernodal = super;
   if (!L2) {
-    rc = fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_analyze failed (status %d)", nm, d->cm.status);
+    rc = fl_seterr(fl__cholmod_err(d->cm.status), "%s: cholmod_analyze failed (status %d)", nm,
+                   d->cm.status);
     goto out;
   }
   cholmod_free_factor(&d->L, &d->cm);
@@ -513,8 +515,8 @@ static int setup_cholmod(fl_solver *s, sap_data *d, const fl_problem *p, const s
     fl_free(cnt);
     fl_free(rows);
     fl_free(fill);
-    return fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_allocate_sparse failed (status %d)", nm,
-                     d->cm.status);
+    return fl_seterr(fl__cholmod_err(d->cm.status),
+                     "%s: cholmod_allocate_sparse failed (status %d)", nm, d->cm.status);
   }
   int *Hp = d->H->p, *Hi = d->H->i;
   int at = 0;
@@ -561,7 +563,8 @@ static int setup_cholmod(fl_solver *s, sap_data *d, const fl_problem *p, const s
   // symbolic analysis once: fill-reducing ordering (AMD), supernodal pattern
   d->L = cholmod_analyze(d->H, &d->cm);
   if (!d->L)
-    return fl_seterr(FL_ERR_LIBRARY, "%s: cholmod_analyze failed (status %d)", nm, d->cm.status);
+    return fl_seterr(fl__cholmod_err(d->cm.status), "%s: cholmod_analyze failed (status %d)", nm,
+                     d->cm.status);
   if (!d->L->is_super && d->L->ordering != CHOLMOD_NATURAL && d->L->Perm)
     return prepermute(d, A, nm);
   return FL_OK;

@@ -8,11 +8,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +50,8 @@ typedef struct solve_args {
   int keep_going; /* --keep-going: skip unreadable inputs instead of stopping */
   int norm;
   const char *norm_name;
+  double wall_limit; /* s; > 0: every pair in its own process, killed past this (guarded) */
+  double mem_limit;  /* GB; > 0: that process's address-space limit */
 } solve_args;
 
 /* One row of the summary: what happened to (problem, solver). */
@@ -61,7 +68,7 @@ typedef struct outcome {
 typedef struct solve_cli {
   fl_arg_list pos;
   fl_arg_multi solver_arg, set_arg;
-  const char *out, *norm;
+  const char *out, *norm, *wall_limit, *mem_limit;
   int force, examples, keep_going;
 } solve_cli;
 
@@ -87,6 +94,15 @@ static const fl_arg_desc solve_flags[] = {
    "report unreadable problem files on stderr and in the manifest (\"skipped\") and solve the "
    "others, instead of stopping (files of a kind FrictionLab does not model, e.g. rolling "
    "friction, are always skipped this way)"},
+  {"--wall-limit", FL_ARG_STR, A(wall_limit), 0, 0, "SECONDS", NULL,
+   "run each (problem, solver) pair in its own process and kill it after SECONDS of wall "
+   "time, set-up included (recorded as status error, reason WALL_LIMIT); a pair that crashes "
+   "is recorded as CRASHED and the others go on. Solvers check time_limit only between "
+   "iterations; this bounds what they do not (a factorization that takes minutes)"},
+  {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
+   "run each pair in its own process whose address space may grow by at most GB gigabytes "
+   "beyond the harness's (which holds the loaded problems); a solver that runs out is "
+   "recorded as an error (NOMEM where it says so) and the others go on"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -195,6 +211,21 @@ static int parse_norm(solve_args *a, const char *v) {
 }
 
 
+// a positive finite number, or NULL (no limit: *x = 0); 0 ok, EXIT_USAGE with a message
+static int parse_limit(const char *flag, const char *v, double *x) {
+  *x = 0;
+  if (!v) return 0;
+  char  *end;
+  double d = strtod(v, &end);
+  if (end == v || *end || !isfinite(d) || !(d > 0)) {
+    fprintf(stderr, "frictionlab solve: %s %s: expected a positive number\n", flag, v);
+    return EXIT_USAGE;
+  }
+  *x = d;
+  return 0;
+}
+
+
 // 0 ok, 1 --help printed, EXIT_USAGE on a usage error (message printed), -1 out of memory
 static int fill_args(solve_args *a, const fl_solve_job *j) {
   a->norm      = FL_NORM_FCLIB;
@@ -211,6 +242,15 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   for (int i = 0; i < j->nset; i++)
     if (add_setting(a, j->set[i]) != 0) return -1;
   if (parse_norm(a, j->norm ? j->norm : "fclib") != 0) return EXIT_USAGE;
+  if (parse_limit("--wall-limit", j->wall_limit, &a->wall_limit) != 0 ||
+      parse_limit("--mem-limit", j->mem_limit, &a->mem_limit) != 0)
+    return EXIT_USAGE;
+  if ((a->wall_limit > 0 || a->mem_limit > 0) && fl_campaign_size() > 1) {
+    // fork under MPI is not portable; a campaign bounds its ranks by the launcher instead
+    fprintf(stderr, "frictionlab solve: --wall-limit and --mem-limit run pairs in child "
+                    "processes, which a campaign over MPI ranks does not support\n");
+    return EXIT_USAGE;
+  }
 
   int rc = split_solvers(a);
   if (rc != 0) return rc;
@@ -502,6 +542,180 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
 }
 
 
+//---- guarded pairs: --wall-limit, --mem-limit ----
+
+/* Records a pair that ended without an answer of its own (killed at the wall limit, or
+ * crashed): one steps.csv row, no iteration records, a manifest note. Returns broke. */
+static int guarded_failure(const char *label, const char *sname, const fl_problem *p,
+                           FILE *steps, cJSON *notes, outcome *o, const char *reason, int code,
+                           const char *message, int broke) {
+  memset(o, 0, sizeof *o);
+  o->status  = "error";
+  o->reason  = reason;
+  o->code    = code;
+  o->iters   = -1;
+  o->solve_s = o->natmap = o->merit = NAN;
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddStringToObject(n, "problem", label);
+  cJSON_AddStringToObject(n, "solver", sname);
+  cJSON_AddStringToObject(n, "status", o->status);
+  cJSON_AddStringToObject(n, "message", message);
+  cJSON_AddItemToArray(notes, n);
+  fprintf(broke ? stderr : stdout, "%s / %s: %s: %s\n", label, sname, o->status, message);
+  write_step(steps, p, label, sname, o, NULL, NULL);
+  return broke;
+}
+
+/* The process's address space in bytes (VmSize of /proc/self/status), 0 when unreadable. */
+static double address_space(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char  line[256];
+  double kb = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmSize:", 7)) kb = strtod(line + 7, NULL);
+  if (f) fclose(f);
+  return kb * 1024.0;
+}
+
+/* solve_one in a child process (its own process group, killed with the parent) whose wall
+ * time is bounded by a->wall_limit and whose address space may grow by a->mem_limit GB beyond
+ * the harness's at the fork; the child sends its
+ * rows as one packed text (pack_pair) through a pipe. Past the wall limit the child's group is
+ * killed and the pair recorded as WALL_LIMIT (not a failure: the limit was asked for); a
+ * signal or a broken message is CRASHED (a failure); out of memory under --mem-limit is
+ * NOMEM, not a failure. Returns broke, as solve_one. */
+static int solve_one_guarded(const solve_args *a, const char *sname, const fl_problem *p,
+                             const char *label, FILE *steps, FILE *iters, cJSON *notes,
+                             outcome *o) {
+  int fd[2];
+  fflush(NULL); // the child must not write out the parent's buffered output again
+  if (pipe(fd) < 0) {
+    return guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+                           "could not create a pipe for the child process", 1);
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+                           "could not fork a child process", 1);
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    setpgid(0, 0);                        // a group, so that its own children die with it
+    prctl(PR_SET_PDEATHSIG, SIGKILL);     // and it dies with the harness
+    if (a->mem_limit > 0) {
+      // the pair's budget comes on top of what the harness holds (the loaded problems)
+      struct rlimit rl;
+      rl.rlim_cur = rl.rlim_max = (rlim_t)(address_space() + a->mem_limit * 1073741824.0);
+      setrlimit(RLIMIT_AS, &rl);
+    }
+    char  *sb = NULL, *ib = NULL;
+    size_t sn = 0, in = 0;
+    FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+    cJSON *pn = cJSON_CreateArray();
+    int    code = 3;
+    if (fs && fi && pn) {
+      outcome oc;
+      int     broke = solve_one(a, sname, p, label, fs, fi, pn, &oc);
+      fclose(fs);
+      fclose(fi);
+      char *txt = pack_pair(sb, ib, pn, &oc, broke);
+      if (txt) {
+        size_t n = strlen(txt), off = 0;
+        while (off < n) {
+          ssize_t w = write(fd[1], txt + off, n - off);
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) break;
+          off += (size_t)w;
+        }
+        code = off == n ? 0 : 3;
+      }
+    }
+    fflush(stdout);
+    fflush(stderr);
+    _exit(code); // no atexit handlers: the results folder is the parent's
+  }
+
+  // parent: read until end of file or the deadline
+  close(fd[1]);
+  setpgid(pid, pid); // also here, so that the group exists before any kill
+  char  *buf = NULL;
+  size_t len = 0, cap = 0;
+  int    killed = 0, ioerr = 0;
+  double t0 = fl_time_now();
+  for (;;) {
+    int wait_ms = -1;
+    if (a->wall_limit > 0) {
+      double left = a->wall_limit - (fl_time_now() - t0);
+      if (left <= 0) {
+        killed = 1;
+        break;
+      }
+      wait_ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
+    }
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    int           pr = poll(&pf, 1, wait_ms);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr < 0) {
+      ioerr = 1;
+      break;
+    }
+    if (pr == 0) continue; // the deadline is tested at the top
+    if (len + 65536 + 1 > cap) {
+      size_t nc = cap ? 2 * cap : 1 << 20;
+      while (nc < len + 65536 + 1) nc *= 2;
+      char *nb = realloc(buf, nc);
+      if (!nb) {
+        ioerr = 1;
+        break;
+      }
+      buf = nb, cap = nc;
+    }
+    ssize_t r = read(fd[0], buf + len, cap - len - 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      ioerr = 1;
+      break;
+    }
+    if (r == 0) break; // the child closed its end: done (or died)
+    len += (size_t)r;
+  }
+  close(fd[0]);
+  if (killed || ioerr) kill(-pid, SIGKILL);
+  int wst = 0;
+  while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {}
+  char msg[160];
+  int  broke;
+  if (killed) {
+    snprintf(msg, sizeof msg, "killed after the wall limit of %g s (--wall-limit)",
+             a->wall_limit);
+    broke = guarded_failure(label, sname, p, steps, notes, o, "WALL_LIMIT",
+                            FL_DIVERGED_TIME_LIMIT, msg, 0);
+  } else if (!ioerr && WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && buf) {
+    buf[len] = '\0';
+    broke = unpack_pair(buf, steps, iters, notes, o);
+    if (broke < 0) {
+      broke = guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+                              "the child process sent a malformed record", 1);
+    } else if (broke && a->mem_limit > 0 && o->code == FL_ERR_NOMEM) {
+      broke = 0; // the limit was asked for: running out of it is an answer
+    }
+  } else {
+    if (WIFSIGNALED(wst)) {
+      snprintf(msg, sizeof msg, "the child process died of signal %d (%s)%s", WTERMSIG(wst),
+               strsignal(WTERMSIG(wst)), a->mem_limit > 0 ? " (under --mem-limit)" : "");
+    } else {
+      snprintf(msg, sizeof msg, "the child process ended with status %d before sending its rows",
+               WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+    }
+    broke = guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO, msg, 1);
+  }
+  free(buf);
+  return broke;
+}
+
+
 /* Solves every pair, pair k on rank k mod size, and on rank 0 writes the rows in the serial
  * order. Serial: straight into the files. Returns the number of broken solves (rank 0's
  * count, the same on every rank), or -1 when the gathering failed. */
@@ -515,7 +729,11 @@ static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, 
   if (size == 1) {
     for (long k = 0; k < npairs; k++) {
       int i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-      nbroke += solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes, &outs[k]);
+      nbroke += a->wall_limit > 0 || a->mem_limit > 0
+                    ? solve_one_guarded(a, a->solvers[j], probs[i], labels[i], steps, iters,
+                                        notes, &outs[k])
+                    : solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes,
+                                &outs[k]);
       fl_progress_update(&bar, k + 1);
     }
     fl_progress_end(&bar);
@@ -625,7 +843,7 @@ int fl_cmd_solve(int argc, char **argv) {
   if (rc == 0) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
-                      c.examples, c.keep_going};
+                      c.examples, c.keep_going, c.wall_limit, c.mem_limit};
     rc = fl_solve_run(&j);
   } else {
     rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;

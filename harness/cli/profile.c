@@ -259,7 +259,7 @@ int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver)
 typedef struct profile_cli {
   fl_arg_list pos;
   fl_arg_multi solver_arg, set_arg;
-  const char *tol, *out, *from, *norm;
+  const char *tol, *out, *from, *norm, *wall_limit, *mem_limit;
   int force;
 } profile_cli;
 
@@ -276,6 +276,10 @@ static const fl_arg_desc profile_flags[] = {
   {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
    "results folder (default results/profiles/profile-<date>-<time>)"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {"--wall-limit", FL_ARG_STR, A(wall_limit), 0, 0, "SECONDS", NULL,
+   "each (problem, solver) pair in its own process, killed after SECONDS, as for solve"},
+  {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
+   "each pair's process may grow by GB gigabytes of address space, as for solve"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -417,7 +421,7 @@ int fl_cmd_profile(int argc, char **argv) {
     snprintf(shown, sizeof shown, "%s/solve", out);
     fl_solve_job job = {c.pos.n,     c.pos.v, c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                         c.set_arg.v, c.norm,  solvedir,       shown,          0,
-                        0,           1};
+                        0,           1,       c.wall_limit,   c.mem_limit};
     int rc = fl_solve_run(&job);
     if (rank > 0) {
       status = rc;
