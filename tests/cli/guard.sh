@@ -57,8 +57,8 @@ else
   fail "profile --wall-limit: exit $rc; $(cat "$tmp/prof/costs.csv" 2>/dev/null | head -3) $(head -c 300 "$tmp/stderr")"
 fi
 
-# an address-space limit is meaningless under AddressSanitizer (its shadow memory is terabytes
-# of reservations), so these checks run on the plain build only
+# under AddressSanitizer the allocator serves memory from regions reserved at start, which an
+# address-space limit does not see, so these checks run on the plain build only
 if ldd "$bin" 2>/dev/null | grep -q libasan; then
   echo "skip: --mem-limit under AddressSanitizer"
 else
