@@ -316,6 +316,9 @@ static void add_libraries(cJSON *root) {
   char real[4096];
   const char *bl = dg && dladdr(dg, &di) && di.dli_fname ? di.dli_fname : "?";
   cJSON_AddStringToObject(l, "blas", realpath(bl, real) ? real : bl);
+  // OpenBLAS (scripts/benchmark --blas openblas) says how many threads it runs
+  int (*nth)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+  if (nth) cJSON_AddNumberToObject(l, "blas_threads", nth());
 #ifdef FL_HAVE_SICONOS
   // Siconos runs in child processes with its own BLAS binding (docs/siconos.md)
   char sb[256];
