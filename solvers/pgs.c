@@ -75,7 +75,9 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
 }
 
 
-int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm) {
+/* fl__relax_setup without max_per_clique (which only the Jacobi step needs) */
+static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int variant,
+                            int norm) {
   memset(r, 0, sizeof *r);
   r->p = p;
   r->global = p->kind == FL_PROBLEM_GLOBAL;
@@ -161,6 +163,13 @@ int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant
   }
   r->norm_q = sqrt(nq);
   for (fl_int k = 0; k < r->nc + r->nh; k++) r->order[k] = k;
+  r->max_per_clique = 1;
+  return FL_OK;
+}
+
+
+int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm) {
+  FL_TRY(relax_setup_core(s, p, r, variant, norm));
   return count_per_clique(s, r);
 }
 
@@ -393,7 +402,7 @@ static uint64_t splitmix64(uint64_t *x) {
 static int pgs_setup(fl_solver *s, const fl_problem *p) {
   pgs_data *d = s->data;
   const pgs_opts *o = s->opts;
-  FL_TRY(fl__relax_setup(s, p, &d->r, o->local, s->common.norm));
+  FL_TRY(relax_setup_core(s, p, &d->r, o->local, s->common.norm));
   return o->order == ORDER_COLOUR ? fl__relax_colour(&d->r) : FL_OK;
 }
 
