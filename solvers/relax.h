@@ -49,6 +49,9 @@ typedef struct fl__relax {
   double *dg;             /* (nrow) impulse change of one Jacobi iteration */
   int *mode;              /* (nc) 0 open, 1 stick, 2 slip at the last residual */
   fl_int *order;          /* (nc + nh) sweep order: items < nc are contacts, then rows */
+  fl_int *run;            /* (2 nc) or NULL, global, set by pgs: the first dofs d1 < d2 of the
+                             runs of 6 that are the columns of all three rows of contact i in J
+                             and B (d2 = -1: one run), or d1 = -1 (another pattern) */
 
   /* colouring (fl__relax_colour; malloc'd, freed by fl__relax_free) */
   int ncolour;            /* 0 until coloured */
