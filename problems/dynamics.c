@@ -607,6 +607,29 @@ static double dot_rows(const fl_csr *J, fl_int r, const fl_csr *B, fl_int s) {
 }
 
 
+/* sum of a_k b_k, k = 0..n-1, from +0 in order; two rigid bodies' 12 terms written out */
+static inline double dot_n(const double *a, const double *b, fl_int n) {
+  double s = 0.0;
+  if (n == 12) {
+    s += a[0] * b[0];
+    s += a[1] * b[1];
+    s += a[2] * b[2];
+    s += a[3] * b[3];
+    s += a[4] * b[4];
+    s += a[5] * b[5];
+    s += a[6] * b[6];
+    s += a[7] * b[7];
+    s += a[8] * b[8];
+    s += a[9] * b[9];
+    s += a[10] * b[10];
+    s += a[11] * b[11];
+    return s;
+  }
+  for (fl_int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+
 /* symmetric W_rs = (J_r . B_s + J_s . B_r) / 2 */
 static double w_entry(const fl_dynamics *d, fl_int r, fl_int s) {
   const fl_csr *J = d->p->J;
@@ -639,13 +662,12 @@ int fl_dynamics_delassus_blocks(fl_dynamics *d, double *Wc, double *Wh) {
           const double *ja = J->val + J->rowptr[r0 + a], *ba = B->val + B->rowptr[r0 + a];
           for (int b = a; b < 3; b++) {
             const double *jb = J->val + J->rowptr[r0 + b], *bb = B->val + B->rowptr[r0 + b];
-            double s1 = 0.0, s2 = 0.0;
-            for (fl_int k = 0; k < n; k++) s1 += ja[k] * bb[k];
+            double s1 = dot_n(ja, bb, n);
             if (a == b) {
               Wc[9 * i + 4 * a] = s1;
               continue;
             }
-            for (fl_int k = 0; k < n; k++) s2 += jb[k] * ba[k];
+            double s2 = dot_n(jb, ba, n);
             double v = 0.5 * (s1 + s2);
             Wc[9 * i + 3 * a + b] = v;
             Wc[9 * i + 3 * b + a] = v;
