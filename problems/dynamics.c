@@ -49,6 +49,12 @@ struct fl_dynamics {
 };
 
 
+/* test hook: 0 forms J A^-1 of every clique by the batches alone (tests/test_box_pile.c
+ * compares both ways to the bit) */
+extern int fl__dyn_rows;
+int fl__dyn_rows = 1;
+
+
 //---- creation ----
 
 void fl_dynamics_free(fl_dynamics *d) {
@@ -485,7 +491,7 @@ static int build_JAinv(fl_dynamics *d) {
 
   // dense cliques, row by row, straight into B (contiguous layout): each right-hand side is
   // the row of J on the clique, summed from +0 as the batches below sum it, then solved in place
-  int rows_done = d->B_contig;
+  int rows_done = d->B_contig && fl__dyn_rows;
   if (rows_done) {
     for (fl_int r = 0; r < nrow; r++) {
       fl_int k0 = d->rc_ptr[r], k1 = d->rc_ptr[r + 1];

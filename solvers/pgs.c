@@ -422,8 +422,10 @@ static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2) {
 
 /* the contacts whose rows in J and B all are the same runs of 6 dofs (a rigid body or two):
  * their sweeps index v directly */
+int fl__pgs_runs = 1;
+
 static int find_runs(fl_solver *s, fl__relax *r) {
-  if (!r->global || r->nc == 0) return FL_OK;
+  if (!r->global || r->nc == 0 || !fl__pgs_runs) return FL_OK;
   r->run = FL_ALLOC(&s->arena, 2 * r->nc, fl_int);
   if (!r->run) return fl_seterr(FL_ERR_NOMEM, "solver pgs: arena too small");
   for (fl_int i = 0; i < r->nc; i++) {

@@ -59,6 +59,9 @@ typedef struct fl__relax {
   fl_int *colour_items;   /* (nc + nh) items by colour, increasing index within a colour */
 } fl__relax;
 
+/* test hook: 0 sweeps every contact through the rows' column indices (pgs.c's runs off) */
+extern int fl__pgs_runs;
+
 /* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`
  * are stored. Local problems with bilateral rows give FL_ERR_UNSUPPORTED. */
 int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
