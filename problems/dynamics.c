@@ -169,6 +169,11 @@ static int incidence(fl_dynamics *d) {
   for (fl_int r = 0; r < nrow; r++) {
     fl_int start = w;
     for (fl_int k = J->rowptr[r]; k < J->rowptr[r + 1]; k++) {
+      if (J->col[k] < 0 || J->col[k] >= d->nv) {
+        fl_free(last);
+        return fl_seterr(FL_ERR_FORMAT, "%s: J has a column index %d outside [0, %d)", p->name,
+                         (int)J->col[k], (int)d->nv);
+      }
       if (J->val[k] == 0.0) continue;
       fl_int c = p->dof_clique[J->col[k]];
       if (last[c] == r) continue;
@@ -235,12 +240,7 @@ int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
                        (int)p->A->col[k], (int)nv);
     }
   }
-  for (fl_int k = 0; k < p->J->rowptr[nrow]; k++) {
-    if (p->J->col[k] < 0 || p->J->col[k] >= nv) {
-      return fl_seterr(FL_ERR_FORMAT, "%s: J has a column index %d outside [0, %d)", p->name,
-                       (int)p->J->col[k], (int)nv);
-    }
-  }
+  // (J's column indices: checked where incidence first reads them)
   for (fl_int d = 0; d < nv; d++) {
     if (p->dof_clique[d] < 0 || p->dof_clique[d] >= ncl) {
       return fl_seterr(FL_ERR_FORMAT, "%s: dof %d has clique %d outside [0, %d)", p->name, (int)d,

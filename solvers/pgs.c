@@ -492,8 +492,13 @@ static double pgs_contact_runs(fl__relax *r, fl_int it, double omega, double *v,
     u[c] = acc + (r->cq ? r->cq[r0 + c] : 0.0);
   }
   double *g = gamma + r0;
-  fl__relax_contact(r, it, u, g, nw);
-  fl__relax_apply_omega(r, it, omega, g, nw);
+  // fl__relax_contact and fl__relax_apply_omega, inlined
+  double mu = r->p->mu[it];
+  if (r->variant == FL_RELAX_BLOCK)
+    fl_hd_relax_block(mu, r->Rn[it], r->vhat[it], r->rho[it], u, g, nw);
+  else
+    fl_hd_relax_nf(r->Wd + 9 * it, mu, r->Rn[it], r->vhat[it], r->lt[it], u, g, nw);
+  if (omega != 1.0) fl_hd_apply_omega(mu, omega, g, nw);
   double d2s = 0;
   for (int c = 0; c < 3; c++) {
     double dg = nw[c] - g[c];
