@@ -44,7 +44,15 @@ struct fl_dynamics {
   fl_int *boff;         /* (rc_ptr[nrow]) position in B of the first entry of incidence k; its
                            clique's dofs follow contiguously in clique order (B_contig) */
   int B_contig;         /* every row of B is its cliques' dofs concatenated in ascending order */
+  unsigned char *rig6;  /* (ncl) 1 where the clique's dense factor has a rigid body's zeros
+                           (mass block diagonal, no mass-inertia coupling): solve_rig6 */
 };
+
+
+/* test hook: 0 forms J A^-1 of every clique by the batches alone (tests/test_box_pile.c
+ * compares both ways to the bit) */
+extern int fl__dyn_rows;
+int fl__dyn_rows = 1;
 
 
 //---- creation ----
@@ -77,6 +85,7 @@ void fl_dynamics_free(fl_dynamics *d) {
   fl_free(d->cr);
   fl_free(d->cr_k);
   fl_free(d->boff);
+  fl_free(d->rig6);
   fl_csr_free(d->B);
   fl_free(d);
 }
@@ -140,52 +149,47 @@ static int factor_sparse(fl_dynamics *d, fl_int c) {
 }
 
 
-/* which cliques each row of J touches (nonzero entries), and the transpose */
+/* which cliques each row of J touches (nonzero entries), and the transpose; one pass over J
+ * into arrays sized by its entries (an upper bound on the incidences) */
 static int incidence(fl_dynamics *d) {
   const fl_problem *p = d->p;
   const fl_csr *J = p->J;
-  fl_int nrow = d->nrow, ncl = d->ncl;
+  fl_int nrow = d->nrow, ncl = d->ncl, jn = J->rowptr[nrow];
   d->rc_ptr = fl_calloc((size_t)nrow + 1, sizeof(fl_int));
   d->cr_ptr = fl_calloc((size_t)ncl + 1, sizeof(fl_int));
+  d->rc = fl_malloc(((size_t)jn + 1) * sizeof(fl_int));
+  d->cr = fl_malloc(((size_t)jn + 1) * sizeof(fl_int));
   fl_int *last = fl_malloc(((size_t)ncl + 1) * sizeof(fl_int));
-  if (!d->rc_ptr || !d->cr_ptr || !last) {
+  if (!d->rc_ptr || !d->cr_ptr || !d->rc || !d->cr || !last) {
     fl_free(last);
     return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
   }
-  for (int pass = 0; pass < 2; pass++) {
-    for (fl_int c = 0; c < ncl; c++) last[c] = -1;
-    fl_int w = 0;
-    for (fl_int r = 0; r < nrow; r++) {
-      fl_int start = w;
-      for (fl_int k = J->rowptr[r]; k < J->rowptr[r + 1]; k++) {
-        if (J->val[k] == 0.0) continue;
-        fl_int c = p->dof_clique[J->col[k]];
-        if (last[c] == r) continue;
-        last[c] = r;
-        if (pass == 1) d->rc[w] = c;
-        w++;
-      }
-      if (pass == 1) {
-        // few cliques per row: insertion sort keeps them ascending
-        for (fl_int a = start + 1; a < w; a++) {
-          fl_int v = d->rc[a], b = a - 1;
-          while (b >= start && d->rc[b] > v) {
-            d->rc[b + 1] = d->rc[b];
-            b--;
-          }
-          d->rc[b + 1] = v;
-        }
-      }
-      d->rc_ptr[r + 1] = w;
-    }
-    if (pass == 0) {
-      d->rc = fl_malloc(((size_t)w + 1) * sizeof(fl_int));
-      d->cr = fl_malloc(((size_t)w + 1) * sizeof(fl_int));
-      if (!d->rc || !d->cr) {
+  for (fl_int c = 0; c < ncl; c++) last[c] = -1;
+  fl_int w = 0;
+  for (fl_int r = 0; r < nrow; r++) {
+    fl_int start = w;
+    for (fl_int k = J->rowptr[r]; k < J->rowptr[r + 1]; k++) {
+      if (J->col[k] < 0 || J->col[k] >= d->nv) {
         fl_free(last);
-        return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the row/clique incidence", p->name);
+        return fl_seterr(FL_ERR_FORMAT, "%s: J has a column index %d outside [0, %d)", p->name,
+                         (int)J->col[k], (int)d->nv);
       }
+      if (J->val[k] == 0.0) continue;
+      fl_int c = p->dof_clique[J->col[k]];
+      if (last[c] == r) continue;
+      last[c] = r;
+      d->rc[w++] = c;
     }
+    // few cliques per row: insertion sort keeps them ascending
+    for (fl_int a = start + 1; a < w; a++) {
+      fl_int v = d->rc[a], b = a - 1;
+      while (b >= start && d->rc[b] > v) {
+        d->rc[b + 1] = d->rc[b];
+        b--;
+      }
+      d->rc[b + 1] = v;
+    }
+    d->rc_ptr[r + 1] = w;
   }
   fl_free(last);
 
@@ -236,12 +240,7 @@ int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
                        (int)p->A->col[k], (int)nv);
     }
   }
-  for (fl_int k = 0; k < p->J->rowptr[nrow]; k++) {
-    if (p->J->col[k] < 0 || p->J->col[k] >= nv) {
-      return fl_seterr(FL_ERR_FORMAT, "%s: J has a column index %d outside [0, %d)", p->name,
-                       (int)p->J->col[k], (int)nv);
-    }
-  }
+  // (J's column indices: checked where incidence first reads them)
   for (fl_int d = 0; d < nv; d++) {
     if (p->dof_clique[d] < 0 || p->dof_clique[d] >= ncl) {
       return fl_seterr(FL_ERR_FORMAT, "%s: dof %d has clique %d outside [0, %d)", p->name, (int)d,
@@ -265,7 +264,9 @@ int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
   d->X1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
   d->Y1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
   d->E1 = fl_calloc((size_t)ncl + 1, sizeof(cholmod_dense *));
-  if (!d->loc || !d->dense_off || !d->work || !d->L || !d->B1 || !d->X1 || !d->Y1 || !d->E1) {
+  d->rig6 = fl_calloc((size_t)ncl + 1, 1);
+  if (!d->loc || !d->dense_off || !d->work || !d->L || !d->B1 || !d->X1 || !d->Y1 || !d->E1 ||
+      !d->rig6) {
     fl_dynamics_free(d);
     return fl_seterr(FL_ERR_NOMEM, "%s: no memory for the dynamics", p->name);
   }
@@ -311,6 +312,11 @@ int fl_dynamics_create(const fl_problem *p, fl_dynamics **out) {
     if (fl_chol_factor(Lc, (int)n) < 0) {
       rc = fl_seterr(FL_ERR_NOT_SPD, "%s: block of A for clique %d (%d dofs) is not SPD", p->name,
                      (int)c, (int)n);
+    } else if (n == 6) {
+      int z = Lc[6] == 0.0 && Lc[12] == 0.0 && Lc[13] == 0.0;
+      for (int i = 3; i < 6; i++)
+        for (int k = 0; k < 3; k++) z = z && Lc[6 * i + k] == 0.0;
+      d->rig6[c] = (unsigned char)z;
     }
   }
 
@@ -361,6 +367,21 @@ static inline void chol_solve6(const double *L, double *b) {
     for (int k = i + 1; k < 6; k++) s -= L[k * 6 + i] * b[k];
     b[i] = s / L[i * 6 + i];
   }
+}
+
+
+/* chol_solve6 on a factor with a rigid body's zeros (rig6), without the terms whose factor
+ * entry is zero: the same results when no entry of b is -0 (then s - 0 * b_k = s, the skipped
+ * terms all come before the others in their sums), as the right-hand sides of build_JAinv,
+ * sums started from +0, are */
+static inline void solve_rig6(const double *L, double *b) {
+  for (int i = 0; i < 3; i++) b[i] = b[i] / L[7 * i] / L[7 * i];
+  b[3] = b[3] / L[21];
+  b[4] = (b[4] - L[27] * b[3]) / L[28];
+  b[5] = (b[5] - L[33] * b[3] - L[34] * b[4]) / L[35];
+  b[5] = b[5] / L[35];
+  b[4] = (b[4] - L[34] * b[5]) / L[28];
+  b[3] = (b[3] - L[27] * b[4] - L[33] * b[5]) / L[21];
 }
 
 
@@ -457,7 +478,9 @@ static int build_JAinv(fl_dynamics *d) {
       if (w > B->rowptr[r] && p->clique_ptr[c + 1] > p->clique_ptr[c] &&
           B->col[w - 1] > p->clique_dof[p->clique_ptr[c]])
         sorted = 0;
-      for (fl_int e = p->clique_ptr[c]; e < p->clique_ptr[c + 1]; e++) B->col[w++] = p->clique_dof[e];
+      fl_int ne = p->clique_ptr[c + 1] - p->clique_ptr[c];
+      memcpy(B->col + w, p->clique_dof + p->clique_ptr[c], (size_t)ne * sizeof(fl_int));
+      w += ne;
     }
     if (!sorted) {
       d->B_contig = 0;
@@ -465,6 +488,40 @@ static int build_JAinv(fl_dynamics *d) {
     }
   }
   B->rowptr[nrow] = w;
+
+  // dense cliques, row by row, straight into B (contiguous layout): each right-hand side is
+  // the row of J on the clique, summed from +0 as the batches below sum it, then solved in place
+  int rows_done = d->B_contig && fl__dyn_rows;
+  if (rows_done) {
+    for (fl_int r = 0; r < nrow; r++) {
+      fl_int k0 = d->rc_ptr[r], k1 = d->rc_ptr[r + 1];
+      fl_int j0 = J->rowptr[r], jn = J->rowptr[r + 1] - j0, b0 = B->rowptr[r];
+      if (jn == B->rowptr[r + 1] - b0 &&
+          !memcmp(J->col + j0, B->col + b0, (size_t)jn * sizeof(fl_int))) {
+        // the row of J has B's pattern (whole cliques): entry by entry (+0 + x, as summed)
+        for (fl_int e = 0; e < jn; e++) B->val[b0 + e] = 0.0 + J->val[j0 + e];
+      } else {
+        for (fl_int k = k0; k < k1; k++) {
+          fl_int c = d->rc[k];
+          if (d->dense_off[c] < 0) continue;
+          double *x = B->val + d->boff[k];
+          for (fl_int e = 0; e < p->clique_ptr[c + 1] - p->clique_ptr[c]; e++) x[e] = 0.0;
+        }
+        for (fl_int e = j0; e < j0 + jn; e++) {
+          fl_int c = p->dof_clique[J->col[e]], k = k0;
+          while (k < k1 && d->rc[k] != c) k++;
+          if (k < k1 && d->dense_off[c] >= 0) B->val[d->boff[k] + d->loc[J->col[e]]] += J->val[e];
+        }
+      }
+      for (fl_int k = k0; k < k1; k++) {
+        fl_int c = d->rc[k];
+        if (d->dense_off[c] < 0) continue;
+        double *x = B->val + d->boff[k];
+        if (d->rig6[c]) solve_rig6(d->Ld + d->dense_off[c], x);
+        else solve_clique(d, c, x);
+      }
+    }
+  }
 
   // values per clique: A_c^-1 J_r|c^T for batches of the rows touching c
   fl_int maxn = 0;
@@ -480,6 +537,7 @@ static int build_JAinv(fl_dynamics *d) {
   int rc = FL_OK;
   for (fl_int c = 0; c < d->ncl && rc == FL_OK; c++) {
     fl_int c0 = p->clique_ptr[c], n = p->clique_ptr[c + 1] - c0;
+    if (rows_done && d->dense_off[c] >= 0) continue;
     for (fl_int k0 = d->cr_ptr[c]; k0 < d->cr_ptr[c + 1] && rc == FL_OK; k0 += BATCH) {
       fl_int nb = d->cr_ptr[c + 1] - k0 < BATCH ? d->cr_ptr[c + 1] - k0 : BATCH;
       // right-hand sides: column j = row cr[k0 + j] of J restricted to the clique
@@ -555,6 +613,29 @@ static double dot_rows(const fl_csr *J, fl_int r, const fl_csr *B, fl_int s) {
 }
 
 
+/* sum of a_k b_k, k = 0..n-1, from +0 in order; two rigid bodies' 12 terms written out */
+static inline double dot_n(const double *a, const double *b, fl_int n) {
+  double s = 0.0;
+  if (n == 12) {
+    s += a[0] * b[0];
+    s += a[1] * b[1];
+    s += a[2] * b[2];
+    s += a[3] * b[3];
+    s += a[4] * b[4];
+    s += a[5] * b[5];
+    s += a[6] * b[6];
+    s += a[7] * b[7];
+    s += a[8] * b[8];
+    s += a[9] * b[9];
+    s += a[10] * b[10];
+    s += a[11] * b[11];
+    return s;
+  }
+  for (fl_int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+
 /* symmetric W_rs = (J_r . B_s + J_s . B_r) / 2 */
 static double w_entry(const fl_dynamics *d, fl_int r, fl_int s) {
   const fl_csr *J = d->p->J;
@@ -578,21 +659,21 @@ int fl_dynamics_delassus_blocks(fl_dynamics *d, double *Wc, double *Wh) {
       for (int a = 0; a < 3 && same; a++) {
         fl_int ja = J->rowptr[r0 + a], ba = B->rowptr[r0 + a];
         if (J->rowptr[r0 + a + 1] - ja != n || B->rowptr[r0 + a + 1] - ba != n) same = 0;
-        for (fl_int k = 0; k < n && same; k++)
-          if (J->col[ja + k] != J->col[j0 + k] || B->col[ba + k] != J->col[j0 + k]) same = 0;
+        size_t sz = (size_t)n * sizeof(fl_int);
+        if (same && (memcmp(J->col + ja, J->col + j0, sz) || memcmp(B->col + ba, J->col + j0, sz)))
+          same = 0;
       }
       if (same) {
         for (int a = 0; a < 3; a++) {
           const double *ja = J->val + J->rowptr[r0 + a], *ba = B->val + B->rowptr[r0 + a];
           for (int b = a; b < 3; b++) {
             const double *jb = J->val + J->rowptr[r0 + b], *bb = B->val + B->rowptr[r0 + b];
-            double s1 = 0.0, s2 = 0.0;
-            for (fl_int k = 0; k < n; k++) s1 += ja[k] * bb[k];
+            double s1 = dot_n(ja, bb, n);
             if (a == b) {
               Wc[9 * i + 4 * a] = s1;
               continue;
             }
-            for (fl_int k = 0; k < n; k++) s2 += jb[k] * ba[k];
+            double s2 = dot_n(jb, ba, n);
             double v = 0.5 * (s1 + s2);
             Wc[9 * i + 3 * a + b] = v;
             Wc[9 * i + 3 * b + a] = v;

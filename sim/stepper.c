@@ -31,6 +31,38 @@ static int key_cmp(const void *pa, const void *pb) {
 }
 
 
+static int key_less(const fl__wskey *a, const fl__wskey *b) {
+  if (a->a != b->a) return a->a < b->a;
+  if (a->b != b->b) return a->b < b->b;
+  return a->feature < b->feature;
+}
+
+
+/* sorts k[0..n) by key_cmp, stably (as glibc's qsort, a merge sort, orders equal keys), with
+ * the comparison inlined: bottom-up merges through tmp (n entries); FL_OK or FL_ERR_NOMEM */
+static int key_sort(fl__wskey *k, fl_int n) {
+  if (n < 2) return FL_OK;
+  fl__wskey *tmp = fl_malloc((size_t)n * sizeof *tmp);
+  if (!tmp) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");
+  fl__wskey *src = k, *dst = tmp;
+  for (fl_int w = 1; w < n; w *= 2) {
+    for (fl_int lo = 0; lo < n; lo += 2 * w) {
+      fl_int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+      fl_int i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) dst[o++] = key_less(&src[j], &src[i]) ? src[j++] : src[i++];
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    fl__wskey *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != k) memcpy(k, src, (size_t)n * sizeof *k);
+  fl_free(tmp);
+  return FL_OK;
+}
+
+
 static const fl__wskey *key_find(const fl_world_impl *m, fl_int a, fl_int b, int64_t f) {
   fl__wskey k = {a, b, f, 0};
   return m->nws ? bsearch(&k, m->ws, (size_t)m->nws, sizeof k, key_cmp) : NULL;
@@ -87,6 +119,20 @@ static double put_crow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
   double vals[24], bconst = 0;
   int n = fl__body_kinds[ct->a.kind]->side_row(w, &ct->a, ct->p, d, -1.0, cols, vals, &bconst);
   n += fl__body_kinds[ct->b.kind]->side_row(w, &ct->b, ct->p, d, 1.0, cols + n, vals + n, &bconst);
+  // the usual case, columns already strictly increasing (side a's dofs below side b's): the
+  // sort and the merge below would leave them as they are
+  int inc = 1;
+  for (int i = 1; i < n && inc; i++) inc = cols[i - 1] < cols[i];
+  if (inc) {
+    fl_int at = *nnz;
+    for (int i = 0; i < n; i++) {
+      J->col[at + i] = cols[i];
+      J->val[at + i] = vals[i];
+    }
+    *nnz = at + n;
+    J->rowptr[row + 1] = *nnz;
+    return bconst;
+  }
   for (int i = 1; i < n; i++) {
     fl_int c = cols[i];
     double v = vals[i];
@@ -364,7 +410,7 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     memcpy(m->ws_gamma + 3 * c, m->gamma + 3 * c, 3 * sizeof(double));
   }
   m->nws = p->nc;
-  qsort(m->ws, (size_t)m->nws, sizeof(fl__wskey), key_cmp);
+  FL_TRY(key_sort(m->ws, m->nws));
   if (p->nh > 0) {
     double *g = fl_realloc(m->ws_gh, (size_t)p->nh * sizeof(double));
     if (!g) return fl_seterr(FL_ERR_NOMEM, "stepper: out of memory");

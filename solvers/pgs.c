@@ -75,7 +75,9 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
 }
 
 
-int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm) {
+/* fl__relax_setup without max_per_clique (which only the Jacobi step needs) */
+static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int variant,
+                            int norm) {
   memset(r, 0, sizeof *r);
   r->p = p;
   r->global = p->kind == FL_PROBLEM_GLOBAL;
@@ -101,7 +103,8 @@ int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant
   fl_int nn = r->nv > r->nc ? r->nv : r->nc;
   size_t bytes = sizeof(double) * (size_t)(14 * r->nc + r->nh + 2 * r->nrow) +
                  sizeof(int) * (size_t)r->nc + sizeof(fl_int) * (size_t)(r->nc + r->nh) +
-                 sizeof(fl_int) * (size_t)(2 * nn + 2) + 16 * 64;
+                 sizeof(fl_int) * (size_t)(2 * nn + 2) + sizeof(fl_int) * (size_t)(2 * r->nc) +
+                 16 * 64;
   FL_TRY(fl_solver_arena_reserve(s, bytes));
   fl_arena *a = &s->arena;
   r->Wd = FL_ALLOC(a, 9 * r->nc + 1, double);
@@ -161,6 +164,13 @@ int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant
   }
   r->norm_q = sqrt(nq);
   for (fl_int k = 0; k < r->nc + r->nh; k++) r->order[k] = k;
+  r->max_per_clique = 1;
+  return FL_OK;
+}
+
+
+int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm) {
+  FL_TRY(relax_setup_core(s, p, r, variant, norm));
   return count_per_clique(s, r);
 }
 
@@ -390,17 +400,123 @@ static uint64_t splitmix64(uint64_t *x) {
 }
 
 
+/* d1 (and d2) when the n columns of row r of m are one run of 6 dofs from d1 (n = 6) or two,
+ * from d1 < d2 (n = 12); 0 when not */
+static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2) {
+  fl_int k0 = m->rowptr[r], n = m->rowptr[r + 1] - k0;
+  if (n != 6 && n != 12) return 0;
+  const fl_int *c = m->col + k0;
+  for (int k = 1; k < 6; k++)
+    if (c[k] != c[0] + k) return 0;
+  *d1 = c[0];
+  *d2 = -1;
+  if (n == 12) {
+    for (int k = 7; k < 12; k++)
+      if (c[k] != c[6] + k - 6) return 0;
+    if (c[6] <= c[0]) return 0;
+    *d2 = c[6];
+  }
+  return 1;
+}
+
+
+/* the contacts whose rows in J and B all are the same runs of 6 dofs (a rigid body or two):
+ * their sweeps index v directly */
+int fl__pgs_runs = 1;
+
+static int find_runs(fl_solver *s, fl__relax *r) {
+  if (!r->global || r->nc == 0 || !fl__pgs_runs) return FL_OK;
+  r->run = FL_ALLOC(&s->arena, 2 * r->nc, fl_int);
+  if (!r->run) return fl_seterr(FL_ERR_NOMEM, "solver pgs: arena too small");
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_int d1, d2, r0 = 3 * i, k0 = r->J->rowptr[r0], n = r->J->rowptr[r0 + 1] - k0;
+    int ok = row_runs(r->J, r0, &d1, &d2);
+    // the other five rows: the same columns as the first
+    for (int c = 0; c < 3 && ok; c++) {
+      const fl_csr *m[2] = {r->J, r->B};
+      for (int q = c == 0; q < 2 && ok; q++) {
+        fl_int e0 = m[q]->rowptr[r0 + c];
+        ok = m[q]->rowptr[r0 + c + 1] - e0 == n &&
+             !memcmp(m[q]->col + e0, r->J->col + k0, (size_t)n * sizeof(fl_int));
+      }
+    }
+    r->run[2 * i] = ok ? d1 : -1;
+    r->run[2 * i + 1] = ok ? d2 : -1;
+  }
+  return FL_OK;
+}
+
+
 static int pgs_setup(fl_solver *s, const fl_problem *p) {
   pgs_data *d = s->data;
   const pgs_opts *o = s->opts;
-  FL_TRY(fl__relax_setup(s, p, &d->r, o->local, s->common.norm));
+  FL_TRY(relax_setup_core(s, p, &d->r, o->local, s->common.norm));
+  FL_TRY(find_runs(s, &d->r));
   return o->order == ORDER_COLOUR ? fl__relax_colour(&d->r) : FL_OK;
+}
+
+
+// a run of 6 written out (gcc -O2 keeps the loop and its counter otherwise); terms in order
+#define DOT6(acc, a, x)                                                                          \
+  do {                                                                                           \
+    acc += (a)[0] * (x)[0];                                                                      \
+    acc += (a)[1] * (x)[1];                                                                      \
+    acc += (a)[2] * (x)[2];                                                                      \
+    acc += (a)[3] * (x)[3];                                                                      \
+    acc += (a)[4] * (x)[4];                                                                      \
+    acc += (a)[5] * (x)[5];                                                                      \
+  } while (0)
+#define AXPY6(x, s, a)                                                                           \
+  do {                                                                                           \
+    (x)[0] += (s) * (a)[0];                                                                      \
+    (x)[1] += (s) * (a)[1];                                                                      \
+    (x)[2] += (s) * (a)[2];                                                                      \
+    (x)[3] += (s) * (a)[3];                                                                      \
+    (x)[4] += (s) * (a)[4];                                                                      \
+    (x)[5] += (s) * (a)[5];                                                                      \
+  } while (0)
+
+
+/* pgs_item for a contact with runs (find_runs): the same sums in the same order as
+ * fl__row_dot and fl__row_axpy over the runs' columns, without the column indices */
+static double pgs_contact_runs(fl__relax *r, fl_int it, double omega, double *v, double *gamma) {
+  fl_int r0 = 3 * it, d1 = r->run[2 * it], d2 = r->run[2 * it + 1];
+  const double *jv = r->J->val, *bv = r->B->val;
+  double *v1 = v + d1, *v2 = d2 >= 0 ? v + d2 : NULL;
+  double u[3], nw[3];
+  for (int c = 0; c < 3; c++) {
+    const double *j = jv + r->J->rowptr[r0 + c];
+    double acc = 0;
+    DOT6(acc, j, v1);
+    if (v2) DOT6(acc, j + 6, v2);
+    u[c] = acc + (r->cq ? r->cq[r0 + c] : 0.0);
+  }
+  double *g = gamma + r0;
+  // fl__relax_contact and fl__relax_apply_omega, inlined
+  double mu = r->p->mu[it];
+  if (r->variant == FL_RELAX_BLOCK)
+    fl_hd_relax_block(mu, r->Rn[it], r->vhat[it], r->rho[it], u, g, nw);
+  else
+    fl_hd_relax_nf(r->Wd + 9 * it, mu, r->Rn[it], r->vhat[it], r->lt[it], u, g, nw);
+  if (omega != 1.0) fl_hd_apply_omega(mu, omega, g, nw);
+  double d2s = 0;
+  for (int c = 0; c < 3; c++) {
+    double dg = nw[c] - g[c];
+    if (dg == 0.0) continue;
+    g[c] = nw[c];
+    d2s += dg * dg;
+    const double *b = bv + r->B->rowptr[r0 + c];
+    AXPY6(v1, dg, b);
+    if (v2) AXPY6(v2, dg, b + 6);
+  }
+  return d2s;
 }
 
 
 /* relaxes one item (contact or bilateral row) and keeps v = v* + A^-1 J^T gamma; returns
  * ||dgamma||^2 */
 static double pgs_item(fl__relax *r, fl_int it, double omega, double *v, double *gamma) {
+  if (it < r->nc && r->run && r->run[2 * it] >= 0) return pgs_contact_runs(r, it, omega, v, gamma);
   if (it < r->nc) {
     fl_int r0 = 3 * it;
     double u[3], nw[3];

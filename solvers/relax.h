@@ -49,12 +49,18 @@ typedef struct fl__relax {
   double *dg;             /* (nrow) impulse change of one Jacobi iteration */
   int *mode;              /* (nc) 0 open, 1 stick, 2 slip at the last residual */
   fl_int *order;          /* (nc + nh) sweep order: items < nc are contacts, then rows */
+  fl_int *run;            /* (2 nc) or NULL, global, set by pgs: the first dofs d1 < d2 of the
+                             runs of 6 that are the columns of all three rows of contact i in J
+                             and B (d2 = -1: one run), or d1 = -1 (another pattern) */
 
   /* colouring (fl__relax_colour; malloc'd, freed by fl__relax_free) */
   int ncolour;            /* 0 until coloured */
   fl_int *colour_ptr;     /* (ncolour + 1) items of colour c: colour_items[colour_ptr[c]..] */
   fl_int *colour_items;   /* (nc + nh) items by colour, increasing index within a colour */
 } fl__relax;
+
+/* test hook: 0 sweeps every contact through the rows' column indices (pgs.c's runs off) */
+extern int fl__pgs_runs;
 
 /* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`
  * are stored. Local problems with bilateral rows give FL_ERR_UNSUPPORTED. */

@@ -169,3 +169,114 @@ FL_TEST(pgs_residual_every_same_iterates) {
   fl_world_free(w);
   return 0;
 }
+
+
+extern int fl__pgs_runs, fl__dyn_rows;
+
+/* a step of the landing heap (some 300 contacts, between two boxes or a box and the ground) */
+static fl_world *landing_heap(void) {
+  fl_world *w;
+  if (fl_scene_create("box_pile", 0, NULL, &w) < 0) return NULL;
+  w->compute_metrics = 0;
+  fl_solver *s = pgs(20, 1);
+  for (int k = 0; k < 40 && s; k++)
+    if (fl_world_step(w, s, NULL) < 0) break;
+  fl_solver_destroy(s);
+  if (fl_world_prepare(w, NULL) < 0) {
+    fl_world_free(w);
+    return NULL;
+  }
+  return w;
+}
+
+
+/* J A^-1 of rigid cliques row by row (fl__dyn_rows) gives the entries of the batched solves
+ * to the bit, each row is A^-1 J_r^T (fl_dynamics_solve_A on the row, to the bit), and the
+ * Delassus blocks are the same too. */
+FL_TEST(jainv_rows_same_as_batches) {
+  fl_world *w = landing_heap();
+  ASSERT(w);
+  fl_problem *p = fl_world_problem(w);
+  ASSERT(p->nc >= 50);
+  fl_int nr = 3 * p->nc + p->nh;
+  fl_csr *B[2] = {NULL, NULL};
+  double *Wc[2];
+  for (int c = 0; c < 2; c++) {
+    fl__dyn_rows = c == 0;
+    fl_dynamics *d = NULL;
+    ASSERT_OK(fl_dynamics_create(p, &d));
+    const fl_csr *b = fl_dynamics_JAinv(d);
+    ASSERT(b);
+    ASSERT_OK(fl_csr_copy(b, &B[c]));
+    Wc[c] = calloc((size_t)(9 * p->nc), sizeof(double));
+    ASSERT(Wc[c]);
+    ASSERT_OK(fl_dynamics_delassus_blocks(d, Wc[c], NULL));
+    if (c == 0) {
+      // row r of B against A^-1 J_r^T from a dense right-hand side
+      double *y = calloc((size_t)p->nv, sizeof(double)), *x = calloc((size_t)p->nv, sizeof(double));
+      ASSERT(y && x);
+      for (fl_int r = 0; r < nr; r++) {
+        for (fl_int k = 0; k < p->nv; k++) y[k] = 0.0;
+        for (fl_int k = p->J->rowptr[r]; k < p->J->rowptr[r + 1]; k++) y[p->J->col[k]] += p->J->val[k];
+        fl_dynamics_solve_A(d, y, x);
+        for (fl_int k = b->rowptr[r]; k < b->rowptr[r + 1]; k++)
+          ASSERT(memcmp(&b->val[k], &x[b->col[k]], sizeof(double)) == 0);
+      }
+      free(y);
+      free(x);
+    }
+    fl_dynamics_free(d);
+  }
+  fl__dyn_rows = 1;
+  ASSERT_EQ(B[0]->rowptr[nr], B[1]->rowptr[nr]);
+  ASSERT(memcmp(B[0]->col, B[1]->col, (size_t)B[0]->rowptr[nr] * sizeof(fl_int)) == 0);
+  ASSERT(memcmp(B[0]->val, B[1]->val, (size_t)B[0]->rowptr[nr] * sizeof(double)) == 0);
+  ASSERT(memcmp(Wc[0], Wc[1], (size_t)(9 * p->nc) * sizeof(double)) == 0);
+  for (fl_int i = 0; i < p->nc; i++) ASSERT(Wc[0][9 * i] > 0); // W_nn > 0
+  for (int c = 0; c < 2; c++) {
+    fl_csr_free(B[c]);
+    free(Wc[c]);
+  }
+  fl_world_free(w);
+  return 0;
+}
+
+
+/* PGS sweeps a contact of rigid bodies by its runs of 6 dofs (fl__pgs_runs) with the same
+ * impulses and velocities, to the bit, as through the column indices. */
+FL_TEST(pgs_runs_same_iterates) {
+  fl_world *w = landing_heap();
+  ASSERT(w);
+  fl_problem *p = fl_world_problem(w);
+  ASSERT(p->nc >= 50);
+  fl_int nr = 3 * p->nc + p->nh, n12 = 0;
+  for (fl_int i = 0; i < p->nc; i++) n12 += p->J->rowptr[3 * i + 1] - p->J->rowptr[3 * i] == 12;
+  ASSERT(n12 > 0); // box-box contacts: two runs
+  double *v[2], *g[2];
+  for (int c = 0; c < 2; c++) {
+    fl__pgs_runs = c == 0;
+    v[c] = calloc((size_t)p->nv, sizeof(double));
+    g[c] = calloc((size_t)nr, sizeof(double));
+    ASSERT(v[c] && g[c]);
+    fl_solver *t = pgs(9, 0);
+    ASSERT(t);
+    ASSERT_OK(fl_solver_set_option(t, "abs_tol", "0"));
+    fl_result res;
+    ASSERT_OK(fl_solver_setup(t, p));
+    ASSERT_OK(fl_solver_solve(t, p, v[c], g[c], &res));
+    ASSERT_EQ(res.iters, 9);
+    fl_solver_destroy(t);
+  }
+  fl__pgs_runs = 1;
+  ASSERT(memcmp(g[0], g[1], (size_t)nr * sizeof(double)) == 0);
+  ASSERT(memcmp(v[0], v[1], (size_t)p->nv * sizeof(double)) == 0);
+  double gn = 0;
+  for (fl_int i = 0; i < p->nc; i++) gn += g[0][3 * i];
+  ASSERT(gn > 0);
+  for (int c = 0; c < 2; c++) {
+    free(v[c]);
+    free(g[c]);
+  }
+  fl_world_free(w);
+  return 0;
+}
