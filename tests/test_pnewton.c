@@ -148,3 +148,57 @@ FL_TEST(slow_weighted_pile_continuation) {
   free(g), free(v);
   return 0;
 }
+
+
+/* The same pile with its penetration recovery (the PGS history leaves the cylinder 5 mm deep in
+ * the grains: contacts ask up to 0.5 m/s of separation): its answers form a bounded branch from
+ * mu = 0 to about mu = 0.15, traced here by pnewton on copies of the problem with the friction
+ * scaled, each stage started from the last answer. Along it |r_n| stays near the frictionless
+ * answer's 489 N s (the cylinder thrown out of the grains); beyond it (measured, not asserted:
+ * docs/pnewton.md) the impulses grow without bound, which is why the scene's mu = 0.3 step is
+ * not solved with bounded impulses by any method. */
+FL_TEST(weighted_pile_branch) {
+  ASSERT_OK(fl_register_all());
+  const char *set[] = {"n=100"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
+  w->compute_metrics = 0;
+  fl_solver *h = NULL;
+  ASSERT_OK(fl_solver_create("pgs", &h));
+  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
+  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
+  fl_solver_destroy(h);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  fl_problem *p = fl_world_problem(w);
+  ASSERT(p->nc > 200);
+  double *mu = malloc((size_t)p->nc * sizeof *mu);
+  fl_int nr = fl_problem_nrows(p);
+  double *g = calloc((size_t)nr, sizeof *g), *v = calloc((size_t)p->nv, sizeof *v);
+  ASSERT(mu && g && v);
+  for (fl_int i = 0; i < p->nc; i++) mu[i] = p->mu[i];
+  double rn0 = 0;
+  for (int j = 0; j <= 8; j++) { // mu = 0, 0.015, ..., 0.12
+    double t = 0.05 * j;
+    for (fl_int i = 0; i < p->nc; i++) p->mu[i] = t * mu[i];
+    fl_solver *s = NULL;
+    ASSERT_OK(fl_solver_create("pnewton", &s));
+    ASSERT_OK(fl_solver_set_options(s, "abs_tol=1e-12,norm=none,max_iter=400,error_every=0"));
+    ASSERT_OK(fl_solver_set_option(s, "warm_start", j > 0 ? "true" : "false"));
+    ASSERT_OK(fl_solver_setup(s, p));
+    fl_result res;
+    ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
+    const fl_metrics *m = fl_solver_final_metrics(s);
+    double rn = 0;
+    for (fl_int i = 0; i < p->nc; i++) rn += g[3 * i] * g[3 * i];
+    rn = sqrt(rn);
+    if (j == 0) rn0 = rn;
+    printf("mu %.3f: %d iterations, raw natural map %.3e, |r_n| %.4g\n", t * mu[0], res.iters,
+           m ? m->natmap_raw : NAN, rn);
+    ASSERT(m && m->natmap_raw <= 1e-9 && m->momentum <= 1e-9);
+    ASSERT(rn0 > 300 && fabs(rn - rn0) <= 0.1 * rn0); // the same branch: the load, bounded
+    fl_solver_destroy(s);
+  }
+  fl_world_free(w);
+  free(mu), free(g), free(v);
+  return 0;
+}
