@@ -108,7 +108,7 @@ FL_TEST(continuation_two_box_stack) {
  * bounded impulses: the raw natural map is small too, and |r_n| is the weight's load (28 N s),
  * not a self-stress grown to meet a normalized tolerance. Plain pnewton needs about 5700
  * iterations here and stalls at 1.6e-4 on the 300-grain pile. */
-FL_TEST(slow_weighted_pile_continuation) {
+static int weighted_pile_continuation(int warm) {
   ASSERT_OK(fl_register_all());
   const char *set[] = {"n=100"};
   fl_world *w = NULL;
@@ -131,6 +131,7 @@ FL_TEST(slow_weighted_pile_continuation) {
   ASSERT_OK(fl_solver_create("pnewton", &s));
   ASSERT_OK(fl_solver_set_options(s, "abs_tol=1e-8,norm=siconos,max_iter=6000,error_every=0,"
                                      "pnewton.mu_steps=10,pnewton.mu_stage_iter=200"));
+  if (warm) ASSERT_OK(fl_solver_set_option(s, "warm_start", "true")); // the zero guess
   ASSERT_OK(fl_solver_setup(s, p));
   fl_result res;
   ASSERT_OK(fl_solver_solve(s, p, v, g, &res));
@@ -143,11 +144,19 @@ FL_TEST(slow_weighted_pile_continuation) {
   ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
   ASSERT(m && m->natmap <= 1e-8 && m->momentum <= 1e-8 && m->natmap_raw <= 1e-6);
   ASSERT(sqrt(rn) < 100); // the load, not a grown self-stress
+  ASSERT(!warm || res.iters > 200); // the stage t = 1 ran its 200 iterations first
   fl_solver_destroy(s);
   fl_world_free(w);
   free(g), free(v);
   return 0;
 }
+
+
+FL_TEST(slow_weighted_pile_continuation) { return weighted_pile_continuation(0); }
+
+/* A warm start begins with the problem itself (t = 1); from the zero guess that stage runs out
+ * of its 200 iterations, and the solve falls back to the frictionless stage and converges */
+FL_TEST(slow_weighted_pile_continuation_warm) { return weighted_pile_continuation(1); }
 
 
 /* The same pile with its penetration recovery (the PGS history leaves the cylinder 5 mm deep in
