@@ -21,6 +21,10 @@
  * that converges in at most pnewton.fast iterations divides it by pnewton.shrink, a failed one
  * multiplies it.
  *
+ * Friction continuation (pnewton.mu_steps > 0): Newton's function uses t mu, t stepping from 0
+ * (frictionless, a convex problem Newton solves from far) to 1, each stage started from the last
+ * answer; the own residual and the convergence test stay on the problem's mu.
+ *
  * Own residual: the common merit (natural map with De Saxce's correction, normalized as the
  * common `norm` option says), the same quantity prox and admm stop on. Records (one per Newton
  * iteration): step = the search's step length (0: no decrease found), objective = ||F_sigma||,
@@ -74,8 +78,8 @@ static const fl_option_desc pn_table[] = {
    "friction continuation: solve mu_j = t_j mu from t_0 = 0 (frictionless) to t = 1 in steps "
    "of at most 1 / mu_steps, each started from the last stage's answer (0: off)"},
   {"mu_stage_iter", FL_OPT_INT, PO(mu_stage_iter), 1, 1e6, 60, NULL,
-   "a continuation stage not solved in this many Newton iterations fails: its step is halved "
-   "and it starts again from the last solved stage"},
+   "a continuation stage not solved in this many Newton iterations fails (what follows: "
+   "mu_adapt)"},
   {"mu_adapt", FL_OPT_BOOL, PO(mu_adapt), 0, 1, 0, NULL,
    "continuation step control: 0 = a stage that runs out of iterations hands its iterate to "
    "the next; 1 = the step is halved and the stage starts again from the last solved one (finds "
