@@ -21,6 +21,10 @@
  * that converges in at most pnewton.fast iterations divides it by pnewton.shrink, a failed one
  * multiplies it.
  *
+ * Friction continuation (pnewton.mu_steps > 0): Newton's function uses t mu, t stepping from 0
+ * (frictionless, a convex problem Newton solves from far) to 1, each stage started from the last
+ * answer; the own residual and the convergence test stay on the problem's mu.
+ *
  * Own residual: the common merit (natural map with De Saxce's correction, normalized as the
  * common `norm` option says), the same quantity prox and admm stop on. Records (one per Newton
  * iteration): step = the search's step length (0: no decrease found), objective = ||F_sigma||,
@@ -44,6 +48,10 @@ typedef struct {
   double inner_rel; /* inner stop: ||F_sigma|| <= inner_rel ||F(r_k)|| */
   double rho;       /* Alart-Curnier parameter: > 0 fixed, 0: 1/w_i per contact */
   double max_lu_gb; /* refuse a problem whose LU UMFPACK estimates above this */
+  int mu_steps;     /* friction continuation: stages mu_j = (j / mu_steps) mu (0: off) */
+  int mu_stage_iter; /* Newton iterations before a stage counts as failed */
+  double mu_tol;    /* a stage ends when its own merit falls below this */
+  int mu_adapt;     /* 1: a failed stage halves the step and starts from the last solved one */
 } pn_opts;
 
 #define PO(f) offsetof(pn_opts, f)
@@ -66,6 +74,19 @@ static const fl_option_desc pn_table[] = {
    "setup refuses (unsupported) a problem whose reduced matrix or LU factors UMFPACK's "
    "symbolic analysis estimates above this many GB (3D piles fill in: 1e5 grains would need "
    "tens of GB)"},
+  {"mu_steps", FL_OPT_INT, PO(mu_steps), 0, 1e6, 0, NULL,
+   "friction continuation: solve mu_j = t_j mu from t_0 = 0 (frictionless) to t = 1 in steps "
+   "of at most 1 / mu_steps, each started from the last stage's answer (0: off)"},
+  {"mu_stage_iter", FL_OPT_INT, PO(mu_stage_iter), 1, 1e6, 60, NULL,
+   "a continuation stage not solved in this many Newton iterations fails (what follows: "
+   "mu_adapt)"},
+  {"mu_adapt", FL_OPT_BOOL, PO(mu_adapt), 0, 1, 0, NULL,
+   "continuation step control: 0 = a stage that runs out of iterations hands its iterate to "
+   "the next; 1 = the step is halved and the stage starts again from the last solved one (finds "
+   "where a branch of answers ends)"},
+  {"mu_tol", FL_OPT_REAL, PO(mu_tol), 0, 1, 1e-10, NULL,
+   "a continuation stage is solved when its own merit (natural map with the stage's mu, "
+   "normalized as `norm` says) falls below this"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -85,6 +106,11 @@ typedef struct {
   double norm_q;
   double lu_gb, lu_flops; /* UMFPACK's estimates for one factorization */
   double *dj;             /* (3 x the most columns a contact touches) D_i J_i */
+  double *mu;             /* (nc) the friction of Newton's function: the problem's, or a
+                             continuation stage's t mu */
+  double *rok;            /* (3 nc) continuation: the last solved stage's impulses */
+  double t_solved;        /* continuation: the largest t solved (-1: none yet) */
+  double t_failed;        /* continuation: the smallest t that failed above t_solved (INF: none) */
   int empty;
 } pn_data;
 
@@ -101,6 +127,8 @@ static void pn_destroy(fl_solver *s) {
                      &d->rhs, &d->tmp};
   for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) fl_free(*arrs[k]);
   fl_free(d->dj);
+  fl_free(d->mu);
+  fl_free(d->rok);
   fl_free(d->apos);
   fl_free(d->cptr);
   fl_free(d->ccol);
@@ -154,6 +182,10 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   for (size_t k = 0; k < sizeof vv / sizeof vv[0]; k++) *vv[k] = fl_malloc(sv * sizeof(double));
   d->cptr = fl_malloc((sc + 1) * sizeof(fl_int));
   d->kptr = fl_malloc((sc + 1) * sizeof(fl_int));
+  d->mu = fl_malloc(sc * sizeof(double));
+  d->rok = fl_malloc(sn * sizeof(double));
+  if (!d->mu || !d->rok) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
+  memcpy(d->mu, p->mu, sc * sizeof(double));
   if (!d->w || !d->rho || !d->Rn || !d->vhat || !d->G || !d->B || !d->r || !d->rk || !d->dr ||
       !d->u || !d->F || !d->rt || !d->ut || !d->Ft || !d->v || !d->dv || !d->vt || !d->rhs ||
       !d->tmp || !d->cptr || !d->kptr)
@@ -329,7 +361,7 @@ static double eval_F(pn_data *d, const fl_problem *p, const double *r, const dou
   for (fl_int i = 0; i < d->nc; i++) {
     double us[3];
     for (int a = 0; a < 3; a++) us[a] = u[3 * i + a] + s * d->w[i] * (r[3 * i + a] - d->rk[3 * i + a]);
-    ac_contact(p->mu[i], d->rho[i], r + 3 * i, us, F + 3 * i, jac ? d->G + 9 * i : NULL,
+    ac_contact(d->mu[i], d->rho[i], r + 3 * i, us, F + 3 * i, jac ? d->G + 9 * i : NULL,
                jac ? d->B + 9 * i : NULL);
     for (int a = 0; a < 3; a++) sum += F[3 * i + a] * F[3 * i + a];
   }
@@ -338,14 +370,14 @@ static double eval_F(pn_data *d, const fl_problem *p, const double *r, const dou
 
 
 /* the common merit at (r, u): natural map with De Saxce's correction, normalized */
-static double merit(const fl_solver *sv, const pn_data *d, const fl_problem *p, const double *r,
+static double merit(const fl_solver *sv, const pn_data *d, const double *mu, const double *r,
                     const double *u) {
   double sum = 0, g2 = 0, u2 = 0;
   for (fl_int i = 0; i < d->nc; i++) {
     const double *g = r + 3 * i, *ui = u + 3 * i;
-    double sn = p->mu[i] * hypot(ui[1], ui[2]);
+    double sn = mu[i] * hypot(ui[1], ui[2]);
     double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
-    fl_cone_project(p->mu[i], x, px);
+    fl_cone_project(mu[i], x, px);
     for (int k = 0; k < 3; k++) {
       sum += (g[k] - px[k]) * (g[k] - px[k]);
       g2 += g[k] * g[k], u2 += ui[k] * ui[k];
@@ -429,6 +461,20 @@ static int direction(pn_data *d, const fl_problem *p, double s) {
 }
 
 
+/* v = v* + A^-1 J^T r */
+static void velocity_of(pn_data *d, const fl_problem *p, const double *r, double *v) {
+  fl_csr_gemtv(p->J, 1.0, r, 0.0, d->tmp);
+  fl_dynamics_solve_A(d->dyn, d->tmp, v);
+  for (fl_int k = 0; k < d->nv; k++) v[k] += p->vstar[k];
+}
+
+
+/* the friction of Newton's function: t times the problem's (t = 1: the problem itself) */
+static void stage_mu(pn_data *d, const fl_problem *p, double t) {
+  for (fl_int i = 0; i < d->nc; i++) d->mu[i] = t >= 1 ? p->mu[i] : t * p->mu[i];
+}
+
+
 static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   pn_data *d = sv->data;
   const pn_opts *o = sv->opts;
@@ -450,12 +496,19 @@ static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma
     fl_cone_project(p->mu[i], g, d->r + 3 * i);
   }
   memcpy(d->rk, d->r, bn);
-  fl_csr_gemtv(p->J, 1.0, d->r, 0.0, d->tmp);
-  fl_dynamics_solve_A(d->dyn, d->tmp, d->v);
-  for (fl_int k = 0; k < nv; k++) d->v[k] += p->vstar[k];
+  velocity_of(d, p, d->r, d->v);
+  // friction continuation: stage t (mu_j = t mu); a cold start begins frictionless, a warm
+  // one with the problem itself (t = 1) and falls back to t = 0 if that stage fails
+  int cont = o->mu_steps > 0, stage_it = 0;
+  double t = 1, dt = cont ? 1.0 / o->mu_steps : 1, dt_min = dt / 1024;
+  d->t_solved = -1, d->t_failed = INFINITY;
+  int tried1 = 0; // the stage t = 1 has run out of iterations once after a fall-back
+  if (cont && !sv->common.warm_start) t = 0, tried1 = 1;
+  stage_mu(d, p, t);
+  memcpy(d->rok, d->r, bn); // where a failed stage starts again (the guess until one is solved)
   double s = o->sigma;
   double phi = eval_F(d, p, d->r, d->v, s, d->u, d->F, 1);
-  double err = merit(sv, d, p, d->r, d->u);
+  double err = merit(sv, d, p->mu, d->r, d->u);
   memcpy(gamma, d->r, bn);
   memcpy(v, d->v, bv);
   fl_iter_stat_init(&st, 0);
@@ -493,7 +546,7 @@ static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma
     }
     phi = eval_F(d, p, d->r, d->v, s, d->u, d->F, 1);
     if (inner == 0) phik = phi;
-    err = merit(sv, d, p, d->r, d->u);
+    err = merit(sv, d, p->mu, d->r, d->u);
     memcpy(gamma, d->r, bn);
     memcpy(v, d->v, bv);
     fl_iter_stat_init(&st, k);
@@ -503,6 +556,36 @@ static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma
     st.neval = neval;
     st.inner_iters = inner;
     if (fl_solver_record(sv, &st) != 0) break;
+    if (!cont) continue;
+    // continuation: next stage when this one is solved, a shorter step when it fails
+    stage_it++;
+    int next = 0, restore = 0;
+    if (t < 1 && merit(sv, d, d->mu, d->r, d->u) <= o->mu_tol) {
+      d->t_solved = t, next = 1;
+      memcpy(d->rok, d->r, bn);
+      if (4 * stage_it <= o->mu_stage_iter) dt = fmin(2 * dt, 1.0 / o->mu_steps); // easy: longer
+      t = fmin(t + dt, 1);
+    } else if (stage_it >= o->mu_stage_iter && t > 0 && (t < 1 || !tried1)) {
+      d->t_failed = fmin(d->t_failed, t);
+      next = 1;
+      if (d->t_solved < 0 && t >= 1) { // a warm start's first stage failed: begin frictionless
+        t = 0, restore = 1, tried1 = 1;
+      } else if (o->mu_adapt && dt >= dt_min) { // a shorter step from the last solved stage
+        dt /= 2, t = fmin(d->t_solved + dt, 1), restore = 1;
+      } else { // on from this stage's iterate
+        t = fmin(t + dt, 1);
+      }
+    }
+    if (!next) continue;
+    // a new stage: Newton's function changes (mu), the proximal term starts again
+    stage_mu(d, p, t);
+    if (restore) {
+      memcpy(d->r, d->rok, bn);
+      velocity_of(d, p, d->r, d->v);
+    }
+    memcpy(d->rk, d->r, bn);
+    s = o->sigma, inner = 0, stage_it = 0;
+    phik = phi = eval_F(d, p, d->r, d->v, s, d->u, d->F, 1);
   }
   return FL_OK;
 }
@@ -514,6 +597,9 @@ static void pn_view(const fl_solver *s, FILE *f) {
           "LU factors, %.3g flops per factorization\n", d && d->K ? (long)d->K->nrow : 0L,
           d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nnz : 0L,
           d ? d->lu_gb : 0.0, d ? d->lu_flops : 0.0);
+  if (d && ((const pn_opts *)s->opts)->mu_steps > 0)
+    fprintf(f, "pnewton: friction continuation: largest fraction of mu solved %g, smallest "
+            "failed %g\n", d->t_solved, d->t_failed);
 }
 
 
