@@ -10,19 +10,25 @@ double fl__local_residual(const fl_problem *p, const double *gamma, double *u, d
                           double *g2, double *u2) {
   fl_int n = 3 * p->nc;
   fl_csr_gemv(p->W, 1.0, gamma, 0.0, u);
+  for (fl_int r = 0; r < n; r++) u[r] += p->q[r];
+  return fl__natmap_residual(p->nc, p->mu, gamma, u, s, g2, u2);
+}
+
+
+double fl__natmap_residual(fl_int nc, const double *mu, const double *gamma, const double *u,
+                           double *s, double *g2, double *u2) {
   double sum = 0, gg = 0, uu = 0;
-  for (fl_int r = 0; r < n; r++) {
-    u[r] += p->q[r];
-    gg += gamma[r] * gamma[r];
-    uu += u[r] * u[r];
-  }
-  for (fl_int i = 0; i < p->nc; i++) {
+  for (fl_int i = 0; i < nc; i++) {
     const double *g = gamma + 3 * i, *ui = u + 3 * i;
-    double sn = p->mu[i] * hypot(ui[1], ui[2]);
+    double sn = mu[i] * hypot(ui[1], ui[2]);
     if (s) s[3 * i] = sn, s[3 * i + 1] = 0, s[3 * i + 2] = 0;
     double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
-    fl_cone_project(p->mu[i], x, px);
-    for (int k = 0; k < 3; k++) sum += (g[k] - px[k]) * (g[k] - px[k]);
+    fl_cone_project(mu[i], x, px);
+    for (int k = 0; k < 3; k++) {
+      sum += (g[k] - px[k]) * (g[k] - px[k]);
+      gg += g[k] * g[k];
+      uu += ui[k] * ui[k];
+    }
   }
   *g2 = gg;
   *u2 = uu;

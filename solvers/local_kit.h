@@ -21,6 +21,12 @@
 double fl__local_residual(const fl_problem *p, const double *gamma, double *u, double *s,
                           double *g2, double *u2);
 
+/* The same natural-map residual at gamma and a given u = W gamma + q (both 3nc, nc contacts,
+ * friction coefficients mu): for solvers that have u another way (pnewton: u = J v + b). s as
+ * above (may be NULL), *g2 = |gamma|^2, *u2 = |u|^2. */
+double fl__natmap_residual(fl_int nc, const double *mu, const double *gamma, const double *u,
+                           double *s, double *g2, double *u2);
+
 /* Divisor of a raw residual under the common norm (FL_NORM_*): 1 for none, 1 + sqrt(|q|) for
  * fclib (libfclib 3.1's merit, as fl_problem_metrics), max(|q|, |gamma|, |u|) for siconos (1
  * when that is 0). norm_q = |q|, g2 and u2 as fl__local_residual sets them. Always > 0. */

@@ -372,18 +372,9 @@ static double eval_F(pn_data *d, const fl_problem *p, const double *r, const dou
 /* the common merit at (r, u): natural map with De Saxce's correction, normalized */
 static double merit(const fl_solver *sv, const pn_data *d, const double *mu, const double *r,
                     const double *u) {
-  double sum = 0, g2 = 0, u2 = 0;
-  for (fl_int i = 0; i < d->nc; i++) {
-    const double *g = r + 3 * i, *ui = u + 3 * i;
-    double sn = mu[i] * hypot(ui[1], ui[2]);
-    double x[3] = {g[0] - ui[0] - sn, g[1] - ui[1], g[2] - ui[2]}, px[3];
-    fl_cone_project(mu[i], x, px);
-    for (int k = 0; k < 3; k++) {
-      sum += (g[k] - px[k]) * (g[k] - px[k]);
-      g2 += g[k] * g[k], u2 += ui[k] * ui[k];
-    }
-  }
-  return sqrt(sum) / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
+  double g2, u2;
+  double raw = fl__natmap_residual(d->nc, mu, r, u, NULL, &g2, &u2);
+  return raw / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
 }
 
 
