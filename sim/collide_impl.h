@@ -31,6 +31,9 @@
 /* collide_poly.c: 1 (default) shares the Gauss-map test's dots among equal or opposite arcs;
  * 0 makes them per edge pair (the same results; tests compare the two) */
 extern int fl__cl_arc_share;
+/* collide_poly.c: 1 (default) uses closed forms and bounds for boxes (faces, edge pairs, exact
+ * distance); 0 the general loops (the same results; tests compare the two) */
+extern int fl__cl_box_fast;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 

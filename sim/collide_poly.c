@@ -11,6 +11,56 @@
 
 /* the Gauss-map test's dots shared by equal or opposite arcs (1); tests set 0 to compare */
 int fl__cl_arc_share = 1;
+/* the box closed forms and bounds below (1); tests set 0 to compare with the general loops */
+int fl__cl_box_fast = 1;
+
+
+static int is_box(const fl_shape *s) {
+  return fl__cl_box_fast && s->type == FL_SHAPE_BOX && s->nvert == 8;
+}
+
+
+/* min over a box's vertices (+-h0, +-h1, +-h2) of n . v, the value the loop over the vertices
+ * finds, to the bit: each product is +-|n_k| h_k exactly, rounding is symmetric and monotone in
+ * each addend, so the vertex with every term negative gives the least rounded sum */
+static inline double box_min_dot(const double n[3], const double h[3]) {
+  return -((fabs(n[0]) * h[0] + fabs(n[1]) * h[1]) + fabs(n[2]) * h[2]);
+}
+
+
+/* boxes a and b (b placed in a's frame by Rab, tab): an upper bound on the separation the
+ * edge-pair loop of fl__cl_poly_poly can find. A pair the Gauss-map test passes has its axis
+ * n along a_k x b_l and both edges supporting along it, so its separation is at most
+ * |n . tab| - h_a(n) - h_b(n) for that unit axis (boxes are symmetric about their origins).
+ * Axes with sin(a_k, b_l) <= 1e-7 are left out: the loop drops its pairs below 1e-6. The
+ * slack covers the rounding of both, which grows like eps / sin. */
+static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                             const double tab[3]) {
+  const double *ha = a->size, *hb = b->size;
+  double best = -INFINITY;
+  for (int k = 0; k < 3; k++) {
+    for (int l = 0; l < 3; l++) {
+      double u[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, e[3] = {0, 0, 0}, n[3];
+      e[k] = 1;
+      cross3(e, u, n);
+      double nl = norm3(n);
+      if (nl <= 1e-7) continue;
+      double hA = fabs(n[0]) * ha[0] + fabs(n[1]) * ha[1] + fabs(n[2]) * ha[2];
+      double hB = 0;
+      for (int m = 0; m < 3; m++)
+        hB += fabs(n[0] * Rab[m] + n[1] * Rab[3 + m] + n[2] * Rab[6 + m]) * hb[m];
+      double s = (fabs(dot3(n, tab)) - hA - hB) / nl;
+      if (s > best) best = s;
+    }
+  }
+  return best + 1e-7 * (a->radius + b->radius + norm3(tab));
+}
+
+
+/* a lower bound on the distance from x to a box of half extents h about its origin */
+static inline double box_lower(const double x[3], const double h[3]) {
+  return fmax(fmax(fabs(x[0]) - h[0], fabs(x[1]) - h[1]), fabs(x[2]) - h[2]);
+}
 
 /* one convex polygon vertex during clipping: position and the label of the segment that
  * arrives at it (>= 0: incident face slot; < 0: -(reference face slot + 1)) */
@@ -162,6 +212,8 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   // the body origins, or about the edges' midpoints) exceeds the best so far by more than
   // round-off: they could not win `d < best`, so the result is the same as without the test.
   double slack = 1e-9 * (a->radius + b->radius);
+  // boxes have a tighter bound: the largest excess of a coordinate over the half extent
+  int a_box = is_box(a), b_box = is_box(b);
   // vertices of b against a
   for (fl_int v = 0; v < b->nvert; v++) {
     double x[3], q[3], nn[3];
@@ -169,6 +221,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     mulv(Rab, b->vert + 3 * v, x);
     axpy3(1, tab, x, x);
     if (norm3(x) - a->radius > best + slack) continue;
+    if (a_box && box_lower(x, a->size) > best + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -179,6 +232,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     sub3(a->vert + 3 * v, tab, x);
     mulvt(Rab, x, xb);
     if (norm3(xb) - b->radius > best + slack) continue;
+    if (b_box && box_lower(xb, b->size) > best + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
@@ -194,6 +248,16 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
     axpy3(1, tab, q2, q2);
     sub3(q2, p2, e2);
+    if (a_box) {
+      // b's edge against the box a: per coordinate, the least |x_k| on the segment less h_k
+      double lb = -INFINITY;
+      for (int k = 0; k < 3; k++) {
+        double lo = (p2[k] > 0) == (q2[k] > 0) && p2[k] != 0 && q2[k] != 0
+                        ? fmin(fabs(p2[k]), fabs(q2[k])) : 0;
+        lb = fmax(lb, lo - a->size[k]);
+      }
+      if (lb > best + slack) continue;
+    }
     double m2[3], h2 = 0.5 * norm3(e2);
     axpy3(0.5, e2, p2, m2);
     for (fl_int i = 0; i < a->nedge; i++) {
@@ -246,6 +310,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   mulvt(Rab, tab, tba);
   tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
   double tol = FACE_PREF * (a->radius + b->radius);
+  int a_box = is_box(a), b_box = is_box(b);
 
   // faces of a: separation = min over b's vertices of n . x - d
   fl_int fa = -1, fb = -1;
@@ -254,7 +319,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     const double *nf = a->face_normal + 3 * f;
     double nb[3], m = INFINITY;
     mulvt(Rab, nf, nb);
-    for (fl_int v = 0; v < b->nvert; v++) {
+    if (b_box) m = box_min_dot(nb, b->size);
+    for (fl_int v = 0; !b_box && v < b->nvert; v++) {
       double t = dot3(nb, b->vert + 3 * v);
       if (t < m) m = t;
     }
@@ -266,7 +332,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     const double *nf = b->face_normal + 3 * f;
     double na[3], m = INFINITY;
     mulv(Rab, nf, na);
-    for (fl_int v = 0; v < a->nvert; v++) {
+    if (a_box) m = box_min_dot(na, a->size);
+    for (fl_int v = 0; !a_box && v < a->nvert; v++) {
       double t = dot3(na, a->vert + 3 * v);
       if (t < m) m = t;
     }
@@ -274,14 +341,24 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     if (s > sb) sb = s, fb = f;
     if (s > margin) return;
   }
+  // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
+  // margin, win over the faces, or decide `separated` below): the edge-pair loop is skipped,
+  // with the same contacts as after it
+  fl_int nedge_b = b->nedge;
+  if (a_box && b_box) {
+    double sf = fmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
+    double sep = SEP_EXACT * (a->radius + b->radius);
+    if (ub <= margin && ub < sf + tol && (sf > sep || ub <= sep)) nedge_b = 0;
+  }
   // edge pairs that build a face of the minkowski difference, in a's frame
   double ca[3] = {0, 0, 0};
-  for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
+  for (fl_int v = 0; nedge_b > 0 && v < a->nvert; v++)
+    axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
   fl_int ea = -1, eb = -1;
   double se = -INFINITY, nbest[3] = {0, 0, 0};
   // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
   static _Thread_local double arc_a[3 * GAUSS_CACHE];
-  int cached = a->nedge <= GAUSS_CACHE;
+  int cached = nedge_b > 0 && a->nedge <= GAUSS_CACHE;
   for (fl_int i = 0; cached && i < a->nedge; i++)
     cross3(a->face_normal + 3 * a->edge_face[2 * i + 1], a->face_normal + 3 * a->edge_face[2 * i],
            arc_a + 3 * i);
@@ -323,7 +400,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
-  for (fl_int j = 0; j < b->nedge; j++) {
+  for (fl_int j = 0; j < nedge_b; j++) {
     double p2[3], q2[3], e2[3], c[3], dd[3];
     mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
     axpy3(1, tab, p2, p2);
