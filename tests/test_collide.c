@@ -963,7 +963,12 @@ FL_TEST(aabb_tight) {
 }
 
 
-FL_TEST(broadphase_equals_brute_force) {
+extern fl_int fl__bp_sweep_max;
+
+
+/* the grid (sweep_max 0) and the sweep along x (every box in it) against brute force */
+static int broadphase_brute(fl_int sweep_max) {
+  fl__bp_sweep_max = sweep_max;
   int n = 2000;
   double *lo = malloc(sizeof(double) * 3 * (size_t)(n + 1)),
          *hi = malloc(sizeof(double) * 3 * (size_t)(n + 1));
@@ -1023,6 +1028,14 @@ FL_TEST(broadphase_equals_brute_force) {
   ASSERT_OK(fl_broadphase(0, NULL, NULL, NULL, &pairs, &np));
   ASSERT_EQ(np, 0);
   free(lo), free(hi), free(skip);
+  fl__bp_sweep_max = 128;
+  return 0;
+}
+
+
+FL_TEST(broadphase_equals_brute_force) {
+  ASSERT_EQ(broadphase_brute(0), 0);
+  ASSERT_EQ(broadphase_brute(1 << 30), 0);
   return 0;
 }
 
