@@ -27,12 +27,16 @@
 #define GAUSS_CACHE 4096
 /* polyhedra with at most this many edges have their equal or opposite arcs grouped (boxes) */
 #define ARC_UNIQUE_MAX 24
+/* polyhedra with at most this many vertices, faces and edges get b's vertices, normals and the
+ * first Gauss-map dots placed once per call in the edge-pair loop */
+#define PRE_MAX 32
 
 /* collide_poly.c: 1 (default) shares the Gauss-map test's dots among equal or opposite arcs;
  * 0 makes them per edge pair (the same results; tests compare the two) */
 extern int fl__cl_arc_share;
 /* collide_poly.c: 1 (default) uses closed forms and bounds for boxes (faces, edge pairs, exact
- * distance); 0 the general loops (the same results; tests compare the two) */
+ * distance) and places b's vertices and normals once per call in the edge-pair loop; 0 the
+ * general loops (the same results; tests compare the two) */
 extern int fl__cl_box_fast;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2

@@ -11,7 +11,8 @@
 
 /* the Gauss-map test's dots shared by equal or opposite arcs (1); tests set 0 to compare */
 int fl__cl_arc_share = 1;
-/* the box closed forms and bounds below (1); tests set 0 to compare with the general loops */
+/* the box closed forms and bounds and the edge-pair loop's placements once per call below (1);
+ * tests set 0 to compare with the general loops */
 int fl__cl_box_fast = 1;
 
 
@@ -54,6 +55,14 @@ static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double 
     }
   }
   return best + 1e-7 * (a->radius + b->radius + norm3(tab));
+}
+
+
+/* the distance from x to a box of half extents h about its origin */
+static inline double box_distance(const double x[3], const double h[3]) {
+  double e0 = fmax(fabs(x[0]) - h[0], 0), e1 = fmax(fabs(x[1]) - h[1], 0),
+         e2 = fmax(fabs(x[2]) - h[2], 0);
+  return sqrt(e0 * e0 + e1 * e1 + e2 * e2);
 }
 
 
@@ -214,14 +223,30 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   double slack = 1e-9 * (a->radius + b->radius);
   // boxes have a tighter bound: the largest excess of a coordinate over the half extent
   int a_box = is_box(a), b_box = is_box(b);
+  // and a vertex's distance to a box in closed form: the least of those bounds the answer
+  // from above from the start (up to round-off, which the slack covers), so the tests below
+  // skip against fmin(best, cut): still only candidates that cannot win
+  double cut = INFINITY;
+  for (fl_int v = 0; a_box && v < b->nvert; v++) {
+    double x[3];
+    mulv(Rab, b->vert + 3 * v, x);
+    axpy3(1, tab, x, x);
+    cut = fmin(cut, box_distance(x, a->size));
+  }
+  for (fl_int v = 0; b_box && v < a->nvert; v++) {
+    double x[3], xb[3];
+    sub3(a->vert + 3 * v, tab, x);
+    mulvt(Rab, x, xb);
+    cut = fmin(cut, box_distance(xb, b->size));
+  }
   // vertices of b against a
   for (fl_int v = 0; v < b->nvert; v++) {
     double x[3], q[3], nn[3];
     uint32_t f = 0;
     mulv(Rab, b->vert + 3 * v, x);
     axpy3(1, tab, x, x);
-    if (norm3(x) - a->radius > best + slack) continue;
-    if (a_box && box_lower(x, a->size) > best + slack) continue;
+    if (norm3(x) - a->radius > fmin(best, cut) + slack) continue;
+    if (a_box && box_lower(x, a->size) > fmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -231,8 +256,8 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     uint32_t f = 0;
     sub3(a->vert + 3 * v, tab, x);
     mulvt(Rab, x, xb);
-    if (norm3(xb) - b->radius > best + slack) continue;
-    if (b_box && box_lower(xb, b->size) > best + slack) continue;
+    if (norm3(xb) - b->radius > fmin(best, cut) + slack) continue;
+    if (b_box && box_lower(xb, b->size) > fmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
@@ -256,7 +281,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
                         ? fmin(fabs(p2[k]), fabs(q2[k])) : 0;
         lb = fmax(lb, lo - a->size[k]);
       }
-      if (lb > best + slack) continue;
+      if (lb > fmin(best, cut) + slack) continue;
     }
     double m2[3], h2 = 0.5 * norm3(e2);
     axpy3(0.5, e2, p2, m2);
@@ -266,7 +291,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
       sub3(q1, p1, e1);
       axpy3(0.5, e1, p1, m1);
       sub3(m2, m1, r);
-      if (norm3(r) - 0.5 * norm3(e1) - h2 > best + slack) continue;
+      if (norm3(r) - 0.5 * norm3(e1) - h2 > fmin(best, cut) + slack) continue;
       fl__cl_seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
       sub3(c2, c1, r);
       double d = norm3(r);
@@ -400,16 +425,43 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
+  // small shapes: b's vertices and negated normals placed in a's frame once per call (each
+  // is shared by several edges), and without shared arcs the first Gauss-map dots of every
+  // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
+  static _Thread_local double vb_pre[3 * PRE_MAX], nb_pre[3 * PRE_MAX],
+      dot_pre[PRE_MAX * PRE_MAX];
+  int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX && a->nedge <= PRE_MAX;
+  int pre_dots = pre && cached && !shared;
+  for (fl_int v = 0; pre && v < b->nvert; v++) {
+    mulv(Rab, b->vert + 3 * v, vb_pre + 3 * v);
+    axpy3(1, tab, vb_pre + 3 * v, vb_pre + 3 * v);
+  }
+  for (fl_int f = 0; pre && f < b->nface; f++) {
+    double c[3];
+    mulv(Rab, b->face_normal + 3 * f, c);
+    for (int k = 0; k < 3; k++) nb_pre[3 * f + k] = -c[k];
+    for (fl_int i = 0; pre_dots && i < a->nedge; i++)
+      dot_pre[f * a->nedge + i] = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+  }
   for (fl_int j = 0; j < nedge_b; j++) {
-    double p2[3], q2[3], e2[3], c[3], dd[3];
-    mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
-    axpy3(1, tab, p2, p2);
-    mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
-    axpy3(1, tab, q2, q2);
+    double p2[3], q2[3], e2[3], cn[3], dn[3], dxc[3];
+    fl_int fc = b->edge_face[2 * j], fdd = b->edge_face[2 * j + 1];
+    if (pre) {
+      copy3(vb_pre + 3 * b->edge[2 * j], p2);
+      copy3(vb_pre + 3 * b->edge[2 * j + 1], q2);
+      copy3(nb_pre + 3 * fc, cn);
+      copy3(nb_pre + 3 * fdd, dn);
+    } else {
+      double c[3], dd[3];
+      mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+      axpy3(1, tab, p2, p2);
+      mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+      axpy3(1, tab, q2, q2);
+      mulv(Rab, b->face_normal + 3 * fc, c);
+      mulv(Rab, b->face_normal + 3 * fdd, dd);
+      for (int k = 0; k < 3; k++) cn[k] = -c[k], dn[k] = -dd[k];
+    }
     sub3(q2, p2, e2);
-    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
-    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
-    double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]}, dxc[3];
     cross3(dn, cn, dxc);
     double cu[ARC_UNIQUE_MAX], du[ARC_UNIQUE_MAX], fd[ARC_UNIQUE_MAX];
     for (fl_int u = 0; shared && u < nu; u++) {
@@ -428,8 +480,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
       } else if (cached) {
         // minkowski_face with both arcs precomputed, cheapest test first
-        const double *bxa = arc_a + 3 * i;
-        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        double cba, dba;
+        if (pre_dots) {
+          cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
+        } else {
+          const double *bxa = arc_a + 3 * i;
+          cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        }
         if (!(cba * dba < 0)) continue;
         double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;

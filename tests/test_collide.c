@@ -313,6 +313,61 @@ FL_TEST(box_box_closed_forms_same_contacts) {
 }
 
 
+FL_TEST(hull_hull_placed_once_same_contacts) {
+  // general hexahedra (boxes with every vertex moved, as the stones of an arch) at random
+  // poses near contact and resting on one another: the edge-pair loop with b's vertices,
+  // normals and first Gauss-map dots placed once per call against the per-pair loop, to the bit
+  uint64_t st = 77;
+  int ncontact = 0, nface = 0;
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  for (int t = 0; t < 3000; t++) {
+    double r[12], pts[2][24];
+    fl_shape h[2];
+    for (int s = 0; s < 2; s++) {
+      for (int v = 0; v < 8; v++)
+        for (int k = 0; k < 3; k++) {
+          st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+          double u = (double)(st >> 11) / 9007199254740992.0;
+          double half = k == 2 ? 0.2 : 0.5;
+          pts[s][3 * v + k] = ((v >> k) & 1 ? half : -half) + 0.08 * (u - 0.5);
+        }
+      ASSERT_OK(fl_shape_make_convex(pts[s], 8, &h[s]));
+    }
+    for (int k = 0; k < 12; k++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      r[k] = (double)(st >> 11) / 9007199254740992.0;
+    }
+    double qa[4], qb[4], pa[3] = {0, 0, 0}, pb[3];
+    int n;
+    if (t % 2 == 0) {
+      double dir[3];
+      qaxis(r[0] - 0.5, r[1] - 0.5, r[2] - 0.5 + 1e-3, 6.3 * r[3], qa);
+      qaxis(r[4] - 0.5, r[5] - 0.5 + 1e-3, r[6] - 0.5, 6.3 * r[7], qb);
+      for (int k = 0; k < 3; k++) dir[k] = r[8 + k] - 0.5;
+      double dn = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+      double dist = (0.3 + 1.2 * r[11]) * (h[0].radius + h[1].radius) * 0.8;
+      for (int k = 0; k < 3; k++) pb[k] = dist * dir[k] / dn;
+      n = box_fast_same(&h[0], pa, qa, &h[1], pb, qb, 0.02, m);
+    } else {
+      qaxis(r[1] - 0.5, r[2] - 0.5, 0, 0.05 * (r[0] - 0.5), qa);
+      qaxis(0, 0, 1, 0.3 * (r[3] - 0.5), qb);
+      pb[0] = 0.6 * (r[5] - 0.5), pb[1] = 0.6 * (r[6] - 0.5);
+      pb[2] = 0.4 + 0.06 * (r[4] - 0.5);
+      n = box_fast_same(&h[0], pa, qa, &h[1], pb, qb, 0.05, m);
+      nface += n > 1;
+    }
+    ASSERT(n >= 0);
+    ncontact += n > 0;
+    fl_shape_free(&h[0]);
+    fl_shape_free(&h[1]);
+  }
+  fprintf(stderr, "pairs in contact %d of 3000, resting face %d\n", ncontact, nface);
+  ASSERT(ncontact > 1000);
+  ASSERT(nface > 500);
+  return 0;
+}
+
+
 FL_TEST(box_box_edge_edge_crossed) {
   // a's top edge runs along x, b's bottom edge along y: one point, normal x cross y = z
   fl_shape a, b;
