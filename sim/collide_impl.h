@@ -38,6 +38,9 @@ extern int fl__cl_arc_share;
  * distance) and places b's vertices and normals once per call in the edge-pair loop; 0 the
  * general loops (the same results; tests compare the two) */
 extern int fl__cl_box_fast;
+/* collide_poly.c: 1 (default) tests first the axis that separated a pair of shapes last time
+ * (the same contacts; tests compare) */
+extern int fl__cl_sep_hints;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 

@@ -321,6 +321,105 @@ static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, cons
 }
 
 
+/* separation along face f of a (b placed in a's frame by Rab, tab): min over b's vertices
+ * of n . x - d, as the face loop below makes it */
+static inline double face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                              const double tab[3], fl_int f, int b_box) {
+  const double *nf = a->face_normal + 3 * f;
+  double nb[3], m = INFINITY;
+  mulvt(Rab, nf, nb);
+  if (b_box) m = box_min_dot(nb, b->size);
+  for (fl_int v = 0; !b_box && v < b->nvert; v++) {
+    double t = dot3(nb, b->vert + 3 * v);
+    if (t < m) m = t;
+  }
+  return m + dot3(nf, tab) - a->face_offset[f];
+}
+
+
+/* the same for face f of b (a placed in b's frame by Rab^T, tba) */
+static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                const double tba[3], fl_int f, int a_box) {
+  const double *nf = b->face_normal + 3 * f;
+  double na[3], m = INFINITY;
+  mulv(Rab, nf, na);
+  if (a_box) m = box_min_dot(na, a->size);
+  for (fl_int v = 0; !a_box && v < a->nvert; v++) {
+    double t = dot3(na, a->vert + 3 * v);
+    if (t < m) m = t;
+  }
+  return m + dot3(nf, tba) - b->face_offset[f];
+}
+
+
+/* Separating axes remembered across calls, per pair of shapes (their addresses): the axis of
+ * the last call that a pair left separated beyond its margin (a face of a, of b, or an edge
+ * pair). It is tested first, with the same operations as the full search; when it still
+ * separates beyond the margin, the full search would have left at some axis too, with no
+ * contacts, so the pair is done. A stale or foreign hint (addresses reused) only costs its
+ * test. 0 switches the hints off (tests compare). */
+int fl__cl_sep_hints = 1;
+#define SEP_HINTS 1024
+typedef struct sep_hint {
+  const fl_shape *a, *b;
+  int kind; /* 0 none, 1 face of a, 2 face of b, 3 edge pair */
+  fl_int i, j;
+} sep_hint;
+static _Thread_local sep_hint hints[SEP_HINTS];
+
+
+static sep_hint *hint_of(const fl_shape *a, const fl_shape *b) {
+  uint64_t h = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL ^
+               (uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4FULL;
+  return hints + ((h >> 40) & (SEP_HINTS - 1));
+}
+
+
+static void hint_set(sep_hint *H, const fl_shape *a, const fl_shape *b, int kind, fl_int i,
+                     fl_int j) {
+  if (!H) return;
+  H->a = a, H->b = b, H->kind = kind, H->i = i, H->j = j;
+}
+
+
+/* the edge-pair loop's test and separation for edges i of a and j of b, with its operations
+ * (per-pair dots, a's vertex centroid): 1 when the pair builds a face of the Minkowski
+ * difference and its separation *s is made, else 0 */
+static int edge_pair_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                         const double tab[3], fl_int i, fl_int j, double *s) {
+  double p2[3], q2[3], e2[3], c[3], dd[3], cn[3], dn[3], dxc[3], bxa[3];
+  mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+  axpy3(1, tab, p2, p2);
+  mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+  axpy3(1, tab, q2, q2);
+  sub3(q2, p2, e2);
+  mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
+  mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
+  for (int k = 0; k < 3; k++) cn[k] = -c[k], dn[k] = -dd[k];
+  cross3(dn, cn, dxc);
+  const double *an = a->face_normal + 3 * a->edge_face[2 * i];
+  const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
+  cross3(bn, an, bxa);
+  double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+  if (!(cba * dba < 0)) return 0;
+  double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+  if (!(adc * bdc < 0 && cba * bdc > 0)) return 0;
+  const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+  double e1[3], nn[3], w[3], ca[3] = {0, 0, 0};
+  sub3(q1, p1, e1);
+  cross3(e1, e2, nn);
+  double l = norm3(nn);
+  if (l <= 1e-6 * norm3(e1) * norm3(e2)) return 0;
+  for (int k = 0; k < 3; k++) nn[k] /= l;
+  for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
+  sub3(p1, ca, w);
+  if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
+  sub3(p2, p1, w);
+  *s = dot3(nn, w);
+  return 1;
+}
+
+
 void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
                       double margin, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
@@ -337,34 +436,36 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   double tol = FACE_PREF * (a->radius + b->radius);
   int a_box = is_box(a), b_box = is_box(b);
 
+  // the axis that separated this pair last time, first
+  sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
+  if (H && H->a == a && H->b == b && H->kind) {
+    double s = -INFINITY;
+    if (H->kind == 1 && H->i < a->nface) s = face_sep(a, b, Rab, tab, H->i, b_box);
+    else if (H->kind == 2 && H->i < b->nface) s = face_sep_b(a, b, Rab, tba, H->i, a_box);
+    else if (H->kind == 3 && H->i < a->nedge && H->j < b->nedge &&
+             !edge_pair_sep(a, b, Rab, tab, H->i, H->j, &s))
+      s = -INFINITY;
+    if (s > margin) return;
+  }
+
   // faces of a: separation = min over b's vertices of n . x - d
   fl_int fa = -1, fb = -1;
   double sa = -INFINITY, sb = -INFINITY;
   for (fl_int f = 0; f < a->nface; f++) {
-    const double *nf = a->face_normal + 3 * f;
-    double nb[3], m = INFINITY;
-    mulvt(Rab, nf, nb);
-    if (b_box) m = box_min_dot(nb, b->size);
-    for (fl_int v = 0; !b_box && v < b->nvert; v++) {
-      double t = dot3(nb, b->vert + 3 * v);
-      if (t < m) m = t;
-    }
-    double s = m + dot3(nf, tab) - a->face_offset[f];
+    double s = face_sep(a, b, Rab, tab, f, b_box);
     if (s > sa) sa = s, fa = f;
-    if (s > margin) return;
+    if (s > margin) {
+      hint_set(H, a, b, 1, f, 0);
+      return;
+    }
   }
   for (fl_int f = 0; f < b->nface; f++) {
-    const double *nf = b->face_normal + 3 * f;
-    double na[3], m = INFINITY;
-    mulv(Rab, nf, na);
-    if (a_box) m = box_min_dot(na, a->size);
-    for (fl_int v = 0; !a_box && v < a->nvert; v++) {
-      double t = dot3(na, a->vert + 3 * v);
-      if (t < m) m = t;
-    }
-    double s = m + dot3(nf, tba) - b->face_offset[f];
+    double s = face_sep_b(a, b, Rab, tba, f, a_box);
     if (s > sb) sb = s, fb = f;
-    if (s > margin) return;
+    if (s > margin) {
+      hint_set(H, a, b, 2, f, 0);
+      return;
+    }
   }
   // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
   // margin, win over the faces, or decide `separated` below): the edge-pair loop is skipped,
@@ -505,7 +606,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       sub3(p2, p1, w);
       double s = dot3(nn, w);
       if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
-      if (s > margin) return;
+      if (s > margin) {
+        hint_set(H, a, b, 3, i, j);
+        return;
+      }
     }
   }
 

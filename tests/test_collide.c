@@ -234,8 +234,9 @@ FL_TEST(box_box_shared_arc_dots_same_contacts) {
 extern int fl__cl_box_fast;
 
 
-/* the contacts of one pose with the box closed forms on and off: same count, same bits;
- * returns the count */
+/* the contacts of one pose with the box closed forms (and the separating-axis hints and
+ * placements once per call, which the same switch turns off) on and off: same count, same
+ * bits; returns the count */
 static int box_fast_same(const fl_shape *a, const double pa[3], const double qa[4],
                          const fl_shape *b, const double pb[3], const double qb[4],
                          double margin, fl_manifold_point *m1) {
@@ -259,7 +260,8 @@ FL_TEST(box_box_closed_forms_same_contacts) {
   // the box closed forms (face separations, the bound that skips the edge pairs, the exact
   // distance's box bounds) against the general loops, to the bit: random poses near contact,
   // and boxes lying on one another with small tilts and gaps (a pile's resting pairs; some
-  // exactly aligned), with a margin that reaches the exact distance of separated pairs
+  // exactly aligned), with a margin that reaches the exact distance of separated pairs; the
+  // same three shapes recur, so the separating-axis hints of earlier poses are tested too
   fl_shape box[3];
   ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &box[0]));
   ASSERT_OK(fl_shape_make_box(0.4, 0.25, 0.1, &box[1]));
