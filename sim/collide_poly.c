@@ -565,18 +565,24 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     sub3(q2, p2, e2);
     cross3(dn, cn, dxc);
     double cu[ARC_UNIQUE_MAX], du[ARC_UNIQUE_MAX], fd[ARC_UNIQUE_MAX];
+    // an arc's first test holds for its whole group: (s x)(s y) = x y for s = +-1, exactly
+    unsigned char pass[ARC_UNIQUE_MAX];
+    int npass = 0;
     for (fl_int u = 0; shared && u < nu; u++) {
       const double *bxa = arc_a + 3 * uarc[u];
       cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+      pass[u] = cu[u] * du[u] < 0;
+      npass += pass[u];
     }
+    if (shared && npass == 0) continue;
     for (fl_int f = 0; shared && f < a->nface; f++) fd[f] = dot3(a->face_normal + 3 * f, dxc);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
       if (shared) {
         // the test below with the dots made once per edge of b
-        double cba = usg[i] * cu[uof[i]], dba = usg[i] * du[uof[i]];
-        if (!(cba * dba < 0)) continue;
+        if (!pass[uof[i]]) continue;
+        double cba = usg[i] * cu[uof[i]];
         double adc = fd[a->edge_face[2 * i]], bdc = fd[a->edge_face[2 * i + 1]];
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
       } else if (cached) {
