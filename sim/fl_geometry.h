@@ -41,8 +41,9 @@
  *     incident FACE). The same pair of features gives the same id from step to step, so
  *     impulses can be matched across steps; ids are unique within one manifold.
  *
- * Thread-safety: no global state (fl_collide's scratch and fl_seterr's message are
- * thread-local), so every function may run on several threads at once on different outputs.
+ * Thread-safety: no global state (fl_collide's scratch, its separating-axis hints per pair of
+ * shapes, which never change a result, and fl_seterr's message are thread-local), so every
+ * function may run on several threads at once on different outputs.
  * See docs/collision.md for the algorithms and their limits.
  */
 #ifndef FL_GEOMETRY_H
