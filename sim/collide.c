@@ -597,6 +597,20 @@ int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const 
   pose A, Bp;
   make_pose(pa, qa, &A);
   make_pose(pb, qb, &Bp);
+  return fl__collide_posed(a, &A, b, &Bp, margin, out);
+}
+
+
+int fl__collide_posed(const fl_shape *a, const pose *Ap, const fl_shape *b, const pose *Bq,
+                      double margin, fl_manifold_point *out) {
+  if (!(margin >= 0) || !isfinite(margin))
+    return fl_seterr(FL_ERR_INVAL, "fl_collide: margin = %g, expected a finite value >= 0 (m)",
+                     margin);
+  FL_TRY(check_shape(a, "a"));
+  FL_TRY(check_shape(b, "b"));
+  if (a->type == FL_SHAPE_PLANE && b->type == FL_SHAPE_PLANE)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "fl_collide: no contact algorithm for plane-plane");
+  const pose A = *Ap, Bp = *Bq;
   static _Thread_local cbuf B;
   B.n = 0;
   int flip = rank_of(a->type) > rank_of(b->type);

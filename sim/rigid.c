@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collide_impl.h"
 #include "world_impl.h"
 
 //---- bodies ----
@@ -107,6 +108,13 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
   }
   fl_int *pairs = NULL, np = 0;
   FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
+  // each body's pose once (fl_collide would make it once per pair)
+  pose *P = np > 0 ? fl_malloc(sizeof(pose) * (size_t)n) : NULL;
+  if (np > 0 && !P) {
+    fl_free(pairs);
+    return fl_seterr(FL_ERR_NOMEM, "collide: out of memory for %d poses", (int)n);
+  }
+  for (fl_int i = 0; P && i < n; i++) make_pose(w->body[i].pos, w->body[i].quat, P + i);
   fl_manifold_point mp[FL_MANIFOLD_MAX];
   int rc = FL_OK;
   for (fl_int k = 0; k < np; k++) {
@@ -130,7 +138,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
       if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
       mg += sdt * (speed(dv) + spin_reach(a) + spin_reach(b));
     }
-    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, mg, mp);
+    int nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
@@ -163,6 +171,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
     }
   }
   fl_free(pairs);
+  fl_free(P);
   *np_out = np;
   return rc;
 }
