@@ -144,8 +144,8 @@ static inline void perp(const double u[3], double o[3]) {
 
 
 /* fl_collide with the poses made (make_pose of each body's position and quaternion, as
- * fl_collide makes them): the same contacts and return codes, without the pose checks (a
- * caller whose bodies passed the broad phase has finite positions). collide.c. */
+ * fl_collide makes them): the same contacts and return codes, without the pose checks, which
+ * the caller makes (once per body). collide.c. */
 int fl__collide_posed(const fl_shape *a, const pose *A, const fl_shape *b, const pose *B,
                       double margin, fl_manifold_point *out);
 

@@ -114,7 +114,20 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
     fl_free(pairs);
     return fl_seterr(FL_ERR_NOMEM, "collide: out of memory for %d poses", (int)n);
   }
-  for (fl_int i = 0; P && i < n; i++) make_pose(w->body[i].pos, w->body[i].quat, P + i);
+  for (fl_int i = 0; P && i < n; i++) {
+    // fl_collide's pose checks, once per body
+    const fl_body *b = &w->body[i];
+    double qn = 0;
+    for (int k = 0; k < 4; k++) qn += b->quat[k] * b->quat[k];
+    if (!isfinite(b->pos[0]) || !isfinite(b->pos[1]) || !isfinite(b->pos[2]) ||
+        !(qn > 1e-200) || !isfinite(qn)) {
+      fl_free(pairs);
+      fl_free(P);
+      return fl_seterr(FL_ERR_INVAL, "collide %s: position (%g, %g, %g) or quaternion not "
+                       "finite, or a zero quaternion", b->name, b->pos[0], b->pos[1], b->pos[2]);
+    }
+    make_pose(b->pos, b->quat, P + i);
+  }
   fl_manifold_point mp[FL_MANIFOLD_MAX];
   int rc = FL_OK;
   for (fl_int k = 0; k < np; k++) {
