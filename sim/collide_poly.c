@@ -58,17 +58,23 @@ static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double 
 }
 
 
+/* the larger and smaller of two bounds, inline (libm's fmax and fmin are calls; NaN and the
+ * sign of zero do not matter for a bound) */
+static inline double bmax(double x, double y) { return x > y ? x : y; }
+static inline double bmin(double x, double y) { return x < y ? x : y; }
+
+
 /* the distance from x to a box of half extents h about its origin */
 static inline double box_distance(const double x[3], const double h[3]) {
-  double e0 = fmax(fabs(x[0]) - h[0], 0), e1 = fmax(fabs(x[1]) - h[1], 0),
-         e2 = fmax(fabs(x[2]) - h[2], 0);
+  double e0 = bmax(fabs(x[0]) - h[0], 0), e1 = bmax(fabs(x[1]) - h[1], 0),
+         e2 = bmax(fabs(x[2]) - h[2], 0);
   return sqrt(e0 * e0 + e1 * e1 + e2 * e2);
 }
 
 
 /* a lower bound on the distance from x to a box of half extents h about its origin */
 static inline double box_lower(const double x[3], const double h[3]) {
-  return fmax(fmax(fabs(x[0]) - h[0], fabs(x[1]) - h[1]), fabs(x[2]) - h[2]);
+  return bmax(bmax(fabs(x[0]) - h[0], fabs(x[1]) - h[1]), fabs(x[2]) - h[2]);
 }
 
 /* one convex polygon vertex during clipping: position and the label of the segment that
@@ -225,7 +231,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   int a_box = is_box(a), b_box = is_box(b);
   // and a vertex's distance to a box in closed form: the least of those bounds the answer
   // from above from the start (up to round-off, which the slack covers), so the tests below
-  // skip against fmin(best, cut): still only candidates that cannot win
+  // skip against bmin(best, cut): still only candidates that cannot win
   double cut = INFINITY;
   for (fl_int v = 0; a_box && v < b->nvert; v++) {
     double x[3];
@@ -245,8 +251,8 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     uint32_t f = 0;
     mulv(Rab, b->vert + 3 * v, x);
     axpy3(1, tab, x, x);
-    if (norm3(x) - a->radius > fmin(best, cut) + slack) continue;
-    if (a_box && box_lower(x, a->size) > fmin(best, cut) + slack) continue;
+    if (norm3(x) - a->radius > bmin(best, cut) + slack) continue;
+    if (a_box && box_lower(x, a->size) > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -256,8 +262,8 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     uint32_t f = 0;
     sub3(a->vert + 3 * v, tab, x);
     mulvt(Rab, x, xb);
-    if (norm3(xb) - b->radius > fmin(best, cut) + slack) continue;
-    if (b_box && box_lower(xb, b->size) > fmin(best, cut) + slack) continue;
+    if (norm3(xb) - b->radius > bmin(best, cut) + slack) continue;
+    if (b_box && box_lower(xb, b->size) > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
@@ -278,10 +284,10 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
       double lb = -INFINITY;
       for (int k = 0; k < 3; k++) {
         double lo = (p2[k] > 0) == (q2[k] > 0) && p2[k] != 0 && q2[k] != 0
-                        ? fmin(fabs(p2[k]), fabs(q2[k])) : 0;
-        lb = fmax(lb, lo - a->size[k]);
+                        ? bmin(fabs(p2[k]), fabs(q2[k])) : 0;
+        lb = bmax(lb, lo - a->size[k]);
       }
-      if (lb > fmin(best, cut) + slack) continue;
+      if (lb > bmin(best, cut) + slack) continue;
     }
     double m2[3], h2 = 0.5 * norm3(e2);
     axpy3(0.5, e2, p2, m2);
@@ -291,7 +297,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
       sub3(q1, p1, e1);
       axpy3(0.5, e1, p1, m1);
       sub3(m2, m1, r);
-      if (norm3(r) - 0.5 * norm3(e1) - h2 > fmin(best, cut) + slack) continue;
+      if (norm3(r) - 0.5 * norm3(e1) - h2 > bmin(best, cut) + slack) continue;
       fl__cl_seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
       sub3(c2, c1, r);
       double d = norm3(r);
