@@ -37,21 +37,24 @@ static inline double box_min_dot(const double n[3], const double h[3]) {
  * slack covers the rounding of both, which grows like eps / sin. */
 static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double Rab[9],
                              const double tab[3]) {
+  // with R = Rab (b's axes as columns in a's frame) and n = a_k x b_l: n . tab, h_a(n) and
+  // h_b(n) take two entries of R each (b_l x b_m = +-b_third), |n| = |(R_k1l, R_k2l)|
   const double *ha = a->size, *hb = b->size;
+  double Q[9];
+  for (int i = 0; i < 9; i++) Q[i] = fabs(Rab[i]);
   double best = -INFINITY;
   for (int k = 0; k < 3; k++) {
+    int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
     for (int l = 0; l < 3; l++) {
-      double u[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, e[3] = {0, 0, 0}, n[3];
-      e[k] = 1;
-      cross3(e, u, n);
-      double nl = norm3(n);
+      int l1 = (l + 1) % 3, l2 = (l + 2) % 3;
+      double r1 = Rab[3 * k1 + l], r2 = Rab[3 * k2 + l];
+      double nl = sqrt(r1 * r1 + r2 * r2);
       if (nl <= 1e-7) continue;
-      double hA = fabs(n[0]) * ha[0] + fabs(n[1]) * ha[1] + fabs(n[2]) * ha[2];
-      double hB = 0;
-      for (int m = 0; m < 3; m++)
-        hB += fabs(n[0] * Rab[m] + n[1] * Rab[3 + m] + n[2] * Rab[6 + m]) * hb[m];
-      double s = (fabs(dot3(n, tab)) - hA - hB) / nl;
-      if (s > best) best = s;
+      double td = fabs(tab[k2] * r1 - tab[k1] * r2);
+      double hA = ha[k1] * Q[3 * k2 + l] + ha[k2] * Q[3 * k1 + l];
+      double hB = hb[l1] * Q[3 * k + l2] + hb[l2] * Q[3 * k + l1];
+      double sep = (td - hA - hB) / nl;
+      if (sep > best) best = sep;
     }
   }
   return best + 1e-7 * (a->radius + b->radius + norm3(tab));
