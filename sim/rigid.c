@@ -108,8 +108,9 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
   }
   fl_int *pairs = NULL, np = 0;
   FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
-  // each body's pose once (fl_collide would make it once per pair)
-  pose *P = np > 0 ? fl_malloc(sizeof(pose) * (size_t)n) : NULL;
+  // each body's pose and spin reach once (fl_collide would make the pose once per pair)
+  pose *P = np > 0 ? fl_malloc((sizeof(pose) + sizeof(double)) * (size_t)n) : NULL;
+  double *reach = P ? (double *)(P + n) : NULL;
   if (np > 0 && !P) {
     fl_free(pairs);
     return fl_seterr(FL_ERR_NOMEM, "collide: out of memory for %d poses", (int)n);
@@ -127,6 +128,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
                        "finite, or a zero quaternion", b->name, b->pos[0], b->pos[1], b->pos[2]);
     }
     make_pose(b->pos, b->quat, P + i);
+    reach[i] = spin_reach(b);
   }
   fl_manifold_point mp[FL_MANIFOLD_MAX];
   int rc = FL_OK;
@@ -149,7 +151,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
       double dv[3] = {a->vel[0] - b->vel[0], a->vel[1] - b->vel[1], a->vel[2] - b->vel[2]};
       if (a->kind == FL_BODY_FIXED) dv[0] = -b->vel[0], dv[1] = -b->vel[1], dv[2] = -b->vel[2];
       if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
-      mg += sdt * (speed(dv) + spin_reach(a) + spin_reach(b));
+      mg += sdt * (speed(dv) + reach[i] + reach[j]);
     }
     int nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
