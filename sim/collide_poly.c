@@ -334,6 +334,13 @@ static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, cons
  * of n . x - d, as the face loop below makes it */
 static inline double face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
                               const double tab[3], fl_int f, int b_box) {
+  if (b_box && is_box(a)) {
+    // a's normal -+e_k: R^T n is -+(row k of R) and n . tab is -+tab_k, both exactly (the
+    // zero products add signed zeros only, which |.| and a nonzero sum do not see)
+    int k = (int)(f / 2);
+    double t = (f % 2) ? tab[k] : -tab[k];
+    return box_min_dot(Rab + 3 * k, b->size) + t - a->face_offset[f];
+  }
   const double *nf = a->face_normal + 3 * f;
   double nb[3], m = INFINITY;
   mulvt(Rab, nf, nb);
@@ -349,6 +356,12 @@ static inline double face_sep(const fl_shape *a, const fl_shape *b, const double
 /* the same for face f of b (a placed in b's frame by Rab^T, tba) */
 static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
                                 const double tba[3], fl_int f, int a_box) {
+  if (a_box && is_box(b)) {
+    // likewise: R n is -+(column l of R), n . tba is -+tba_l
+    int l = (int)(f / 2);
+    double col[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, t = (f % 2) ? tba[l] : -tba[l];
+    return box_min_dot(col, a->size) + t - b->face_offset[f];
+  }
   const double *nf = b->face_normal + 3 * f;
   double na[3], m = INFINITY;
   mulv(Rab, nf, na);
