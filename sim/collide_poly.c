@@ -548,6 +548,18 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
+  // a box's arcs are +-e_m exactly (cross products of its +-e_k normals), and its normals are
+  // too: a dot with one is +-one coordinate, the same value (a zero's sign aside, which only
+  // meets the strict sign tests below)
+  int uax[ARC_UNIQUE_MAX];
+  double usgn[ARC_UNIQUE_MAX];
+  int axis_dots = shared && a_box;
+  for (fl_int u = 0; axis_dots && u < nu; u++) {
+    const double *x = arc_a + 3 * uarc[u];
+    int m = fabs(x[0]) == 1 ? 0 : fabs(x[1]) == 1 ? 1 : 2, o1 = (m + 1) % 3, o2 = (m + 2) % 3;
+    axis_dots = fabs(x[m]) == 1 && x[o1] == 0 && x[o2] == 0;
+    uax[u] = m, usgn[u] = x[m];
+  }
   // small shapes: b's vertices and negated normals placed in a's frame once per call (each
   // is shared by several edges), and without shared arcs the first Gauss-map dots of every
   // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
@@ -591,13 +603,20 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     unsigned char pass[ARC_UNIQUE_MAX];
     int npass = 0;
     for (fl_int u = 0; shared && u < nu; u++) {
-      const double *bxa = arc_a + 3 * uarc[u];
-      cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+      if (axis_dots) {
+        cu[u] = usgn[u] * cn[uax[u]], du[u] = usgn[u] * dn[uax[u]];
+      } else {
+        const double *bxa = arc_a + 3 * uarc[u];
+        cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+      }
       pass[u] = cu[u] * du[u] < 0;
       npass += pass[u];
     }
     if (shared && npass == 0) continue;
-    for (fl_int f = 0; shared && f < a->nface; f++) fd[f] = dot3(a->face_normal + 3 * f, dxc);
+    for (fl_int f = 0; axis_dots && f < a->nface; f++)
+      fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
+    for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
+      fd[f] = dot3(a->face_normal + 3 * f, dxc);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
