@@ -144,10 +144,13 @@ static inline void perp(const double u[3], double o[3]) {
 
 
 /* fl_collide with the poses made (make_pose of each body's position and quaternion, as
- * fl_collide makes them): the same contacts and return codes, without the pose checks, which
- * the caller makes (once per body). collide.c. */
+ * fl_collide makes them): the same contacts and return codes, without the pose and shape
+ * checks, which the caller makes (once per body, fl__collide_check_shape). collide.c. */
 int fl__collide_posed(const fl_shape *a, const pose *A, const fl_shape *b, const pose *B,
                       double margin, fl_manifold_point *out);
+/* fl_collide's check of a shape (a known type; a polyhedron for boxes, cylinders and hulls):
+ * FL_OK or FL_ERR_INVAL with a message naming the shape `name`. collide.c. */
+int fl__collide_check_shape(const fl_shape *s, const char *name);
 
 
 /*---- candidate points (collide_kit.c) ----*/

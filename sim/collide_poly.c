@@ -235,27 +235,35 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   // and a vertex's distance to a box in closed form: the least of those bounds the answer
   // from above from the start (up to round-off, which the slack covers), so the tests below
   // skip against bmin(best, cut): still only candidates that cannot win
-  double cut = INFINITY;
+  // (the placed vertices are kept for the loops below: the same values)
+  double cut = INFINITY, xa_b[24], xb_a[24];
+  int keep_b = a_box && b->nvert <= 8, keep_a = b_box && a->nvert <= 8;
   for (fl_int v = 0; a_box && v < b->nvert; v++) {
     double x[3];
     mulv(Rab, b->vert + 3 * v, x);
     axpy3(1, tab, x, x);
-    cut = fmin(cut, box_distance(x, a->size));
+    if (keep_b) copy3(x, xa_b + 3 * v);
+    cut = bmin(cut, box_distance(x, a->size));
   }
   for (fl_int v = 0; b_box && v < a->nvert; v++) {
     double x[3], xb[3];
     sub3(a->vert + 3 * v, tab, x);
     mulvt(Rab, x, xb);
-    cut = fmin(cut, box_distance(xb, b->size));
+    if (keep_a) copy3(xb, xb_a + 3 * v);
+    cut = bmin(cut, box_distance(xb, b->size));
   }
   // vertices of b against a
   for (fl_int v = 0; v < b->nvert; v++) {
     double x[3], q[3], nn[3];
     uint32_t f = 0;
-    mulv(Rab, b->vert + 3 * v, x);
-    axpy3(1, tab, x, x);
-    if (norm3(x) - a->radius > bmin(best, cut) + slack) continue;
+    if (keep_b) {
+      copy3(xa_b + 3 * v, x);
+    } else {
+      mulv(Rab, b->vert + 3 * v, x);
+      axpy3(1, tab, x, x);
+    }
     if (a_box && box_lower(x, a->size) > bmin(best, cut) + slack) continue;
+    if (norm3(x) - a->radius > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -263,10 +271,14 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   for (fl_int v = 0; v < a->nvert; v++) {
     double x[3], xb[3], q[3], nn[3];
     uint32_t f = 0;
-    sub3(a->vert + 3 * v, tab, x);
-    mulvt(Rab, x, xb);
-    if (norm3(xb) - b->radius > bmin(best, cut) + slack) continue;
+    if (keep_a) {
+      copy3(xb_a + 3 * v, xb);
+    } else {
+      sub3(a->vert + 3 * v, tab, x);
+      mulvt(Rab, x, xb);
+    }
     if (b_box && box_lower(xb, b->size) > bmin(best, cut) + slack) continue;
+    if (norm3(xb) - b->radius > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;

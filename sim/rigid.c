@@ -109,8 +109,9 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
   fl_int *pairs = NULL, np = 0;
   FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
   // each body's pose and spin reach once (fl_collide would make the pose once per pair)
-  pose *P = np > 0 ? fl_malloc((sizeof(pose) + sizeof(double)) * (size_t)n) : NULL;
+  pose *P = np > 0 ? fl_malloc((sizeof(pose) + sizeof(double) + 1) * (size_t)n) : NULL;
   double *reach = P ? (double *)(P + n) : NULL;
+  unsigned char *shape_ok = P ? (unsigned char *)(reach + n) : NULL; // checked once
   if (np > 0 && !P) {
     fl_free(pairs);
     return fl_seterr(FL_ERR_NOMEM, "collide: out of memory for %d poses", (int)n);
@@ -129,6 +130,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
     }
     make_pose(b->pos, b->quat, P + i);
     reach[i] = spin_reach(b);
+    shape_ok[i] = 0;
   }
   fl_manifold_point mp[FL_MANIFOLD_MAX];
   int rc = FL_OK;
@@ -153,7 +155,10 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
       if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
       mg += sdt * (speed(dv) + reach[i] + reach[j]);
     }
-    int nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
+    int nm = FL_OK;
+    if (!shape_ok[i]) nm = fl__collide_check_shape(&a->shape, a->name), shape_ok[i] = 1;
+    if (nm >= 0 && !shape_ok[j]) nm = fl__collide_check_shape(&b->shape, b->name), shape_ok[j] = 1;
+    if (nm >= 0) nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
