@@ -346,13 +346,6 @@ static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, cons
  * of n . x - d, as the face loop below makes it */
 static inline double face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
                               const double tab[3], fl_int f, int b_box) {
-  if (b_box && is_box(a)) {
-    // a's normal -+e_k: R^T n is -+(row k of R) and n . tab is -+tab_k, both exactly (the
-    // zero products add signed zeros only, which |.| and a nonzero sum do not see)
-    int k = (int)(f / 2);
-    double t = (f % 2) ? tab[k] : -tab[k];
-    return box_min_dot(Rab + 3 * k, b->size) + t - a->face_offset[f];
-  }
   const double *nf = a->face_normal + 3 * f;
   double nb[3], m = INFINITY;
   mulvt(Rab, nf, nb);
@@ -368,12 +361,6 @@ static inline double face_sep(const fl_shape *a, const fl_shape *b, const double
 /* the same for face f of b (a placed in b's frame by Rab^T, tba) */
 static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
                                 const double tba[3], fl_int f, int a_box) {
-  if (a_box && is_box(b)) {
-    // likewise: R n is -+(column l of R), n . tba is -+tba_l
-    int l = (int)(f / 2);
-    double col[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, t = (f % 2) ? tba[l] : -tba[l];
-    return box_min_dot(col, a->size) + t - b->face_offset[f];
-  }
   const double *nf = b->face_normal + 3 * f;
   double na[3], m = INFINITY;
   mulv(Rab, nf, na);
@@ -383,6 +370,26 @@ static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const doub
     if (t < m) m = t;
   }
   return m + dot3(nf, tba) - b->face_offset[f];
+}
+
+
+/* face_sep for two boxes: a's normal -+e_k makes R^T n -+(row k of R) and n . tab -+tab_k,
+ * both exactly (the zero products add signed zeros only, which |.| and a nonzero sum do not
+ * see), so the same value */
+static inline double box_face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                  const double tab[3], fl_int f) {
+  int k = (int)(f / 2);
+  double t = (f % 2) ? tab[k] : -tab[k];
+  return box_min_dot(Rab + 3 * k, b->size) + t - a->face_offset[f];
+}
+
+
+/* face_sep_b for two boxes: R n is -+(column l of R), n . tba is -+tba_l */
+static inline double box_face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                    const double tba[3], fl_int f) {
+  int l = (int)(f / 2);
+  double col[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, t = (f % 2) ? tba[l] : -tba[l];
+  return box_min_dot(col, a->size) + t - b->face_offset[f];
 }
 
 
@@ -474,8 +481,12 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
   if (H && H->a == a && H->b == b && H->kind) {
     double s = -INFINITY;
-    if (H->kind == 1 && H->i < a->nface) s = face_sep(a, b, Rab, tab, H->i, b_box);
-    else if (H->kind == 2 && H->i < b->nface) s = face_sep_b(a, b, Rab, tba, H->i, a_box);
+    if (H->kind == 1 && H->i < a->nface)
+      s = a_box && b_box ? box_face_sep(a, b, Rab, tab, H->i)
+                         : face_sep(a, b, Rab, tab, H->i, b_box);
+    else if (H->kind == 2 && H->i < b->nface)
+      s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, H->i)
+                         : face_sep_b(a, b, Rab, tba, H->i, a_box);
     else if (H->kind == 3 && H->i < a->nedge && H->j < b->nedge &&
              !edge_pair_sep(a, b, Rab, tab, H->i, H->j, &s))
       s = -INFINITY;
@@ -486,7 +497,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   fl_int fa = -1, fb = -1;
   double sa = -INFINITY, sb = -INFINITY;
   for (fl_int f = 0; f < a->nface; f++) {
-    double s = face_sep(a, b, Rab, tab, f, b_box);
+    double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
+                              : face_sep(a, b, Rab, tab, f, b_box);
     if (s > sa) sa = s, fa = f;
     if (s > margin) {
       hint_set(H, a, b, 1, f, 0);
@@ -494,7 +506,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     }
   }
   for (fl_int f = 0; f < b->nface; f++) {
-    double s = face_sep_b(a, b, Rab, tba, f, a_box);
+    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
+                              : face_sep_b(a, b, Rab, tba, f, a_box);
     if (s > sb) sb = s, fb = f;
     if (s > margin) {
       hint_set(H, a, b, 2, f, 0);
@@ -577,7 +590,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
   static _Thread_local double vb_pre[3 * PRE_MAX], nb_pre[3 * PRE_MAX],
       dot_pre[PRE_MAX * PRE_MAX];
-  int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX && a->nedge <= PRE_MAX;
+  int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX &&
+            a->nedge <= PRE_MAX;
   int pre_dots = pre && cached && !shared;
   for (fl_int v = 0; pre && v < b->nvert; v++) {
     mulv(Rab, b->vert + 3 * v, vb_pre + 3 * v);
