@@ -12,7 +12,9 @@
  *   4. wide boxes among themselves: sweep and prune along x;
  *   5. boxes with an infinite side (planes) are tested against every other box.
  * Cost O(n + k) for k candidate pairs when the boxes have similar sizes (the percentile by
- * quickselect, the grid by radix sort, the pairs by counting sort on i).
+ * quickselect, the grid by radix sort, the pairs by counting sort on i). Up to
+ * fl__bp_sweep_max boxes, one sweep along x over all of them is cheaper and gives the same
+ * pairs.
  */
 #include <math.h>
 #include <stddef.h>
@@ -27,6 +29,11 @@
 #ifndef CELL_FACTOR
 #define CELL_FACTOR 1.5
 #endif
+
+/* at most this many boxes go through one sweep along x instead of the grid (tests set it to
+ * compare the two) */
+extern fl_int fl__bp_sweep_max;
+fl_int fl__bp_sweep_max = 128;
 
 typedef struct plist {
   fl_int *p;
@@ -189,6 +196,27 @@ int fl_broadphase(fl_int n, const double *lo, const double *hi, const unsigned c
     goto done;
   }
 
+  if (n <= fl__bp_sweep_max) {
+    // a few boxes: sweep and prune along x over all of them (the grid's set-up costs more
+    // than the candidate pairs at this size); the same pairs, sorted the same way below
+    keys = fl_malloc(sizeof(key) * (size_t)n);
+    if (!keys) {
+      rc = fl_seterr(FL_ERR_NOMEM, "broad phase: out of memory");
+      goto done;
+    }
+    for (fl_int i = 0; i < n; i++) keys[i].lo = lo[3 * i], keys[i].i = i;
+    qsort(keys, (size_t)n, sizeof(key), cmp_key);
+    for (fl_int a = 0; a < n; a++) {
+      fl_int i = keys[a].i;
+      for (fl_int b = a + 1; b < n && keys[b].lo <= hi[3 * i]; b++) {
+        fl_int j = keys[b].i;
+        if (skip && skip[i] && skip[j]) continue;
+        if (overlap(lo, hi, i, j) && (rc = push(&L, i, j)) < 0) goto done;
+      }
+    }
+    goto found;
+  }
+
   // classify: unbounded boxes apart; cell size from the finite boxes' largest sides
   fl_int nfin = 0, nsmall = 0, nwide = 0, ninf = 0;
   for (fl_int i = 0; i < n; i++) {
@@ -335,6 +363,7 @@ int fl_broadphase(fl_int n, const double *lo, const double *hi, const unsigned c
     }
   }
 
+found:
   if (L.n > (size_t)INT32_MAX) {
     rc = fl_seterr(FL_ERR_NOMEM, "broad phase: %zu pairs exceed the index range", L.n);
     goto done;

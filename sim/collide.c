@@ -558,7 +558,7 @@ static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b,
 }
 
 
-static int check_shape(const fl_shape *s, const char *name) {
+int fl__collide_check_shape(const fl_shape *s, const char *name) {
   if ((unsigned)s->type >= FL_SHAPE_NTYPES)
     return fl_seterr(FL_ERR_INVAL, "fl_collide: shape %s has unknown type %d", name, (int)s->type);
   if (rank_of(s->type) == 3 && (s->nvert < 4 || s->nface < 4 || !s->vert || !s->edge))
@@ -588,8 +588,8 @@ int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const 
   if (!(margin >= 0) || !isfinite(margin))
     return fl_seterr(FL_ERR_INVAL, "fl_collide: margin = %g, expected a finite value >= 0 (m)",
                      margin);
-  FL_TRY(check_shape(a, "a"));
-  FL_TRY(check_shape(b, "b"));
+  FL_TRY(fl__collide_check_shape(a, "a"));
+  FL_TRY(fl__collide_check_shape(b, "b"));
   FL_TRY(check_pose(pa, qa, "a"));
   FL_TRY(check_pose(pb, qb, "b"));
   if (a->type == FL_SHAPE_PLANE && b->type == FL_SHAPE_PLANE)
@@ -597,13 +597,24 @@ int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const 
   pose A, Bp;
   make_pose(pa, qa, &A);
   make_pose(pb, qb, &Bp);
+  return fl__collide_posed(a, &A, b, &Bp, margin, out);
+}
+
+
+int fl__collide_posed(const fl_shape *a, const pose *Ap, const fl_shape *b, const pose *Bq,
+                      double margin, fl_manifold_point *out) {
+  if (!(margin >= 0) || !isfinite(margin))
+    return fl_seterr(FL_ERR_INVAL, "fl_collide: margin = %g, expected a finite value >= 0 (m)",
+                     margin);
+  if (a->type == FL_SHAPE_PLANE && b->type == FL_SHAPE_PLANE)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "fl_collide: no contact algorithm for plane-plane");
   static _Thread_local cbuf B;
   B.n = 0;
   int flip = rank_of(a->type) > rank_of(b->type);
   if (flip)
-    collide_ordered(b, &Bp, a, &A, margin, &B);
+    collide_ordered(b, Bq, a, Ap, margin, &B);
   else
-    collide_ordered(a, &A, b, &Bp, margin, &B);
+    collide_ordered(a, Ap, b, Bq, margin, &B);
   fl__cl_reduce(&B, FL_MANIFOLD_MAX);
   for (int i = 0; i < B.n; i++) {
     const cand *c = B.c + i;

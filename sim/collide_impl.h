@@ -27,10 +27,20 @@
 #define GAUSS_CACHE 4096
 /* polyhedra with at most this many edges have their equal or opposite arcs grouped (boxes) */
 #define ARC_UNIQUE_MAX 24
+/* polyhedra with at most this many vertices, faces and edges get b's vertices, normals and the
+ * first Gauss-map dots placed once per call in the edge-pair loop */
+#define PRE_MAX 32
 
 /* collide_poly.c: 1 (default) shares the Gauss-map test's dots among equal or opposite arcs;
  * 0 makes them per edge pair (the same results; tests compare the two) */
 extern int fl__cl_arc_share;
+/* collide_poly.c: 1 (default) uses closed forms and bounds for boxes (faces, edge pairs, exact
+ * distance) and places b's vertices and normals once per call in the edge-pair loop; 0 the
+ * general loops (the same results; tests compare the two) */
+extern int fl__cl_box_fast;
+/* collide_poly.c: 1 (default) tests first the axis that separated a pair of shapes last time
+ * (the same contacts; tests compare) */
+extern int fl__cl_sep_hints;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 
@@ -131,6 +141,16 @@ static inline void perp(const double u[3], double o[3]) {
   double n = norm3(o);
   o[0] /= n, o[1] /= n, o[2] /= n;
 }
+
+
+/* fl_collide with the poses made (make_pose of each body's position and quaternion, as
+ * fl_collide makes them): the same contacts and return codes, without the pose and shape
+ * checks, which the caller makes (once per body, fl__collide_check_shape). collide.c. */
+int fl__collide_posed(const fl_shape *a, const pose *A, const fl_shape *b, const pose *B,
+                      double margin, fl_manifold_point *out);
+/* fl_collide's check of a shape (a known type; a polyhedron for boxes, cylinders and hulls):
+ * FL_OK or FL_ERR_INVAL with a message naming the shape `name`. collide.c. */
+int fl__collide_check_shape(const fl_shape *s, const char *name);
 
 
 /*---- candidate points (collide_kit.c) ----*/

@@ -11,6 +11,74 @@
 
 /* the Gauss-map test's dots shared by equal or opposite arcs (1); tests set 0 to compare */
 int fl__cl_arc_share = 1;
+/* the box closed forms and bounds and the edge-pair loop's placements once per call below (1);
+ * tests set 0 to compare with the general loops */
+int fl__cl_box_fast = 1;
+
+
+static int is_box(const fl_shape *s) {
+  return fl__cl_box_fast && s->type == FL_SHAPE_BOX && s->nvert == 8;
+}
+
+
+/* min over a box's vertices (+-h0, +-h1, +-h2) of n . v, the value the loop over the vertices
+ * finds, to the bit: each product is +-|n_k| h_k exactly, rounding is symmetric and monotone in
+ * each addend, so the vertex with every term negative gives the least rounded sum */
+static inline double box_min_dot(const double n[3], const double h[3]) {
+  return -((fabs(n[0]) * h[0] + fabs(n[1]) * h[1]) + fabs(n[2]) * h[2]);
+}
+
+
+/* boxes a and b (b placed in a's frame by Rab, tab): an upper bound on the separation the
+ * edge-pair loop of fl__cl_poly_poly can find. A pair the Gauss-map test passes has its axis
+ * n along a_k x b_l and both edges supporting along it, so its separation is at most
+ * |n . tab| - h_a(n) - h_b(n) for that unit axis (boxes are symmetric about their origins).
+ * Axes with sin(a_k, b_l) <= 1e-7 are left out: the loop drops its pairs below 1e-6. The
+ * slack covers the rounding of both, which grows like eps / sin. */
+static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                             const double tab[3]) {
+  // with R = Rab (b's axes as columns in a's frame) and n = a_k x b_l: n . tab, h_a(n) and
+  // h_b(n) take two entries of R each (b_l x b_m = +-b_third), |n| = |(R_k1l, R_k2l)|
+  const double *ha = a->size, *hb = b->size;
+  double Q[9];
+  for (int i = 0; i < 9; i++) Q[i] = fabs(Rab[i]);
+  double best = -INFINITY;
+  for (int k = 0; k < 3; k++) {
+    int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+    for (int l = 0; l < 3; l++) {
+      int l1 = (l + 1) % 3, l2 = (l + 2) % 3;
+      double r1 = Rab[3 * k1 + l], r2 = Rab[3 * k2 + l];
+      double nl = sqrt(r1 * r1 + r2 * r2);
+      if (nl <= 1e-7) continue;
+      double td = fabs(tab[k2] * r1 - tab[k1] * r2);
+      double hA = ha[k1] * Q[3 * k2 + l] + ha[k2] * Q[3 * k1 + l];
+      double hB = hb[l1] * Q[3 * k + l2] + hb[l2] * Q[3 * k + l1];
+      double sep = (td - hA - hB) / nl;
+      if (sep > best) best = sep;
+    }
+  }
+  return best + 1e-7 * (a->radius + b->radius + norm3(tab));
+}
+
+
+/* the larger and smaller of two bounds, inline (libm's fmax and fmin are calls; NaN and the
+ * sign of zero do not matter for a bound) */
+static inline double bmax(double x, double y) { return x > y ? x : y; }
+static inline double bmin(double x, double y) { return x < y ? x : y; }
+
+
+/* the distance from x to a box of half extents h about its origin */
+static inline double box_distance(const double x[3], const double h[3]) {
+  double e0 = bmax(fabs(x[0]) - h[0], 0), e1 = bmax(fabs(x[1]) - h[1], 0),
+         e2 = bmax(fabs(x[2]) - h[2], 0);
+  return sqrt(e0 * e0 + e1 * e1 + e2 * e2);
+}
+
+
+/* a lower bound on the distance from x to a box of half extents h about its origin */
+static inline double box_lower(const double x[3], const double h[3]) {
+  return bmax(bmax(fabs(x[0]) - h[0], fabs(x[1]) - h[1]), fabs(x[2]) - h[2]);
+}
 
 /* one convex polygon vertex during clipping: position and the label of the segment that
  * arrives at it (>= 0: incident face slot; < 0: -(reference face slot + 1)) */
@@ -162,13 +230,40 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   // the body origins, or about the edges' midpoints) exceeds the best so far by more than
   // round-off: they could not win `d < best`, so the result is the same as without the test.
   double slack = 1e-9 * (a->radius + b->radius);
+  // boxes have a tighter bound: the largest excess of a coordinate over the half extent
+  int a_box = is_box(a), b_box = is_box(b);
+  // and a vertex's distance to a box in closed form: the least of those bounds the answer
+  // from above from the start (up to round-off, which the slack covers), so the tests below
+  // skip against bmin(best, cut): still only candidates that cannot win
+  // (the placed vertices are kept for the loops below: the same values)
+  double cut = INFINITY, xa_b[24], xb_a[24];
+  int keep_b = a_box && b->nvert <= 8, keep_a = b_box && a->nvert <= 8;
+  for (fl_int v = 0; a_box && v < b->nvert; v++) {
+    double x[3];
+    mulv(Rab, b->vert + 3 * v, x);
+    axpy3(1, tab, x, x);
+    if (keep_b) copy3(x, xa_b + 3 * v);
+    cut = bmin(cut, box_distance(x, a->size));
+  }
+  for (fl_int v = 0; b_box && v < a->nvert; v++) {
+    double x[3], xb[3];
+    sub3(a->vert + 3 * v, tab, x);
+    mulvt(Rab, x, xb);
+    if (keep_a) copy3(xb, xb_a + 3 * v);
+    cut = bmin(cut, box_distance(xb, b->size));
+  }
   // vertices of b against a
   for (fl_int v = 0; v < b->nvert; v++) {
     double x[3], q[3], nn[3];
     uint32_t f = 0;
-    mulv(Rab, b->vert + 3 * v, x);
-    axpy3(1, tab, x, x);
-    if (norm3(x) - a->radius > best + slack) continue;
+    if (keep_b) {
+      copy3(xa_b + 3 * v, x);
+    } else {
+      mulv(Rab, b->vert + 3 * v, x);
+      axpy3(1, tab, x, x);
+    }
+    if (a_box && box_lower(x, a->size) > bmin(best, cut) + slack) continue;
+    if (norm3(x) - a->radius > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(a, x, q, nn, &f);
     if (d < best) best = d, copy3(q, ca), copy3(x, cb), *fa = f, *fb = FL_FEAT(FL_FEAT_VERTEX, v);
   }
@@ -176,9 +271,14 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
   for (fl_int v = 0; v < a->nvert; v++) {
     double x[3], xb[3], q[3], nn[3];
     uint32_t f = 0;
-    sub3(a->vert + 3 * v, tab, x);
-    mulvt(Rab, x, xb);
-    if (norm3(xb) - b->radius > best + slack) continue;
+    if (keep_a) {
+      copy3(xb_a + 3 * v, xb);
+    } else {
+      sub3(a->vert + 3 * v, tab, x);
+      mulvt(Rab, x, xb);
+    }
+    if (b_box && box_lower(xb, b->size) > bmin(best, cut) + slack) continue;
+    if (norm3(xb) - b->radius > bmin(best, cut) + slack) continue;
     double d = fl__cl_poly_closest(b, xb, q, nn, &f);
     if (d < best) {
       best = d, copy3(a->vert + 3 * v, ca), *fa = FL_FEAT(FL_FEAT_VERTEX, v), *fb = f;
@@ -194,6 +294,16 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
     mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
     axpy3(1, tab, q2, q2);
     sub3(q2, p2, e2);
+    if (a_box) {
+      // b's edge against the box a: per coordinate, the least |x_k| on the segment less h_k
+      double lb = -INFINITY;
+      for (int k = 0; k < 3; k++) {
+        double lo = (p2[k] > 0) == (q2[k] > 0) && p2[k] != 0 && q2[k] != 0
+                        ? bmin(fabs(p2[k]), fabs(q2[k])) : 0;
+        lb = bmax(lb, lo - a->size[k]);
+      }
+      if (lb > bmin(best, cut) + slack) continue;
+    }
     double m2[3], h2 = 0.5 * norm3(e2);
     axpy3(0.5, e2, p2, m2);
     for (fl_int i = 0; i < a->nedge; i++) {
@@ -202,7 +312,7 @@ static double poly_poly_distance(const fl_shape *a, const fl_shape *b, const dou
       sub3(q1, p1, e1);
       axpy3(0.5, e1, p1, m1);
       sub3(m2, m1, r);
-      if (norm3(r) - 0.5 * norm3(e1) - h2 > best + slack) continue;
+      if (norm3(r) - 0.5 * norm3(e1) - h2 > bmin(best, cut) + slack) continue;
       fl__cl_seg_closest(p1, e1, p2, e2, &sp, &tp, c1, c2);
       sub3(c2, c1, r);
       double d = norm3(r);
@@ -232,6 +342,125 @@ static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, cons
 }
 
 
+/* separation along face f of a (b placed in a's frame by Rab, tab): min over b's vertices
+ * of n . x - d, as the face loop below makes it */
+static inline double face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                              const double tab[3], fl_int f, int b_box) {
+  const double *nf = a->face_normal + 3 * f;
+  double nb[3], m = INFINITY;
+  mulvt(Rab, nf, nb);
+  if (b_box) m = box_min_dot(nb, b->size);
+  for (fl_int v = 0; !b_box && v < b->nvert; v++) {
+    double t = dot3(nb, b->vert + 3 * v);
+    if (t < m) m = t;
+  }
+  return m + dot3(nf, tab) - a->face_offset[f];
+}
+
+
+/* the same for face f of b (a placed in b's frame by Rab^T, tba) */
+static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                const double tba[3], fl_int f, int a_box) {
+  const double *nf = b->face_normal + 3 * f;
+  double na[3], m = INFINITY;
+  mulv(Rab, nf, na);
+  if (a_box) m = box_min_dot(na, a->size);
+  for (fl_int v = 0; !a_box && v < a->nvert; v++) {
+    double t = dot3(na, a->vert + 3 * v);
+    if (t < m) m = t;
+  }
+  return m + dot3(nf, tba) - b->face_offset[f];
+}
+
+
+/* face_sep for two boxes: a's normal -+e_k makes R^T n -+(row k of R) and n . tab -+tab_k,
+ * both exactly (the zero products add signed zeros only, which |.| and a nonzero sum do not
+ * see), so the same value */
+static inline double box_face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                  const double tab[3], fl_int f) {
+  int k = (int)(f / 2);
+  double t = (f % 2) ? tab[k] : -tab[k];
+  return box_min_dot(Rab + 3 * k, b->size) + t - a->face_offset[f];
+}
+
+
+/* face_sep_b for two boxes: R n is -+(column l of R), n . tba is -+tba_l */
+static inline double box_face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                                    const double tba[3], fl_int f) {
+  int l = (int)(f / 2);
+  double col[3] = {Rab[l], Rab[3 + l], Rab[6 + l]}, t = (f % 2) ? tba[l] : -tba[l];
+  return box_min_dot(col, a->size) + t - b->face_offset[f];
+}
+
+
+/* Separating axes remembered across calls, per pair of shapes (their addresses): the axis of
+ * the last call that a pair left separated beyond its margin (a face of a, of b, or an edge
+ * pair). It is tested first, with the same operations as the full search; when it still
+ * separates beyond the margin, the full search would have left at some axis too, with no
+ * contacts, so the pair is done. A stale or foreign hint (addresses reused) only costs its
+ * test. 0 switches the hints off (tests compare). */
+int fl__cl_sep_hints = 1;
+#define SEP_HINTS 1024
+typedef struct sep_hint {
+  const fl_shape *a, *b;
+  int kind; /* 0 none, 1 face of a, 2 face of b, 3 edge pair */
+  fl_int i, j;
+} sep_hint;
+static _Thread_local sep_hint hints[SEP_HINTS];
+
+
+static sep_hint *hint_of(const fl_shape *a, const fl_shape *b) {
+  uint64_t h = (uint64_t)(uintptr_t)a * 0x9E3779B97F4A7C15ULL ^
+               (uint64_t)(uintptr_t)b * 0xC2B2AE3D27D4EB4FULL;
+  return hints + ((h >> 40) & (SEP_HINTS - 1));
+}
+
+
+static void hint_set(sep_hint *H, const fl_shape *a, const fl_shape *b, int kind, fl_int i,
+                     fl_int j) {
+  if (!H) return;
+  H->a = a, H->b = b, H->kind = kind, H->i = i, H->j = j;
+}
+
+
+/* the edge-pair loop's test and separation for edges i of a and j of b, with its operations
+ * (per-pair dots, a's vertex centroid): 1 when the pair builds a face of the Minkowski
+ * difference and its separation *s is made, else 0 */
+static int edge_pair_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
+                         const double tab[3], fl_int i, fl_int j, double *s) {
+  double p2[3], q2[3], e2[3], c[3], dd[3], cn[3], dn[3], dxc[3], bxa[3];
+  mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+  axpy3(1, tab, p2, p2);
+  mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+  axpy3(1, tab, q2, q2);
+  sub3(q2, p2, e2);
+  mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
+  mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
+  for (int k = 0; k < 3; k++) cn[k] = -c[k], dn[k] = -dd[k];
+  cross3(dn, cn, dxc);
+  const double *an = a->face_normal + 3 * a->edge_face[2 * i];
+  const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
+  cross3(bn, an, bxa);
+  double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+  if (!(cba * dba < 0)) return 0;
+  double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+  if (!(adc * bdc < 0 && cba * bdc > 0)) return 0;
+  const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+  double e1[3], nn[3], w[3], ca[3] = {0, 0, 0};
+  sub3(q1, p1, e1);
+  cross3(e1, e2, nn);
+  double l = norm3(nn);
+  if (l <= 1e-6 * norm3(e1) * norm3(e2)) return 0;
+  for (int k = 0; k < 3; k++) nn[k] /= l;
+  for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
+  sub3(p1, ca, w);
+  if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
+  sub3(p2, p1, w);
+  *s = dot3(nn, w);
+  return 1;
+}
+
+
 void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
                       double margin, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
@@ -246,42 +475,63 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   mulvt(Rab, tab, tba);
   tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
   double tol = FACE_PREF * (a->radius + b->radius);
+  int a_box = is_box(a), b_box = is_box(b);
+
+  // the axis that separated this pair last time, first
+  sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
+  if (H && H->a == a && H->b == b && H->kind) {
+    double s = -INFINITY;
+    if (H->kind == 1 && H->i < a->nface)
+      s = a_box && b_box ? box_face_sep(a, b, Rab, tab, H->i)
+                         : face_sep(a, b, Rab, tab, H->i, b_box);
+    else if (H->kind == 2 && H->i < b->nface)
+      s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, H->i)
+                         : face_sep_b(a, b, Rab, tba, H->i, a_box);
+    else if (H->kind == 3 && H->i < a->nedge && H->j < b->nedge &&
+             !edge_pair_sep(a, b, Rab, tab, H->i, H->j, &s))
+      s = -INFINITY;
+    if (s > margin) return;
+  }
 
   // faces of a: separation = min over b's vertices of n . x - d
   fl_int fa = -1, fb = -1;
   double sa = -INFINITY, sb = -INFINITY;
   for (fl_int f = 0; f < a->nface; f++) {
-    const double *nf = a->face_normal + 3 * f;
-    double nb[3], m = INFINITY;
-    mulvt(Rab, nf, nb);
-    for (fl_int v = 0; v < b->nvert; v++) {
-      double t = dot3(nb, b->vert + 3 * v);
-      if (t < m) m = t;
-    }
-    double s = m + dot3(nf, tab) - a->face_offset[f];
+    double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
+                              : face_sep(a, b, Rab, tab, f, b_box);
     if (s > sa) sa = s, fa = f;
-    if (s > margin) return;
+    if (s > margin) {
+      hint_set(H, a, b, 1, f, 0);
+      return;
+    }
   }
   for (fl_int f = 0; f < b->nface; f++) {
-    const double *nf = b->face_normal + 3 * f;
-    double na[3], m = INFINITY;
-    mulv(Rab, nf, na);
-    for (fl_int v = 0; v < a->nvert; v++) {
-      double t = dot3(na, a->vert + 3 * v);
-      if (t < m) m = t;
-    }
-    double s = m + dot3(nf, tba) - b->face_offset[f];
+    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
+                              : face_sep_b(a, b, Rab, tba, f, a_box);
     if (s > sb) sb = s, fb = f;
-    if (s > margin) return;
+    if (s > margin) {
+      hint_set(H, a, b, 2, f, 0);
+      return;
+    }
+  }
+  // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
+  // margin, win over the faces, or decide `separated` below): the edge-pair loop is skipped,
+  // with the same contacts as after it
+  fl_int nedge_b = b->nedge;
+  if (a_box && b_box) {
+    double sf = fmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
+    double sep = SEP_EXACT * (a->radius + b->radius);
+    if (ub <= margin && ub < sf + tol && (sf > sep || ub <= sep)) nedge_b = 0;
   }
   // edge pairs that build a face of the minkowski difference, in a's frame
   double ca[3] = {0, 0, 0};
-  for (fl_int v = 0; v < a->nvert; v++) axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
+  for (fl_int v = 0; nedge_b > 0 && v < a->nvert; v++)
+    axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
   fl_int ea = -1, eb = -1;
   double se = -INFINITY, nbest[3] = {0, 0, 0};
   // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
   static _Thread_local double arc_a[3 * GAUSS_CACHE];
-  int cached = a->nedge <= GAUSS_CACHE;
+  int cached = nedge_b > 0 && a->nedge <= GAUSS_CACHE;
   for (fl_int i = 0; cached && i < a->nedge; i++)
     cross3(a->face_normal + 3 * a->edge_face[2 * i + 1], a->face_normal + 3 * a->edge_face[2 * i],
            arc_a + 3 * i);
@@ -323,36 +573,94 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
-  for (fl_int j = 0; j < b->nedge; j++) {
-    double p2[3], q2[3], e2[3], c[3], dd[3];
-    mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
-    axpy3(1, tab, p2, p2);
-    mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
-    axpy3(1, tab, q2, q2);
+  // a box's arcs are +-e_m exactly (cross products of its +-e_k normals), and its normals are
+  // too: a dot with one is +-one coordinate, the same value (a zero's sign aside, which only
+  // meets the strict sign tests below)
+  int uax[ARC_UNIQUE_MAX];
+  double usgn[ARC_UNIQUE_MAX];
+  int axis_dots = shared && a_box;
+  for (fl_int u = 0; axis_dots && u < nu; u++) {
+    const double *x = arc_a + 3 * uarc[u];
+    int m = fabs(x[0]) == 1 ? 0 : fabs(x[1]) == 1 ? 1 : 2, o1 = (m + 1) % 3, o2 = (m + 2) % 3;
+    axis_dots = fabs(x[m]) == 1 && x[o1] == 0 && x[o2] == 0;
+    uax[u] = m, usgn[u] = x[m];
+  }
+  // small shapes: b's vertices and negated normals placed in a's frame once per call (each
+  // is shared by several edges), and without shared arcs the first Gauss-map dots of every
+  // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
+  static _Thread_local double vb_pre[3 * PRE_MAX], nb_pre[3 * PRE_MAX],
+      dot_pre[PRE_MAX * PRE_MAX];
+  int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX &&
+            a->nedge <= PRE_MAX;
+  int pre_dots = pre && cached && !shared;
+  for (fl_int v = 0; pre && v < b->nvert; v++) {
+    mulv(Rab, b->vert + 3 * v, vb_pre + 3 * v);
+    axpy3(1, tab, vb_pre + 3 * v, vb_pre + 3 * v);
+  }
+  for (fl_int f = 0; pre && f < b->nface; f++) {
+    double c[3];
+    mulv(Rab, b->face_normal + 3 * f, c);
+    for (int k = 0; k < 3; k++) nb_pre[3 * f + k] = -c[k];
+    for (fl_int i = 0; pre_dots && i < a->nedge; i++)
+      dot_pre[f * a->nedge + i] = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+  }
+  for (fl_int j = 0; j < nedge_b; j++) {
+    double p2[3], q2[3], e2[3], cn[3], dn[3], dxc[3];
+    fl_int fc = b->edge_face[2 * j], fdd = b->edge_face[2 * j + 1];
+    if (pre) {
+      copy3(vb_pre + 3 * b->edge[2 * j], p2);
+      copy3(vb_pre + 3 * b->edge[2 * j + 1], q2);
+      copy3(nb_pre + 3 * fc, cn);
+      copy3(nb_pre + 3 * fdd, dn);
+    } else {
+      double c[3], dd[3];
+      mulv(Rab, b->vert + 3 * b->edge[2 * j], p2);
+      axpy3(1, tab, p2, p2);
+      mulv(Rab, b->vert + 3 * b->edge[2 * j + 1], q2);
+      axpy3(1, tab, q2, q2);
+      mulv(Rab, b->face_normal + 3 * fc, c);
+      mulv(Rab, b->face_normal + 3 * fdd, dd);
+      for (int k = 0; k < 3; k++) cn[k] = -c[k], dn[k] = -dd[k];
+    }
     sub3(q2, p2, e2);
-    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j], c);
-    mulv(Rab, b->face_normal + 3 * b->edge_face[2 * j + 1], dd);
-    double cn[3] = {-c[0], -c[1], -c[2]}, dn[3] = {-dd[0], -dd[1], -dd[2]}, dxc[3];
     cross3(dn, cn, dxc);
     double cu[ARC_UNIQUE_MAX], du[ARC_UNIQUE_MAX], fd[ARC_UNIQUE_MAX];
+    // an arc's first test holds for its whole group: (s x)(s y) = x y for s = +-1, exactly
+    unsigned char pass[ARC_UNIQUE_MAX];
+    int npass = 0;
     for (fl_int u = 0; shared && u < nu; u++) {
-      const double *bxa = arc_a + 3 * uarc[u];
-      cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+      if (axis_dots) {
+        cu[u] = usgn[u] * cn[uax[u]], du[u] = usgn[u] * dn[uax[u]];
+      } else {
+        const double *bxa = arc_a + 3 * uarc[u];
+        cu[u] = dot3(cn, bxa), du[u] = dot3(dn, bxa);
+      }
+      pass[u] = cu[u] * du[u] < 0;
+      npass += pass[u];
     }
-    for (fl_int f = 0; shared && f < a->nface; f++) fd[f] = dot3(a->face_normal + 3 * f, dxc);
+    if (shared && npass == 0) continue;
+    for (fl_int f = 0; axis_dots && f < a->nface; f++)
+      fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
+    for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
+      fd[f] = dot3(a->face_normal + 3 * f, dxc);
     for (fl_int i = 0; i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
       if (shared) {
         // the test below with the dots made once per edge of b
-        double cba = usg[i] * cu[uof[i]], dba = usg[i] * du[uof[i]];
-        if (!(cba * dba < 0)) continue;
+        if (!pass[uof[i]]) continue;
+        double cba = usg[i] * cu[uof[i]];
         double adc = fd[a->edge_face[2 * i]], bdc = fd[a->edge_face[2 * i + 1]];
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
       } else if (cached) {
         // minkowski_face with both arcs precomputed, cheapest test first
-        const double *bxa = arc_a + 3 * i;
-        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        double cba, dba;
+        if (pre_dots) {
+          cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
+        } else {
+          const double *bxa = arc_a + 3 * i;
+          cba = dot3(cn, bxa), dba = dot3(dn, bxa);
+        }
         if (!(cba * dba < 0)) continue;
         double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
@@ -371,7 +679,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       sub3(p2, p1, w);
       double s = dot3(nn, w);
       if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
-      if (s > margin) return;
+      if (s > margin) {
+        hint_set(H, a, b, 3, i, j);
+        return;
+      }
     }
   }
 

@@ -41,8 +41,9 @@
  *     incident FACE). The same pair of features gives the same id from step to step, so
  *     impulses can be matched across steps; ids are unique within one manifold.
  *
- * Thread-safety: no global state (fl_collide's scratch and fl_seterr's message are
- * thread-local), so every function may run on several threads at once on different outputs.
+ * Thread-safety: no global state (fl_collide's scratch, its separating-axis hints per pair of
+ * shapes, which never change a result, and fl_seterr's message are thread-local), so every
+ * function may run on several threads at once on different outputs.
  * See docs/collision.md for the algorithms and their limits.
  */
 #ifndef FL_GEOMETRY_H
@@ -196,7 +197,8 @@ int fl_collide_supported(fl_shape_type a, fl_shape_type b);
  * (fixed bodies; skip may be NULL). Boxes with infinite extents (planes) are fine. A uniform
  * grid (cell 1.5 x the 95th percentile of the boxes' largest side) holds the boxes; larger
  * boxes query it, and unbounded ones are tested against all: O(n + k) for k pairs when
- * few boxes are much larger than the rest (see docs/collision.md). On success *pairs (2 x npairs: pair k is
+ * few boxes are much larger than the rest (see docs/collision.md); up to 128 boxes, one sweep
+ * along x instead (the same pairs). On success *pairs (2 x npairs: pair k is
  * (*pairs)[2k], (*pairs)[2k+1], sorted by i then j) is allocated with fl_malloc and freed by the
  * caller with fl_free (NULL when npairs = 0). Returns FL_OK, FL_ERR_INVAL (n < 0, NULL arrays,
  * NaN bounds) or FL_ERR_NOMEM. */

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collide_impl.h"
 #include "world_impl.h"
 
 //---- bodies ----
@@ -107,6 +108,30 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
   }
   fl_int *pairs = NULL, np = 0;
   FL_TRY(fl_broadphase(n, m->lo, m->hi, m->skip, &pairs, &np));
+  // each body's pose and spin reach once (fl_collide would make the pose once per pair)
+  pose *P = np > 0 ? fl_malloc((sizeof(pose) + sizeof(double) + 1) * (size_t)n) : NULL;
+  double *reach = P ? (double *)(P + n) : NULL;
+  unsigned char *shape_ok = P ? (unsigned char *)(reach + n) : NULL; // checked once
+  if (np > 0 && !P) {
+    fl_free(pairs);
+    return fl_seterr(FL_ERR_NOMEM, "collide: out of memory for %d poses", (int)n);
+  }
+  for (fl_int i = 0; P && i < n; i++) {
+    // fl_collide's pose checks, once per body
+    const fl_body *b = &w->body[i];
+    double qn = 0;
+    for (int k = 0; k < 4; k++) qn += b->quat[k] * b->quat[k];
+    if (!isfinite(b->pos[0]) || !isfinite(b->pos[1]) || !isfinite(b->pos[2]) ||
+        !(qn > 1e-200) || !isfinite(qn)) {
+      fl_free(pairs);
+      fl_free(P);
+      return fl_seterr(FL_ERR_INVAL, "collide %s: position (%g, %g, %g) or quaternion not "
+                       "finite, or a zero quaternion", b->name, b->pos[0], b->pos[1], b->pos[2]);
+    }
+    make_pose(b->pos, b->quat, P + i);
+    reach[i] = spin_reach(b);
+    shape_ok[i] = 0;
+  }
   fl_manifold_point mp[FL_MANIFOLD_MAX];
   int rc = FL_OK;
   for (fl_int k = 0; k < np; k++) {
@@ -128,9 +153,12 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
       double dv[3] = {a->vel[0] - b->vel[0], a->vel[1] - b->vel[1], a->vel[2] - b->vel[2]};
       if (a->kind == FL_BODY_FIXED) dv[0] = -b->vel[0], dv[1] = -b->vel[1], dv[2] = -b->vel[2];
       if (b->kind == FL_BODY_FIXED) dv[0] = a->vel[0], dv[1] = a->vel[1], dv[2] = a->vel[2];
-      mg += sdt * (speed(dv) + spin_reach(a) + spin_reach(b));
+      mg += sdt * (speed(dv) + reach[i] + reach[j]);
     }
-    int nm = fl_collide(&a->shape, a->pos, a->quat, &b->shape, b->pos, b->quat, mg, mp);
+    int nm = FL_OK;
+    if (!shape_ok[i]) nm = fl__collide_check_shape(&a->shape, a->name), shape_ok[i] = 1;
+    if (nm >= 0 && !shape_ok[j]) nm = fl__collide_check_shape(&b->shape, b->name), shape_ok[j] = 1;
+    if (nm >= 0) nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
@@ -163,6 +191,7 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
     }
   }
   fl_free(pairs);
+  fl_free(P);
   *np_out = np;
   return rc;
 }

@@ -231,6 +231,145 @@ FL_TEST(box_box_shared_arc_dots_same_contacts) {
 }
 
 
+extern int fl__cl_box_fast;
+
+
+/* the contacts of one pose with the box closed forms (and the separating-axis hints and
+ * placements once per call, which the same switch turns off) on and off: same count, same
+ * bits; returns the count */
+static int box_fast_same(const fl_shape *a, const double pa[3], const double qa[4],
+                         const fl_shape *b, const double pb[3], const double qb[4],
+                         double margin, fl_manifold_point *m1) {
+  fl_manifold_point m0[FL_MANIFOLD_MAX];
+  memset(m1, 0, FL_MANIFOLD_MAX * sizeof *m1);
+  memset(m0, 0, sizeof m0);
+  fl__cl_box_fast = 1;
+  int n1 = fl_collide(a, pa, qa, b, pb, qb, margin, m1);
+  fl__cl_box_fast = 0;
+  int n0 = fl_collide(a, pa, qa, b, pb, qb, margin, m0);
+  fl__cl_box_fast = 1;
+  if (n1 != n0 || n1 < 0 || memcmp(m1, m0, (size_t)(n1 > 0 ? n1 : 0) * sizeof *m1) != 0) {
+    fprintf(stderr, "box closed forms: %d contacts against %d, or other bits\n", n1, n0);
+    return -1;
+  }
+  return n1;
+}
+
+
+FL_TEST(box_box_closed_forms_same_contacts) {
+  // the box closed forms (face separations, the bound that skips the edge pairs, the exact
+  // distance's box bounds) against the general loops, to the bit: random poses near contact,
+  // and boxes lying on one another with small tilts and gaps (a pile's resting pairs; some
+  // exactly aligned), with a margin that reaches the exact distance of separated pairs; the
+  // same three shapes recur, so the separating-axis hints of earlier poses are tested too
+  fl_shape box[3];
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &box[0]));
+  ASSERT_OK(fl_shape_make_box(0.4, 0.25, 0.1, &box[1]));
+  ASSERT_OK(fl_shape_make_box(1.0, 0.2, 0.3, &box[2]));
+  uint64_t st = 2024;
+  int ncontact = 0, nedge = 0, nface = 0, nsep = 0;
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  for (int t = 0; t < 6000; t++) {
+    double r[12];
+    for (int k = 0; k < 12; k++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      r[k] = (double)(st >> 11) / 9007199254740992.0; // [0, 1)
+    }
+    const fl_shape *a = &box[t % 3], *b = &box[(t / 3) % 3];
+    double qa[4], qb[4], pa[3] = {0, 0, 0}, pb[3];
+    int n;
+    if (t % 2 == 0) {
+      double dir[3];
+      qaxis(r[0] - 0.5, r[1] - 0.5, r[2] - 0.5 + 1e-3, 6.3 * r[3], qa);
+      qaxis(r[4] - 0.5, r[5] - 0.5 + 1e-3, r[6] - 0.5, 6.3 * r[7], qb);
+      for (int k = 0; k < 3; k++) dir[k] = r[8 + k] - 0.5;
+      double dn = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+      double dist = (0.3 + 1.2 * r[11]) * (a->radius + b->radius) * 0.8;
+      for (int k = 0; k < 3; k++) pb[k] = dist * dir[k] / dn;
+      n = box_fast_same(a, pa, qa, b, pb, qb, 0.02, m);
+    } else {
+      // b on top of a: tilts up to 0.05 rad (none for one pose in 8), a turn about z, gaps
+      // from -5 mm to 45 mm, offsets that let b overhang a's edge
+      double tilt = (t % 16 == 1) ? 0 : 0.05 * (r[0] - 0.5);
+      qaxis(r[1] - 0.5, r[2] - 0.5, 0, tilt, qa);
+      qaxis(0, 0, 1, (t % 16 == 1) ? 0 : 6.3 * r[3], qb);
+      double gap = -0.005 + 0.05 * r[4];
+      pb[0] = (r[5] - 0.5) * 2 * a->size[0], pb[1] = (r[6] - 0.5) * 2 * a->size[1];
+      pb[2] = a->size[2] + b->size[2] + gap;
+      n = box_fast_same(a, pa, qa, b, pb, qb, 0.05, m);
+      nface += n > 1;
+    }
+    ASSERT(n >= 0);
+    ncontact += n > 0;
+    nedge += n == 1 && (m[0].feature >> 60) == FL_FEAT_EDGE;
+    nsep += n > 0 && m[0].phi > 0;
+  }
+  fprintf(stderr, "pairs in contact %d of 6000, edge-edge %d, resting face %d, separated %d\n",
+          ncontact, nedge, nface, nsep);
+  ASSERT(ncontact > 2000);
+  ASSERT(nedge > 10);
+  ASSERT(nface > 1000);
+  ASSERT(nsep > 500);
+  for (int k = 0; k < 3; k++) fl_shape_free(&box[k]);
+  return 0;
+}
+
+
+FL_TEST(hull_hull_placed_once_same_contacts) {
+  // general hexahedra (boxes with every vertex moved, as the stones of an arch) at random
+  // poses near contact and resting on one another: the edge-pair loop with b's vertices,
+  // normals and first Gauss-map dots placed once per call against the per-pair loop, to the bit
+  uint64_t st = 77;
+  int ncontact = 0, nface = 0;
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  for (int t = 0; t < 3000; t++) {
+    double r[12], pts[2][24];
+    fl_shape h[2];
+    for (int s = 0; s < 2; s++) {
+      for (int v = 0; v < 8; v++)
+        for (int k = 0; k < 3; k++) {
+          st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+          double u = (double)(st >> 11) / 9007199254740992.0;
+          double half = k == 2 ? 0.2 : 0.5;
+          pts[s][3 * v + k] = ((v >> k) & 1 ? half : -half) + 0.08 * (u - 0.5);
+        }
+      ASSERT_OK(fl_shape_make_convex(pts[s], 8, &h[s]));
+    }
+    for (int k = 0; k < 12; k++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      r[k] = (double)(st >> 11) / 9007199254740992.0;
+    }
+    double qa[4], qb[4], pa[3] = {0, 0, 0}, pb[3];
+    int n;
+    if (t % 2 == 0) {
+      double dir[3];
+      qaxis(r[0] - 0.5, r[1] - 0.5, r[2] - 0.5 + 1e-3, 6.3 * r[3], qa);
+      qaxis(r[4] - 0.5, r[5] - 0.5 + 1e-3, r[6] - 0.5, 6.3 * r[7], qb);
+      for (int k = 0; k < 3; k++) dir[k] = r[8 + k] - 0.5;
+      double dn = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+      double dist = (0.3 + 1.2 * r[11]) * (h[0].radius + h[1].radius) * 0.8;
+      for (int k = 0; k < 3; k++) pb[k] = dist * dir[k] / dn;
+      n = box_fast_same(&h[0], pa, qa, &h[1], pb, qb, 0.02, m);
+    } else {
+      qaxis(r[1] - 0.5, r[2] - 0.5, 0, 0.05 * (r[0] - 0.5), qa);
+      qaxis(0, 0, 1, 0.3 * (r[3] - 0.5), qb);
+      pb[0] = 0.6 * (r[5] - 0.5), pb[1] = 0.6 * (r[6] - 0.5);
+      pb[2] = 0.4 + 0.06 * (r[4] - 0.5);
+      n = box_fast_same(&h[0], pa, qa, &h[1], pb, qb, 0.05, m);
+      nface += n > 1;
+    }
+    ASSERT(n >= 0);
+    ncontact += n > 0;
+    fl_shape_free(&h[0]);
+    fl_shape_free(&h[1]);
+  }
+  fprintf(stderr, "pairs in contact %d of 3000, resting face %d\n", ncontact, nface);
+  ASSERT(ncontact > 1000);
+  ASSERT(nface > 500);
+  return 0;
+}
+
+
 FL_TEST(box_box_edge_edge_crossed) {
   // a's top edge runs along x, b's bottom edge along y: one point, normal x cross y = z
   fl_shape a, b;
@@ -881,7 +1020,12 @@ FL_TEST(aabb_tight) {
 }
 
 
-FL_TEST(broadphase_equals_brute_force) {
+extern fl_int fl__bp_sweep_max;
+
+
+/* the grid (sweep_max 0) and the sweep along x (every box in it) against brute force */
+static int broadphase_brute(fl_int sweep_max) {
+  fl__bp_sweep_max = sweep_max;
   int n = 2000;
   double *lo = malloc(sizeof(double) * 3 * (size_t)(n + 1)),
          *hi = malloc(sizeof(double) * 3 * (size_t)(n + 1));
@@ -941,6 +1085,14 @@ FL_TEST(broadphase_equals_brute_force) {
   ASSERT_OK(fl_broadphase(0, NULL, NULL, NULL, &pairs, &np));
   ASSERT_EQ(np, 0);
   free(lo), free(hi), free(skip);
+  fl__bp_sweep_max = 128;
+  return 0;
+}
+
+
+FL_TEST(broadphase_equals_brute_force) {
+  ASSERT_EQ(broadphase_brute(0), 0);
+  ASSERT_EQ(broadphase_brute(1 << 30), 0);
   return 0;
 }
 
