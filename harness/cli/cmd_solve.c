@@ -393,6 +393,30 @@ static int start_from_guess(fl_solver *s, const fl_problem *p, double *v, double
 }
 
 
+/* Records a pair that ended without an answer (unsupported, an error, killed at the wall
+ * limit, crashed): *o as status/reason/code say, one steps.csv row, no iteration records, a
+ * manifest note and a line (stderr when broke, stdout otherwise). Returns broke. */
+static int record_no_answer(const char *label, const char *sname, const fl_problem *p,
+                            FILE *steps, cJSON *notes, outcome *o, const char *status,
+                            const char *reason, int code, const char *message, int broke) {
+  memset(o, 0, sizeof *o);
+  o->status  = status;
+  o->reason  = reason;
+  o->code    = code;
+  o->iters   = -1;
+  o->solve_s = o->natmap = o->merit = NAN;
+  cJSON *n = cJSON_CreateObject();
+  cJSON_AddStringToObject(n, "problem", label);
+  cJSON_AddStringToObject(n, "solver", sname);
+  cJSON_AddStringToObject(n, "status", status);
+  cJSON_AddStringToObject(n, "message", message);
+  cJSON_AddItemToArray(notes, n);
+  fprintf(broke ? stderr : stdout, "%s / %s: %s: %s\n", label, sname, status, message);
+  write_step(steps, p, label, sname, o, NULL, NULL);
+  return broke;
+}
+
+
 // runs one solver on one problem; fills *o; returns 0, or 1 when the solver broke
 static int solve_one(const solve_args *a, const char *sname, const fl_problem *p,
                      const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
@@ -417,19 +441,9 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
   int broke = 0;
   if (rc < 0) {
     // unsupported is an answer ("this solver needs A and J"), anything else a failure
-    o->status = rc == FL_ERR_UNSUPPORTED ? "unsupported" : "error";
-    o->reason = rc == FL_ERR_UNSUPPORTED ? "UNSUPPORTED" : fl_errname(rc);
-    o->code   = rc;
-    broke     = rc != FL_ERR_UNSUPPORTED;
-    cJSON *n  = cJSON_CreateObject();
-    cJSON_AddStringToObject(n, "problem", label);
-    cJSON_AddStringToObject(n, "solver", sname);
-    cJSON_AddStringToObject(n, "status", o->status);
-    cJSON_AddStringToObject(n, "message", fl_errmsg());
-    cJSON_AddItemToArray(notes, n);
-    // unsupported is an answer and goes to stdout; a failure goes to stderr
-    fprintf(broke ? stderr : stdout, "%s / %s: %s: %s\n", label, sname, o->status, fl_errmsg());
-    write_step(steps, p, label, sname, o, NULL, NULL);
+    int unsup = rc == FL_ERR_UNSUPPORTED;
+    broke = record_no_answer(label, sname, p, steps, notes, o, unsup ? "unsupported" : "error",
+                             unsup ? "UNSUPPORTED" : fl_errname(rc), rc, fl_errmsg(), !unsup);
   } else {
     fl_metrics m;
     int        mrc = fl_problem_metrics(p, p->nv > 0 ? v : NULL, gamma, (fl_norm_kind)a->norm, &m);
@@ -503,6 +517,30 @@ static char *pack_pair(const char *steps, const char *iters, cJSON *notes, const
   return txt;
 }
 
+/* solve_one into memory: the pair's rows, notes and outcome (*o) as one packed text
+ * (pack_pair), for a campaign's rank 0 or a guarded pair's parent. NULL when out of memory. */
+static char *solve_one_packed(const solve_args *a, const char *sname, const fl_problem *p,
+                              const char *label, outcome *o) {
+  char  *sb = NULL, *ib = NULL, *txt = NULL;
+  size_t sn = 0, in = 0;
+  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+  cJSON *pn = cJSON_CreateArray();
+  if (fs && fi && pn) {
+    int broke = solve_one(a, sname, p, label, fs, fi, pn, o);
+    fclose(fs);
+    fclose(fi);
+    fs = fi = NULL;
+    txt = pack_pair(sb, ib, pn, o, broke);
+  }
+  if (fs) fclose(fs);
+  if (fi) fclose(fi);
+  free(sb);
+  free(ib);
+  cJSON_Delete(pn);
+  return txt;
+}
+
+
 /* Rank 0: writes one received pair into the folder's files and *o; returns broke (0 or 1), or
  * -1 when the message is malformed. The reason's name is looked up again from its code, so
  * that *o holds only static strings, as a serial run's. */
@@ -544,28 +582,6 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
 
 //---- guarded pairs: --wall-limit, --mem-limit ----
 
-/* Records a pair that ended without an answer of its own (killed at the wall limit, or
- * crashed): one steps.csv row, no iteration records, a manifest note. Returns broke. */
-static int guarded_failure(const char *label, const char *sname, const fl_problem *p,
-                           FILE *steps, cJSON *notes, outcome *o, const char *reason, int code,
-                           const char *message, int broke) {
-  memset(o, 0, sizeof *o);
-  o->status  = "error";
-  o->reason  = reason;
-  o->code    = code;
-  o->iters   = -1;
-  o->solve_s = o->natmap = o->merit = NAN;
-  cJSON *n = cJSON_CreateObject();
-  cJSON_AddStringToObject(n, "problem", label);
-  cJSON_AddStringToObject(n, "solver", sname);
-  cJSON_AddStringToObject(n, "status", o->status);
-  cJSON_AddStringToObject(n, "message", message);
-  cJSON_AddItemToArray(notes, n);
-  fprintf(broke ? stderr : stdout, "%s / %s: %s: %s\n", label, sname, o->status, message);
-  write_step(steps, p, label, sname, o, NULL, NULL);
-  return broke;
-}
-
 /* The process's address space in bytes (VmSize of /proc/self/status), 0 when unreadable. */
 static double address_space(void) {
   FILE *f = fopen("/proc/self/status", "r");
@@ -590,14 +606,14 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
   int fd[2];
   fflush(NULL); // the child must not write out the parent's buffered output again
   if (pipe(fd) < 0) {
-    return guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
                            "could not create a pipe for the child process", 1);
   }
   pid_t pid = fork();
   if (pid < 0) {
     close(fd[0]);
     close(fd[1]);
-    return guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
                            "could not fork a child process", 1);
   }
   if (pid == 0) {
@@ -610,27 +626,18 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
       rl.rlim_cur = rl.rlim_max = (rlim_t)(address_space() + a->mem_limit * 1073741824.0);
       setrlimit(RLIMIT_AS, &rl);
     }
-    char  *sb = NULL, *ib = NULL;
-    size_t sn = 0, in = 0;
-    FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
-    cJSON *pn = cJSON_CreateArray();
-    int    code = 3;
-    if (fs && fi && pn) {
-      outcome oc;
-      int     broke = solve_one(a, sname, p, label, fs, fi, pn, &oc);
-      fclose(fs);
-      fclose(fi);
-      char *txt = pack_pair(sb, ib, pn, &oc, broke);
-      if (txt) {
-        size_t n = strlen(txt), off = 0;
-        while (off < n) {
-          ssize_t w = write(fd[1], txt + off, n - off);
-          if (w < 0 && errno == EINTR) continue;
-          if (w <= 0) break;
-          off += (size_t)w;
-        }
-        code = off == n ? 0 : 3;
+    outcome oc;
+    char   *txt  = solve_one_packed(a, sname, p, label, &oc);
+    int     code = 3;
+    if (txt) {
+      size_t n = strlen(txt), off = 0;
+      while (off < n) {
+        ssize_t w = write(fd[1], txt + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
       }
+      code = off == n ? 0 : 3;
     }
     fflush(stdout);
     fflush(stderr);
@@ -690,13 +697,13 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
   if (killed) {
     snprintf(msg, sizeof msg, "killed after the wall limit of %g s (--wall-limit)",
              a->wall_limit);
-    broke = guarded_failure(label, sname, p, steps, notes, o, "WALL_LIMIT",
+    broke = record_no_answer(label, sname, p, steps, notes, o, "error", "WALL_LIMIT",
                             FL_DIVERGED_TIME_LIMIT, msg, 0);
   } else if (!ioerr && WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && buf) {
     buf[len] = '\0';
     broke = unpack_pair(buf, steps, iters, notes, o);
     if (broke < 0) {
-      broke = guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO,
+      broke = record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
                               "the child process sent a malformed record", 1);
     } else if (broke && a->mem_limit > 0 && o->code == FL_ERR_NOMEM) {
       broke = 0; // the limit was asked for: running out of it is an answer
@@ -709,7 +716,8 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
       snprintf(msg, sizeof msg, "the child process ended with status %d before sending its rows",
                WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
     }
-    broke = guarded_failure(label, sname, p, steps, notes, o, "CRASHED", FL_ERR_IO, msg, 1);
+    broke =
+        record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO, msg, 1);
   }
   free(buf);
   return broke;
@@ -746,22 +754,7 @@ static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, 
   long   done = 0;
   for (long k = rank, m = 0; ok && k < npairs; k += size, m++) {
     int    i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-    char  *sb = NULL, *ib = NULL;
-    size_t sn = 0, in = 0;
-    FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
-    cJSON *pn = cJSON_CreateArray();
-    if (fs && fi && pn) {
-      int broke = solve_one(a, a->solvers[j], probs[i], labels[i], fs, fi, pn, &outs[k]);
-      fclose(fs);
-      fclose(fi);
-      fs = fi = NULL;
-      msg[m] = pack_pair(sb, ib, pn, &outs[k], broke);
-    }
-    if (fs) fclose(fs);
-    if (fi) fclose(fi);
-    free(sb);
-    free(ib);
-    cJSON_Delete(pn);
+    msg[m] = solve_one_packed(a, a->solvers[j], probs[i], labels[i], &outs[k]);
     if (!msg[m]) ok = 0;
     if (rank == 0) fl_progress_update(&bar, ++done);
   }
