@@ -342,19 +342,26 @@ static void poly_exact(const fl_shape *a, const pose *A, const fl_shape *b, cons
 }
 
 
+/* min over s's vertices of n . x (n in s's frame): the box's closed form, or the vertex loop */
+static inline double min_support(const fl_shape *s, const double n[3], int box) {
+  if (box) return box_min_dot(n, s->size);
+  double m = INFINITY;
+  for (fl_int v = 0; v < s->nvert; v++) {
+    double t = dot3(n, s->vert + 3 * v);
+    if (t < m) m = t;
+  }
+  return m;
+}
+
+
 /* separation along face f of a (b placed in a's frame by Rab, tab): min over b's vertices
  * of n . x - d, as the face loop below makes it */
 static inline double face_sep(const fl_shape *a, const fl_shape *b, const double Rab[9],
                               const double tab[3], fl_int f, int b_box) {
   const double *nf = a->face_normal + 3 * f;
-  double nb[3], m = INFINITY;
+  double nb[3];
   mulvt(Rab, nf, nb);
-  if (b_box) m = box_min_dot(nb, b->size);
-  for (fl_int v = 0; !b_box && v < b->nvert; v++) {
-    double t = dot3(nb, b->vert + 3 * v);
-    if (t < m) m = t;
-  }
-  return m + dot3(nf, tab) - a->face_offset[f];
+  return min_support(b, nb, b_box) + dot3(nf, tab) - a->face_offset[f];
 }
 
 
@@ -362,14 +369,9 @@ static inline double face_sep(const fl_shape *a, const fl_shape *b, const double
 static inline double face_sep_b(const fl_shape *a, const fl_shape *b, const double Rab[9],
                                 const double tba[3], fl_int f, int a_box) {
   const double *nf = b->face_normal + 3 * f;
-  double na[3], m = INFINITY;
+  double na[3];
   mulv(Rab, nf, na);
-  if (a_box) m = box_min_dot(na, a->size);
-  for (fl_int v = 0; !a_box && v < a->nvert; v++) {
-    double t = dot3(na, a->vert + 3 * v);
-    if (t < m) m = t;
-  }
-  return m + dot3(nf, tba) - b->face_offset[f];
+  return min_support(a, na, a_box) + dot3(nf, tba) - b->face_offset[f];
 }
 
 
