@@ -100,6 +100,25 @@ FL_TEST(continuation_two_box_stack) {
 }
 
 
+/* The 100-grain granular pile with its 80000:1 cylinder after 40 PGS steps, its next step's
+ * problem prepared (fl_world_problem(*w)); the caller frees *w. 0, or 1 on a failed check. */
+static int weighted_pile(fl_world **out) {
+  ASSERT_OK(fl_register_all());
+  const char *set[] = {"n=100"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
+  *out = w;
+  w->compute_metrics = 0;
+  fl_solver *h = NULL;
+  ASSERT_OK(fl_solver_create("pgs", &h));
+  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
+  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
+  fl_solver_destroy(h);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  return 0;
+}
+
+
 /* The benchmark's weighted pile, small: 100 grains under a cylinder of 80000 grain masses
  * (274 contacts, 606 dofs), step 40 of a PGS history, with the penetration recovery removed
  * (phi0 clipped at 0: every contact asks u_n >= 0 only; with it, this pile's answers end at
@@ -109,17 +128,8 @@ FL_TEST(continuation_two_box_stack) {
  * not a self-stress grown to meet a normalized tolerance. Plain pnewton needs about 5700
  * iterations here and stalls at 1.6e-4 on the 300-grain pile. */
 static int weighted_pile_continuation(int warm) {
-  ASSERT_OK(fl_register_all());
-  const char *set[] = {"n=100"};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
-  w->compute_metrics = 0;
-  fl_solver *h = NULL;
-  ASSERT_OK(fl_solver_create("pgs", &h));
-  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
-  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
-  fl_solver_destroy(h);
-  ASSERT_OK(fl_world_prepare(w, NULL));
+  ASSERT_OK(weighted_pile(&w));
   fl_problem *p = fl_world_problem(w);
   printf("weighted pile: %d contacts, %d dofs\n", (int)p->nc, (int)p->nv);
   ASSERT(p->nc > 200);
@@ -139,7 +149,8 @@ static int weighted_pile_continuation(int warm) {
   double rn = 0;
   for (fl_int i = 0; i < p->nc; i++) rn += g[3 * i] * g[3 * i];
   printf("weighted pile: %d contacts, %s after %d iterations, merit %.3e, raw natural map %.3e, "
-         "|r_n| %.4g\n", (int)p->nc, fl_reason_name(res.reason), res.iters, m ? fmax(m->natmap, m->momentum) : NAN,
+         "|r_n| %.4g\n",
+         (int)p->nc, fl_reason_name(res.reason), res.iters, m ? fmax(m->natmap, m->momentum) : NAN,
          m ? m->natmap_raw : NAN, sqrt(rn));
   ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
   ASSERT(m && m->natmap <= 1e-8 && m->momentum <= 1e-8 && m->natmap_raw <= 1e-6);
@@ -167,17 +178,8 @@ FL_TEST(slow_weighted_pile_continuation_warm) { return weighted_pile_continuatio
  * docs/pnewton.md) the impulses grow without bound, which is why the scene's mu = 0.3 step is
  * not solved with bounded impulses by any method. */
 FL_TEST(weighted_pile_branch) {
-  ASSERT_OK(fl_register_all());
-  const char *set[] = {"n=100"};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
-  w->compute_metrics = 0;
-  fl_solver *h = NULL;
-  ASSERT_OK(fl_solver_create("pgs", &h));
-  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
-  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
-  fl_solver_destroy(h);
-  ASSERT_OK(fl_world_prepare(w, NULL));
+  ASSERT_OK(weighted_pile(&w));
   fl_problem *p = fl_world_problem(w);
   ASSERT(p->nc > 200);
   double *mu = malloc((size_t)p->nc * sizeof *mu);
