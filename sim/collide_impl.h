@@ -20,6 +20,9 @@
 /* ties within this fraction of the shapes' size go to the face (then to a's face) so the
  * manifold does not flicker between equivalent choices */
 #define FACE_PREF 1e-4
+/* cos 15 deg: faces and a winning edge axis this close to parallel make a face contact, not an
+ * edge one (collide_poly.c, flat_faces) */
+#define FLAT_COS 0.96592582628906829
 /* separated pairs farther apart than this fraction of the shapes' size get exact closest
  * points (closer ones keep the separating axis, whose direction rounding cannot spoil) */
 #define SEP_EXACT 1e-6
@@ -38,6 +41,9 @@ extern int fl__cl_arc_share;
  * distance) and places b's vertices and normals once per call in the edge-pair loop; 0 the
  * general loops (the same results; tests compare the two) */
 extern int fl__cl_box_fast;
+/* collide_poly.c: the cosine below which faces are not nearly flat (FLAT_COS; tests and
+ * experiments change it; 2 turns the flat case off) */
+extern double fl__cl_flat_cos;
 /* collide_poly.c: 1 (default) tests first the axis that separated a pair of shapes last time
  * (the same contacts; tests compare) */
 extern int fl__cl_sep_hints;

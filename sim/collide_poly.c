@@ -463,6 +463,62 @@ static int edge_pair_sep(const fl_shape *a, const fl_shape *b, const double Rab[
 }
 
 
+/* the cosine of the largest angle between the reference and the incident face, and between
+ * the reference face and a winning edge axis, for which the nearly flat case below takes the
+ * face's clipped manifold */
+double fl__cl_flat_cos = FLAT_COS;
+
+
+/* An edge axis won the search by more than the tie tolerance. Where the best face (the one the
+ * face branch of fl__cl_poly_poly would take as reference) and its incident face are nearly
+ * parallel and the edge axis nearly along the face normal too, the two shapes meet face on
+ * face (a box landing almost flat on another): the edge pair's one point would let the box
+ * pivot into the other, so the clipped face manifold goes into B instead, points within the
+ * margin only. Its points lie on both surfaces by construction (on the reference face and on
+ * the incident face, in the reference face's prism), and their gaps along the face normal are
+ * at most the true distances, so a separated pair is never given too large a gap. Returns 1
+ * when it added points, 0 (B unchanged) when the caller keeps the edge point. */
+static int flat_faces(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                      const double Rab[9], const double tab[3], const double tba[3], double sa,
+                      double sb, fl_int fa, fl_int fb, double tol, const double nbest[3],
+                      double margin, cbuf *B) {
+  int ref_b = sb > sa + tol;
+  const fl_shape *ref = ref_b ? b : a, *inc = ref_b ? a : b;
+  fl_int f = ref_b ? fb : fa;
+  if (f < 0) return 0;
+  const double *nf = ref->face_normal + 3 * f;
+  // the edge axis, a to b in a's frame, against the reference normal, outward from ref
+  double nr[3];
+  if (ref_b) {
+    mulv(Rab, nf, nr);
+    for (int k = 0; k < 3; k++) nr[k] = -nr[k];
+  } else {
+    copy3(nf, nr);
+  }
+  double c = fl__cl_flat_cos;
+  if (!(dot3(nr, nbest) >= c)) return 0;
+  // the incident face is the most anti-parallel one (as face_contact takes it)
+  double nfi[3]; // nf in inc's frame
+  if (ref_b)
+    mulv(Rab, nf, nfi);
+  else
+    mulvt(Rab, nf, nfi);
+  double gmin = INFINITY;
+  for (fl_int k = 0; k < inc->nface; k++) gmin = bmin(gmin, dot3(inc->face_normal + 3 * k, nfi));
+  if (!(-gmin >= c)) return 0;
+  int n0 = B->n;
+  if (ref_b) {
+    double Rba[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
+    face_contact(b, Bp, a, Rba, tba, fb, 1, 0, margin, B);
+  } else {
+    face_contact(a, A, b, Rab, tab, fa, 0, 0, margin, B);
+  }
+  return B->n > n0;
+}
+
+
 void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
                       double margin, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
@@ -689,6 +745,9 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   }
 
   int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  if (ea >= 0 && se > fmax(sa, sb) + tol &&
+      flat_faces(a, A, b, Bp, Rab, tab, tba, sa, sb, fa, fb, tol, nbest, margin, B))
+    return;
   if (ea >= 0 && se > fmax(sa, sb) + tol && separated) {
     // separated with an edge axis: the axis bounds the distance from below only, so take
     // the exact closest points (the face case below is exact by construction)

@@ -404,6 +404,130 @@ FL_TEST(box_box_edge_edge_crossed) {
 }
 
 
+/* sim/collide_impl.h: the cosine of the nearly flat case's angle (2 switches the case off) */
+extern double fl__cl_flat_cos;
+
+
+/* Rodrigues: v rotated by angle th about the unit axis u */
+static void rot_axis(const double u[3], double th, const double v[3], double out[3]) {
+  double c = cos(th), s = sin(th), uv = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+  double x[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+  for (int k = 0; k < 3; k++) out[k] = v[k] * c + x[k] * s + u[k] * uv * (1 - c);
+}
+
+
+FL_TEST(box_box_nearly_flat_face_manifold) {
+  // two cubes of half edge h = 0.25, b on a's top face, shifted by (0.05, 0.05) so that it
+  // hangs over a's corner, tilted by 0.5 deg about the diagonal (1, 1, 0): an edge pair's axis
+  // beats a's top face by a hair, and one edge point would let b pivot into a. The contact is
+  // a's top face (z = h) against b's bottom face: the overlap of the two squares, clipped, its
+  // four corners on b's bottom plane, normal +z, phi = z - h, p midway (z = h + phi / 2)
+  const double h = 0.25, th = 0.5 * M_PI / 180, r2 = sqrt(0.5);
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(h, h, h, &a));
+  ASSERT_OK(fl_shape_make_box(h, h, h, &b));
+  double u[3] = {r2, r2, 0}, qb[4], pa[3] = {0, 0, 0};
+  qaxis(1, 1, 0, th, qb);
+  // b's axes in the world, its corner (-h, -h, -h) and bottom plane ez . (x - pb) = -h
+  double ex[3], ey[3], ez[3], e[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  rot_axis(u, th, e[0], ex), rot_axis(u, th, e[1], ey), rot_axis(u, th, e[2], ez);
+  double gaps[2] = {0.002, -0.004}; // overlapping, and separated within the margin
+  for (int g = 0; g < 2; g++) {
+    double pb[3] = {0.05, 0.05, 2 * h - gaps[g]}, c0[3], want[4][3];
+    for (int k = 0; k < 3; k++) c0[k] = pb[k] - h * (ex[k] + ey[k] + ez[k]);
+    // 1: b's corner; 2: b's edge from c0 along ex meets x = h; 3: along ey meets y = h;
+    // 4: a's corner (h, h) on b's bottom plane
+    double s2 = (h - c0[0]) / (2 * h * ex[0]), s3 = (h - c0[1]) / (2 * h * ey[1]);
+    for (int k = 0; k < 3; k++) {
+      want[0][k] = c0[k];
+      want[1][k] = c0[k] + s2 * 2 * h * ex[k];
+      want[2][k] = c0[k] + s3 * 2 * h * ey[k];
+    }
+    want[3][0] = h, want[3][1] = h;
+    want[3][2] = pb[2] + (-h - ez[0] * (h - pb[0]) - ez[1] * (h - pb[1])) / ez[2];
+    fl_manifold_point m[FL_MANIFOLD_MAX];
+    int n = fl_collide(&a, pa, q_id, &b, pb, qb, 0.01, m);
+    ASSERT_EQ(n, 4);
+    ASSERT(unique_features(m, n));
+    double deepest = INFINITY;
+    for (int i = 0; i < 4; i++) {
+      double phi = want[i][2] - h, x[3] = {want[i][0], want[i][1], h + 0.5 * phi}, d;
+      int j = nearest(m, n, x, &d);
+      ASSERT_NEAR(d, 0, 1e-12);
+      ASSERT_NEAR(m[j].phi, phi, 1e-12);
+      ASSERT_NEAR(m[j].n[0], 0, 1e-12);
+      ASSERT_NEAR(m[j].n[1], 0, 1e-12);
+      ASSERT_NEAR(m[j].n[2], 1, 1e-12);
+      deepest = fmin(deepest, phi);
+    }
+    // by hand: b's bottom plane is z = 2 h - gap - h / cos th - tan th (dx - dy) / sqrt 2
+    // (dx, dy from b's centre), since ez = (sin th / sqrt 2, -sin th / sqrt 2, cos th); the
+    // corner where b's edge leaves a's face at x = h is the deepest
+    for (int i = 0; i < 4; i++) {
+      double dx = want[i][0] - pb[0], dy = want[i][1] - pb[1];
+      ASSERT_NEAR(want[i][2] - h, -gaps[g] - h * (1 / cos(th) - 1) - r2 * tan(th) * (dx - dy),
+                  1e-14);
+    }
+    ASSERT_NEAR(deepest, want[1][2] - h, 1e-15);
+    // the swapped call has the same points and b's face as reference
+    fl_manifold_point w[FL_MANIFOLD_MAX];
+    ASSERT_EQ(fl_collide(&b, pb, qb, &a, pa, q_id, 0.01, w), 4);
+    // with the nearly flat case off, the same pose gives the one edge point, at the deepest
+    // corner of the manifold (the edges' crossing)
+    double saved = fl__cl_flat_cos;
+    fl__cl_flat_cos = 2;
+    int n1 = fl_collide(&a, pa, q_id, &b, pb, qb, 0.01, w);
+    fl__cl_flat_cos = saved;
+    ASSERT_EQ(n1, 1);
+    ASSERT_EQ(w[0].feature >> 60, FL_FEAT_EDGE);
+    ASSERT_EQ((w[0].feature >> 28) & 0xF, FL_FEAT_EDGE);
+    ASSERT_NEAR(w[0].phi, deepest, 1e-6);
+  }
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
+FL_TEST(box_box_crossed_edges_keep_edge_point) {
+  // a turned by 20 deg about x, b by -20 deg about y: a's top edge (along x) crosses b's bottom
+  // edge (along y), 1 cm deep. Their faces are 28 deg apart, so the contact is the edges'
+  // one point, normal +z, even with a margin wide enough for a face manifold (0.32 m: the
+  // clipped face would give 3 points there)
+  fl_shape a, b;
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &a));
+  ASSERT_OK(fl_shape_make_box(0.5, 0.5, 0.5, &b));
+  double al = 20 * M_PI / 180, c = cos(al), s = sin(al), h = 0.5 * (c + s), qa[4], qb[4];
+  qaxis(1, 0, 0, al, qa);
+  qaxis(0, 1, 0, -al, qb);
+  double pa[3] = {0.1, 0.2, 0}, pb[3] = {0.1, 0.2, 2 * h - 0.01};
+  // a's top edge is at y = 0.2 + 0.5 (c - s), b's bottom edge at x = 0.1 - 0.5 (c - s)
+  double want[3] = {0.1 - 0.5 * (c - s), 0.2 + 0.5 * (c - s), h - 0.005};
+  double margins[2] = {0.005, 0.32};
+  for (int g = 0; g < 2; g++) {
+    fl_manifold_point m[FL_MANIFOLD_MAX];
+    ASSERT_EQ(fl_collide(&a, pa, qa, &b, pb, qb, margins[g], m), 1);
+    for (int k = 0; k < 3; k++) ASSERT_NEAR(m[0].p[k], want[k], 1e-12);
+    ASSERT_NEAR(m[0].n[0], 0, 1e-12);
+    ASSERT_NEAR(m[0].n[1], 0, 1e-12);
+    ASSERT_NEAR(m[0].n[2], 1, 1e-12);
+    ASSERT_NEAR(m[0].phi, -0.01, 1e-12);
+    ASSERT_EQ(m[0].feature >> 60, FL_FEAT_EDGE);
+    ASSERT_EQ((m[0].feature >> 28) & 0xF, FL_FEAT_EDGE);
+  }
+  // the angle test is what keeps it: taking every winning edge axis as flat gives 3 points
+  double saved = fl__cl_flat_cos;
+  fl__cl_flat_cos = -2;
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  int n = fl_collide(&a, pa, qa, &b, pb, qb, 0.32, m);
+  fl__cl_flat_cos = saved;
+  ASSERT_EQ(n, 3);
+  fl_shape_free(&a);
+  fl_shape_free(&b);
+  return 0;
+}
+
+
 FL_TEST(box_box_margin) {
   fl_shape a, b;
   ASSERT_OK(fl_shape_make_box(0.5, 0.4, 0.3, &a));
