@@ -368,6 +368,7 @@ typedef struct pgs_opts {
   int local;
   int order;
   int residual_every; /* own residual (and the stopping test) every k sweeps and at the last */
+  double step_tol;    /* stop when a sweep's ||dgamma|| <= step_tol ||gamma|| (0: never) */
 } pgs_opts;
 
 typedef struct pgs_data {
@@ -389,6 +390,10 @@ static const fl_option_desc pgs_table[] = {
    "evaluate the own residual, and so test for convergence, after every k-th sweep and the "
    "last of the budget only (the residual costs about one sweep; the iterates are the same, "
    "a converged solve may stop up to k - 1 sweeps later)"},
+  {"step_tol", FL_OPT_REAL, offsetof(pgs_opts, step_tol), 0, 1, 0, NULL,
+   "stop after a sweep that changed the impulses by at most step_tol times their size "
+   "(2-norms; its residual is then evaluated and recorded, reason CONVERGED_STAGNATION_OK); "
+   "0 = never (a warm-started step whose impulses settled stops early)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 
 
@@ -586,12 +591,22 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
       for (fl_int a = nitem - 1; a >= 0; a--) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
 
     //---- record and test ----
-    if (k % o->residual_every != 0 && k < s->common.max_iter) continue;
+    int settled = 0;
+    if (o->step_tol > 0 && !s->common.never_stop) {
+      double g2 = 0;
+      for (fl_int q = 0; q < r->nrow; q++) g2 += gamma[q] * gamma[q];
+      settled = d2 <= o->step_tol * o->step_tol * g2;
+    }
+    if (!settled && k % o->residual_every != 0 && k < s->common.max_iter) continue;
     fl_iter_stat_init(&st, k);
     fl__relax_residual(r, v, gamma, &st);
     st.step = o->omega;
     st.step_norm = sqrt(d2);
     if (fl_solver_record(s, &st) != 0) break;
+    if (settled) {
+      s->reason = FL_CONVERGED_STAGNATION_OK;
+      break;
+    }
   }
   return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
 }
