@@ -471,15 +471,17 @@ static int pgs_setup(fl_solver *s, const fl_problem *p) {
     acc += (a)[4] * (x)[4];                                                                      \
     acc += (a)[5] * (x)[5];                                                                      \
   } while (0)
-#define AXPY6(x, s, a)                                                                           \
-  do {                                                                                           \
-    (x)[0] += (s) * (a)[0];                                                                      \
-    (x)[1] += (s) * (a)[1];                                                                      \
-    (x)[2] += (s) * (a)[2];                                                                      \
-    (x)[3] += (s) * (a)[3];                                                                      \
-    (x)[4] += (s) * (a)[4];                                                                      \
-    (x)[5] += (s) * (a)[5];                                                                      \
-  } while (0)
+/* x[0..5] += s a[0..5] two entries at a time: each entry gets the same rounded product and
+ * sum as the scalar statement x[k] += s * a[k] (no fused multiply-add on either path) */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+static inline void axpy6(double *x, double s, const double *a) {
+  v2d sv = {s, s};
+  v2d *xv = (v2d *)x;
+  const v2d *av = (const v2d *)a;
+  v2d x0 = xv[0] + sv * av[0], x1 = xv[1] + sv * av[1], x2 = xv[2] + sv * av[2];
+  xv[0] = x0, xv[1] = x1, xv[2] = x2;
+}
+#define AXPY6(x, s, a) axpy6((x), (s), (a))
 
 
 /* pgs_item for a contact with runs (find_runs): the same sums in the same order as
