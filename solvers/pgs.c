@@ -39,6 +39,88 @@
 #include "relax.h"
 
 
+// a run of 6 written out (gcc -O2 keeps the loop and its counter otherwise); terms in order
+#define DOT6(acc, a, x)                                                                          \
+  do {                                                                                           \
+    acc += (a)[0] * (x)[0];                                                                      \
+    acc += (a)[1] * (x)[1];                                                                      \
+    acc += (a)[2] * (x)[2];                                                                      \
+    acc += (a)[3] * (x)[3];                                                                      \
+    acc += (a)[4] * (x)[4];                                                                      \
+    acc += (a)[5] * (x)[5];                                                                      \
+  } while (0)
+/* x[0..5] += s a[0..5] two entries at a time: each entry gets the same rounded product and
+ * sum as the scalar statement x[k] += s * a[k] (no fused multiply-add on either path) */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+static inline void axpy6(double *x, double s, const double *a) {
+  v2d sv = {s, s};
+  v2d *xv = (v2d *)x;
+  const v2d *av = (const v2d *)a;
+  v2d x0 = xv[0] + sv * av[0], x1 = xv[1] + sv * av[1], x2 = xv[2] + sv * av[2];
+  xv[0] = x0, xv[1] = x1, xv[2] = x2;
+}
+#define AXPY6(x, s, a) axpy6((x), (s), (a))
+
+
+/* u = J v (global problems) as fl_csr_gemv(J, 1, v, 0, u) makes it, to the bit: the rows of the
+ * contacts with runs (pgs's find_runs) by DOT6 from +0 in column order, the others by their
+ * column indices; alpha s + 0 as the product writes it */
+static void relax_Jv(const fl__relax *r, const double *v, double *u) {
+  if (!r->run) {
+    fl_csr_gemv(r->J, 1.0, v, 0.0, u);
+    return;
+  }
+  const fl_csr *J = r->J;
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_int d1 = r->run[2 * i], d2 = r->run[2 * i + 1];
+    for (int c = 0; c < 3; c++) {
+      fl_int row = 3 * i + c;
+      double acc = 0;
+      if (d1 < 0) {
+        acc = fl__row_dot(J, row, v);
+      } else {
+        const double *j = J->val + J->rowptr[row];
+        DOT6(acc, j, v + d1);
+        if (d2 >= 0) DOT6(acc, j + 6, v + d2);
+      }
+      u[row] = 1.0 * acc + 0.0;
+    }
+  }
+  for (fl_int row = 3 * r->nc; row < r->nrow; row++) u[row] = 1.0 * fl__row_dot(J, row, v) + 0.0;
+}
+
+
+/* v += B^T gamma (global problems) as fl_csr_gemtv(B, 1, gamma, 1, v) makes it, to the bit:
+ * rows in order, zero impulses skipped, the runs' rows by AXPY6 */
+static void relax_BTg(const fl__relax *r, const double *gamma, double *v) {
+  if (!r->run) {
+    fl_csr_gemtv(r->B, 1.0, gamma, 1.0, v);
+    return;
+  }
+  const fl_csr *B = r->B;
+  for (fl_int k = 0; k < r->nv; k++) v[k] = 1.0 * v[k];
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_int d1 = r->run[2 * i], d2 = r->run[2 * i + 1];
+    for (int c = 0; c < 3; c++) {
+      fl_int row = 3 * i + c;
+      double g = 1.0 * gamma[row];
+      if (g == 0) continue;
+      if (d1 < 0) {
+        fl__row_axpy(B, row, g, v);
+        continue;
+      }
+      const double *b = B->val + B->rowptr[row];
+      AXPY6(v + d1, g, b);
+      if (d2 >= 0) AXPY6(v + d2, g, b + 6);
+    }
+  }
+  for (fl_int row = 3 * r->nc; row < r->nrow; row++) {
+    double g = 1.0 * gamma[row];
+    if (g != 0) fl__row_axpy(B, row, g, v);
+  }
+}
+
+
 //---- shared relaxation machinery ----
 
 /* counts the most constraints sharing a clique: global, per dof the items whose rows of
@@ -275,7 +357,7 @@ int fl__relax_colour(fl__relax *r) {
 void fl__relax_start(const fl__relax *r, double *v, const double *gamma) {
   if (!r->global) return;
   memcpy(v, r->p->vstar, (size_t)r->nv * sizeof *v);
-  if (r->nrow > 0) fl_csr_gemtv(r->B, 1.0, gamma, 1.0, v);
+  if (r->nrow > 0) relax_BTg(r, gamma, v);
 }
 
 
@@ -324,7 +406,7 @@ double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw
 void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st) {
   // u of every row from the current iterate
   if (r->nrow > 0) {
-    if (r->global) fl_csr_gemv(r->J, 1.0, v, 0.0, r->u);
+    if (r->global) relax_Jv(r, v, r->u);
     else fl_csr_gemv(r->W, 1.0, gamma, 0.0, r->u);
     if (r->cq)
       for (fl_int k = 0; k < r->nrow; k++) r->u[k] += r->cq[k];
@@ -461,27 +543,6 @@ static int pgs_setup(fl_solver *s, const fl_problem *p) {
 }
 
 
-// a run of 6 written out (gcc -O2 keeps the loop and its counter otherwise); terms in order
-#define DOT6(acc, a, x)                                                                          \
-  do {                                                                                           \
-    acc += (a)[0] * (x)[0];                                                                      \
-    acc += (a)[1] * (x)[1];                                                                      \
-    acc += (a)[2] * (x)[2];                                                                      \
-    acc += (a)[3] * (x)[3];                                                                      \
-    acc += (a)[4] * (x)[4];                                                                      \
-    acc += (a)[5] * (x)[5];                                                                      \
-  } while (0)
-/* x[0..5] += s a[0..5] two entries at a time: each entry gets the same rounded product and
- * sum as the scalar statement x[k] += s * a[k] (no fused multiply-add on either path) */
-typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
-static inline void axpy6(double *x, double s, const double *a) {
-  v2d sv = {s, s};
-  v2d *xv = (v2d *)x;
-  const v2d *av = (const v2d *)a;
-  v2d x0 = xv[0] + sv * av[0], x1 = xv[1] + sv * av[1], x2 = xv[2] + sv * av[2];
-  xv[0] = x0, xv[1] = x1, xv[2] = x2;
-}
-#define AXPY6(x, s, a) axpy6((x), (s), (a))
 
 
 /* pgs_item for a contact with runs (find_runs): the same sums in the same order as
