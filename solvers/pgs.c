@@ -157,6 +157,130 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
 }
 
 
+static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2);
+
+
+/* solve_rig6 of problems/dynamics.c, the same operations: L L^T x = b for a rigid body's
+ * factor (mass block diagonal, no mass-inertia coupling) without its zero terms */
+static inline void rig6_solve(const double *L, double *b) {
+  for (int i = 0; i < 3; i++) b[i] = b[i] / L[7 * i] / L[7 * i];
+  b[3] = b[3] / L[21];
+  b[4] = (b[4] - L[27] * b[3]) / L[28];
+  b[5] = (b[5] - L[33] * b[3] - L[34] * b[4]) / L[35];
+  b[5] = b[5] / L[35];
+  b[4] = (b[4] - L[34] * b[5]) / L[28];
+  b[3] = (b[3] - L[27] * b[4] - L[33] * b[5]) / L[21];
+}
+
+
+/* Global problems of rigid bodies alone: every clique six contiguous ascending dofs whose
+ * Cholesky factor has a rigid body's zeros, every contact's three rows one or two whole
+ * cliques (ascending, each with a nonzero entry) with the same columns, no bilateral rows.
+ * Then B = J A^-1 has J's pattern and is made here with the operations of fl_dynamics'
+ * row-by-row path (each clique's part of +0 + J_r solved with the factor's nonzeros), and
+ * the diagonal blocks of W with those of fl_dynamics_delassus_blocks (the symmetrized dots in
+ * column order), to the bit, without its incidence tables. 1 when made (r->Bown, r->B, r->Wd),
+ * 0 when the problem is of another kind (the general set-up then runs and reports any error
+ * in it), FL_ERR_NOMEM. */
+static int rigid_setup(fl__relax *r, const fl_problem *p) {
+  if (!fl__pgs_runs || p->nh > 0 || r->nc == 0 || p->ncl <= 0 || !p->A || !p->J ||
+      !p->clique_ptr || !p->clique_dof || !p->dof_clique || p->A->nrow != p->nv ||
+      p->J->nrow != r->nrow || p->J->ncol != p->nv)
+    return 0;
+  const fl_csr *A = p->A, *J = p->J;
+  fl_int nv = p->nv, ncl = p->ncl;
+  fl_int *first = malloc(sizeof(fl_int) * (size_t)(nv + 1)); // clique starting at a dof, or -1
+  double *L = malloc(sizeof(double) * 36 * (size_t)ncl);
+  fl_csr *B = NULL;
+  int ok = first && L;
+  for (fl_int d = 0; ok && d < nv; d++) first[d] = -1;
+  // the cliques and their factors
+  for (fl_int c = 0; ok && c < ncl; c++) {
+    fl_int c0 = p->clique_ptr[c], d0 = c0 >= 0 ? p->clique_dof[c0] : -1;
+    ok = p->clique_ptr[c + 1] - c0 == 6 && d0 >= 0 && d0 + 6 <= nv;
+    for (int k = 0; ok && k < 6; k++)
+      ok = p->clique_dof[c0 + k] == d0 + k && p->dof_clique[d0 + k] == c;
+    if (!ok) break;
+    first[d0] = c;
+    double *Lc = L + 36 * c;
+    for (int k = 0; k < 36; k++) Lc[k] = 0.0;
+    for (int k = 0; ok && k < 6; k++)
+      for (fl_int e = A->rowptr[d0 + k]; ok && e < A->rowptr[d0 + k + 1]; e++) {
+        fl_int col = A->col[e];
+        ok = col >= d0 && col < d0 + 6;
+        if (ok) Lc[6 * k + (col - d0)] = A->val[e];
+      }
+    if (!ok || fl_chol_factor(Lc, 6) < 0) {
+      ok = 0;
+      break;
+    }
+    ok = Lc[6] == 0.0 && Lc[12] == 0.0 && Lc[13] == 0.0;
+    for (int i = 3; i < 6; i++)
+      for (int k = 0; k < 3; k++) ok = ok && Lc[6 * i + k] == 0.0;
+  }
+  // the rows: one or two whole cliques, each touched by a nonzero, the same for a contact's three
+  for (fl_int i = 0; ok && i < r->nc; i++) {
+    fl_int d1, d2, k0 = J->rowptr[3 * i], n = J->rowptr[3 * i + 1] - k0;
+    ok = row_runs(J, 3 * i, &d1, &d2) && d1 >= 0 && d1 + 6 <= nv && first[d1] >= 0 &&
+         (d2 < 0 || (d2 + 6 <= nv && first[d2] > first[d1]));
+    for (int c = 1; ok && c < 3; c++) {
+      fl_int e0 = J->rowptr[3 * i + c];
+      ok = J->rowptr[3 * i + c + 1] - e0 == n &&
+           !memcmp(J->col + e0, J->col + k0, (size_t)n * sizeof(fl_int));
+    }
+    for (int c = 0; ok && c < 3; c++)
+      for (fl_int s0 = 0; ok && s0 < n; s0 += 6) {
+        const double *x = J->val + J->rowptr[3 * i + c] + s0;
+        ok = x[0] != 0.0 || x[1] != 0.0 || x[2] != 0.0 || x[3] != 0.0 || x[4] != 0.0 ||
+             x[5] != 0.0;
+      }
+  }
+  if (ok) {
+    fl_int nnz = J->rowptr[r->nrow];
+    if (fl_csr_alloc(r->nrow, nv, nnz, &B) < 0) {
+      free(first);
+      free(L);
+      return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+    }
+    memcpy(B->rowptr, J->rowptr, sizeof(fl_int) * (size_t)(r->nrow + 1));
+    memcpy(B->col, J->col, sizeof(fl_int) * (size_t)nnz);
+    for (fl_int e = 0; e < nnz; e++) B->val[e] = 0.0 + J->val[e];
+    for (fl_int row = 0; row < r->nrow; row++) {
+      fl_int k0 = J->rowptr[row], n = J->rowptr[row + 1] - k0;
+      for (fl_int s0 = 0; s0 < n; s0 += 6)
+        rig6_solve(L + 36 * first[J->col[k0 + s0]], B->val + k0 + s0);
+    }
+    // W_ii: (J_a . B_b + J_b . B_a) / 2 off the diagonal, sums from +0 in column order
+    for (fl_int i = 0; i < r->nc; i++) {
+      fl_int n = J->rowptr[3 * i + 1] - J->rowptr[3 * i];
+      double *W = r->Wd + 9 * i;
+      for (int a = 0; a < 3; a++) {
+        const double *ja = J->val + J->rowptr[3 * i + a], *ba = B->val + B->rowptr[3 * i + a];
+        for (int b = a; b < 3; b++) {
+          const double *jb = J->val + J->rowptr[3 * i + b], *bb = B->val + B->rowptr[3 * i + b];
+          double s1 = 0.0;
+          for (fl_int k = 0; k < n; k++) s1 += ja[k] * bb[k];
+          if (a == b) {
+            W[4 * a] = s1;
+            continue;
+          }
+          double s2 = 0.0;
+          for (fl_int k = 0; k < n; k++) s2 += jb[k] * ba[k];
+          double w = 0.5 * (s1 + s2);
+          W[3 * a + b] = w;
+          W[3 * b + a] = w;
+        }
+      }
+    }
+    r->Bown = B;
+    r->B = B;
+  }
+  free(first);
+  free(L);
+  return ok;
+}
+
+
 /* fl__relax_setup without max_per_clique (which only the Jacobi step needs) */
 static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int variant,
                             int norm) {
@@ -205,10 +329,14 @@ static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int
 
   // the diagonal blocks of W
   if (r->global) {
-    FL_TRY(fl_dynamics_create(p, &r->dyn));
-    r->B = fl_dynamics_JAinv(r->dyn);
-    if (!r->B) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
-    FL_TRY(fl_dynamics_delassus_blocks(r->dyn, r->Wd, r->Wh));
+    int fast = rigid_setup(r, p);
+    if (fast < 0) return fast;
+    if (!fast) {
+      FL_TRY(fl_dynamics_create(p, &r->dyn));
+      r->B = fl_dynamics_JAinv(r->dyn);
+      if (!r->B) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+      FL_TRY(fl_dynamics_delassus_blocks(r->dyn, r->Wd, r->Wh));
+    }
     r->J = p->J;
     r->cq = p->b;
   } else {
@@ -267,6 +395,8 @@ void fl__relax_free(fl__relax *r) {
   r->BT = NULL;
   fl_dynamics_free(r->dyn);
   r->dyn = NULL;
+  fl_csr_free(r->Bown);
+  r->Bown = NULL;
   r->B = NULL;
 }
 
@@ -677,9 +807,10 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
 
 static void pgs_view(const fl_solver *s, FILE *f) {
   const pgs_data *d = s->data;
-  fprintf(f, "  pgs: %s, %d contacts, %d bilateral rows, ||q|| = %g\n",
-          d->r.global ? "velocity-based on A, J (W never formed)" : "on W, q", (int)d->r.nc,
-          (int)d->r.nh, d->r.norm_q);
+  fprintf(f, "  pgs: %s%s, %d contacts, %d bilateral rows, ||q|| = %g\n",
+          d->r.global ? "velocity-based on A, J (W never formed)" : "on W, q",
+          d->r.Bown ? ", J A^-1 by the rigid bodies' set-up" : "", (int)d->r.nc, (int)d->r.nh,
+          d->r.norm_q);
 }
 
 
