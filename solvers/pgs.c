@@ -179,10 +179,11 @@ static inline void rig6_solve(const double *L, double *b) {
  * Then B = J A^-1 has J's pattern and is made here with the operations of fl_dynamics'
  * row-by-row path (each clique's part of +0 + J_r solved with the factor's nonzeros), and
  * the diagonal blocks of W with those of fl_dynamics_delassus_blocks (the symmetrized dots in
- * column order), to the bit, without its incidence tables. 1 when made (r->Bown, r->B, r->Wd),
+ * column order), to the bit, without its incidence tables, and the runs of pgs's find_runs
+ * (from the arena). 1 when made (r->Bown, r->B, r->Wd, r->run),
  * 0 when the problem is of another kind (the general set-up then runs and reports any error
  * in it), FL_ERR_NOMEM. */
-static int rigid_setup(fl__relax *r, const fl_problem *p) {
+static int rigid_setup(fl__relax *r, const fl_problem *p, fl_arena *arena) {
   if (!fl__pgs_runs || p->nh > 0 || r->nc == 0 || p->ncl <= 0 || !p->A || !p->J ||
       !p->clique_ptr || !p->clique_dof || !p->dof_clique || p->A->nrow != p->nv ||
       p->J->nrow != r->nrow || p->J->ncol != p->nv)
@@ -235,6 +236,8 @@ static int rigid_setup(fl__relax *r, const fl_problem *p) {
              x[5] != 0.0;
       }
   }
+  fl_int *run = ok ? FL_ALLOC(arena, 2 * r->nc, fl_int) : NULL;
+  ok = ok && run;
   if (ok) {
     fl_int nnz = J->rowptr[r->nrow];
     if (fl_csr_alloc(r->nrow, nv, nnz, &B) < 0) {
@@ -244,7 +247,11 @@ static int rigid_setup(fl__relax *r, const fl_problem *p) {
     }
     memcpy(B->rowptr, J->rowptr, sizeof(fl_int) * (size_t)(r->nrow + 1));
     memcpy(B->col, J->col, sizeof(fl_int) * (size_t)nnz);
-    for (fl_int e = 0; e < nnz; e++) B->val[e] = 0.0 + J->val[e];
+    // +0 + x two entries at a time (the same sums)
+    fl_int e = 0;
+    for (v2d z = {0.0, 0.0}; e + 1 < nnz; e += 2)
+      *(v2d *)(B->val + e) = z + *(const v2d *)(J->val + e);
+    for (; e < nnz; e++) B->val[e] = 0.0 + J->val[e];
     for (fl_int row = 0; row < r->nrow; row++) {
       fl_int k0 = J->rowptr[row], n = J->rowptr[row + 1] - k0;
       for (fl_int s0 = 0; s0 < n; s0 += 6)
@@ -259,13 +266,15 @@ static int rigid_setup(fl__relax *r, const fl_problem *p) {
         for (int b = a; b < 3; b++) {
           const double *jb = J->val + J->rowptr[3 * i + b], *bb = B->val + B->rowptr[3 * i + b];
           double s1 = 0.0;
-          for (fl_int k = 0; k < n; k++) s1 += ja[k] * bb[k];
+          DOT6(s1, ja, bb);
+          if (n == 12) DOT6(s1, ja + 6, bb + 6);
           if (a == b) {
             W[4 * a] = s1;
             continue;
           }
           double s2 = 0.0;
-          for (fl_int k = 0; k < n; k++) s2 += jb[k] * ba[k];
+          DOT6(s2, jb, ba);
+          if (n == 12) DOT6(s2, jb + 6, ba + 6);
           double w = 0.5 * (s1 + s2);
           W[3 * a + b] = w;
           W[3 * b + a] = w;
@@ -274,6 +283,13 @@ static int rigid_setup(fl__relax *r, const fl_problem *p) {
     }
     r->Bown = B;
     r->B = B;
+    // every contact's rows are its runs (find_runs keeps them)
+    for (fl_int i = 0; i < r->nc; i++) {
+      fl_int k0 = J->rowptr[3 * i];
+      run[2 * i] = J->col[k0];
+      run[2 * i + 1] = J->rowptr[3 * i + 1] - k0 == 12 ? J->col[k0 + 6] : -1;
+    }
+    r->run = run;
   }
   free(first);
   free(L);
@@ -329,7 +345,7 @@ static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int
 
   // the diagonal blocks of W
   if (r->global) {
-    int fast = rigid_setup(r, p);
+    int fast = rigid_setup(r, p, a);
     if (fast < 0) return fast;
     if (!fast) {
       FL_TRY(fl_dynamics_create(p, &r->dyn));
@@ -364,7 +380,7 @@ static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int
   // ||q|| of the local form: q = J v* + b - (vhat_n, 0, 0) over contact rows
   double nq = 0;
   if (r->global) {
-    if (r->nrow > 0) fl_csr_gemv(r->J, 1.0, p->vstar, 0.0, r->u);
+    if (r->nrow > 0) relax_Jv(r, p->vstar, r->u);
     for (fl_int k = 0; k < 3 * r->nc; k++) {
       double qk = r->u[k] + (r->cq ? r->cq[k] : 0.0) - (k % 3 == 0 ? r->vhat[k / 3] : 0.0);
       nq += qk * qk;
@@ -642,7 +658,7 @@ static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2) {
 int fl__pgs_runs = 1;
 
 static int find_runs(fl_solver *s, fl__relax *r) {
-  if (!r->global || r->nc == 0 || !fl__pgs_runs) return FL_OK;
+  if (!r->global || r->nc == 0 || !fl__pgs_runs || r->run) return FL_OK;
   r->run = FL_ALLOC(&s->arena, 2 * r->nc, fl_int);
   if (!r->run) return fl_seterr(FL_ERR_NOMEM, "solver pgs: arena too small");
   for (fl_int i = 0; i < r->nc; i++) {
