@@ -378,7 +378,10 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     }
     int rc = fl_solver_setup(s, p);
     if (rc < 0) return rc;
+    // nobody reads the solver's final metrics when the step's are off
+    fl_solver_skip_final_metrics(s, !w->compute_metrics);
     rc = fl_solver_solve(s, p, m->v, m->gamma, &res);
+    fl_solver_skip_final_metrics(s, 0);
     if (rc < 0) return rc;
     if (w->compute_metrics) {
       // the solver evaluated the same metrics on the same iterate when its norm is FCLIB's

@@ -204,6 +204,13 @@ const fl_problem *fl_solver_lifted(const fl_solver *s, fl_lift_info *info);
 /* The common metrics of the iterate returned by the last solve (evaluated on it with the
  * `norm` option), or NULL before any solve. Pointer owned by the solver. */
 const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
+/* skip = 1: later solves do not evaluate the common metrics of the returned iterate unless
+ * error_every or a monitor already did (a whole-step loop that never reads them saves one
+ * fl_problem_metrics per solve); fl_solver_final_metrics then gives NULL and the last history
+ * record's merit and momentum stay NaN. The rule that "converged" needs finite metrics then
+ * tests the iterate itself: a non-finite or huge (> 1e150) entry of gamma or v evaluates the
+ * metrics as before. skip = 0 (the default): always evaluated. */
+void fl_solver_skip_final_metrics(fl_solver *s, int skip);
 
 #ifdef FL_HAVE_SICONOS
 /* Siconos plug-ins (solvers/siconos.c): the BLAS library that Siconos's cblas calls bind to in

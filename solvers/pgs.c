@@ -39,6 +39,88 @@
 #include "relax.h"
 
 
+// a run of 6 written out (gcc -O2 keeps the loop and its counter otherwise); terms in order
+#define DOT6(acc, a, x)                                                                          \
+  do {                                                                                           \
+    acc += (a)[0] * (x)[0];                                                                      \
+    acc += (a)[1] * (x)[1];                                                                      \
+    acc += (a)[2] * (x)[2];                                                                      \
+    acc += (a)[3] * (x)[3];                                                                      \
+    acc += (a)[4] * (x)[4];                                                                      \
+    acc += (a)[5] * (x)[5];                                                                      \
+  } while (0)
+/* x[0..5] += s a[0..5] two entries at a time: each entry gets the same rounded product and
+ * sum as the scalar statement x[k] += s * a[k] (no fused multiply-add on either path) */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+static inline void axpy6(double *x, double s, const double *a) {
+  v2d sv = {s, s};
+  v2d *xv = (v2d *)x;
+  const v2d *av = (const v2d *)a;
+  v2d x0 = xv[0] + sv * av[0], x1 = xv[1] + sv * av[1], x2 = xv[2] + sv * av[2];
+  xv[0] = x0, xv[1] = x1, xv[2] = x2;
+}
+#define AXPY6(x, s, a) axpy6((x), (s), (a))
+
+
+/* u = J v (global problems) as fl_csr_gemv(J, 1, v, 0, u) makes it, to the bit: the rows of the
+ * contacts with runs (pgs's find_runs) by DOT6 from +0 in column order, the others by their
+ * column indices; alpha s + 0 as the product writes it */
+static void relax_Jv(const fl__relax *r, const double *v, double *u) {
+  if (!r->run) {
+    fl_csr_gemv(r->J, 1.0, v, 0.0, u);
+    return;
+  }
+  const fl_csr *J = r->J;
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_int d1 = r->run[2 * i], d2 = r->run[2 * i + 1];
+    for (int c = 0; c < 3; c++) {
+      fl_int row = 3 * i + c;
+      double acc = 0;
+      if (d1 < 0) {
+        acc = fl__row_dot(J, row, v);
+      } else {
+        const double *j = J->val + J->rowptr[row];
+        DOT6(acc, j, v + d1);
+        if (d2 >= 0) DOT6(acc, j + 6, v + d2);
+      }
+      u[row] = 1.0 * acc + 0.0;
+    }
+  }
+  for (fl_int row = 3 * r->nc; row < r->nrow; row++) u[row] = 1.0 * fl__row_dot(J, row, v) + 0.0;
+}
+
+
+/* v += B^T gamma (global problems) as fl_csr_gemtv(B, 1, gamma, 1, v) makes it, to the bit:
+ * rows in order, zero impulses skipped, the runs' rows by AXPY6 */
+static void relax_BTg(const fl__relax *r, const double *gamma, double *v) {
+  if (!r->run) {
+    fl_csr_gemtv(r->B, 1.0, gamma, 1.0, v);
+    return;
+  }
+  const fl_csr *B = r->B;
+  for (fl_int k = 0; k < r->nv; k++) v[k] = 1.0 * v[k];
+  for (fl_int i = 0; i < r->nc; i++) {
+    fl_int d1 = r->run[2 * i], d2 = r->run[2 * i + 1];
+    for (int c = 0; c < 3; c++) {
+      fl_int row = 3 * i + c;
+      double g = 1.0 * gamma[row];
+      if (g == 0) continue;
+      if (d1 < 0) {
+        fl__row_axpy(B, row, g, v);
+        continue;
+      }
+      const double *b = B->val + B->rowptr[row];
+      AXPY6(v + d1, g, b);
+      if (d2 >= 0) AXPY6(v + d2, g, b + 6);
+    }
+  }
+  for (fl_int row = 3 * r->nc; row < r->nrow; row++) {
+    double g = 1.0 * gamma[row];
+    if (g != 0) fl__row_axpy(B, row, g, v);
+  }
+}
+
+
 //---- shared relaxation machinery ----
 
 /* counts the most constraints sharing a clique: global, per dof the items whose rows of
@@ -72,6 +154,146 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
   fl_arena_release(&s->arena, mark);
   r->max_per_clique = best;
   return FL_OK;
+}
+
+
+static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2);
+
+
+/* solve_rig6 of problems/dynamics.c, the same operations: L L^T x = b for a rigid body's
+ * factor (mass block diagonal, no mass-inertia coupling) without its zero terms */
+static inline void rig6_solve(const double *L, double *b) {
+  for (int i = 0; i < 3; i++) b[i] = b[i] / L[7 * i] / L[7 * i];
+  b[3] = b[3] / L[21];
+  b[4] = (b[4] - L[27] * b[3]) / L[28];
+  b[5] = (b[5] - L[33] * b[3] - L[34] * b[4]) / L[35];
+  b[5] = b[5] / L[35];
+  b[4] = (b[4] - L[34] * b[5]) / L[28];
+  b[3] = (b[3] - L[27] * b[4] - L[33] * b[5]) / L[21];
+}
+
+
+/* Global problems of rigid bodies alone: every clique six contiguous ascending dofs whose
+ * Cholesky factor has a rigid body's zeros, every contact's three rows one or two whole
+ * cliques (ascending, each with a nonzero entry) with the same columns, no bilateral rows.
+ * Then B = J A^-1 has J's pattern and is made here with the operations of fl_dynamics'
+ * row-by-row path (each clique's part of +0 + J_r solved with the factor's nonzeros), and
+ * the diagonal blocks of W with those of fl_dynamics_delassus_blocks (the symmetrized dots in
+ * column order), to the bit, without its incidence tables, and the runs of pgs's find_runs
+ * (from the arena). 1 when made (r->Bown, r->B, r->Wd, r->run),
+ * 0 when the problem is of another kind (the general set-up then runs and reports any error
+ * in it), FL_ERR_NOMEM. */
+static int rigid_setup(fl__relax *r, const fl_problem *p, fl_arena *arena) {
+  if (!fl__pgs_runs || p->nh > 0 || r->nc == 0 || p->ncl <= 0 || !p->A || !p->J ||
+      !p->clique_ptr || !p->clique_dof || !p->dof_clique || p->A->nrow != p->nv ||
+      p->J->nrow != r->nrow || p->J->ncol != p->nv)
+    return 0;
+  const fl_csr *A = p->A, *J = p->J;
+  fl_int nv = p->nv, ncl = p->ncl;
+  fl_int *first = malloc(sizeof(fl_int) * (size_t)(nv + 1)); // clique starting at a dof, or -1
+  double *L = malloc(sizeof(double) * 36 * (size_t)ncl);
+  fl_csr *B = NULL;
+  int ok = first && L;
+  for (fl_int d = 0; ok && d < nv; d++) first[d] = -1;
+  // the cliques and their factors
+  for (fl_int c = 0; ok && c < ncl; c++) {
+    fl_int c0 = p->clique_ptr[c], d0 = c0 >= 0 ? p->clique_dof[c0] : -1;
+    ok = p->clique_ptr[c + 1] - c0 == 6 && d0 >= 0 && d0 + 6 <= nv;
+    for (int k = 0; ok && k < 6; k++)
+      ok = p->clique_dof[c0 + k] == d0 + k && p->dof_clique[d0 + k] == c;
+    if (!ok) break;
+    first[d0] = c;
+    double *Lc = L + 36 * c;
+    for (int k = 0; k < 36; k++) Lc[k] = 0.0;
+    for (int k = 0; ok && k < 6; k++)
+      for (fl_int e = A->rowptr[d0 + k]; ok && e < A->rowptr[d0 + k + 1]; e++) {
+        fl_int col = A->col[e];
+        ok = col >= d0 && col < d0 + 6;
+        if (ok) Lc[6 * k + (col - d0)] = A->val[e];
+      }
+    if (!ok || fl_chol_factor(Lc, 6) < 0) {
+      ok = 0;
+      break;
+    }
+    ok = Lc[6] == 0.0 && Lc[12] == 0.0 && Lc[13] == 0.0;
+    for (int i = 3; i < 6; i++)
+      for (int k = 0; k < 3; k++) ok = ok && Lc[6 * i + k] == 0.0;
+  }
+  // the rows: one or two whole cliques, each touched by a nonzero, the same for a contact's three
+  for (fl_int i = 0; ok && i < r->nc; i++) {
+    fl_int d1, d2, k0 = J->rowptr[3 * i], n = J->rowptr[3 * i + 1] - k0;
+    ok = row_runs(J, 3 * i, &d1, &d2) && d1 >= 0 && d1 + 6 <= nv && first[d1] >= 0 &&
+         (d2 < 0 || (d2 + 6 <= nv && first[d2] > first[d1]));
+    for (int c = 1; ok && c < 3; c++) {
+      fl_int e0 = J->rowptr[3 * i + c];
+      ok = J->rowptr[3 * i + c + 1] - e0 == n &&
+           !memcmp(J->col + e0, J->col + k0, (size_t)n * sizeof(fl_int));
+    }
+    for (int c = 0; ok && c < 3; c++)
+      for (fl_int s0 = 0; ok && s0 < n; s0 += 6) {
+        const double *x = J->val + J->rowptr[3 * i + c] + s0;
+        ok = x[0] != 0.0 || x[1] != 0.0 || x[2] != 0.0 || x[3] != 0.0 || x[4] != 0.0 ||
+             x[5] != 0.0;
+      }
+  }
+  fl_int *run = ok ? FL_ALLOC(arena, 2 * r->nc, fl_int) : NULL;
+  ok = ok && run;
+  if (ok) {
+    fl_int nnz = J->rowptr[r->nrow];
+    if (fl_csr_alloc(r->nrow, nv, nnz, &B) < 0) {
+      free(first);
+      free(L);
+      return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+    }
+    memcpy(B->rowptr, J->rowptr, sizeof(fl_int) * (size_t)(r->nrow + 1));
+    memcpy(B->col, J->col, sizeof(fl_int) * (size_t)nnz);
+    // +0 + x two entries at a time (the same sums)
+    fl_int e = 0;
+    for (v2d z = {0.0, 0.0}; e + 1 < nnz; e += 2)
+      *(v2d *)(B->val + e) = z + *(const v2d *)(J->val + e);
+    for (; e < nnz; e++) B->val[e] = 0.0 + J->val[e];
+    for (fl_int row = 0; row < r->nrow; row++) {
+      fl_int k0 = J->rowptr[row], n = J->rowptr[row + 1] - k0;
+      for (fl_int s0 = 0; s0 < n; s0 += 6)
+        rig6_solve(L + 36 * first[J->col[k0 + s0]], B->val + k0 + s0);
+    }
+    // W_ii: (J_a . B_b + J_b . B_a) / 2 off the diagonal, sums from +0 in column order
+    for (fl_int i = 0; i < r->nc; i++) {
+      fl_int n = J->rowptr[3 * i + 1] - J->rowptr[3 * i];
+      double *W = r->Wd + 9 * i;
+      for (int a = 0; a < 3; a++) {
+        const double *ja = J->val + J->rowptr[3 * i + a], *ba = B->val + B->rowptr[3 * i + a];
+        for (int b = a; b < 3; b++) {
+          const double *jb = J->val + J->rowptr[3 * i + b], *bb = B->val + B->rowptr[3 * i + b];
+          double s1 = 0.0;
+          DOT6(s1, ja, bb);
+          if (n == 12) DOT6(s1, ja + 6, bb + 6);
+          if (a == b) {
+            W[4 * a] = s1;
+            continue;
+          }
+          double s2 = 0.0;
+          DOT6(s2, jb, ba);
+          if (n == 12) DOT6(s2, jb + 6, ba + 6);
+          double w = 0.5 * (s1 + s2);
+          W[3 * a + b] = w;
+          W[3 * b + a] = w;
+        }
+      }
+    }
+    r->Bown = B;
+    r->B = B;
+    // every contact's rows are its runs (find_runs keeps them)
+    for (fl_int i = 0; i < r->nc; i++) {
+      fl_int k0 = J->rowptr[3 * i];
+      run[2 * i] = J->col[k0];
+      run[2 * i + 1] = J->rowptr[3 * i + 1] - k0 == 12 ? J->col[k0 + 6] : -1;
+    }
+    r->run = run;
+  }
+  free(first);
+  free(L);
+  return ok;
 }
 
 
@@ -123,10 +345,14 @@ static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int
 
   // the diagonal blocks of W
   if (r->global) {
-    FL_TRY(fl_dynamics_create(p, &r->dyn));
-    r->B = fl_dynamics_JAinv(r->dyn);
-    if (!r->B) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
-    FL_TRY(fl_dynamics_delassus_blocks(r->dyn, r->Wd, r->Wh));
+    int fast = rigid_setup(r, p, a);
+    if (fast < 0) return fast;
+    if (!fast) {
+      FL_TRY(fl_dynamics_create(p, &r->dyn));
+      r->B = fl_dynamics_JAinv(r->dyn);
+      if (!r->B) return fl_errcode() < 0 ? fl_errcode() : FL_ERR_NOMEM;
+      FL_TRY(fl_dynamics_delassus_blocks(r->dyn, r->Wd, r->Wh));
+    }
     r->J = p->J;
     r->cq = p->b;
   } else {
@@ -154,7 +380,7 @@ static int relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int
   // ||q|| of the local form: q = J v* + b - (vhat_n, 0, 0) over contact rows
   double nq = 0;
   if (r->global) {
-    if (r->nrow > 0) fl_csr_gemv(r->J, 1.0, p->vstar, 0.0, r->u);
+    if (r->nrow > 0) relax_Jv(r, p->vstar, r->u);
     for (fl_int k = 0; k < 3 * r->nc; k++) {
       double qk = r->u[k] + (r->cq ? r->cq[k] : 0.0) - (k % 3 == 0 ? r->vhat[k / 3] : 0.0);
       nq += qk * qk;
@@ -185,6 +411,8 @@ void fl__relax_free(fl__relax *r) {
   r->BT = NULL;
   fl_dynamics_free(r->dyn);
   r->dyn = NULL;
+  fl_csr_free(r->Bown);
+  r->Bown = NULL;
   r->B = NULL;
 }
 
@@ -275,7 +503,7 @@ int fl__relax_colour(fl__relax *r) {
 void fl__relax_start(const fl__relax *r, double *v, const double *gamma) {
   if (!r->global) return;
   memcpy(v, r->p->vstar, (size_t)r->nv * sizeof *v);
-  if (r->nrow > 0) fl_csr_gemtv(r->B, 1.0, gamma, 1.0, v);
+  if (r->nrow > 0) relax_BTg(r, gamma, v);
 }
 
 
@@ -324,7 +552,7 @@ double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw
 void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_iter_stat *st) {
   // u of every row from the current iterate
   if (r->nrow > 0) {
-    if (r->global) fl_csr_gemv(r->J, 1.0, v, 0.0, r->u);
+    if (r->global) relax_Jv(r, v, r->u);
     else fl_csr_gemv(r->W, 1.0, gamma, 0.0, r->u);
     if (r->cq)
       for (fl_int k = 0; k < r->nrow; k++) r->u[k] += r->cq[k];
@@ -368,6 +596,7 @@ typedef struct pgs_opts {
   int local;
   int order;
   int residual_every; /* own residual (and the stopping test) every k sweeps and at the last */
+  double step_tol;    /* stop when a sweep's ||dgamma|| <= step_tol ||gamma|| (0: never) */
 } pgs_opts;
 
 typedef struct pgs_data {
@@ -389,6 +618,10 @@ static const fl_option_desc pgs_table[] = {
    "evaluate the own residual, and so test for convergence, after every k-th sweep and the "
    "last of the budget only (the residual costs about one sweep; the iterates are the same, "
    "a converged solve may stop up to k - 1 sweeps later)"},
+  {"step_tol", FL_OPT_REAL, offsetof(pgs_opts, step_tol), 0, 1, 0, NULL,
+   "stop after a sweep that changed the impulses by at most step_tol times their size "
+   "(2-norms; its residual is then evaluated and recorded, reason CONVERGED_STAGNATION_OK); "
+   "0 = never (a warm-started step whose impulses settled stops early)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 
 
@@ -425,7 +658,7 @@ static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2) {
 int fl__pgs_runs = 1;
 
 static int find_runs(fl_solver *s, fl__relax *r) {
-  if (!r->global || r->nc == 0 || !fl__pgs_runs) return FL_OK;
+  if (!r->global || r->nc == 0 || !fl__pgs_runs || r->run) return FL_OK;
   r->run = FL_ALLOC(&s->arena, 2 * r->nc, fl_int);
   if (!r->run) return fl_seterr(FL_ERR_NOMEM, "solver pgs: arena too small");
   for (fl_int i = 0; i < r->nc; i++) {
@@ -456,25 +689,6 @@ static int pgs_setup(fl_solver *s, const fl_problem *p) {
 }
 
 
-// a run of 6 written out (gcc -O2 keeps the loop and its counter otherwise); terms in order
-#define DOT6(acc, a, x)                                                                          \
-  do {                                                                                           \
-    acc += (a)[0] * (x)[0];                                                                      \
-    acc += (a)[1] * (x)[1];                                                                      \
-    acc += (a)[2] * (x)[2];                                                                      \
-    acc += (a)[3] * (x)[3];                                                                      \
-    acc += (a)[4] * (x)[4];                                                                      \
-    acc += (a)[5] * (x)[5];                                                                      \
-  } while (0)
-#define AXPY6(x, s, a)                                                                           \
-  do {                                                                                           \
-    (x)[0] += (s) * (a)[0];                                                                      \
-    (x)[1] += (s) * (a)[1];                                                                      \
-    (x)[2] += (s) * (a)[2];                                                                      \
-    (x)[3] += (s) * (a)[3];                                                                      \
-    (x)[4] += (s) * (a)[4];                                                                      \
-    (x)[5] += (s) * (a)[5];                                                                      \
-  } while (0)
 
 
 /* pgs_item for a contact with runs (find_runs): the same sums in the same order as
@@ -586,12 +800,22 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
       for (fl_int a = nitem - 1; a >= 0; a--) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
 
     //---- record and test ----
-    if (k % o->residual_every != 0 && k < s->common.max_iter) continue;
+    int settled = 0;
+    if (o->step_tol > 0 && !s->common.never_stop) {
+      double g2 = 0;
+      for (fl_int q = 0; q < r->nrow; q++) g2 += gamma[q] * gamma[q];
+      settled = d2 <= o->step_tol * o->step_tol * g2;
+    }
+    if (!settled && k % o->residual_every != 0 && k < s->common.max_iter) continue;
     fl_iter_stat_init(&st, k);
     fl__relax_residual(r, v, gamma, &st);
     st.step = o->omega;
     st.step_norm = sqrt(d2);
     if (fl_solver_record(s, &st) != 0) break;
+    if (settled) {
+      s->reason = FL_CONVERGED_STAGNATION_OK;
+      break;
+    }
   }
   return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
 }
@@ -599,9 +823,10 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
 
 static void pgs_view(const fl_solver *s, FILE *f) {
   const pgs_data *d = s->data;
-  fprintf(f, "  pgs: %s, %d contacts, %d bilateral rows, ||q|| = %g\n",
-          d->r.global ? "velocity-based on A, J (W never formed)" : "on W, q", (int)d->r.nc,
-          (int)d->r.nh, d->r.norm_q);
+  fprintf(f, "  pgs: %s%s, %d contacts, %d bilateral rows, ||q|| = %g\n",
+          d->r.global ? "velocity-based on A, J (W never formed)" : "on W, q",
+          d->r.Bown ? ", J A^-1 by the rigid bodies' set-up" : "", (int)d->r.nc, (int)d->r.nh,
+          d->r.norm_q);
 }
 
 

@@ -31,7 +31,8 @@ typedef struct fl__relax {
   int variant;            /* FL_RELAX_NF or FL_RELAX_BLOCK */
   int norm;               /* fl_norm_kind of the own residual */
   fl_dynamics *dyn;       /* global: owned (freed by fl__relax_free) */
-  const fl_csr *B;        /* global: J A^-1, owned by dyn */
+  const fl_csr *B;        /* global: J A^-1, owned by dyn or Bown */
+  fl_csr *Bown;           /* global, rigid bodies only: B made by the setup itself (owned) */
   fl_csr *BT;             /* global: B^T once fl__relax_bt made it (owned; fl__relax_free) */
   const fl_csr *J;        /* global: the problem's J */
   const fl_csr *W;        /* local: the problem's W */
@@ -59,7 +60,8 @@ typedef struct fl__relax {
   fl_int *colour_items;   /* (nc + nh) items by colour, increasing index within a colour */
 } fl__relax;
 
-/* test hook: 0 sweeps every contact through the rows' column indices (pgs.c's runs off) */
+/* test hook: 0 sweeps every contact through the rows' column indices (pgs.c's runs off) and
+ * sets up every global problem through fl_dynamics (the rigid bodies' own set-up off) */
 extern int fl__pgs_runs;
 
 /* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`

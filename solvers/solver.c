@@ -30,6 +30,7 @@ typedef struct solver_x {
   int metrics_iter;             /* iteration at which last_metrics was evaluated */
   const double *metrics_v, *metrics_gamma; /* the arrays it was evaluated on */
   double raw0;                  /* raw natural map at the first evaluation of this solve */
+  int skip_final;               /* fl_solver_skip_final_metrics */
   FILE *mon_file;               /* csv:PATH monitor while solving */
   int mon_stdout;               /* stdout monitor while solving */
   /* a local problem given to a solver without FL_CAP_LOCAL is solved as its lift
@@ -408,6 +409,21 @@ const fl_problem *fl_solver_problem(const fl_solver *s) {
 
 const fl_metrics *fl_solver_final_metrics(const fl_solver *s) {
   return s && CSX(s)->metrics_valid ? &s->last_metrics : NULL;
+}
+
+
+void fl_solver_skip_final_metrics(fl_solver *s, int skip) {
+  if (s) SX(s)->skip_final = skip != 0;
+}
+
+
+/* 1 when every entry of x (n) is finite and at most 1e150 in size: products of two such
+ * entries with finite problem data stay finite */
+static int tame(const double *x, fl_int n) {
+  if (!x) return 1;
+  for (fl_int k = 0; k < n; k++)
+    if (!(fabs(x[k]) <= 1e150)) return 0;
+  return 1;
 }
 
 
@@ -804,9 +820,14 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
 
   double solve_s = (t_end - s->t_start) - s->t_monitor;
 
-  // the final metrics are those of the returned iterate
-  if (rc >= 0 && !(x->metrics_valid && x->metrics_iter == s->iters && x->metrics_v == sv &&
-                   x->metrics_gamma == gamma && s->cur_v == sv && s->cur_gamma == gamma)) {
+  // the final metrics are those of the returned iterate (skipped on request when the iterate
+  // is tame: then its metrics are finite when the own residual was)
+  int have = x->metrics_valid && x->metrics_iter == s->iters && x->metrics_v == sv &&
+             x->metrics_gamma == gamma && s->cur_v == sv && s->cur_gamma == gamma;
+  int skipped = rc >= 0 && !have && x->skip_final && tame(gamma, fl_problem_nrows(p)) &&
+                tame(sv, sv ? sp->nv : 0);
+  if (skipped) x->metrics_valid = 0;
+  if (rc >= 0 && !have && !skipped) {
     double tm = fl_time_now();
     rc = eval_metrics(s, sv, gamma, s->iters);
     if (rc >= 0 && s->hist_len > 0 && s->hist[s->hist_len - 1].iter == s->iters) {
@@ -820,7 +841,7 @@ int fl_solver_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma,
   // a solver's own test can pass on numbers that are not (inf - inf in its residual, an
   // overflowed problem): "converged" needs finite metrics of what it returns (the merit
   // without its growth rule; a problem without contacts has no merit, NaN by definition)
-  if (rc >= 0 && s->reason > 0 && s->reason != FL_STOPPED_ITS && p->nc > 0 &&
+  if (rc >= 0 && !skipped && s->reason > 0 && s->reason != FL_STOPPED_ITS && p->nc > 0 &&
       !isfinite(fl_metrics_merit(&s->last_metrics, NAN)))
     s->reason = FL_DIVERGED_NAN;
 

@@ -243,7 +243,8 @@ FL_TEST(jainv_rows_same_as_batches) {
 
 
 /* PGS sweeps a contact of rigid bodies by its runs of 6 dofs (fl__pgs_runs) with the same
- * impulses and velocities, to the bit, as through the column indices. */
+ * impulses and velocities, to the bit, as through the column indices; and so do its own
+ * residual (J v by the runs) and a warm start (v* + B^T gamma by the runs) */
 FL_TEST(pgs_runs_same_iterates) {
   fl_world *w = landing_heap();
   ASSERT(w);
@@ -252,7 +253,7 @@ FL_TEST(pgs_runs_same_iterates) {
   fl_int nr = 3 * p->nc + p->nh, n12 = 0;
   for (fl_int i = 0; i < p->nc; i++) n12 += p->J->rowptr[3 * i + 1] - p->J->rowptr[3 * i] == 12;
   ASSERT(n12 > 0); // box-box contacts: two runs
-  double *v[2], *g[2];
+  double *v[2], *g[2], err[2][3];
   for (int c = 0; c < 2; c++) {
     fl__pgs_runs = c == 0;
     v[c] = calloc((size_t)p->nv, sizeof(double));
@@ -263,11 +264,35 @@ FL_TEST(pgs_runs_same_iterates) {
     ASSERT_OK(fl_solver_set_option(t, "abs_tol", "0"));
     fl_result res;
     ASSERT_OK(fl_solver_setup(t, p));
+    // runs on: J A^-1 and W's blocks by the rigid bodies' own set-up; off: by fl_dynamics
+    static char view[8192];
+    memset(view, 0, sizeof view);
+    FILE *vf = fmemopen(view, sizeof view - 1, "w");
+    ASSERT(vf);
+    fl_solver_view(t, vf);
+    fclose(vf);
+    ASSERT((strstr(view, "rigid bodies' set-up") != NULL) == (c == 0));
     ASSERT_OK(fl_solver_solve(t, p, v[c], g[c], &res));
     ASSERT_EQ(res.iters, 9);
+    int nh = 0;
+    const fl_iter_stat *h = fl_solver_history(t, &nh);
+    ASSERT_EQ(nh, 10);
+    err[c][0] = h[9].error;
+    fl_solver_destroy(t);
+    // three more sweeps warm-started from those impulses
+    t = pgs(3, 1);
+    ASSERT(t);
+    ASSERT_OK(fl_solver_set_option(t, "abs_tol", "0"));
+    ASSERT_OK(fl_solver_setup(t, p));
+    ASSERT_OK(fl_solver_solve(t, p, v[c], g[c], &res));
+    h = fl_solver_history(t, &nh);
+    ASSERT_EQ(nh, 4);
+    err[c][1] = h[0].error, err[c][2] = h[3].error;
     fl_solver_destroy(t);
   }
   fl__pgs_runs = 1;
+  for (int k = 0; k < 3; k++) ASSERT(memcmp(&err[0][k], &err[1][k], sizeof(double)) == 0);
+  ASSERT(err[0][1] > 0 && err[0][1] < err[0][0] * 2);
   ASSERT(memcmp(g[0], g[1], (size_t)nr * sizeof(double)) == 0);
   ASSERT(memcmp(v[0], v[1], (size_t)p->nv * sizeof(double)) == 0);
   double gn = 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fl_contact_ops.h"
 #include "fl_test.h"
 #include "problems/fl_problem.h"
 #include "solvers/fl_solver.h"
@@ -601,5 +602,42 @@ FL_TEST(examples_closed_form) {
     free(v), free(g), free(ve), free(ge), free(jg), free(jge);
     fl_problem_free(p);
   }
+  return 0;
+}
+
+
+/* fl_hd_disk_clamp skips hypot well inside the disk: the same bits as the hypot test alone,
+ * on random points at ratios |t| / rad from 0 to 2 (many within 1e-12 of the rim), radii over
+ * the whole range (near underflow and overflow too), signed zeros, infinities and NaN */
+FL_TEST(disk_clamp_inside_same_bits) {
+  uint64_t st = 99;
+  int inside = 0, rim = 0;
+  for (int k = 0; k < 400000; k++) {
+    double u[4];
+    for (int i = 0; i < 4; i++) {
+      st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+      u[i] = (double)(st >> 11) / 9007199254740992.0;
+    }
+    double rad = pow(10.0, -300 + 600 * u[0]), ang = 6.283185307179586 * u[1];
+    double ratio = k % 4 == 0 ? 1.0 + (u[2] - 0.5) * 1e-12 : 2.0 * u[2];
+    if (k % 7 == 0) rad = k % 14 == 0 ? 0.0 : 1.0;
+    double t[2] = {ratio * rad * cos(ang), ratio * rad * sin(ang)};
+    if (k % 101 == 0) t[u[3] < 0.5] = k % 202 == 0 ? -0.0 : (u[3] < 0.25 ? NAN : INFINITY);
+    double a[2] = {t[0], t[1]}, b[2] = {t[0], t[1]};
+    fl_hd_disk_clamp(rad, &a[0], &a[1]);
+    double nt = hypot(b[0], b[1]);
+    if (nt > rad) {
+      double sc = nt > 0 ? rad / nt : 0.0;
+      b[0] *= sc;
+      b[1] *= sc;
+    } else {
+      inside++;
+      rim += ratio > 1.0 - 1e-12;
+    }
+    ASSERT(memcmp(a, b, sizeof a) == 0);
+  }
+  fprintf(stderr, "inside %d of 400000, near the rim %d\n", inside, rim);
+  ASSERT(inside > 150000);
+  ASSERT(rim > 20000);
   return 0;
 }
