@@ -122,13 +122,11 @@ static double put_crow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
   // the usual case, columns already strictly increasing (side a's dofs below side b's): the
   // sort and the merge below would leave them as they are
   int inc = 1;
-  for (int i = 1; i < n && inc; i++) inc = cols[i - 1] < cols[i];
+  for (int i = 1; i < n; i++) inc &= cols[i - 1] < cols[i]; // branch-free: n is small
   if (inc) {
     fl_int at = *nnz;
-    for (int i = 0; i < n; i++) {
-      J->col[at + i] = cols[i];
-      J->val[at + i] = vals[i];
-    }
+    memcpy(J->col + at, cols, (size_t)n * sizeof *cols);
+    memcpy(J->val + at, vals, (size_t)n * sizeof *vals);
     *nnz = at + n;
     J->rowptr[row + 1] = *nnz;
     return bconst;
