@@ -368,11 +368,14 @@ int fl_world_finish(fl_world *w, fl_solver *s, fl_step_info *info) {
     if (p->gamma_guess) memcpy(m->gamma, p->gamma_guess, (size_t)nr * sizeof(double));
     else memset(m->gamma, 0, (size_t)nr * sizeof(double));
     memcpy(m->v, p->vstar, (size_t)nv * sizeof(double));
-    fl_csr_gemtv(p->J, 1.0, m->gamma, 0.0, m->v);
-    for (int k = 0; k < FL__NKIND; k++) {
-      const fl__body_ops *K = fl__body_kinds[k];
-      if (K->count(w) > 0)
-        FL_TRY(K->apply_Ainv(w, p, m->kind_dof[k], m->kind_dof[k + 1], m->v));
+    // (a solver that makes v from gamma itself never reads this part of the guess)
+    if (!(fl_solver_caps(s) & FL_CAP_V_FROM_GAMMA)) {
+      fl_csr_gemtv(p->J, 1.0, m->gamma, 0.0, m->v);
+      for (int k = 0; k < FL__NKIND; k++) {
+        const fl__body_ops *K = fl__body_kinds[k];
+        if (K->count(w) > 0)
+          FL_TRY(K->apply_Ainv(w, p, m->kind_dof[k], m->kind_dof[k + 1], m->v));
+      }
     }
     int rc = fl_solver_setup(s, p);
     if (rc < 0) return rc;

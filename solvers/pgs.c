@@ -852,7 +852,8 @@ const fl_solver_ops fl_pgs_ops = {
   .opts_size = sizeof(pgs_opts),
   .options = pgs_table,
   .data_size = sizeof(pgs_data),
-  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART,
+  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART |
+          FL_CAP_V_FROM_GAMMA,
   .setup = pgs_setup,
   .solve = pgs_solve,
   .view = pgs_view,
