@@ -121,8 +121,11 @@ static double put_crow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
   n += fl__body_kinds[ct->b.kind]->side_row(w, &ct->b, ct->p, d, 1.0, cols + n, vals + n, &bconst);
   // the usual case, columns already strictly increasing (side a's dofs below side b's): the
   // sort and the merge below would leave them as they are
-  int inc = 1;
-  for (int i = 1; i < n; i++) inc &= cols[i - 1] < cols[i]; // branch-free: n is small
+  int inc = 1, q = 1;
+  for (; q + 3 < n; q += 4) // branch-free, four at a time: n is small
+    inc &= (cols[q - 1] < cols[q]) & (cols[q] < cols[q + 1]) & (cols[q + 1] < cols[q + 2]) &
+           (cols[q + 2] < cols[q + 3]);
+  for (; q < n; q++) inc &= cols[q - 1] < cols[q];
   if (inc) {
     fl_int at = *nnz;
     memcpy(J->col + at, cols, (size_t)n * sizeof *cols);
