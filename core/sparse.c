@@ -151,9 +151,19 @@ int fl_csr_copy(const fl_csr *a, fl_csr **out) {
 
 
 void fl_csr_gemv(const fl_csr *a, double alpha, const double *x, double beta, double *y) {
+  const fl_int *rp = a->rowptr, *col = a->col;
+  const double *val = a->val;
   for (fl_int r = 0; r < a->nrow; r++) {
     double s = 0;
-    for (fl_int k = a->rowptr[r]; k < a->rowptr[r + 1]; k++) s += a->val[k] * x[a->col[k]];
+    fl_int k = rp[r], ke = rp[r + 1];
+    // four terms a pass, added in column order as one at a time
+    for (; k + 3 < ke; k += 4) {
+      s += val[k] * x[col[k]];
+      s += val[k + 1] * x[col[k + 1]];
+      s += val[k + 2] * x[col[k + 2]];
+      s += val[k + 3] * x[col[k + 3]];
+    }
+    for (; k < ke; k++) s += val[k] * x[col[k]];
     y[r] = alpha * s + (beta == 0 ? 0 : beta * y[r]);
   }
 }
@@ -161,10 +171,20 @@ void fl_csr_gemv(const fl_csr *a, double alpha, const double *x, double beta, do
 
 void fl_csr_gemtv(const fl_csr *a, double alpha, const double *x, double beta, double *y) {
   for (fl_int c = 0; c < a->ncol; c++) y[c] = (beta == 0 ? 0 : beta * y[c]);
+  const fl_int *rp = a->rowptr, *col = a->col;
+  const double *val = a->val;
   for (fl_int r = 0; r < a->nrow; r++) {
     double xr = alpha * x[r];
     if (xr == 0) continue;
-    for (fl_int k = a->rowptr[r]; k < a->rowptr[r + 1]; k++) y[a->col[k]] += a->val[k] * xr;
+    fl_int k = rp[r], ke = rp[r + 1];
+    // four updates a pass, in column order as one at a time (a repeated column too)
+    for (; k + 3 < ke; k += 4) {
+      y[col[k]] += val[k] * xr;
+      y[col[k + 1]] += val[k + 1] * xr;
+      y[col[k + 2]] += val[k + 2] * xr;
+      y[col[k + 3]] += val[k + 3] * xr;
+    }
+    for (; k < ke; k++) y[col[k]] += val[k] * xr;
   }
 }
 

@@ -73,9 +73,12 @@ enum {
   FL_CAP_GPU = 1u << 6,
   FL_CAP_MPI = 1u << 7,
   FL_CAP_REGULARIZED = 1u << 8, /* solves its own regularized model (SAP, penalty) */
-  FL_CAP_PEER = 1u << 9         /* another library's solver (Siconos): like GPU solvers, left
+  FL_CAP_PEER = 1u << 9,        /* another library's solver (Siconos): like GPU solvers, left
                                    out of the default solver lists of solve and check, so
                                    their tables do not depend on what is installed */
+  FL_CAP_V_FROM_GAMMA = 1u << 10 /* on a global problem it never reads the incoming v: it makes
+                                   v from gamma (v* + A^-1 J^T gamma) itself, so a caller's
+                                   guess for v may be left at v* */
 };
 
 /*---- iteration records ----*/

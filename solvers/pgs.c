@@ -693,7 +693,9 @@ static int pgs_setup(fl_solver *s, const fl_problem *p) {
 
 /* pgs_item for a contact with runs (find_runs): the same sums in the same order as
  * fl__row_dot and fl__row_axpy over the runs' columns, without the column indices */
-static double pgs_contact_runs(fl__relax *r, fl_int it, double omega, double *v, double *gamma) {
+static inline __attribute__((always_inline)) double pgs_contact_runs(fl__relax *r, fl_int it,
+                                                                      double omega, double *v,
+                                                                      double *gamma) {
   fl_int r0 = 3 * it, d1 = r->run[2 * it], d2 = r->run[2 * it + 1];
   const double *jv = r->J->val, *bv = r->B->val;
   double *v1 = v + d1, *v2 = d2 >= 0 ? v + d2 : NULL;
@@ -795,7 +797,13 @@ static int pgs_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
       }
     }
     if (o->order != ORDER_REVERSE)
-      for (fl_int a = 0; a < nitem; a++) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
+      for (fl_int a = 0; a < nitem; a++) {
+        // a contact with runs here, without the call (pgs_item does the same)
+        fl_int it = r->order[a];
+        d2 += it < r->nc && r->run && r->run[2 * it] >= 0
+                  ? pgs_contact_runs(r, it, o->omega, v, gamma)
+                  : pgs_item(r, it, o->omega, v, gamma);
+      }
     if (o->order == ORDER_REVERSE || o->order == ORDER_SYMMETRIC)
       for (fl_int a = nitem - 1; a >= 0; a--) d2 += pgs_item(r, r->order[a], o->omega, v, gamma);
 
@@ -844,7 +852,8 @@ const fl_solver_ops fl_pgs_ops = {
   .opts_size = sizeof(pgs_opts),
   .options = pgs_table,
   .data_size = sizeof(pgs_data),
-  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART,
+  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_BILATERAL | FL_CAP_LOCAL | FL_CAP_WARMSTART |
+          FL_CAP_V_FROM_GAMMA,
   .setup = pgs_setup,
   .solve = pgs_solve,
   .view = pgs_view,

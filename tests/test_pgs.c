@@ -641,3 +641,32 @@ FL_TEST(disk_clamp_inside_same_bits) {
   ASSERT(rim > 20000);
   return 0;
 }
+
+
+FL_TEST(step_tol_stops_settled_sweeps) {
+  // the stick problem above with no residual tolerance: step_tol ends the sweeps once they
+  // change gamma by less than 1e-12 of its size, near the closed form, with the residual of
+  // the last sweep recorded; without it the whole budget runs
+  const double W[9] = {2, 0.5, 0, 0.5, 1, 0, 0, 0, 1}, q[3] = {-2, 0.3, 0.1};
+  fl_problem *p;
+  ASSERT_OK(local1(W, q, 1.0, &p));
+  const char *const on[] = {"max_iter=5000", "norm=none", "abs_tol=0", "rel_tol=0",
+                            "residual_every=100", "step_tol=1e-12", NULL};
+  const char *const off[] = {"max_iter=5000", "norm=none", "abs_tol=0", "rel_tol=0",
+                             "residual_every=100", NULL};
+  double g[3];
+  fl_result res;
+  ASSERT_OK(run("pgs", p, on, NULL, g, &res));
+  ASSERT_EQ(res.reason, FL_CONVERGED_STAGNATION_OK);
+  ASSERT(res.iters > 5 && res.iters < 200);
+  ASSERT(res.iters % 100 != 0); // stopped between the residual's own sweeps
+  ASSERT(res.error < 1e-9);
+  ASSERT_NEAR(g[0], 43.0 / 35.0, 1e-9);
+  ASSERT_NEAR(g[1], -32.0 / 35.0, 1e-9);
+  ASSERT_NEAR(g[2], -0.1, 1e-9);
+  ASSERT_OK(run("pgs", p, off, NULL, g, &res));
+  ASSERT(res.reason != FL_CONVERGED_STAGNATION_OK);
+  ASSERT(res.iters % 100 == 0); // only the residual's own sweeps (or the budget) end it
+  fl_problem_free(p);
+  return 0;
+}
