@@ -578,7 +578,8 @@ void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *v
     if (isfinite(k)) R = 1.0 / (dt * k * (dt + tau));
     vhat = -p->phi0[i] / (dt + tau);
     // a capped depenetration speed, as rigid engines have: a deep overlap is undone over
-    // several steps instead of throwing the bodies apart in one
+    // several steps (or, capped at 0, left to a position correction) instead of throwing the
+    // bodies apart in one
     if (!isfinite(k) && vhat > p->max_recovery) vhat = p->max_recovery;
   }
   if (R_n) *R_n = R;
