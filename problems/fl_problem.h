@@ -53,6 +53,8 @@ typedef struct fl_problem {
   fl_int nh;  /* bilateral rows */
   fl_int ncl; /* cliques: independent diagonal blocks of A (0 for local problems) */
   double dt;  /* time step (s); 1 for FCLIB problems, which carry no time step */
+  double max_recovery; /* m/s, cap on a rigid contact's target separation speed vhat_n (the
+                          penetration recovery -phi0/dt); INFINITY (default): no cap */
   char name[128]; /* label for reports (file stem, scene name, ...) */
 
   /*---- dynamics (global problems; NULL for local) ----*/
@@ -123,7 +125,8 @@ int fl_problem_find_cliques(fl_problem *p);
 int fl_problem_validate(const fl_problem *p, const char *where);
 
 /* Per-contact normal regularization of the common model: R_n = 1/(dt k (dt + tau_d)) (0 for
- * rigid) and vhat_n = -phi0/(dt + tau_d). Local problems: R_n = vhat_n = 0. */
+ * rigid) and vhat_n = -phi0/(dt + tau_d), for rigid contacts at most p->max_recovery (m/s).
+ * Local problems: R_n = vhat_n = 0. */
 void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *vhat_n);
 
 /*---- a local problem as a global one (problems/lift.c, docs/lift.md) ----*/

@@ -92,6 +92,7 @@ int fl_problem_alloc(fl_problem_kind kind, fl_int nv, fl_int nc, fl_int nh, fl_i
   p->nh = nh;
   p->ncl = ncl;
   p->dt = 1.0;
+  p->max_recovery = INFINITY;
 
   // count, then carve one zeroed buffer
   size_t bytes = layout(p, NULL);
@@ -576,6 +577,10 @@ void fl_problem_normal_law(const fl_problem *p, fl_int i, double *R_n, double *v
     // gamma_n/dt = (-k (phi0 + dt u_n) - tau k u_n)_+  <=>  gamma_n = (vhat - u_n)_+ / R
     if (isfinite(k)) R = 1.0 / (dt * k * (dt + tau));
     vhat = -p->phi0[i] / (dt + tau);
+    // a capped depenetration speed, as rigid engines have: a deep overlap is undone over
+    // several steps (or, capped at 0, left to a position correction) instead of throwing the
+    // bodies apart in one
+    if (!isfinite(k) && vhat > p->max_recovery) vhat = p->max_recovery;
   }
   if (R_n) *R_n = R;
   if (vhat_n) *vhat_n = vhat;

@@ -245,6 +245,8 @@ typedef struct fl_world {
                          bodies can close in one step, dt (|v_a - v_b| + |w_a| r_a + |w_b| r_b)
                          (r: bounding radius), so a fast body meets an obstacle as a speculative
                          contact before it passes into it */
+  double max_recovery; /* m/s, cap on a rigid contact's penetration recovery speed -phi/dt in
+                          each step's problem (fl_problem.max_recovery); INFINITY (default): none */
   fl_mu_rule mu_rule;
   double t;          /* s, current time */
   fl_int step;       /* steps taken */

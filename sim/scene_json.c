@@ -475,7 +475,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   int rc = fl_world_create(&w);
   jctx c = {where, w};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
-                                     "margin", "speculative", "friction_rule", "materials",
+                                     "margin", "speculative", "max_recovery_speed",
+                                     "friction_rule", "materials",
                                      "pairs", "bodies",
                                      "joints", "forces", "observe", "fem", "limits",
                                      "start_separated", NULL};
@@ -496,6 +497,9 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = fl__json_get_num(&c, root, "duration", "", 0, 1, 0, 1e9, 0, &w->duration);
   if (rc >= 0) rc = fl__json_get_num(&c, root, "margin", "", 0, 1e-3, 0, 1e6, 0, &w->margin);
   if (rc >= 0) rc = fl__json_get_num(&c, root, "speculative", "", 0, 0, 0, 1, 0, &w->speculative);
+  if (rc >= 0)
+    rc = fl__json_get_num(&c, root, "max_recovery_speed", "", 0, INFINITY, 0, INFINITY, 1,
+                          &w->max_recovery);
   int rule = 0;
   if (rc >= 0) rc = fl__json_get_enum(&c, root, "friction_rule", "", FL_MU_RULE_CHOICES, 0, &rule);
   if (rc >= 0) w->mu_rule = (fl_mu_rule)rule;
@@ -622,6 +626,8 @@ static cJSON *world_json(const fl_world *w) {
   cJSON_AddItemToObject(r, "duration", fl__json_num(w->duration));
   cJSON_AddItemToObject(r, "margin", fl__json_num(w->margin));
   if (w->speculative > 0) cJSON_AddItemToObject(r, "speculative", fl__json_num(w->speculative));
+  if (isfinite(w->max_recovery))
+    cJSON_AddItemToObject(r, "max_recovery_speed", fl__json_num(w->max_recovery));
   cJSON_AddStringToObject(r, "friction_rule", rules[w->mu_rule]);
   if (w->start_separated) cJSON_AddBoolToObject(r, "start_separated", 1);
   cJSON *mats = cJSON_AddArrayToObject(r, "materials");

@@ -332,6 +332,7 @@ typedef struct granular_params {
   double mu, stiffness;
   int seed;
   double spacing;    /* lattice pitch over the largest diameter */
+  double max_recovery_speed; /* m/s, fl_world.max_recovery */
 } granular_params;
 
 static const fl_option_desc granular_opts[] = {
@@ -348,6 +349,9 @@ static const fl_option_desc granular_opts[] = {
   FL__REAL(granular_params, spacing, 1, 10, 1.1,
            "lattice pitch / largest grain diameter (1 with spread=0: every grain touches its "
            "lattice neighbours at the start, 3 contacts per grain; used by the benchmark)"),
+  FL__REAL(granular_params, max_recovery_speed, 0, INFINITY, INFINITY,
+           "cap on a contact's penetration recovery speed -phi0/dt (m/s) in every step's "
+           "problem and its FCLIB export; inf: none"),
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}
 };
 
@@ -355,6 +359,7 @@ static const fl_option_desc granular_opts[] = {
  * space) inside a square box (ground and four wall planes), a heavy cylinder above them. */
 static int granular_build(const void *pp, fl_world *w) {
   const granular_params *p = pp;
+  w->max_recovery = p->max_recovery_speed;
   int mat = fl_world_add_material(w, "grain", p->mu, p->stiffness, 0);
   FL_TRY(mat);
   FL_TRY(fl__add_ground(w, mat, 0));

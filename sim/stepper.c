@@ -192,6 +192,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   FL_TRY(fl_problem_alloc(FL_PROBLEM_GLOBAL, nv, nc, nh, ncl, &p));
   m->prob = p;
   p->dt = w->dt;
+  p->max_recovery = w->max_recovery;
   if (3 * nc + nh > 0) {
     // owned and freed by the problem (fl_problem.h)
     p->gamma_guess = fl_calloc((size_t)(3 * nc + nh), sizeof(double));

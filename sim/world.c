@@ -105,6 +105,7 @@ int fl_world_create(fl_world **out) {
   w->dt = 1e-3;
   w->duration = 1;
   w->margin = 1e-3;
+  w->max_recovery = INFINITY;
   w->mu_rule = FL_MU_HARMONIC;
   w->compute_metrics = 1;
   w->observe_geometry = 1;

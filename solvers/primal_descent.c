@@ -105,7 +105,10 @@ static double pd_impulses(const fl_problem *p, const pd_opts *o, const pd_data *
     double *gi = gamma + 3 * i, *li = lam + 3 * i;
     double k = w->kn[i], tau = p->tau_d[i], h = dt + tau;
     // normal: gamma_n = dt k |min(0, C)|^(p-1)
-    double C = p->phi0[i] + h * ui[0], pen = C < 0 ? -C : 0;
+    // a rigid contact's recovery capped as the common law's (fl_problem.max_recovery)
+    double phi = p->phi0[i];
+    if (isinf(p->stiffness[i]) && phi < -p->max_recovery * h) phi = -p->max_recovery * h;
+    double C = phi + h * ui[0], pen = C < 0 ? -C : 0;
     double gn = dt * k * pow(pen, o->p - 1);
     gi[0] = gn;
     li[0] = pen > 0 ? dt * h * k * (o->p - 1) * pow(pen, o->p - 2) : 0;

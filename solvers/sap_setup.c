@@ -318,6 +318,7 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
       d->R[r] = Rn;
       d->R[r + 1] = d->R[r + 2] = Rt;
       d->vhat[r] = -p->phi0[k] / (dt + td);
+      if (isinf(kk) && d->vhat[r] > p->max_recovery) d->vhat[r] = p->max_recovery; // as the common law
       d->vhat[r + 1] = d->vhat[r + 2] = 0.0;
     } else {
       // bilateral row J v + b + g0/dt + c gamma = 0: R = max(c, beta_h^2/(4 pi^2) w),

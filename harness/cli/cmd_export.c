@@ -29,7 +29,7 @@
 
 typedef struct export_args {
   fl_arg_multi pos, set_arg;
-  const char *out, *steps, *solver, *scene_json;
+  const char *out, *steps, *solver, *scene_json, *max_recovery;
   int force;
 } export_args;
 
@@ -42,6 +42,10 @@ static const fl_arg_desc export_flags[] = {
   {"--solver", FL_ARG_STR, A(solver), 0, 0, "NAME", "pgs", "the solver that steps the scene"},
   {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
    "a scene parameter or a solver option (docs/usage.md, \"What --set means\")"},
+  {"--max-recovery-speed", FL_ARG_STR, A(max_recovery), 0, 0, "V", NULL,
+   "cap (m/s) on the rigid contacts' penetration recovery -phi0/dt in the steps written "
+   "(from step A on; the history before A keeps the scene's law): FCLIB's free velocity "
+   "asks at most V of separation, and the files' titles say so"},
   {"--scene-json", FL_ARG_STR, A(scene_json), 0, 0, "FILE", NULL,
    "write the scene as a scene file (docs/scene-format.md) instead"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
@@ -70,9 +74,47 @@ static int is_json(const char *s) {
 typedef struct export_step_ctx {
   fl_results *res;
   cJSON *files; /* the manifest's list of files */
+  cJSON *overlap; /* the manifest's per-file overlap summary */
   long first;   /* the first step written */
+  double cap;   /* m/s, the recovery cap from step `first` on (INFINITY: none) */
   fl_progress *bar;
 } export_step_ctx;
+
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* the step's overlaps: how deep the bodies are and what separation speed the rigid normal law
+ * asks to undo it (-phi0/dt, before and after the world's cap), as a manifest entry */
+static int overlap_summary(const fl_problem *p, const char *name, cJSON *arr) {
+  fl_int n = 0;
+  double *d = fl_malloc((size_t)(p->nc + 1) * sizeof *d);
+  if (!d) return fl_seterr(FL_ERR_NOMEM, "export: out of memory");
+  double asked = 0, capped = 0;
+  for (fl_int i = 0; i < p->nc; i++) {
+    double vh;
+    fl_problem_normal_law(p, i, NULL, &vh);
+    if (vh > capped) capped = vh;
+    if (p->phi0[i] >= 0) continue;
+    d[n++] = -p->phi0[i];
+    if (-p->phi0[i] / p->dt > asked) asked = -p->phi0[i] / p->dt;
+  }
+  qsort(d, (size_t)n, sizeof *d, cmp_double);
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", name);
+  cJSON_AddNumberToObject(o, "contacts", (double)p->nc);
+  cJSON_AddNumberToObject(o, "overlapping", (double)n);
+  cJSON_AddNumberToObject(o, "max_overlap_m", n ? d[n - 1] : 0);
+  cJSON_AddNumberToObject(o, "median_overlap_m", n ? d[n / 2] : 0);
+  cJSON_AddNumberToObject(o, "max_recovery_speed_asked", asked);
+  cJSON_AddNumberToObject(o, "max_recovery_speed_kept", capped);
+  cJSON_AddItemToArray(arr, o);
+  fl_free(d);
+  return FL_OK;
+}
 
 
 static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
@@ -84,12 +126,20 @@ static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
     char path[4096], name[256], title[256];
     snprintf(name, sizeof name, "%s-step%ld.hdf5", w->name, k);
     snprintf(path, sizeof path, "%s/%s", fl_results_staging(c->res), name);
-    snprintf(title, sizeof title, "FrictionLab scene %s, step %ld, t = %g s", w->name, k, w->t - w->dt);
+    int nt = snprintf(title, sizeof title, "FrictionLab scene %s, step %ld, t = %g s", w->name, k,
+                      w->t - w->dt);
+    // a capped recovery is baked into w (FCLIB's free velocity): say so in the file's title
+    if (isfinite(w->max_recovery) && nt > 0 && (size_t)nt < sizeof title)
+      snprintf(title + nt, sizeof title - (size_t)nt,
+               ", penetration recovery capped at %g m/s", w->max_recovery);
     const double *v, *g;
     fl_world_solution(w, &v, &g);
     rc = fl_problem_save_fclib(fl_world_problem(w), path, title, v, g);
     if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name));
+    if (rc >= 0) rc = overlap_summary(fl_world_problem(w), name, c->overlap);
   }
+  // the cap holds from the first step written on (this callback runs after step k)
+  if (k + 1 == c->first && isfinite(c->cap)) w->max_recovery = c->cap;
   fl_progress_update(c->bar, k + 1);
   return rc;
 }
@@ -151,8 +201,9 @@ int fl_cmd_export(int argc, char **argv) {
         return EXIT_USAGE;
       }
     }
-    if (out) {
-      fprintf(stderr, "frictionlab export: --out is for FCLIB files; --scene-json names its file\n");
+    if (out || ea.max_recovery) {
+      fprintf(stderr, "frictionlab export: %s is for FCLIB files; --scene-json names its file\n",
+              out ? "--out" : "--max-recovery-speed");
       fl_world_free(w);
       return EXIT_USAGE;
     }
@@ -197,6 +248,17 @@ int fl_cmd_export(int argc, char **argv) {
     fl_world_free(w);
     return EXIT_USAGE;
   }
+  double cap = INFINITY;
+  if (ea.max_recovery) {
+    char *end;
+    cap = strtod(ea.max_recovery, &end);
+    if (*end || !(cap >= 0)) {
+      fprintf(stderr, "frictionlab export: --max-recovery-speed %s: expected a speed >= 0 (m/s)\n",
+              ea.max_recovery);
+      fl_world_free(w);
+      return EXIT_USAGE;
+    }
+  }
   fl_solver *s = NULL;
   if (fl_solver_create(solver, &s) < 0) {
     fprintf(stderr, "frictionlab export: --solver: %s\n", fl_errmsg());
@@ -222,10 +284,13 @@ int fl_cmd_export(int argc, char **argv) {
   cJSON_AddStringToObject(man, "problem", input);
   cJSON_AddNumberToObject(man, "dt", w->dt);
   cJSON *files = cJSON_AddArrayToObject(man, "files");
+  cJSON *overlap = cJSON_AddArrayToObject(man, "overlap");
   fl_results_add_solver(res, s);
   fl_progress bar;
   fl_progress_begin(&bar, "export", b + 1);
-  export_step_ctx c = {res, files, a, &bar};
+  export_step_ctx c = {res, files, overlap, a, cap, &bar};
+  if (a == 0 && isfinite(cap)) w->max_recovery = cap;
+  if (isfinite(cap)) cJSON_AddNumberToObject(man, "max_recovery_speed", cap);
   fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = b + 1, .each = export_each, .ctx = &c};
   rc = fl_loop_run(&loop, w);
   fl_progress_end(&bar);
