@@ -21,6 +21,7 @@
 #include <cholmod.h>
 
 #include "fl_problem.h"
+#include "fl_rig6.h"
 
 #define DENSE_MAX 64 /* largest clique factorized densely */
 #define BATCH 32     /* right-hand sides per CHOLMOD solve when forming J A^-1 */
@@ -45,7 +46,7 @@ struct fl_dynamics {
                            clique's dofs follow contiguously in clique order (B_contig) */
   int B_contig;         /* every row of B is its cliques' dofs concatenated in ascending order */
   unsigned char *rig6;  /* (ncl) 1 where the clique's dense factor has a rigid body's zeros
-                           (mass block diagonal, no mass-inertia coupling): solve_rig6 */
+                           (mass block diagonal, no mass-inertia coupling): fl_rig6_solve */
 };
 
 
@@ -370,21 +371,6 @@ static inline void chol_solve6(const double *L, double *b) {
 }
 
 
-/* chol_solve6 on a factor with a rigid body's zeros (rig6), without the terms whose factor
- * entry is zero: the same results when no entry of b is -0 (then s - 0 * b_k = s, the skipped
- * terms all come before the others in their sums), as the right-hand sides of build_JAinv,
- * sums started from +0, are */
-static inline void solve_rig6(const double *L, double *b) {
-  for (int i = 0; i < 3; i++) b[i] = b[i] / L[7 * i] / L[7 * i];
-  b[3] = b[3] / L[21];
-  b[4] = (b[4] - L[27] * b[3]) / L[28];
-  b[5] = (b[5] - L[33] * b[3] - L[34] * b[4]) / L[35];
-  b[5] = b[5] / L[35];
-  b[4] = (b[4] - L[34] * b[5]) / L[28];
-  b[3] = (b[3] - L[27] * b[4] - L[33] * b[5]) / L[21];
-}
-
-
 /* solves A_c x_c = y_c in place on the clique-local vector b (length n) */
 static void solve_clique(const fl_dynamics *d, fl_int c, double *b) {
   const fl_problem *p = d->p;
@@ -517,7 +503,7 @@ static int build_JAinv(fl_dynamics *d) {
         fl_int c = d->rc[k];
         if (d->dense_off[c] < 0) continue;
         double *x = B->val + d->boff[k];
-        if (d->rig6[c]) solve_rig6(d->Ld + d->dense_off[c], x);
+        if (d->rig6[c]) fl_rig6_solve(d->Ld + d->dense_off[c], x);
         else solve_clique(d, c, x);
       }
     }

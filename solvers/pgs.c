@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "../core/fl_contact_ops.h"
+#include "../problems/fl_rig6.h"
 #include "local_kit.h"
 #include "relax.h"
 
@@ -160,19 +161,6 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
 static int row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2);
 
 
-/* solve_rig6 of problems/dynamics.c, the same operations: L L^T x = b for a rigid body's
- * factor (mass block diagonal, no mass-inertia coupling) without its zero terms */
-static inline void rig6_solve(const double *L, double *b) {
-  for (int i = 0; i < 3; i++) b[i] = b[i] / L[7 * i] / L[7 * i];
-  b[3] = b[3] / L[21];
-  b[4] = (b[4] - L[27] * b[3]) / L[28];
-  b[5] = (b[5] - L[33] * b[3] - L[34] * b[4]) / L[35];
-  b[5] = b[5] / L[35];
-  b[4] = (b[4] - L[34] * b[5]) / L[28];
-  b[3] = (b[3] - L[27] * b[4] - L[33] * b[5]) / L[21];
-}
-
-
 /* Global problems of rigid bodies alone: every clique six contiguous ascending dofs whose
  * Cholesky factor has a rigid body's zeros, every contact's three rows one or two whole
  * cliques (ascending, each with a nonzero entry) with the same columns, no bilateral rows.
@@ -255,7 +243,7 @@ static int rigid_setup(fl__relax *r, const fl_problem *p, fl_arena *arena) {
     for (fl_int row = 0; row < r->nrow; row++) {
       fl_int k0 = J->rowptr[row], n = J->rowptr[row + 1] - k0;
       for (fl_int s0 = 0; s0 < n; s0 += 6)
-        rig6_solve(L + 36 * first[J->col[k0 + s0]], B->val + k0 + s0);
+        fl_rig6_solve(L + 36 * first[J->col[k0 + s0]], B->val + k0 + s0);
     }
     // W_ii: (J_a . B_b + J_b . B_a) / 2 off the diagonal, sums from +0 in column order
     for (fl_int i = 0; i < r->nc; i++) {
