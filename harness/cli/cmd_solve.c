@@ -6,6 +6,7 @@
  * write steps.csv, iters.csv and manifest.json; commit the folder; print a table.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -582,6 +583,36 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
 
 //---- guarded pairs: --wall-limit, --mem-limit ----
 
+/* OpenMP's thread pool does not survive fork(): libgomp in a child believes the parent's
+ * worker threads exist and waits for them in its first parallel region. CHOLMOD's supernodal
+ * factorization opens such regions (4 threads, fixed when CHOLMOD was built), in the harness
+ * when it loads a problem (fl_dynamics) and in the children. So a guarded run makes every
+ * parallel region of the harness process inactive (one thread, no pool) and each child gives
+ * them back. The setters are looked up at run time: libgomp is there only as CHOLMOD's
+ * dependency in builds without OpenMP of their own (the sanitizer builds). */
+static int guard_omp_levels = -1; /* the harness's max active levels before the run; -1 none */
+
+static void guard_omp_set(int levels) {
+  void (*set)(int) = NULL;
+  *(void **)&set   = dlsym(RTLD_DEFAULT, "omp_set_max_active_levels");
+  if (set) set(levels);
+}
+
+/* In the harness, before anything is loaded: parallel regions inactive from here on. */
+static void guard_omp_begin(void) {
+  int (*get)(void) = NULL;
+  *(void **)&get   = dlsym(RTLD_DEFAULT, "omp_get_max_active_levels");
+  if (!get || guard_omp_levels >= 0) return;
+  guard_omp_levels = get();
+  guard_omp_set(0);
+}
+
+/* In a child right after the fork: the levels the harness had. */
+static void guard_omp_child(void) {
+  if (guard_omp_levels >= 0) guard_omp_set(guard_omp_levels);
+}
+
+
 /* The process's address space in bytes (VmSize of /proc/self/status), 0 when unreadable. */
 static double address_space(void) {
   FILE *f = fopen("/proc/self/status", "r");
@@ -618,6 +649,7 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
   }
   if (pid == 0) {
     close(fd[0]);
+    guard_omp_child();
     setpgid(0, 0);                        // a group, so that its own children die with it
     prctl(PR_SET_PDEATHSIG, SIGKILL);     // and it dies with the harness
     if (a->mem_limit > 0) {
@@ -870,6 +902,7 @@ int fl_solve_run(const fl_solve_job *job) {
     if (rc < 0) fprintf(stderr, "frictionlab solve: out of memory\n");
     goto done;
   }
+  if (a.wall_limit > 0 || a.mem_limit > 0) guard_omp_begin(); // before any problem is loaded
 
   // every solver and every option is checked before anything is loaded or written
   for (int j = 0; j < a.nsolvers; j++) {

@@ -23,6 +23,30 @@ for f in steps.csv iters.csv; do
   fi
 done
 
+# CHOLMOD's supernodal factorization opens OpenMP regions, in the harness when it loads CubeH8
+# and again in each child: a child must not wait for the harness's thread pool, which fork()
+# does not copy (every pair here took the full wall limit before)
+cube=${FL_SHARED_DIR:-}/fclib/CubeH8.hdf5
+if [[ -f $cube ]]; then
+  "$bin" solve "$cube" --solver pgs,sap,nsn --out "$tmp/cube_plain" >/dev/null 2>"$tmp/stderr" ||
+    { cat "$tmp/stderr"; fail "plain solve of CubeH8"; }
+  t0=$(date +%s.%N)
+  "$bin" solve "$cube" --solver pgs,sap,nsn --wall-limit 20 --out "$tmp/cube_guarded" \
+    >/dev/null 2>"$tmp/stderr" || { cat "$tmp/stderr"; fail "guarded solve of CubeH8"; }
+  t1=$(date +%s.%N)
+  if cmp -s <(untimed "$tmp/cube_plain/iters.csv") <(untimed "$tmp/cube_guarded/iters.csv") &&
+     cmp -s <(untimed "$tmp/cube_plain/steps.csv") <(untimed "$tmp/cube_guarded/steps.csv") &&
+     ! grep -q WALL_LIMIT "$tmp/cube_guarded/steps.csv"; then
+    pass "CubeH8 (supernodal CHOLMOD in harness and children): guarded rows equal the plain ones"
+  else
+    fail "CubeH8 guarded: $(awk -F, '{print $2, $9}' "$tmp/cube_guarded/steps.csv" | tr '\n' ';')"
+  fi
+  awk -v a="$t0" -v b="$t1" 'BEGIN {exit !(b - a < 15)}' ||
+    fail "CubeH8 guarded took $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s (a child waited)"
+else
+  echo "skip: no $cube (FL_SHARED_DIR)"
+fi
+
 # pgs with no tolerance and no iteration cap never stops by itself: the wall limit stops it
 t0=$(date +%s.%N)
 "$bin" solve box_on_plane --solver pgs,nsn --set pgs.abs_tol=0 --set pgs.rel_tol=0 \
