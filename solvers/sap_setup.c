@@ -287,9 +287,9 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
     d->w[k] = w;
     if (k < d->nc) {
       // contact: R_n = max(beta^2/(4 pi^2) w, 1/(dt k (dt + tau_d))), R_t = sigma w
-      double kk = p->stiffness ? p->stiffness[k] : INFINITY;
-      double td = p->tau_d ? p->tau_d[k] : 0.0;
-      double rc = isinf(kk) ? 0.0 : 1.0 / (dt * kk * (dt + td));
+      // the common law's compliance rc and target vhat_n (with the recovery cap)
+      double kk = p->stiffness[k], td = p->tau_d[k], rc, vhat_n;
+      fl_problem_normal_law(p, k, &rc, &vhat_n);
       double rnr = o->beta * o->beta / SAP_TWO_PI_SQ * w;
       double Rn = rnr > rc ? rnr : rc, Rt = o->sigma * w;
       if (d->model != MODEL_CONVEX) {
@@ -317,8 +317,7 @@ static int setup_regularization(sap_data *d, const fl_problem *p, const sap_opts
                          "non-zero Jacobian", nm, p->name, (int)k, Rn, Rt, w, kk, o->beta);
       d->R[r] = Rn;
       d->R[r + 1] = d->R[r + 2] = Rt;
-      d->vhat[r] = -p->phi0[k] / (dt + td);
-      if (isinf(kk) && d->vhat[r] > p->max_recovery) d->vhat[r] = p->max_recovery; // as the common law
+      d->vhat[r] = vhat_n;
       d->vhat[r + 1] = d->vhat[r + 2] = 0.0;
     } else {
       // bilateral row J v + b + g0/dt + c gamma = 0: R = max(c, beta_h^2/(4 pi^2) w),
