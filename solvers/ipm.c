@@ -17,17 +17,25 @@
  *   (A + sum_i J_i'S_i D_i S_i J_i) dv = -r_d + sum_i J_i'S_i D_i (W_i t_i - r_p,i),
  *   D_i = (W_i^2 + E_i + eps_i I)^-1,
  *
- * an SPD nv x nv matrix with a pattern fixed by the contacts: CHOLMOD analyzes it once in
- * setup and factorizes it numerically once per iteration (predictor and corrector share the
- * factor). eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
+ * with the shift frozen within the iteration (ipm.newton_shift=0) an SPD nv x nv matrix with a
+ * pattern fixed by the contacts: CHOLMOD analyzes it once in setup and factorizes it
+ * numerically once per iteration (predictor and corrector share the factor). By default
+ * (newton_shift=1) the shift's derivative mu t_i'du_t (t_i = u_t/|u_t|) joins the cone
+ * constraint's linearization, S_i J_i becomes G_i J_i = (S_i + mu e_0 t_i') J_i on the right of
+ * D_i, the matrix A + sum J_i'S_i D_i G_i J_i is not symmetric, and UMFPACK factorizes it (the
+ * same pattern, analyzed once): the exact Newton step of Coulomb's law, not of a convex
+ * program. eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
  * on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
  * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
- * piles). The shift s is updated from the current velocities after every step (a fixed point
- * inside the interior-point iteration).
+ * piles). The shift s is updated from the current velocities after every step. After a step,
+ * a contact whose constraint value g_i + E_i rho_i is inside its cone at least ipm.snap times
+ * as deep as y_i takes it as y_i (its cone residual, left by the shift's nonlinearity, is
+ * dropped rather than carried).
  *
  * Own residual: the common merit (natural map with De Saxce's correction, normalized as the
  * common `norm` option says) at the impulses r = S rho and the velocities they make exactly,
- * v(r) = v* + A^-1 J'r (what solve returns: momentum holds). Records: objective = the
+ * v(r) = v* + A^-1 J'r (momentum holds); the merit is not monotone along the path, so each
+ * record's error is the smallest so far and solve returns that iterate. Records: objective = the
  * complementarity measure mu = y'rho / (number of cones), step = the step length, gradient =
  * ||r_d|| (momentum residual of the interior iterate), inner_residual = ||r_p|| (cone
  * constraint residual), inner_iters = factorizations so far, neval = 2 (triangular solves).
@@ -953,7 +961,8 @@ const fl_solver_ops fl_ipm_ops = {
   .abi_version = FL_SOLVER_ABI,
   .name = "ipm",
   .summary = "primal-dual interior point (Nesterov-Todd, Mehrotra) on the global form's cone "
-             "program with De Saxce's shift; CHOLMOD of A + J^T D J",
+             "program with De Saxce's shift; LU (UMFPACK) of A + J^T D J, or Cholesky "
+             "(CHOLMOD) with the shift frozen",
   .opts_size = sizeof(ipm_opts),
   .options = ipm_table,
   .data_size = sizeof(ipm_data),
