@@ -63,6 +63,8 @@ typedef struct {
   int newton_shift;    /* 1: the shift's derivative in Newton's matrix (LU); 0: frozen (Cholesky) */
   double smooth;       /* the shift's smoothing, relative to the complementarity */
   double snap;         /* y_i := g_i + E rho_i when that keeps this fraction of y_i's depth */
+  double unblock;      /* push of the contacts that block a short step, relative to |y_i|, |rho_i| */
+  double unblock_step; /* a step shorter than this is short */
   int polish;          /* 1: pnewton from the interior point's best iterate */
   double polish_tol;   /* hand over when the merit falls below this */
   char polish_set[FL_OPT_STRLEN]; /* pnewton's options, ';'-separated */
@@ -88,7 +90,7 @@ static const fl_option_desc ipm_table[] = {
   {"shift_update", FL_OPT_BOOL, IO(shift_update), 0, 1, 1, NULL,
    "1: De Saxce's shift mu |u_t| follows the current velocities every iteration; 0: it stays "
    "at the first iterate's (a convex problem, not Coulomb's law: for measurements)"},
-  {"stall_iter", FL_OPT_INT, IO(stall_iter), 1, 1e6, 30, NULL,
+  {"stall_iter", FL_OPT_INT, IO(stall_iter), 1, 1e6, 100, NULL,
    "stop (STAGNATION) after this many iterations without a new best merit"},
   {"warm_margin", FL_OPT_REAL, IO(warm_margin), 1e-12, 1e6, 1e-2, NULL,
    "warm start: distance of the guess's y and rho from the cones' boundary, relative to a cold "
@@ -119,6 +121,11 @@ static const fl_option_desc ipm_table[] = {
    "a round ends when the complementarity has fallen by this factor from its start"},
   {"round_max", FL_OPT_INT, IO(round_max), 1, 1e6, 40, NULL,
    "a round ends after at most this many iterations"},
+  {"unblock", FL_OPT_REAL, IO(unblock), 0, 1e6, 0, NULL,
+   "after a step shorter than unblock_step, the contacts whose cones limited it have y_0 and "
+   "rho_0 raised by this times |y_i| and |rho_i| (a local re-centring; 0: off)"},
+  {"unblock_step", FL_OPT_REAL, IO(unblock_step), 0, 1, 1e-2, NULL,
+   "the step length below which unblock acts"},
   {"snap", FL_OPT_REAL, IO(snap), 0, 1e300, 1, NULL,
    "after a step, a contact whose constraint value g_i + E_i rho_i lies inside its cone at "
    "least this fraction as deep as y_i takes it as y_i (its cone residual becomes 0; 0: off)"},
@@ -155,6 +162,7 @@ typedef struct {
   fl_solver *pol;     /* the polish (pnewton), set up with the problem; NULL: none */
   int k0;             /* the polish's iteration 0 is record k0 */
   int npol;           /* records of the polish in the last solve */
+  long nunblock;      /* contacts re-centred (unblock) in the last solve */
   int switched;       /* the iteration where the shift was frozen after a stall (0: never) */
   int started, empty;
 } ipm_data;
@@ -840,7 +848,7 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
   if (fl_solver_record(sv, &st) != 0) return FL_OK;
   int since_best = 0, newton = o->newton_shift && o->shift_update, round_it = 0, nround = 0;
   double mu_round = dot(n, d->y, d->rho) / nc;
-  d->npol = 0, d->switched = 0;
+  d->npol = 0, d->switched = 0, d->nunblock = 0;
   for (int k = 1;; k++) {
     int bad = factor(d, p, newton) != 0;
     double mu_c = dot(n, d->y, d->rho) / nc, alpha = 0, sigma = NAN;
@@ -875,6 +883,20 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
         d->rho[r] += alpha * d->drho[r];
       }
       for (fl_int r = 0; r < nv; r++) d->v[r] += alpha * d->dv[r];
+      if (alpha < o->unblock_step && o->unblock > 0) {
+        // the contacts that blocked a short step: pushed back inside (a local re-centring)
+        double amax = alpha / o->frac;
+        for (fl_int i = 0; i < nc; i++) {
+          int kk = cdim(p, i);
+          double *yi = d->y + 3 * i, *zi = d->rho + 3 * i;
+          double ay = cone_step(kk, yi, d->dy + 3 * i), az = cone_step(kk, zi, d->drho + 3 * i);
+          if (fmin(ay, az) > 10 * amax) continue;
+          double ny = kk == 1 ? fabs(yi[0]) : sqrt(dot(3, yi, yi));
+          double nz = kk == 1 ? fabs(zi[0]) : sqrt(dot(3, zi, zi));
+          yi[0] += o->unblock * ny, zi[0] += o->unblock * nz;
+          d->nunblock++;
+        }
+      }
       d->smooth2 = o->smooth * dot(n, d->y, d->rho) / nc;
       residuals(d, p, o->shift_update);
       if (o->snap > 0) {
