@@ -63,6 +63,7 @@ typedef struct {
   int newton_shift;    /* 1: the shift's derivative in Newton's matrix (LU); 0: frozen (Cholesky) */
   double smooth;       /* the shift's smoothing, relative to the complementarity */
   double snap;         /* y_i := g_i + E rho_i when that keeps this fraction of y_i's depth */
+  int lu_ordering;     /* UMFPACK: 0 its default strategy, 1 symmetric + AMD, 2 symmetric + METIS */
   double unblock;      /* push of the contacts that block a short step, relative to |y_i|, |rho_i| */
   double unblock_step; /* a step shorter than this is short */
   int polish;          /* 1: pnewton from the interior point's best iterate */
@@ -121,6 +122,9 @@ static const fl_option_desc ipm_table[] = {
    "a round ends when the complementarity has fallen by this factor from its start"},
   {"round_max", FL_OPT_INT, IO(round_max), 1, 1e6, 40, NULL,
    "a round ends after at most this many iterations"},
+  {"lu_ordering", FL_OPT_ENUM, IO(lu_ordering), 0, 0, 2, "default|amd|metis",
+   "UMFPACK's strategy for the exact step's LU: its default, or the symmetric strategy with "
+   "AMD or METIS on K + K' (the pattern is symmetric)"},
   {"unblock", FL_OPT_REAL, IO(unblock), 0, 1e6, 0, NULL,
    "after a step shorter than unblock_step, the contacts whose cones limited it have y_0 and "
    "rho_0 raised by this times |y_i| and |rho_i| (a local re-centring; 0: off)"},
@@ -399,6 +403,12 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
     // K is stored by rows: UMFPACK reads it as K' by columns (solved with UMFPACK_At)
     double ctl[UMFPACK_CONTROL], info[UMFPACK_INFO];
     umfpack_di_defaults(ctl);
+    // the pattern is symmetric and the values nearly so: the symmetric strategy orders A + A'
+    // like a Cholesky (the default's column ordering filled granular_1e4's LU 20 times more)
+    if (o->lu_ordering > 0) {
+      ctl[UMFPACK_STRATEGY] = UMFPACK_STRATEGY_SYMMETRIC;
+      ctl[UMFPACK_ORDERING] = o->lu_ordering == 1 ? UMFPACK_ORDERING_AMD : UMFPACK_ORDERING_METIS;
+    }
     if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, info) !=
         UMFPACK_OK)
       return fl_seterr(FL_ERR_LIBRARY, "ipm: %s: UMFPACK's symbolic analysis failed (%ld dofs)",
@@ -993,5 +1003,5 @@ const fl_solver_ops fl_ipm_ops = {
   .solve = ipm_solve,
   .view = ipm_view,
   .destroy = ipm_destroy,
-  .common_defaults = "max_iter=200",
+  .common_defaults = "max_iter=500",
 };
