@@ -86,8 +86,8 @@ static const fl_option_desc ipm_table[] = {
    "cold start: distance of y and rho from the cones' boundary, in units of the free motion's "
    "rms velocity (and that over the mean Delassus diagonal for impulses)"},
   {"max_factor_gb", FL_OPT_REAL, IO(max_factor_gb), 0, 1e6, 2.0, NULL,
-   "setup refuses (unsupported) a problem whose Cholesky factor CHOLMOD's analysis puts above "
-   "this many GB"},
+   "setup refuses (unsupported) a problem whose factor (UMFPACK's LU estimate with "
+   "newton_shift, CHOLMOD's Cholesky without) is above this many GB"},
   {"shift_update", FL_OPT_BOOL, IO(shift_update), 0, 1, 1, NULL,
    "1: De Saxce's shift mu |u_t| follows the current velocities every iteration; 0: it stays "
    "at the first iterate's (a convex problem, not Coulomb's law: for measurements)"},
@@ -106,7 +106,8 @@ static const fl_option_desc ipm_table[] = {
   {"polish", FL_OPT_BOOL, IO(polish), 0, 1, 0, NULL,
    "hand the best interior iterate to pnewton (warm start, the same tolerances, the rest of "
    "max_iter and time_limit) once the merit is below polish_tol or stalls for stall_iter "
-   "iterations; its iterations are recorded after the interior point's"},
+   "iterations; its iterations are recorded after the interior point's (setup fails where "
+   "pnewton's does, e.g. above pnewton.max_lu_gb)"},
   {"polish_tol", FL_OPT_REAL, IO(polish_tol), 0, 1e300, 1e-4, NULL,
    "merit below which the interior point hands over to pnewton (with polish)"},
   {"polish_set", FL_OPT_STRING, IO(polish_set), 0, 0, 0, "",
@@ -815,7 +816,7 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
   }
   fl_int nc = d->nc, n = 3 * nc, nv = d->nv;
   size_t bn = (size_t)n * sizeof(double), bv = (size_t)nv * sizeof(double);
-  d->nfact = 0;
+  d->nfact = 0, d->smooth2 = 0;
   // scales: the free motion's rms velocity and the impulse that changes it by that much
   double wmean = 0;
   for (fl_int i = 0; i < nc; i++) wmean += d->w[i] / nc;
