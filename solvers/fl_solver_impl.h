@@ -136,6 +136,7 @@ extern const fl_solver_ops fl_nsn_ops;
 extern const fl_solver_ops fl_prox_ops; /* solvers/prox.c */
 extern const fl_solver_ops fl_admm_ops; /* solvers/admm.c */
 extern const fl_solver_ops fl_pnewton_ops; /* solvers/pnewton.c */
+extern const fl_solver_ops fl_ipm_ops; /* solvers/ipm.c */
 #ifdef FL_HAVE_SICONOS /* solvers/siconos.c */
 extern const fl_solver_ops fl_siconos_nsgs_ops, fl_siconos_nsn_ac_ops, fl_siconos_nsn_fb_ops,
   fl_siconos_prox_ops, fl_siconos_admm_ops, fl_siconos_vi_eg_ops, fl_siconos_gfc3d_nsgs_wr_ops,

@@ -17,6 +17,7 @@ int fl_register_all(void) {
     &fl_prox_ops,
     &fl_admm_ops,
     &fl_pnewton_ops,
+    &fl_ipm_ops,
 #ifdef FL_HAVE_SICONOS
     &fl_siconos_nsgs_ops,
     &fl_siconos_nsn_ac_ops,

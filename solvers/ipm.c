@@ -1,0 +1,1008 @@
+/* ipm.c: primal-dual interior-point method on the global form (docs/ipm.md).
+ *
+ * Coulomb's law with De Saxce's change is, for a fixed shift s_i = mu_i |u_t,i|, the optimality
+ * system of a convex second-order-cone program in the velocities:
+ *
+ *   minimize 1/2 v'A v - (A v*)'v  subject to  y_i = S_i u_i + s_i e_0 + E_i rho_i in L (each i),
+ *
+ * u_i = J_i v + b_i - vhat_i e_0 the local velocity, S_i = diag(1, mu_i, mu_i), L the Lorentz
+ * cone (y_0 >= |y_t|), E_i = diag(R_n,i, 0, 0) a compliant contact's normal compliance. Its
+ * multiplier rho_i in L is the impulse in scaled tangents, r_i = S_i rho_i; both cones are
+ * then the self-dual L. A frictionless contact (mu_i = 0) keeps only the normal component: a
+ * 1-D cone, y_0 >= 0, rho_0 = r_n >= 0.
+ *
+ * Each iteration is a Mehrotra predictor-corrector step with Nesterov-Todd scaling W_i
+ * (W_i rho_i = W_i^-1 y_i = lambda_i). The Newton system reduces onto the dofs:
+ *
+ *   (A + sum_i J_i'S_i D_i S_i J_i) dv = -r_d + sum_i J_i'S_i D_i (W_i t_i - r_p,i),
+ *   D_i = (W_i^2 + E_i + eps_i I)^-1,
+ *
+ * with the shift frozen within the iteration (ipm.newton_shift=0) an SPD nv x nv matrix with a
+ * pattern fixed by the contacts: CHOLMOD analyzes it once in setup and factorizes it
+ * numerically once per iteration (predictor and corrector share the factor). By default
+ * (newton_shift=1) the shift's derivative mu t_i'du_t (t_i = u_t/|u_t|) joins the cone
+ * constraint's linearization, S_i J_i becomes G_i J_i = (S_i + mu e_0 t_i') J_i on the right of
+ * D_i, the matrix A + sum J_i'S_i D_i G_i J_i is not symmetric, and UMFPACK factorizes it (the
+ * same pattern, analyzed once): the exact Newton step of Coulomb's law, not of a convex
+ * program. eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
+ * on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
+ * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
+ * piles). The shift s is updated from the current velocities after every step. After a step,
+ * a contact whose constraint value g_i + E_i rho_i is inside its cone at least ipm.snap times
+ * as deep as y_i takes it as y_i (its cone residual, left by the shift's nonlinearity, is
+ * dropped rather than carried).
+ *
+ * Own residual: the common merit (natural map with De Saxce's correction, normalized as the
+ * common `norm` option says) at the impulses r = S rho and the velocities they make exactly,
+ * v(r) = v* + A^-1 J'r (momentum holds); the merit is not monotone along the path, so each
+ * record's error is the smallest so far and solve returns that iterate. Records: objective = the
+ * complementarity measure mu = y'rho / (number of cones), step = the step length, gradient =
+ * ||r_d|| (momentum residual of the interior iterate), inner_residual = ||r_p|| (cone
+ * constraint residual), inner_iters = factorizations so far, neval = 2 (triangular solves).
+ * Global problems without bilateral rows only.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include <cholmod.h>
+#include <umfpack.h>
+
+#include "local_kit.h"
+
+typedef struct {
+  double reg;          /* eps_i = reg w_i */
+  double frac;         /* fraction of the step to the cones' boundary */
+  double init_scale;   /* the cold start's distance to the cones' boundary, in units of the
+                          free motion's rms velocity */
+  double max_factor_gb; /* refuse a problem whose Cholesky factor exceeds this */
+  int shift_update;    /* 1: s from the current v every iteration; 0: s from v* only */
+  int stall_iter;      /* stop after this many iterations without a new best merit */
+  double warm_margin;  /* a warm start's distance to the boundary, relative to init_scale's */
+  int newton_shift;    /* 1: the shift's derivative in Newton's matrix (LU); 0: frozen (Cholesky) */
+  double smooth;       /* the shift's smoothing, relative to the complementarity */
+  double snap;         /* y_i := g_i + E rho_i when that keeps this fraction of y_i's depth */
+  int lu_ordering;     /* UMFPACK: 0 its default strategy, 1 symmetric + AMD, 2 symmetric + METIS */
+  double unblock;      /* push of the contacts that block a short step, relative to |y_i|, |rho_i| */
+  double unblock_step; /* a step shorter than this is short */
+  int polish;          /* 1: pnewton from the interior point's best iterate */
+  double polish_tol;   /* hand over when the merit falls below this */
+  char polish_set[FL_OPT_STRLEN]; /* pnewton's options, ';'-separated */
+  int rounds;          /* with shift_update = 0: a fixed point over convex solves */
+  int switch_frozen;   /* a stalled exact-shift iteration goes on with the shift frozen */
+  double round_rel;    /* a round ends when the complementarity falls by this factor */
+  int round_max;       /* or after this many iterations */
+} ipm_opts;
+
+#define IO(f) offsetof(ipm_opts, f)
+static const fl_option_desc ipm_table[] = {
+  {"reg", FL_OPT_REAL, IO(reg), 0, 1, 1e-6, NULL,
+   "proximal weight on the impulses, relative to each contact's mean Delassus diagonal "
+   "(bounds the Newton matrix and the growth of self-stress; 0: none)"},
+  {"frac", FL_OPT_REAL, IO(frac), 0.5, 1, 0.99, NULL,
+   "fraction of the largest step that stays inside the cones"},
+  {"init_scale", FL_OPT_REAL, IO(init_scale), 1e-12, 1e12, 1.0, NULL,
+   "cold start: distance of y and rho from the cones' boundary, in units of the free motion's "
+   "rms velocity (and that over the mean Delassus diagonal for impulses)"},
+  {"max_factor_gb", FL_OPT_REAL, IO(max_factor_gb), 0, 1e6, 2.0, NULL,
+   "setup refuses (unsupported) a problem whose factor (UMFPACK's LU estimate with "
+   "newton_shift, CHOLMOD's Cholesky without) is above this many GB"},
+  {"shift_update", FL_OPT_BOOL, IO(shift_update), 0, 1, 1, NULL,
+   "1: De Saxce's shift mu |u_t| follows the current velocities every iteration; 0: it stays "
+   "at the first iterate's (a convex problem, not Coulomb's law: for measurements)"},
+  {"stall_iter", FL_OPT_INT, IO(stall_iter), 1, 1e6, 100, NULL,
+   "stop (STAGNATION) after this many iterations without a new best merit"},
+  {"warm_margin", FL_OPT_REAL, IO(warm_margin), 1e-12, 1e6, 1e-2, NULL,
+   "warm start: distance of the guess's y and rho from the cones' boundary, relative to a cold "
+   "start's"},
+  {"newton_shift", FL_OPT_BOOL, IO(newton_shift), 0, 1, 1, NULL,
+   "1: Newton's matrix has the derivative of De Saxce's shift mu |u_t| (exact Newton step, "
+   "non-symmetric: UMFPACK's LU); 0: the shift is frozen within an iteration (SPD: CHOLMOD's "
+   "Cholesky; sliding contacts then converge slowly or not at all)"},
+  {"smooth", FL_OPT_REAL, IO(smooth), 0, 1e12, 0, NULL,
+   "De Saxce's shift is mu sqrt(|u_t|^2 + delta_i^2) with delta_i^2 = smooth x (the "
+   "complementarity y'rho / cones) x w_i: smooths the kink at rest, vanishes at the answer"},
+  {"polish", FL_OPT_BOOL, IO(polish), 0, 1, 0, NULL,
+   "hand the best interior iterate to pnewton (warm start, the same tolerances, the rest of "
+   "max_iter and time_limit) once the merit is below polish_tol or stalls for stall_iter "
+   "iterations; its iterations are recorded after the interior point's (setup fails where "
+   "pnewton's does, e.g. above pnewton.max_lu_gb)"},
+  {"polish_tol", FL_OPT_REAL, IO(polish_tol), 0, 1e300, 1e-4, NULL,
+   "merit below which the interior point hands over to pnewton (with polish)"},
+  {"polish_set", FL_OPT_STRING, IO(polish_set), 0, 0, 0, "",
+   "pnewton's options for the polish, separated by ';' (e.g. pnewton.sigma=1e-6)"},
+  {"switch_frozen", FL_OPT_BOOL, IO(switch_frozen), 0, 1, 1, NULL,
+   "with newton_shift: when stall_iter iterations bring no new best merit, go on with the "
+   "shift frozen within each iteration (the same LU) instead of stopping"},
+  {"rounds", FL_OPT_BOOL, IO(rounds), 0, 1, 0, NULL,
+   "with shift_update = 0: the shift is updated from v(r) at the end of each round (a convex "
+   "cone program solved until the complementarity has fallen by round_rel), and the iterate "
+   "pushed back inside the cones by warm_margin (a fixed point over convex solves)"},
+  {"round_rel", FL_OPT_REAL, IO(round_rel), 0, 1, 1e-8, NULL,
+   "a round ends when the complementarity has fallen by this factor from its start"},
+  {"round_max", FL_OPT_INT, IO(round_max), 1, 1e6, 40, NULL,
+   "a round ends after at most this many iterations"},
+  {"lu_ordering", FL_OPT_ENUM, IO(lu_ordering), 0, 0, 2, "default|amd|metis",
+   "UMFPACK's strategy for the exact step's LU: its default, or the symmetric strategy with "
+   "AMD or METIS on K + K' (the pattern is symmetric)"},
+  {"unblock", FL_OPT_REAL, IO(unblock), 0, 1e6, 0, NULL,
+   "after a step shorter than unblock_step, the contacts whose cones limited it have y_0 and "
+   "rho_0 raised by this times |y_i| and |rho_i| (a local re-centring; 0: off)"},
+  {"unblock_step", FL_OPT_REAL, IO(unblock_step), 0, 1, 1e-2, NULL,
+   "the step length below which unblock acts"},
+  {"snap", FL_OPT_REAL, IO(snap), 0, 1e300, 1, NULL,
+   "after a step, a contact whose constraint value g_i + E_i rho_i lies inside its cone at "
+   "least this fraction as deep as y_i takes it as y_i (its cone residual becomes 0; 0: off)"},
+  {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
+
+typedef struct {
+  fl_dynamics *dyn;
+  fl_int nc, nv;
+  fl_csr *K;      /* (nv x nv) A + sum J_i'S D S J_i, fixed pattern, both triangles */
+  fl_int *apos;   /* (A nnz) position of A's entries in K */
+  fl_int *cptr;   /* (nc + 1) contact i's columns are ccol[cptr[i] .. cptr[i+1]) */
+  fl_int *ccol;
+  double *jblk;   /* (3 x ncols_i per contact, row-major, at 3 cptr[i]) J_i's dense block */
+  fl_int *kptr;   /* (nc + 1) contact i's K positions at kpos[kptr[i] ..), ncols_i^2 */
+  fl_int *kpos;
+  double *dj;     /* (3 x the most columns a contact touches) */
+  double *w, *Rn, *vhat, *eps; /* (nc) */
+  double *Wm, *Wi, *D, *lam; /* (9 nc, 9 nc, 9 nc, 3 nc) NT scaling, its inverse, D_i, lambda */
+  double *v, *y, *rho, *sh;  /* interior iterate (nv, 3nc, 3nc), shift (nc) */
+  double *g, *rp, *rd;       /* (3nc) S u + s e_0, cone residual; (nv) momentum residual */
+  double *dv, *dy, *drho, *dya, *drhoa, *t, *Wt; /* directions and work */
+  double *rhs, *tmp, *f;     /* (nv) work; f = A v* */
+  double *r, *vr, *u, *rbest, *vbest; /* the reported iterate r = S rho, v(r), u(r); the best */
+  double norm_q;
+  double lnz, flops;  /* the analysis: entries of the factors, flops per factorization */
+  double fact_gb;     /* the factors' size estimate (GB) */
+  double smooth2;     /* the shift's smoothing: delta_i^2 = smooth2 w_i */
+  int nfact;
+  cholmod_common cc;
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E;
+  void *sym, *num;    /* UMFPACK (newton_shift) */
+  double *that;       /* (2 nc) unit sliding direction u_t / |u_t| (0 at rest) */
+  fl_solver *pol;     /* the polish (pnewton), set up with the problem; NULL: none */
+  int k0;             /* the polish's iteration 0 is record k0 */
+  int npol;           /* records of the polish in the last solve */
+  long nunblock;      /* contacts re-centred (unblock) in the last solve */
+  int switched;       /* the iteration where the shift was frozen after a stall (0: never) */
+  int started, empty;
+} ipm_data;
+
+
+static void ipm_destroy(fl_solver *s) {
+  ipm_data *d = s->data;
+  if (!d) return;
+  if (d->started) {
+    cholmod_free_factor(&d->L, &d->cc);
+    cholmod_free_dense(&d->X, &d->cc);
+    cholmod_free_dense(&d->Y, &d->cc);
+    cholmod_free_dense(&d->E, &d->cc);
+    cholmod_finish(&d->cc);
+  }
+  if (d->num) umfpack_di_free_numeric(&d->num);
+  if (d->sym) umfpack_di_free_symbolic(&d->sym);
+  fl_solver_destroy(d->pol);
+  fl_free(d->that);
+  fl_dynamics_free(d->dyn);
+  fl_csr_free(d->K);
+  double **arrs[] = {&d->jblk, &d->dj, &d->w, &d->Rn, &d->vhat, &d->eps, &d->Wm, &d->Wi, &d->D,
+                     &d->lam, &d->v, &d->y, &d->rho, &d->sh, &d->g, &d->rp, &d->rd, &d->dv,
+                     &d->dy, &d->drho, &d->dya, &d->drhoa, &d->t, &d->Wt, &d->rhs, &d->tmp,
+                     &d->f, &d->r, &d->vr, &d->u, &d->rbest, &d->vbest};
+  for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) fl_free(*arrs[k]);
+  fl_free(d->apos);
+  fl_free(d->cptr);
+  fl_free(d->ccol);
+  fl_free(d->kptr);
+  fl_free(d->kpos);
+  memset(d, 0, sizeof(*d));
+}
+
+
+static int cmp_int(const void *a, const void *b) {
+  fl_int x = *(const fl_int *)a, y = *(const fl_int *)b;
+  return (x > y) - (x < y);
+}
+
+
+/* position of entry (i, j) in K, -1 if absent */
+static fl_int kfind(const fl_csr *K, fl_int i, fl_int j) {
+  fl_int lo = K->rowptr[i], hi = K->rowptr[i + 1] - 1;
+  while (lo <= hi) {
+    fl_int m = (lo + hi) / 2;
+    if (K->col[m] == j) return m;
+    if (K->col[m] < j) lo = m + 1;
+    else hi = m - 1;
+  }
+  return -1;
+}
+
+
+/* K's pattern (A's entries and every contact's column pairs), J's dense blocks per contact and
+ * the positions where each block adds into K */
+static int build_pattern(ipm_data *d, const fl_problem *p, double max_b) {
+  fl_int nc = d->nc, nv = d->nv;
+  const fl_csr *J = p->J, *A = p->A;
+  d->cptr = fl_malloc(((size_t)nc + 1) * sizeof(fl_int));
+  d->kptr = fl_malloc(((size_t)nc + 1) * sizeof(fl_int));
+  if (!d->cptr || !d->kptr) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  d->cptr[0] = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    fl_int m = 0;
+    for (int a = 0; a < 3; a++) m += J->rowptr[3 * i + a + 1] - J->rowptr[3 * i + a];
+    d->cptr[i + 1] = d->cptr[i] + m; // an upper bound first, compacted below
+  }
+  d->ccol = fl_malloc((size_t)(d->cptr[nc] > 0 ? d->cptr[nc] : 1) * sizeof(fl_int));
+  if (!d->ccol) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  fl_int at = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    fl_int b0 = at;
+    for (int a = 0; a < 3; a++)
+      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
+        d->ccol[at++] = J->col[k];
+    qsort(d->ccol + b0, (size_t)(at - b0), sizeof(fl_int), cmp_int);
+    fl_int m = b0;
+    for (fl_int k = b0; k < at; k++)
+      if (k == b0 || d->ccol[k] != d->ccol[m - 1]) d->ccol[m++] = d->ccol[k];
+    at = m;
+    d->cptr[i] = b0;
+  }
+  d->cptr[nc] = at;
+  d->jblk = fl_calloc((size_t)(3 * (at > 0 ? at : 1)), sizeof(double));
+  if (!d->jblk) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  fl_int mmax = 1;
+  for (fl_int i = 0; i < nc; i++)
+    if (d->cptr[i + 1] - d->cptr[i] > mmax) mmax = d->cptr[i + 1] - d->cptr[i];
+  d->dj = fl_malloc((size_t)(3 * mmax) * sizeof(double));
+  if (!d->dj) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  d->kptr[0] = 0;
+  for (fl_int i = 0; i < nc; i++) {
+    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
+    for (int a = 0; a < 3; a++)
+      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
+        for (fl_int c = 0; c < m; c++)
+          if (d->ccol[c0 + c] == J->col[k]) d->jblk[3 * c0 + a * m + c] += J->val[k];
+    d->kptr[i + 1] = d->kptr[i] + m * m;
+  }
+  size_t nt = (size_t)A->nnz + (size_t)d->kptr[nc];
+  if ((double)nt * 28 > max_b) // the triplets (16 bytes each) and K (12 per entry)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: the reduced matrix alone would take %.3g GB "
+                     "to assemble (%zu entries), above ipm.max_factor_gb = %g", p->name,
+                     (double)nt * 28 / 1e9, nt, max_b / 1e9);
+  fl_int *ti = fl_malloc(nt * sizeof(fl_int)), *tj = fl_malloc(nt * sizeof(fl_int));
+  double *tv = fl_calloc(nt, sizeof(double));
+  d->kpos = fl_malloc((size_t)(d->kptr[nc] > 0 ? d->kptr[nc] : 1) * sizeof(fl_int));
+  d->apos = fl_malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof(fl_int));
+  int rc = (!ti || !tj || !tv || !d->kpos || !d->apos)
+             ? fl_seterr(FL_ERR_NOMEM, "ipm: out of memory") : FL_OK;
+  if (rc == FL_OK) {
+    size_t t = 0;
+    for (fl_int i = 0; i < nv; i++)
+      for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) ti[t] = i, tj[t++] = A->col[k];
+    for (fl_int i = 0; i < nc; i++) {
+      fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
+      for (fl_int a = 0; a < m; a++)
+        for (fl_int b = 0; b < m; b++) ti[t] = d->ccol[c0 + a], tj[t++] = d->ccol[c0 + b];
+    }
+    rc = fl_csr_from_triplets(nv, nv, (fl_int)t, ti, tj, tv, &d->K);
+  }
+  fl_free(ti);
+  fl_free(tj);
+  fl_free(tv);
+  FL_TRY(rc);
+  for (fl_int i = 0; i < nv; i++)
+    for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) d->apos[k] = kfind(d->K, i, A->col[k]);
+  for (fl_int i = 0; i < nc; i++) {
+    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
+    for (fl_int a = 0; a < m; a++)
+      for (fl_int b = 0; b < m; b++)
+        d->kpos[d->kptr[i] + a * m + b] = kfind(d->K, d->ccol[c0 + a], d->ccol[c0 + b]);
+  }
+  return FL_OK;
+}
+
+
+static int ipm_setup_factor(fl_solver *s, const fl_problem *p);
+
+/* the polish: pnewton with the interior point's tolerances and norm, warm-started */
+static int setup_polish(fl_solver *s, const fl_problem *p) {
+  ipm_data *d = s->data;
+  const ipm_opts *o = s->opts;
+  FL_TRY(fl_solver_create("pnewton", &d->pol));
+  char buf[FL_OPT_STRLEN + 64];
+  const char *keys[] = {"abs_tol", "rel_tol", "norm", "never_stop"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    FL_TRY(fl_solver_get_option(s, keys[k], buf, sizeof buf));
+    FL_TRY(fl_solver_set_option(d->pol, keys[k], buf));
+  }
+  FL_TRY(fl_solver_set_options(d->pol, "warm_start=true,error_every=0"));
+  snprintf(buf, sizeof buf, "%s", o->polish_set);
+  for (char *c = buf; *c; c++)
+    if (*c == ';') *c = ',';
+  FL_TRY(fl_solver_set_options(d->pol, buf));
+  return fl_solver_setup(d->pol, p);
+}
+
+
+static int ipm_setup(fl_solver *s, const fl_problem *p) {
+  FL_TRY(ipm_setup_factor(s, p));
+  ipm_data *d = s->data;
+  if (!d->empty && ((const ipm_opts *)s->opts)->polish) {
+    int rc = setup_polish(s, p);
+    if (rc < 0) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", fl_errmsg());
+      return fl_seterr(rc, "ipm: %s: the polish (pnewton) could not be set up: %s", p->name, msg);
+    }
+  }
+  return FL_OK;
+}
+
+
+static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
+  ipm_data *d = s->data;
+  const ipm_opts *o = s->opts;
+  if (p->kind != FL_PROBLEM_GLOBAL || p->nh > 0)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: needs a global problem (A, J) without "
+                     "bilateral rows", p->name);
+  d->nc = p->nc, d->nv = p->nv;
+  if (p->nc == 0) {
+    d->empty = 1;
+    return FL_OK;
+  }
+  fl_int nc = p->nc, nv = p->nv, n = 3 * nc;
+  FL_TRY(fl_dynamics_create(p, &d->dyn));
+  size_t sn = (size_t)n, sv = (size_t)nv, sc = (size_t)nc;
+  double **vc[] = {&d->w, &d->Rn, &d->vhat, &d->eps, &d->sh};
+  for (size_t k = 0; k < sizeof vc / sizeof vc[0]; k++)
+    if (!(*vc[k] = fl_malloc(sc * sizeof(double)))) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  double **v9[] = {&d->Wm, &d->Wi, &d->D};
+  for (size_t k = 0; k < sizeof v9 / sizeof v9[0]; k++)
+    if (!(*v9[k] = fl_malloc(9 * sc * sizeof(double)))) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  double **vn[] = {&d->lam, &d->y, &d->rho, &d->g, &d->rp, &d->dy, &d->drho, &d->dya, &d->drhoa,
+                   &d->t, &d->Wt, &d->r, &d->u, &d->rbest};
+  for (size_t k = 0; k < sizeof vn / sizeof vn[0]; k++)
+    if (!(*vn[k] = fl_malloc(sn * sizeof(double)))) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  double **vv[] = {&d->v, &d->rd, &d->dv, &d->rhs, &d->tmp, &d->f, &d->vr, &d->vbest};
+  for (size_t k = 0; k < sizeof vv / sizeof vv[0]; k++)
+    if (!(*vv[k] = fl_malloc(sv * sizeof(double)))) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  // Delassus diagonal blocks: each contact's scale w_i
+  double *Wc = fl_malloc(9 * sc * sizeof(double));
+  if (!Wc) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  int rc = fl_dynamics_delassus_blocks(d->dyn, Wc, NULL);
+  for (fl_int i = 0; i < nc && rc == FL_OK; i++) {
+    fl_problem_normal_law(p, i, &d->Rn[i], &d->vhat[i]);
+    double t = (Wc[9 * i] + Wc[9 * i + 4] + Wc[9 * i + 8]) / 3;
+    if (!(t > 0) || !isfinite(t))
+      rc = fl_seterr(FL_ERR_FORMAT, "ipm: %s: contact %ld has a zero Delassus block (its rows "
+                     "of J are empty)", p->name, (long)i);
+    if (!(p->mu[i] >= 0) || !isfinite(p->mu[i]))
+      rc = fl_seterr(FL_ERR_FORMAT, "ipm: %s: contact %ld has friction coefficient %g; "
+                     "expected a finite mu >= 0", p->name, (long)i, p->mu[i]);
+    d->w[i] = t, d->eps[i] = o->reg * t;
+  }
+  fl_free(Wc);
+  FL_TRY(rc);
+  double max_b = o->max_factor_gb * 1e9;
+  FL_TRY(build_pattern(d, p, max_b));
+  // f = A v*; the merit's normalization uses the local form's q = J v* + b - vhat
+  fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, d->f);
+  fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->u);
+  double q2 = 0;
+  for (fl_int r = 0; r < n; r++) {
+    double qr = d->u[r] + (p->b ? p->b[r] : 0) - (r % 3 == 0 ? d->vhat[r / 3] : 0);
+    q2 += qr * qr;
+  }
+  d->norm_q = sqrt(q2);
+  d->that = fl_calloc(2 * sc, sizeof(double));
+  if (!d->that) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  if (o->newton_shift) {
+    // K is stored by rows: UMFPACK reads it as K' by columns (solved with UMFPACK_At)
+    double ctl[UMFPACK_CONTROL], info[UMFPACK_INFO];
+    umfpack_di_defaults(ctl);
+    // the pattern is symmetric and the values nearly so: the symmetric strategy orders A + A'
+    // like a Cholesky (the default's column ordering filled granular_1e4's LU 20 times more)
+    if (o->lu_ordering > 0) {
+      ctl[UMFPACK_STRATEGY] = UMFPACK_STRATEGY_SYMMETRIC;
+      ctl[UMFPACK_ORDERING] = o->lu_ordering == 1 ? UMFPACK_ORDERING_AMD : UMFPACK_ORDERING_METIS;
+    }
+    if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, info) !=
+        UMFPACK_OK)
+      return fl_seterr(FL_ERR_LIBRARY, "ipm: %s: UMFPACK's symbolic analysis failed (%ld dofs)",
+                       p->name, (long)nv);
+    double lu_b = info[UMFPACK_NUMERIC_SIZE_ESTIMATE] * info[UMFPACK_SIZE_OF_UNIT];
+    d->lnz = info[UMFPACK_LNZ_ESTIMATE] + info[UMFPACK_UNZ_ESTIMATE];
+    d->flops = info[UMFPACK_FLOPS_ESTIMATE], d->fact_gb = lu_b / 1e9;
+    if (lu_b > max_b)
+      return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: UMFPACK estimates %.3g GB of LU factors "
+                       "(%.2g flops per factorization) for the %ld x %ld reduced matrix, above "
+                       "ipm.max_factor_gb = %g", p->name, lu_b / 1e9, d->flops, (long)nv,
+                       (long)nv, max_b / 1e9);
+    return FL_OK;
+  }
+  if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "ipm: cholmod_start failed");
+  d->started = 1;
+  d->cc.print = 0;
+  d->cc.quick_return_if_not_posdef = 1;
+  cholmod_sparse As;
+  fl__cholmod_view(d->K, d->K->val, &As);
+  d->L = cholmod_analyze(&As, &d->cc);
+  if (!d->L)
+    return fl_seterr(fl__cholmod_err(d->cc.status), "ipm: %s: cholmod_analyze failed (status %d)",
+                     p->name, d->cc.status);
+  d->lnz = d->cc.lnz, d->flops = d->cc.fl;
+  double lb = d->lnz * (sizeof(double) + sizeof(int));
+  d->fact_gb = lb / 1e9;
+  if (lb > max_b)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: CHOLMOD's analysis puts the Cholesky factor "
+                     "of the %ld x %ld reduced matrix at %.3g GB (%.3g entries, %.3g flops per "
+                     "factorization), above ipm.max_factor_gb = %g", p->name, (long)nv, (long)nv,
+                     lb / 1e9, d->lnz, d->flops, max_b / 1e9);
+  return FL_OK;
+}
+
+
+/*---- one contact's cone algebra (k = 3: Lorentz cone; k = 1: the half-line) ----*/
+
+/* largest a >= 0 with x + a dx in the cone (INFINITY: any); x strictly inside */
+static double cone_step(int k, const double *x, const double *dx) {
+  if (k == 1) return dx[0] < 0 ? -x[0] / dx[0] : INFINITY;
+  double a = dx[0] * dx[0] - dx[1] * dx[1] - dx[2] * dx[2];
+  double b = 2 * (x[0] * dx[0] - x[1] * dx[1] - x[2] * dx[2]);
+  double nx = hypot(x[1], x[2]);
+  double c = (x[0] - nx) * (x[0] + nx); // > 0
+  // the cone is left where q(t) = a t^2 + b t + c first falls to 0; x_0 + t dx_0 >= 0 is
+  // necessary too and catches a path through the apex, where rounding hides the double root
+  double lin = dx[0] < 0 ? -x[0] / dx[0] : INFINITY;
+  if (fabs(a) <= 1e-300) return fmin(lin, b < 0 ? -c / b : INFINITY);
+  double disc = b * b - 4 * a * c;
+  if (disc < 0 || (a > 0 && b >= 0)) return lin; // q stays positive (a > 0)
+  double sq = sqrt(disc), q = -0.5 * (b + (b >= 0 ? sq : -sq));
+  double r1 = q / a, r2 = q != 0 ? c / q : INFINITY, best = lin;
+  if (r1 > 0 && r1 < best) best = r1;
+  if (r2 > 0 && r2 < best) best = r2;
+  return best;
+}
+
+
+/* Nesterov-Todd scaling of y, z (strictly inside): W (9), W^-1 (9), lambda = W z (3), and
+ * (W^2 + eps I)^-1 into D (9) from W's spectrum (stable where y and z near the boundary make
+ * W's eigenvalues differ by many orders) */
+static void nt_scaling(int k, const double *y, const double *z, double eps, double *W, double *Wi,
+                       double *lam, double *D) {
+  memset(W, 0, 9 * sizeof(double));
+  memset(Wi, 0, 9 * sizeof(double));
+  if (k == 1) {
+    double w = sqrt(y[0] / z[0]);
+    W[0] = w, Wi[0] = 1 / w, lam[0] = sqrt(y[0] * z[0]), lam[1] = lam[2] = 0;
+    memset(D, 0, 9 * sizeof(double));
+    D[0] = 1 / (w * w + eps);
+    return;
+  }
+  double ny0 = hypot(y[1], y[2]), nz0 = hypot(z[1], z[2]);
+  double ny = sqrt((y[0] - ny0) * (y[0] + ny0)), nz = sqrt((z[0] - nz0) * (z[0] + nz0));
+  double yb[3] = {y[0] / ny, y[1] / ny, y[2] / ny}, zb[3] = {z[0] / nz, z[1] / nz, z[2] / nz};
+  double gam = sqrt(0.5 * (1 + yb[0] * zb[0] + yb[1] * zb[1] + yb[2] * zb[2]));
+  double wb[3] = {(yb[0] + zb[0]) / (2 * gam), (yb[1] - zb[1]) / (2 * gam),
+                  (yb[2] - zb[2]) / (2 * gam)};
+  double beta = sqrt(ny / nz);
+  // the square root of wb's quadratic representation: vb = (wb + e) / sqrt(2 (wb_0 + 1));
+  // W = beta (2 vb vb' - Jm), W^-1 = (2 Jm vb vb' Jm - Jm) / beta, Jm = diag(1, -1, -1)
+  double cv = 1 / sqrt(2 * (wb[0] + 1));
+  double vb[3] = {(wb[0] + 1) * cv, wb[1] * cv, wb[2] * cv};
+  double jv[3] = {vb[0], -vb[1], -vb[2]};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      double jm = a == b ? (a == 0 ? 1 : -1) : 0;
+      W[3 * a + b] = beta * (2 * vb[a] * vb[b] - jm);
+      Wi[3 * a + b] = (2 * jv[a] * jv[b] - jm) / beta;
+    }
+  for (int a = 0; a < 3; a++) lam[a] = W[3 * a] * z[0] + W[3 * a + 1] * z[1] + W[3 * a + 2] * z[2];
+  // W's eigenpairs: beta (vb_0 +- |vb_t|)^2 on (1, +-th) / sqrt 2, beta on (0, th perp)
+  double nv = hypot(vb[1], vb[2]), th[2] = {1, 0};
+  if (nv > 0) th[0] = vb[1] / nv, th[1] = vb[2] / nv;
+  double lp = beta * (vb[0] + nv) * (vb[0] + nv), lm = beta / ((vb[0] + nv) * (vb[0] + nv));
+  double dp = 1 / (lp * lp + eps), dm = 1 / (lm * lm + eps), d0 = 1 / (beta * beta + eps);
+  double q[3][3] = {{M_SQRT1_2, M_SQRT1_2 * th[0], M_SQRT1_2 * th[1]},
+                    {M_SQRT1_2, -M_SQRT1_2 * th[0], -M_SQRT1_2 * th[1]},
+                    {0, -th[1], th[0]}};
+  double ev[3] = {dp, dm, d0};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++)
+      D[3 * a + b] = ev[0] * q[0][a] * q[0][b] + ev[1] * q[1][a] * q[1][b] + ev[2] * q[2][a] * q[2][b];
+}
+
+
+/* x o y (Jordan product) */
+static void jprod(int k, const double *x, const double *y, double *o) {
+  if (k == 1) {
+    o[0] = x[0] * y[0], o[1] = o[2] = 0;
+    return;
+  }
+  o[0] = x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+  o[1] = x[0] * y[1] + y[0] * x[1];
+  o[2] = x[0] * y[2] + y[0] * x[2];
+}
+
+
+/* t with lam o t = r (lam strictly inside) */
+static void jsolve(int k, const double *lam, const double *r, double *t) {
+  if (k == 1) {
+    t[0] = r[0] / lam[0], t[1] = t[2] = 0;
+    return;
+  }
+  double det = lam[0] * lam[0] - lam[1] * lam[1] - lam[2] * lam[2];
+  t[0] = (lam[0] * r[0] - lam[1] * r[1] - lam[2] * r[2]) / det;
+  t[1] = (r[1] - t[0] * lam[1]) / lam[0];
+  t[2] = (r[2] - t[0] * lam[2]) / lam[0];
+}
+
+
+static void mv3(const double *M, const double *x, double *o) {
+  for (int a = 0; a < 3; a++) o[a] = M[3 * a] * x[0] + M[3 * a + 1] * x[1] + M[3 * a + 2] * x[2];
+}
+
+
+/* 3x3 SPD inverse by cofactors; 0 when singular */
+static int inv3(const double *m, double *o) {
+  double c0 = m[4] * m[8] - m[5] * m[7], c1 = m[5] * m[6] - m[3] * m[8], c2 = m[3] * m[7] - m[4] * m[6];
+  double det = m[0] * c0 + m[1] * c1 + m[2] * c2;
+  if (!(det > 0) || !isfinite(det)) return 0;
+  o[0] = c0 / det, o[3] = c1 / det, o[6] = c2 / det;
+  o[1] = (m[2] * m[7] - m[1] * m[8]) / det, o[4] = (m[0] * m[8] - m[2] * m[6]) / det;
+  o[7] = (m[1] * m[6] - m[0] * m[7]) / det;
+  o[2] = (m[1] * m[5] - m[2] * m[4]) / det, o[5] = (m[2] * m[3] - m[0] * m[5]) / det;
+  o[8] = (m[0] * m[4] - m[1] * m[3]) / det;
+  return 1;
+}
+
+
+static int cdim(const fl_problem *p, fl_int i) { return p->mu[i] > 0 ? 3 : 1; }
+
+
+/*---- the iterate ----*/
+
+/* u = J v + b - vhat e_0 (without compliance), written to d->u; g = S u + s e_0 with the shift
+ * s = mu |u_t| updated when `shift`; rp = g + E rho - y; rd = A v - f - J'S rho */
+static void residuals(ipm_data *d, const fl_problem *p, int shift) {
+  fl_csr_gemv(p->J, 1.0, d->v, 0.0, d->u);
+  for (fl_int i = 0; i < d->nc; i++) {
+    double *ui = d->u + 3 * i, *gi = d->g + 3 * i, mu = p->mu[i];
+    if (p->b) ui[0] += p->b[3 * i], ui[1] += p->b[3 * i + 1], ui[2] += p->b[3 * i + 2];
+    ui[0] -= d->vhat[i];
+    if (shift) {
+      // smoothed |u_t| (sqrt(|u_t|^2 + delta^2), delta^2 = smooth mu_c w_i): the kink at rest
+      // is what Newton crosses badly; delta vanishes with the complementarity mu_c
+      double nt = sqrt(ui[1] * ui[1] + ui[2] * ui[2] + d->smooth2 * d->w[i]);
+      d->sh[i] = mu * nt;
+      d->that[2 * i] = nt > 0 ? ui[1] / nt : 0, d->that[2 * i + 1] = nt > 0 ? ui[2] / nt : 0;
+    }
+    gi[0] = ui[0] + d->sh[i], gi[1] = mu * ui[1], gi[2] = mu * ui[2];
+    const double *yi = d->y + 3 * i, *zi = d->rho + 3 * i;
+    double *rpi = d->rp + 3 * i;
+    rpi[0] = gi[0] + d->Rn[i] * zi[0] - yi[0];
+    rpi[1] = mu > 0 ? gi[1] - yi[1] : 0;
+    rpi[2] = mu > 0 ? gi[2] - yi[2] : 0;
+    double *ri = d->r + 3 * i;
+    ri[0] = zi[0], ri[1] = mu * zi[1], ri[2] = mu * zi[2];
+  }
+  fl_csr_gemv(p->A, 1.0, d->v, 0.0, d->rd);
+  fl_csr_gemtv(p->J, 1.0, d->r, 0.0, d->tmp);
+  for (fl_int k = 0; k < d->nv; k++) d->rd[k] -= d->f[k] + d->tmp[k];
+}
+
+
+/* the reported iterate: r = S rho (d->r, as residuals() left it), v(r) = v* + A^-1 J'r into
+ * vr, and the common merit at (r, u(r)); *raw gets the unnormalized natural map */
+static double report(const fl_solver *sv, ipm_data *d, const fl_problem *p, double *raw) {
+  fl_csr_gemtv(p->J, 1.0, d->r, 0.0, d->tmp);
+  fl_dynamics_solve_A(d->dyn, d->tmp, d->vr);
+  for (fl_int k = 0; k < d->nv; k++) d->vr[k] += p->vstar[k];
+  double *u = d->t; // scratch: u(r) with compliance
+  fl_csr_gemv(p->J, 1.0, d->vr, 0.0, u);
+  for (fl_int i = 0; i < d->nc; i++) {
+    if (p->b) u[3 * i] += p->b[3 * i], u[3 * i + 1] += p->b[3 * i + 1], u[3 * i + 2] += p->b[3 * i + 2];
+    u[3 * i] += -d->vhat[i] + d->Rn[i] * d->r[3 * i];
+  }
+  double g2, u2;
+  double rw = fl__natmap_residual(d->nc, p->mu, d->r, u, NULL, &g2, &u2);
+  if (raw) *raw = rw;
+  return rw / fl__merit_divisor(sv->common.norm, d->norm_q, g2, u2);
+}
+
+
+/* scalings at the current (y, rho); K = A + sum J'S D S J; numeric factorization.
+ * 0, or -1 when a block or K is not positive definite. */
+static int factor(ipm_data *d, const fl_problem *p, int newton) {
+  const fl_csr *A = p->A;
+  fl_csr *K = d->K;
+  memset(K->val, 0, (size_t)K->nnz * sizeof(double));
+  for (fl_int k = 0; k < A->nnz; k++) K->val[d->apos[k]] += A->val[k];
+  for (fl_int i = 0; i < d->nc; i++) {
+    int kk = cdim(p, i);
+    double *Wm = d->Wm + 9 * i, *Wi = d->Wi + 9 * i, *Di = d->D + 9 * i, M[9];
+    nt_scaling(kk, d->y + 3 * i, d->rho + 3 * i, d->eps[i], Wm, Wi, d->lam + 3 * i, Di);
+    double mu = p->mu[i], sc[3] = {1, mu, mu};
+    if (d->Rn[i] > 0 && kk == 1) {
+      Di[0] = 1 / (Wm[0] * Wm[0] + d->Rn[i] + d->eps[i]);
+    } else if (d->Rn[i] > 0) { // compliance: (W^2 + E + eps I)^-1 by cofactors
+      double W2[9];
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          W2[3 * a + b] = Wm[3 * a] * Wm[b] + Wm[3 * a + 1] * Wm[3 + b] + Wm[3 * a + 2] * Wm[6 + b];
+      W2[0] += d->Rn[i];
+      for (int a = 0; a < 3; a++) W2[4 * a] += d->eps[i];
+      if (!inv3(W2, Di)) return -1;
+    }
+    for (int a = 0; a < 9; a++)
+      if (!isfinite(Di[a])) return -1;
+    // N = S D G_i with G_i = S (+ mu e_0 that' with the shift's derivative)
+    double Gm[9] = {1, 0, 0, 0, mu, 0, 0, 0, mu};
+    if (newton && kk == 3) Gm[1] = mu * d->that[2 * i], Gm[2] = mu * d->that[2 * i + 1];
+    if (kk == 1) Gm[4] = Gm[8] = 0;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++)
+        M[3 * a + b] = sc[a] * (Di[3 * a] * Gm[b] + Di[3 * a + 1] * Gm[3 + b] + Di[3 * a + 2] * Gm[6 + b]);
+    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
+    const double *Jb = d->jblk + 3 * c0;
+    const fl_int *kp = d->kpos + d->kptr[i];
+    double *MJ = d->dj;
+    for (int a = 0; a < 3; a++)
+      for (fl_int c = 0; c < m; c++)
+        MJ[a * m + c] = M[3 * a] * Jb[c] + M[3 * a + 1] * Jb[m + c] + M[3 * a + 2] * Jb[2 * m + c];
+    for (fl_int x = 0; x < m; x++) {
+      double j0 = Jb[x], j1 = Jb[m + x], j2 = Jb[2 * m + x];
+      for (fl_int yy = 0; yy < m; yy++)
+        K->val[kp[x * m + yy]] += j0 * MJ[yy] + j1 * MJ[m + yy] + j2 * MJ[2 * m + yy];
+    }
+  }
+  if (d->sym) {
+    if (d->num) umfpack_di_free_numeric(&d->num);
+    if (umfpack_di_numeric(K->rowptr, K->col, K->val, d->sym, &d->num, NULL, NULL) != UMFPACK_OK)
+      return -1;
+    d->nfact++;
+    return 0;
+  }
+  cholmod_sparse As;
+  fl__cholmod_view(K, K->val, &As);
+  double beta[2] = {0, 0};
+  d->cc.status = CHOLMOD_OK;
+  if (!cholmod_factorize_p(&As, beta, NULL, 0, d->L, &d->cc) || d->cc.status != CHOLMOD_OK ||
+      d->L->minor != d->L->n)
+    return -1;
+  d->nfact++;
+  return 0;
+}
+
+
+/* the direction for the complementarity right-hand side t (W t given in d->Wt): dv, dy, drho.
+ * 0, or -1 on a failed solve. */
+static int direction(ipm_data *d, const fl_problem *p, int newton, double *dy, double *drho) {
+  fl_int nc = d->nc, nv = d->nv;
+  // rhs = -rd + J'S D (W t - rp)
+  double *z = drho; // scratch: S D (W t - rp), contact rows
+  for (fl_int i = 0; i < nc; i++) {
+    double e[3], x[3], mu = p->mu[i];
+    for (int a = 0; a < 3; a++) e[a] = d->Wt[3 * i + a] - d->rp[3 * i + a];
+    mv3(d->D + 9 * i, e, x);
+    z[3 * i] = x[0], z[3 * i + 1] = mu * x[1], z[3 * i + 2] = mu * x[2];
+  }
+  fl_csr_gemtv(p->J, 1.0, z, 0.0, d->rhs);
+  for (fl_int k = 0; k < nv; k++) d->rhs[k] -= d->rd[k];
+  if (d->sym) {
+    if (umfpack_di_solve(UMFPACK_At, d->K->rowptr, d->K->col, d->K->val, d->dv, d->rhs, d->num,
+                         NULL, NULL) != UMFPACK_OK)
+      return -1;
+  } else {
+    cholmod_dense B;
+    fl__cholmod_dense_view(nv, d->rhs, &B);
+    if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc)) return -1;
+    memcpy(d->dv, d->X->x, (size_t)nv * sizeof(double));
+  }
+  for (fl_int k = 0; k < nv; k++)
+    if (!isfinite(d->dv[k])) return -1;
+  // drho = D (W t - rp - S J dv), dy = W t - W^2 drho = W (t - W drho)
+  fl_csr_gemv(p->J, 1.0, d->dv, 0.0, dy); // dy: J dv first
+  for (fl_int i = 0; i < nc; i++) {
+    double mu = p->mu[i], e[3], x[3], wx[3];
+    double gd[3] = {dy[3 * i], mu * dy[3 * i + 1], mu * dy[3 * i + 2]};
+    if (newton && mu > 0)
+      gd[0] += mu * (d->that[2 * i] * dy[3 * i + 1] + d->that[2 * i + 1] * dy[3 * i + 2]);
+    for (int a = 0; a < 3; a++) e[a] = d->Wt[3 * i + a] - d->rp[3 * i + a] - gd[a];
+    mv3(d->D + 9 * i, e, x);
+    mv3(d->Wm + 9 * i, x, wx);
+    for (int a = 0; a < 3; a++) e[a] = d->t[3 * i + a] - wx[a];
+    mv3(d->Wm + 9 * i, e, wx);
+    if (cdim(p, i) == 1) x[1] = x[2] = wx[1] = wx[2] = 0;
+    for (int a = 0; a < 3; a++) drho[3 * i + a] = x[a], dy[3 * i + a] = wx[a];
+  }
+  return 0;
+}
+
+
+/* W t into d->Wt from d->t */
+static void scale_t(ipm_data *d, const fl_problem *p) {
+  for (fl_int i = 0; i < d->nc; i++) {
+    mv3(d->Wm + 9 * i, d->t + 3 * i, d->Wt + 3 * i);
+    if (cdim(p, i) == 1) d->Wt[3 * i + 1] = d->Wt[3 * i + 2] = 0;
+  }
+}
+
+
+/* largest step in (0, inf] keeping y + a dy and rho + a drho in the cones */
+static double max_step(const ipm_data *d, const fl_problem *p, const double *dy, const double *drho) {
+  double a = INFINITY;
+  for (fl_int i = 0; i < d->nc; i++) {
+    int k = cdim(p, i);
+    a = fmin(a, cone_step(k, d->y + 3 * i, dy + 3 * i));
+    a = fmin(a, cone_step(k, d->rho + 3 * i, drho + 3 * i));
+  }
+  return a;
+}
+
+
+static double dot(fl_int n, const double *a, const double *b) {
+  double s = 0;
+  for (fl_int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+
+/* puts x strictly inside its cone, at least `margin` from the boundary along e_0 */
+static void push_inside(int k, double *x, double margin) {
+  if (k == 1) {
+    x[1] = x[2] = 0;
+    x[0] = fmax(x[0], 0) + margin;
+    return;
+  }
+  double nt = hypot(x[1], x[2]);
+  x[0] = fmax(x[0], nt) + margin;
+}
+
+
+/* the polish's records become the interior point's, after its own (iteration k0 + j) */
+static int polish_monitor(const fl_solver *ps, const fl_iter_stat *pst, void *ctx) {
+  fl_solver *sv = ctx;
+  ipm_data *d = sv->data;
+  if (pst->iter == 0) return 0; // the hand-over point, already recorded
+  fl_iter_stat st = *pst;
+  st.iter = d->k0 + pst->iter;
+  st.merit = st.momentum = NAN;
+  fl_solver_iterate(ps, &sv->cur_v, &sv->cur_gamma);
+  d->npol++;
+  if (fl_solver_record(sv, &st) != 0) return FL_ERR_STATE; // stops the polish: sv has a reason
+  return 0;
+}
+
+
+/* pnewton from (v, gamma), the interior point's best; record k0 was the hand-over */
+static int run_polish(fl_solver *sv, const fl_problem *p, double *v, double *gamma, int k0) {
+  ipm_data *d = sv->data;
+  fl_solver *ps = d->pol;
+  d->k0 = k0;
+  ps->common.max_iter = sv->common.max_iter - k0 > 1 ? sv->common.max_iter - k0 : 1;
+  ps->common.time_limit = sv->common.time_limit - fl_solver_elapsed(sv);
+  if (!(ps->common.time_limit > 0)) ps->common.time_limit = 1e-9;
+  if (ps->nmon == 0) FL_TRY(fl_solver_monitor_add(ps, polish_monitor, sv, NULL));
+  else ps->mon[0].ctx = sv;
+  fl_result res;
+  sv->reason = FL_ITERATING;
+  int rc = fl_solver_solve(ps, p, v, gamma, &res);
+  sv->cur_v = v, sv->cur_gamma = gamma;
+  if (sv->reason == FL_REASON_ABORT) return sv->abort_code;
+  if (sv->reason != FL_ITERATING) return FL_OK; // the interior point's test stopped it
+  if (rc < 0) return rc;
+  sv->reason = res.reason; // pnewton's own stop (stagnation, line search, ...)
+  return FL_OK;
+}
+
+
+static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
+  ipm_data *d = sv->data;
+  const ipm_opts *o = sv->opts;
+  sv->cur_v = v;
+  sv->cur_gamma = gamma;
+  fl_iter_stat st;
+  if (d->empty) {
+    if (v) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+    fl_iter_stat_init(&st, 0);
+    st.error = 0;
+    fl_solver_record(sv, &st);
+    return FL_OK;
+  }
+  fl_int nc = d->nc, n = 3 * nc, nv = d->nv;
+  size_t bn = (size_t)n * sizeof(double), bv = (size_t)nv * sizeof(double);
+  d->nfact = 0, d->smooth2 = 0;
+  // scales: the free motion's rms velocity and the impulse that changes it by that much
+  double wmean = 0;
+  for (fl_int i = 0; i < nc; i++) wmean += d->w[i] / nc;
+  memcpy(d->v, p->vstar, bv);
+  memset(d->rho, 0, bn);
+  memset(d->y, 0, bn);
+  residuals(d, p, 1);
+  double urms = sqrt(dot(n, d->u, d->u) / n);
+  if (!(urms > 0) || !isfinite(urms)) urms = 1;
+  double tu = o->init_scale * urms, tr = tu / wmean;
+  if (sv->common.warm_start) { // the guess's impulses: v = v(r), rho = S^-1 r pushed inside
+    for (fl_int i = 0; i < nc; i++) {
+      double mu = p->mu[i], *ri = d->r + 3 * i, *zi = d->rho + 3 * i;
+      for (int a = 0; a < 3; a++) ri[a] = isfinite(gamma[3 * i + a]) ? gamma[3 * i + a] : 0;
+      if (!(mu > 0)) ri[1] = ri[2] = 0;
+      zi[0] = ri[0], zi[1] = mu > 0 ? ri[1] / mu : 0, zi[2] = mu > 0 ? ri[2] / mu : 0;
+    }
+    fl_csr_gemtv(p->J, 1.0, d->r, 0.0, d->tmp);
+    fl_dynamics_solve_A(d->dyn, d->tmp, d->v);
+    for (fl_int k = 0; k < nv; k++) d->v[k] += p->vstar[k];
+  }
+  for (fl_int i = 0; i < nc; i++)
+    push_inside(cdim(p, i), d->rho + 3 * i, sv->common.warm_start ? o->warm_margin * tr : tr);
+  residuals(d, p, 1);
+  for (fl_int i = 0; i < nc; i++) {
+    double *yi = d->y + 3 * i, *gi = d->g + 3 * i;
+    yi[0] = gi[0] + d->Rn[i] * d->rho[3 * i], yi[1] = gi[1], yi[2] = gi[2];
+    push_inside(cdim(p, i), yi, sv->common.warm_start ? o->warm_margin * tu : tu);
+  }
+  residuals(d, p, 0);
+  double raw = NAN, err = report(sv, d, p, &raw), best = err;
+  memcpy(gamma, d->r, bn);
+  memcpy(v, d->vr, bv);
+  memcpy(d->rbest, d->r, bn);
+  memcpy(d->vbest, d->vr, bv);
+  fl_iter_stat_init(&st, 0);
+  st.error = err;
+  st.objective = (dot(n, d->y, d->rho)) / nc;
+  st.inner_iters = 0;
+  if (fl_solver_record(sv, &st) != 0) return FL_OK;
+  int since_best = 0, newton = o->newton_shift && o->shift_update, round_it = 0, nround = 0;
+  double mu_round = dot(n, d->y, d->rho) / nc;
+  d->npol = 0, d->switched = 0, d->nunblock = 0;
+  for (int k = 1;; k++) {
+    int bad = factor(d, p, newton) != 0;
+    double mu_c = dot(n, d->y, d->rho) / nc, alpha = 0, sigma = NAN;
+    if (!bad) { // predictor: t = -lambda (so W t = -y)
+      for (fl_int r = 0; r < n; r++) d->t[r] = -d->lam[r];
+      scale_t(d, p);
+      bad = direction(d, p, newton, d->dya, d->drhoa) != 0;
+    }
+    if (!bad) {
+      double aa = fmin(1, max_step(d, p, d->dya, d->drhoa)), ma = 0;
+      for (fl_int r = 0; r < n; r++) ma += (d->y[r] + aa * d->dya[r]) * (d->rho[r] + aa * d->drhoa[r]);
+      ma /= nc;
+      sigma = fmin(1, pow(fmax(ma, 0) / mu_c, 3));
+      // corrector: lambda o t = -lambda o lambda - (W^-1 dy_a) o (W drho_a) + sigma mu e
+      for (fl_int i = 0; i < nc; i++) {
+        int kk = cdim(p, i);
+        double a1[3], b1[3], c1[3], l2[3], rc[3];
+        mv3(d->Wi + 9 * i, d->dya + 3 * i, a1);
+        mv3(d->Wm + 9 * i, d->drhoa + 3 * i, b1);
+        jprod(kk, a1, b1, c1);
+        jprod(kk, d->lam + 3 * i, d->lam + 3 * i, l2);
+        for (int a = 0; a < 3; a++) rc[a] = -l2[a] - c1[a] + (a == 0 ? sigma * mu_c : 0);
+        jsolve(kk, d->lam + 3 * i, rc, d->t + 3 * i);
+      }
+      scale_t(d, p);
+      bad = direction(d, p, newton, d->dy, d->drho) != 0;
+    }
+    if (!bad) {
+      alpha = fmin(1, o->frac * max_step(d, p, d->dy, d->drho));
+      for (fl_int r = 0; r < n; r++) {
+        d->y[r] += alpha * d->dy[r];
+        d->rho[r] += alpha * d->drho[r];
+      }
+      for (fl_int r = 0; r < nv; r++) d->v[r] += alpha * d->dv[r];
+      if (alpha < o->unblock_step && o->unblock > 0) {
+        // the contacts that blocked a short step: pushed back inside (a local re-centring)
+        double amax = alpha / o->frac;
+        for (fl_int i = 0; i < nc; i++) {
+          int kk = cdim(p, i);
+          double *yi = d->y + 3 * i, *zi = d->rho + 3 * i;
+          double ay = cone_step(kk, yi, d->dy + 3 * i), az = cone_step(kk, zi, d->drho + 3 * i);
+          if (fmin(ay, az) > 10 * amax) continue;
+          double ny = kk == 1 ? fabs(yi[0]) : sqrt(dot(3, yi, yi));
+          double nz = kk == 1 ? fabs(zi[0]) : sqrt(dot(3, zi, zi));
+          yi[0] += o->unblock * ny, zi[0] += o->unblock * nz;
+          d->nunblock++;
+        }
+      }
+      d->smooth2 = o->smooth * dot(n, d->y, d->rho) / nc;
+      residuals(d, p, o->shift_update);
+      if (o->snap > 0) {
+        for (fl_int i = 0; i < nc; i++) {
+          int kk = cdim(p, i);
+          double *yi = d->y + 3 * i, *rpi = d->rp + 3 * i, c[3];
+          for (int a = 0; a < 3; a++) c[a] = yi[a] + rpi[a];
+          double dc = kk == 1 ? c[0] : c[0] - hypot(c[1], c[2]);
+          double dyy = kk == 1 ? yi[0] : yi[0] - hypot(yi[1], yi[2]);
+          if (dc >= o->snap * dyy)
+            for (int a = 0; a < 3; a++) yi[a] = c[a], rpi[a] = 0;
+        }
+      }
+      err = report(sv, d, p, &raw);
+      if (!isfinite(err)) bad = 2;
+    }
+    round_it++;
+    if (!bad && o->rounds && !o->shift_update &&
+        (dot(n, d->y, d->rho) / nc <= o->round_rel * mu_round || round_it >= o->round_max)) {
+      // the next round: the shift at v(r), the iterate pushed back inside
+      memcpy(d->v, d->vr, bv);
+      residuals(d, p, 1);
+      for (fl_int i = 0; i < nc; i++) {
+        double *yi = d->y + 3 * i, *gi = d->g + 3 * i;
+        push_inside(cdim(p, i), d->rho + 3 * i, o->warm_margin * tr);
+        yi[0] = gi[0] + d->Rn[i] * d->rho[3 * i], yi[1] = gi[1], yi[2] = gi[2];
+        push_inside(cdim(p, i), yi, o->warm_margin * tu);
+      }
+      residuals(d, p, 0);
+      mu_round = dot(n, d->y, d->rho) / nc, round_it = 0, nround++;
+      since_best = 0;
+    }
+    if (!bad && err < best) {
+      best = err, since_best = 0;
+      memcpy(d->rbest, d->r, bn);
+      memcpy(d->vbest, d->vr, bv);
+    } else {
+      since_best++;
+    }
+    // hand out the best iterate so far (the merit is not monotone along the path)
+    memcpy(gamma, d->rbest, bn);
+    memcpy(v, d->vbest, bv);
+    fl_iter_stat_init(&st, k);
+    st.error = best;
+    st.objective = dot(n, d->y, d->rho) / nc;
+    st.step = alpha;
+    st.gradient = sqrt(dot(nv, d->rd, d->rd));
+    st.inner_residual = sqrt(dot(n, d->rp, d->rp));
+    st.inner_iters = d->nfact;
+    st.neval = 2;
+    if (fl_solver_record(sv, &st) != 0) break;
+    if (d->pol && (best <= o->polish_tol || since_best >= o->stall_iter || bad))
+      return run_polish(sv, p, v, gamma, k);
+    if (bad) {
+      sv->reason = bad == 2 ? FL_DIVERGED_NAN : FL_DIVERGED_LINEAR_SOLVER;
+      break;
+    }
+    if (since_best >= o->stall_iter && newton && o->switch_frozen) {
+      newton = 0, since_best = 0, d->switched = k; // the exact step stalls: freeze the shift
+      continue;
+    }
+    if (since_best >= o->stall_iter) {
+      sv->reason = FL_DIVERGED_STAGNATION;
+      break;
+    }
+  }
+  return sv->reason == FL_REASON_ABORT ? sv->abort_code : FL_OK;
+}
+
+
+static void ipm_view(const fl_solver *s, FILE *f) {
+  const ipm_data *d = s->data;
+  if (d && d->switched) fprintf(f, "ipm: the shift was frozen after a stall at iteration %d\n", d->switched);
+  if (d && d->pol) fprintf(f, "ipm: %d of the last solve's records are the polish's (pnewton)\n", d->npol);
+  fprintf(f, "ipm: reduced system %ld x %ld, %ld nonzeros; %s factors %.4g entries (%.3g GB), "
+          "%.3g flops per factorization; %d factorizations in the last solve\n",
+          d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nrow : 0L,
+          d && d->K ? (long)d->K->nnz : 0L, d && d->sym ? "LU (UMFPACK)" : "Cholesky (CHOLMOD)",
+          d ? d->lnz : 0.0, d ? d->fact_gb : 0.0, d ? d->flops : 0.0, d ? d->nfact : 0);
+}
+
+
+const fl_solver_ops fl_ipm_ops = {
+  .abi_version = FL_SOLVER_ABI,
+  .name = "ipm",
+  .summary = "primal-dual interior point (Nesterov-Todd, Mehrotra) on the global form's cone "
+             "program with De Saxce's shift; LU (UMFPACK) of A + J^T D J, or Cholesky "
+             "(CHOLMOD) with the shift frozen",
+  .opts_size = sizeof(ipm_opts),
+  .options = ipm_table,
+  .data_size = sizeof(ipm_data),
+  .caps = FL_CAP_RIGID | FL_CAP_COMPLIANT | FL_CAP_NEEDS_AJ | FL_CAP_WARMSTART,
+  .setup = ipm_setup,
+  .solve = ipm_solve,
+  .view = ipm_view,
+  .destroy = ipm_destroy,
+  .common_defaults = "max_iter=500",
+};
