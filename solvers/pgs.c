@@ -1053,7 +1053,14 @@ static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat 
     if (extrap) accel_project(r, v, gamma);
 
     //---- record, test, and the guard ----
-    int eval = o->accel_guard || k % o->residual_every == 0 || k >= s->common.max_iter;
+    int settled = 0; // step_tol on the plain sweep's step, as pgs_solve tests it
+    if (o->step_tol > 0 && !s->common.never_stop) {
+      double g2 = 0;
+      for (fl_int q = 0; q < nrow; q++) g2 += gamma[q] * gamma[q];
+      settled = d2 <= o->step_tol * o->step_tol * g2;
+    }
+    int eval = settled || o->accel_guard || k % o->residual_every == 0 ||
+               k >= s->common.max_iter;
     int neval = 0, refused = 0;
     if (eval) {
       fl_iter_stat_init(&st, k);
@@ -1096,6 +1103,10 @@ static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat 
     d->n_extrap += extrap;
     d->n_refused += refused;
     if (fl_solver_record(s, &st) != 0) break;
+    if (settled) {
+      s->reason = FL_CONVERGED_STAGNATION_OK;
+      break;
+    }
   }
   return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
 }

@@ -242,3 +242,65 @@ FL_TEST(nan_data_negative_reason) {
   fl_problem_free(p);
   return 0;
 }
+
+
+FL_TEST(fclib_pgs_winners) {
+  // the FCLIB problems where plain PGS is the benchmark's fastest (local and global, the
+  // rigid bodies' fast path among them): both accelerations converge to 1e-8 (Siconos's
+  // normalization) within 300 sweeps, in the cones
+  static const char *const files[] = {"Box_Stacks-i0122-82-5.hdf5",
+                                      "LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+                                      "LMGC_GFC3D-i00501-4-00000.hdf5",
+                                      "converted_from_siconos_dat/Rover4396.hdf5"};
+  const char *accel[] = {"accel=nncg", "accel=anderson"};
+  int nrun = 0;
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/fclib/%s", fl_test_shared_dir(), files[f]);
+    fl_problem *p;
+    if (fl_problem_load_fclib(path, &p) != FL_OK) {
+      printf("%s not loaded: %s\n", path, fl_errmsg());
+      continue;
+    }
+    double *v = calloc((size_t)p->nv + 1, sizeof *v);
+    double *g = calloc((size_t)fl_problem_nrows(p) + 1, sizeof *g);
+    for (int a = 0; a < 2; a++) {
+      const char *opts[] = {accel[a], "max_iter=300", "norm=siconos", "abs_tol=1e-8", NULL};
+      fl_result res;
+      ASSERT_OK(run(p, opts, v, g, &res));
+      printf("%-44s %-14s iters %4d  error %.3e  %s\n", files[f], accel[a], res.iters,
+             res.error, fl_reason_name(res.reason));
+      ASSERT(res.reason > 0);
+      ASSERT_LE(res.error, 1e-8);
+      ASSERT(in_cones(p, g));
+      nrun++;
+    }
+    free(v);
+    free(g);
+    fl_problem_free(p);
+  }
+  if (nrun == 0) SKIP("no FCLIB file loaded from %s/fclib", fl_test_shared_dir());
+  return 0;
+}
+
+
+FL_TEST(step_tol_stops_accelerated_sweeps) {
+  // without a residual tolerance, step_tol ends the accelerated sweeps once a sweep changes
+  // the impulses by less than 1e-13 of their size, at the closed form
+  fl_problem *p;
+  ASSERT_OK(column(100.0, 1.0, 0.3, 0.8, &p));
+  double v[3 * N], g[3 * N], ve[3 * N], ge[3 * N];
+  column_answer(100.0, 1.0, 0.3, ve, ge);
+  const char *accel[] = {"accel=nncg", "accel=anderson"};
+  for (int a = 0; a < 2; a++) {
+    const char *opts[] = {accel[a],    "max_iter=20000", "norm=none", "abs_tol=0",
+                          "rel_tol=0", "step_tol=1e-13", NULL};
+    fl_result res;
+    ASSERT_OK(run(p, opts, v, g, &res));
+    ASSERT_EQ(res.reason, FL_CONVERGED_STAGNATION_OK);
+    ASSERT(res.iters < 20000);
+    for (int k = 0; k < 3 * N; k++) ASSERT_NEAR(g[k], ge[k], 1e-8 * ge[0]);
+  }
+  fl_problem_free(p);
+  return 0;
+}
