@@ -595,9 +595,10 @@ enum { ACCEL_NONE = 0, ACCEL_NNCG = 1, ACCEL_ANDERSON = 2 };
 /* accelerated sweeps' arrays (malloc'd by pgs_setup when accel != none; NULL otherwise);
  * nrow-long: x (the iterate before the sweep), gs (the plain sweep's answer), p (NNCG's
  * direction), f (Anderson: the last sweep step); nv-long (global problems): vx, vs, bp, the
- * same for v; Anderson's window: dF, dG (m x nrow), dV (m x nv), Gram (m x m) */
+ * velocities of x, of gs and of p (B^T p); Anderson's window: dF, dG (m x nrow), dV
+ * (m x nv), their Gram matrix dF^T dF (m x m), rhs (m) and chol (m x m) for its solve */
 typedef struct pgs_accel {
-  double *x, *gs, *p, *f, *vx, *vs, *bp, *vf;
+  double *x, *gs, *p, *f, *vx, *vs, *bp;
   double *dF, *dG, *dV, *gram, *rhs, *chol;
   int m;
 } pgs_accel;
@@ -697,7 +698,7 @@ static int find_runs(fl_solver *s, fl__relax *r) {
 
 
 static void accel_free(pgs_accel *a) {
-  double **b[] = {&a->x, &a->gs, &a->p, &a->f, &a->vx, &a->vs, &a->bp, &a->vf,
+  double **b[] = {&a->x, &a->gs, &a->p, &a->f, &a->vx, &a->vs, &a->bp,
                   &a->dF, &a->dG, &a->dV, &a->gram, &a->rhs, &a->chol};
   for (size_t k = 0; k < sizeof b / sizeof b[0]; k++) {
     free(*b[k]);
@@ -724,8 +725,7 @@ static int accel_alloc(pgs_data *d, const pgs_opts *o) {
   a->vx = malloc(nv * sizeof(double));
   a->vs = malloc(nv * sizeof(double));
   a->bp = malloc(nv * sizeof(double));
-  a->vf = malloc(nv * sizeof(double));
-  int ok = a->x && a->gs && a->p && a->f && a->vx && a->vs && a->bp && a->vf;
+  int ok = a->x && a->gs && a->p && a->f && a->vx && a->vs && a->bp;
   if (ok && m > 0) {
     a->dF = malloc(m * n * sizeof(double));
     a->dG = malloc(m * n * sizeof(double));
