@@ -587,10 +587,11 @@ typedef struct pgs_opts {
   double step_tol;    /* stop when a sweep's ||dgamma|| <= step_tol ||gamma|| (0: never) */
   int accel;          /* ACCEL_NONE, ACCEL_NNCG or ACCEL_ANDERSON */
   int accel_m;        /* Anderson: past iterates kept */
-  int accel_guard;    /* accept an extrapolated iterate only if the own residual fell */
+  int accel_guard;    /* GUARD_RESIDUAL, GUARD_STEP or GUARD_NONE */
 } pgs_opts;
 
 enum { ACCEL_NONE = 0, ACCEL_NNCG = 1, ACCEL_ANDERSON = 2 };
+enum { GUARD_RESIDUAL = 0, GUARD_STEP = 1, GUARD_NONE = 2 };
 
 /* accelerated sweeps' arrays (malloc'd by pgs_setup when accel != none; NULL otherwise);
  * nrow-long: x (the iterate before the sweep), gs (the plain sweep's answer), p (NNCG's
@@ -635,10 +636,14 @@ static const fl_option_desc pgs_table[] = {
    "the cones (docs/pgs-accel.md)"},
   {"accel_m", FL_OPT_INT, offsetof(pgs_opts, accel_m), 1, 50, 5, NULL,
    "Anderson: how many past sweeps the mixing uses"},
-  {"accel_guard", FL_OPT_BOOL, offsetof(pgs_opts, accel_guard), 0, 1, 1, NULL,
-   "accept an extrapolated iterate only when its own residual is below the last iterate's, "
-   "else take the plain sweep and restart (costs a second residual on a refusal); the "
-   "residual is then evaluated every sweep (residual_every is ignored)"},
+  {"accel_guard", FL_OPT_ENUM, offsetof(pgs_opts, accel_guard), 0, 2, GUARD_RESIDUAL,
+   "residual|step|none",
+   "residual = keep an extrapolated iterate only when its own residual is below the last "
+   "iterate's, else the plain sweep and a restart (the residual is then evaluated every "
+   "sweep, a second time on a refusal; residual_every is not used); step (nncg only) = go "
+   "back to the plain sweep's answer when the sweep from an extrapolated iterate made a "
+   "larger step than the sweep before it (free; the residual every residual_every sweeps); "
+   "none = keep every extrapolation"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 
 
@@ -749,6 +754,9 @@ static int pgs_setup(fl_solver *s, const fl_problem *p) {
   const pgs_opts *o = s->opts;
   FL_TRY(relax_setup_core(s, p, &d->r, o->local, s->common.norm));
   FL_TRY(find_runs(s, &d->r));
+  if (o->accel == ACCEL_ANDERSON && o->accel_guard == GUARD_STEP)
+    return fl_seterr(FL_ERR_INVAL, "solver pgs: accel_guard=step is for accel=nncg; "
+                                   "anderson takes accel_guard=residual or none");
   FL_TRY(accel_alloc(d, o));
   return o->order == ORDER_COLOUR ? fl__relax_colour(&d->r) : FL_OK;
 }
@@ -1017,8 +1025,10 @@ static int anderson_step(pgs_data *d, fl_int nrow, fl_int nv, int *count, double
 
 
 /* pgs_solve with accel != none: each iteration is one sweep x -> G(x), then an
- * extrapolation projected on the cones (and, with accel_guard, kept only if the own residual
- * fell below the last iterate's; else the plain sweep G(x) and a restart) */
+ * extrapolation projected on the cones. accel_guard = residual: kept only if the own residual
+ * fell below the last iterate's, else the plain sweep G(x) and a restart; step (NNCG): when
+ * the next sweep's step grows (beta > 1) after an extrapolation, that sweep is dropped and
+ * the iterate goes back to the plain G(x) before the extrapolation, and a restart */
 static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat *st0) {
   pgs_data *d = s->data;
   const pgs_opts *o = s->opts;
@@ -1029,17 +1039,28 @@ static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat 
   if (fl_solver_record(s, &st) != 0) return s->reason == FL_REASON_ABORT ? s->abort_code : FL_OK;
   double err_last = st.error, d2_last = 0;
   int have_dir = 0, count = -1; // NNCG: p holds a direction; Anderson: pairs made (-1: none)
+  int guard_res = o->accel_guard == GUARD_RESIDUAL, guard_step = o->accel_guard == GUARD_STEP;
+  int prev_extrap = 0; // NNCG: the last iteration kept an extrapolated iterate
   memcpy(a->x, gamma, (size_t)nrow * sizeof *gamma);
   if (nv > 0) memcpy(a->vx, v, (size_t)nv * sizeof *v);
   for (int k = 1;; k++) {
     double d2 = pgs_sweep(d, o, v, gamma);
-    int extrap = 0;
+    int extrap = 0, reverted = 0;
     if (o->accel == ACCEL_NNCG) {
       // Fletcher-Reeves beta on the sweep steps; restart (plain step) when it exceeds 1
       double beta = have_dir && d2_last > 0 ? d2 / d2_last : INFINITY;
-      d2_last = d2;
-      if (beta <= 1.0) {
-        if (o->accel_guard) {
+      if (guard_step && prev_extrap && beta > 1.0) {
+        // the sweep from the extrapolated iterate grew: back to the plain answer before it
+        memcpy(gamma, a->gs, (size_t)nrow * sizeof *gamma);
+        if (nv > 0) memcpy(v, a->vs, (size_t)nv * sizeof *v);
+        reverted = 1;
+      } else {
+        d2_last = d2;
+      }
+      prev_extrap = 0;
+      if (!reverted && beta <= 1.0) {
+        prev_extrap = 1;
+        if (guard_res || guard_step) {
           memcpy(a->gs, gamma, (size_t)nrow * sizeof *gamma);
           if (nv > 0) memcpy(a->vs, v, (size_t)nv * sizeof *v);
         }
@@ -1059,14 +1080,14 @@ static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat 
       for (fl_int q = 0; q < nrow; q++) g2 += gamma[q] * gamma[q];
       settled = d2 <= o->step_tol * o->step_tol * g2;
     }
-    int eval = settled || o->accel_guard || k % o->residual_every == 0 ||
+    int eval = settled || guard_res || k % o->residual_every == 0 ||
                k >= s->common.max_iter;
-    int neval = 0, refused = 0;
+    int neval = 0, refused = reverted;
     if (eval) {
       fl_iter_stat_init(&st, k);
       fl__relax_residual(r, v, gamma, &st);
       neval = 1;
-      if (extrap && o->accel_guard && !(st.error <= err_last)) {
+      if (extrap && guard_res && !(st.error <= err_last)) {
         // refused: the plain sweep's answer, and a restart
         memcpy(gamma, a->gs, (size_t)nrow * sizeof *gamma);
         if (nv > 0) memcpy(v, a->vs, (size_t)nv * sizeof *v);

@@ -115,16 +115,17 @@ static int in_cones(const fl_problem *p, const double *gamma) {
 
 /* the solve of `accel` (none, nncg, anderson) on the column, its sweeps; the answer checked
  * against the closed form to 1e-10 (relative to the largest impulse) and the cones after */
-static int solve_column(double top, double vx, double mu_ground, const char *accel,
-                        const char *order, int *sweeps) {
+static int solve_column_guard(double top, double vx, double mu_ground, const char *accel,
+                              const char *order, const char *guard, int *sweeps) {
   fl_problem *p;
   ASSERT_OK(column(top, vx, mu_ground, 0.8, &p));
   double v[3 * N], g[3 * N], ve[3 * N], ge[3 * N];
   column_answer(top, vx, mu_ground, ve, ge);
-  char a[64], o[64];
+  char a[64], o[64], gd[64];
   snprintf(a, sizeof a, "accel=%s", accel);
   snprintf(o, sizeof o, "order=%s", order);
-  const char *opts[] = {a, o, "norm=none", "abs_tol=1e-12", "max_iter=200000", NULL};
+  snprintf(gd, sizeof gd, "accel_guard=%s", guard);
+  const char *opts[] = {a, o, gd, "norm=none", "abs_tol=1e-12", "max_iter=200000", NULL};
   fl_result res;
   ASSERT_OK(run(p, opts, v, g, &res));
   if (!(res.reason > 0))
@@ -136,11 +137,17 @@ static int solve_column(double top, double vx, double mu_ground, const char *acc
     ASSERT_NEAR(v[k], ve[k], 1e-10);
   }
   ASSERT(in_cones(p, g));
-  fprintf(stderr, "top %g vx %g accel %s order %s: %d sweeps, error %.3e\n", top, vx, accel,
-          order, res.iters, res.error);
+  fprintf(stderr, "top %g vx %g accel %s order %s guard %s: %d sweeps, error %.3e\n", top, vx,
+          accel, order, guard, res.iters, res.error);
   *sweeps = res.iters;
   fl_problem_free(p);
   return 0;
+}
+
+
+static int solve_column(double top, double vx, double mu_ground, const char *accel,
+                        const char *order, int *sweeps) {
+  return solve_column_guard(top, vx, mu_ground, accel, order, "residual", sweeps);
 }
 
 
@@ -174,6 +181,26 @@ FL_TEST(column_sliding_fewer_sweeps) {
 }
 
 
+FL_TEST(column_nncg_step_guard) {
+  // NNCG guarded by its own sweep steps (no residual needed) and unguarded: the same answer,
+  // within the same bound
+  int step, none;
+  ASSERT_OK(solve_column_guard(100.0, 1.0, 0.3, "nncg", "natural", "step", &step));
+  ASSERT_OK(solve_column_guard(100.0, 1.0, 0.3, "nncg", "natural", "none", &none));
+  ASSERT(step <= SWEEPS_BOUND);
+  ASSERT(none <= SWEEPS_BOUND);
+  // anderson has no step guard: refused at set-up
+  fl_problem *p;
+  ASSERT_OK(column(100.0, 1.0, 0.3, 0.8, &p));
+  double v[3 * N], g[3 * N];
+  fl_result res;
+  const char *opts[] = {"accel=anderson", "accel_guard=step", NULL};
+  ASSERT(run(p, opts, v, g, &res) == FL_ERR_INVAL);
+  fl_problem_free(p);
+  return 0;
+}
+
+
 FL_TEST(column_other_orders) {
   // forward-backward and coloured sweeps reach the same answer, the accelerated ones sooner
   // (order=shuffle is another map every sweep: no acceleration to expect, none asserted)
@@ -200,14 +227,14 @@ static int cones_every_record(const fl_solver *s, const fl_iter_stat *st, void *
 
 
 FL_TEST(iterates_stay_in_the_cones) {
-  // every recorded iterate of both accelerations, guarded or not, lies in the cones (the
+  // every recorded iterate of both accelerations, with every guard, lies in the cones (the
   // extrapolations overshoot; the projection after them keeps them feasible)
   fl_problem *p;
   ASSERT_OK(column(100.0, 1.0, 0.3, 0.8, &p));
   ASSERT_OK(fl_register_all());
-  const char *accel[] = {"nncg", "anderson"}, *guard[] = {"true", "false"};
+  const char *accel[] = {"nncg", "anderson"}, *guard[] = {"residual", "none", "step"};
   for (int a = 0; a < 2; a++)
-    for (int gd = 0; gd < 2; gd++) {
+    for (int gd = 0; gd < 3 - a; gd++) {
       fl_solver *s;
       ASSERT_OK(fl_solver_create("pgs", &s));
       ASSERT_OK(fl_solver_set_option(s, "accel", accel[a]));
