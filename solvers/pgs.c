@@ -607,7 +607,8 @@ typedef struct pgs_accel {
 typedef struct pgs_data {
   fl__relax r;
   pgs_accel a;
-  long n_extrap, n_refused; /* accel: extrapolations kept and refused by the guard */
+  long n_extrap, n_refused; /* accel: extrapolations kept, and refused by the guard (or
+                               dropped sweeps of the step guard), over the last solve */
   uint64_t rng; /* splitmix64 state for the shuffle, seeded from the common seed */
 } pgs_data;
 
@@ -1115,14 +1116,14 @@ static int pgs_solve_accel(fl_solver *s, double *v, double *gamma, fl_iter_stat 
       memcpy(a->x, gamma, (size_t)nrow * sizeof *gamma);
       if (nv > 0) memcpy(a->vx, v, (size_t)nv * sizeof *v);
     }
+    d->n_extrap += extrap;
+    d->n_refused += refused;
     if (!eval) continue;
     err_last = st.error;
     st.step = o->omega;
     st.step_norm = sqrt(d2);
     st.neval = neval;
     st.inner_iters = extrap + 2 * refused; // 1 kept, 2 refused, 0 plain (restart)
-    d->n_extrap += extrap;
-    d->n_refused += refused;
     if (fl_solver_record(s, &st) != 0) break;
     if (settled) {
       s->reason = FL_CONVERGED_STAGNATION_OK;
