@@ -104,10 +104,12 @@ static int minkowski_face(const double a[3], const double b[3], const double c[3
 /* face contact with reference face f of shape `ref` (frame of ref) and the incident shape
  * `inc` placed in ref's frame by (R, t). Clips, keeps points within the margin and writes
  * them in the world (via ref's pose) with ref's outward normal, or its opposite when ref is b
- * (ref_is_b), features ordered (a, b). */
+ * (ref_is_b), features ordered (a, b). habs (may be NULL) gets the least |h| over the clipped
+ * polygon, margin or not (INFINITY when it is empty): each clipped point lies on the incident
+ * face and its foot on the reference face, |h| apart. */
 static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *inc,
                          const double R[9], const double t[3], fl_int f, int ref_is_b,
-                         int fallback, double margin, cbuf *B) {
+                         int fallback, double margin, double *habs, cbuf *B) {
   const double *nf = ref->face_normal + 3 * f;
   double df = ref->face_offset[f];
   // incident face: the most anti-parallel one
@@ -189,8 +191,10 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
       fl__cl_add_a(B, pr, n, hd, fr, fi);
     return;
   }
+  double hmin = INFINITY;
   for (int i = 0; i < nin; i++) {
     double h = dot3(nf, in[i].x) - df;
+    if (habs) hmin = bmin(hmin, fabs(h));
     if (h > margin) continue;
     // features from the labels of the segments arriving at and leaving the point
     int lin = in[i].lab, lout = in[(i + 1) % nin].lab;
@@ -215,6 +219,7 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
     else
       fl__cl_add_a(B, pr, n, h, fr, fi);
   }
+  if (habs) *habs = hmin;
 }
 
 
@@ -511,16 +516,53 @@ static int flat_faces(const fl_shape *a, const pose *A, const fl_shape *b, const
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, 0, margin, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, 0, margin, NULL, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, 0, margin, B);
+    face_contact(a, A, b, Rab, tab, fa, 0, 0, margin, NULL, B);
   }
   return B->n > n0;
 }
 
 
+/* Temporal coherence (hc, the pair's entry kept by the world). At a reference pose where the
+ * whole search ran and a face won, the entry keeps b's placement (Rab, tab), the best faces of
+ * a and of b with their leads over the runners-up, and dbar, an upper bound on the signed
+ * distance D = max over unit axes u of the gap g(u) = min_B u.x - max_A u.y there. g(u) moves
+ * by at most delta = |tab - tab0| + ||Rab - Rab0||_F r_b for every u (b's vertices move that
+ * much), so at the new pose:
+ *  - a face whose lead was above 2 delta (plus round-off) is still the best of its shape, by a
+ *    strict margin: the face loops' choice and values are those of its one evaluation;
+ *  - every edge pair the loop evaluates has s = g(u) for its axis u (its edges support the
+ *    shapes along u), so s <= D <= dbar + delta. When that is at most the margin, below the
+ *    best face's separation plus the face preference, and below the `separated` threshold (or
+ *    the faces are above it), no edge pair can return early, win, or change `separated`: the
+ *    loop is skipped with the contacts it would have given.
+ * dbar: D is at most the distance |h| between any clipped point and its foot on the reference
+ * face when the shapes are apart, and <= 0 <= |h| when they overlap; tighter, when the faces
+ * and edges overlap (their maximum U < 0), D = U exactly (the maximum of g is taken at a face
+ * of the Minkowski difference, every one of which the search evaluates unless two edges were
+ * left out as nearly parallel, when only the |h| bound is used). Each
+ * bound carries COH_SLACK (relative to the shapes' radii and |tab|) for round-off, including
+ * the Gauss-map test's near-degenerate crossings (within eps / 1e-6 of a face normal). */
+#define COH_SLACK 1e-8
+
+
+/* tests: 1 runs the whole search also where the reference lets it go, and counts the calls
+ * checked and those whose whole search contradicts the reference (other best faces, a face or
+ * edge pair above the margin, an edge pair above the bound) */
+int fl__cl_coherence_check = 0;
+unsigned long fl__cl_coherence_checked = 0, fl__cl_coherence_wrong = 0;
+
+
+/* a failed try: the pair waits longer before the next */
+static void hint_failed(fl__hull_pair *hc) {
+  hc->fails = hc->fails < 4 ? hc->fails + 1 : 4;
+  hc->wait = (1 << hc->fails) - 1;
+}
+
+
 void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                      double margin, cbuf *B) {
+                      double margin, fl__hull_pair *hc, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
   double Rab[9], tab[3], d[3];
   for (int i = 0; i < 3; i++)
@@ -534,6 +576,16 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
   double tol = FACE_PREF * (a->radius + b->radius);
   int a_box = is_box(a), b_box = is_box(b);
+  // two boxes have closed forms and a bound on the edge pairs already
+  if (a_box && b_box) hc = NULL;
+  // a pair whose reference failed lately ignores its entry for a few calls (2^k - 1 after k
+  // failures in a row, at most 15), then makes a new reference before it tries again: moving
+  // pairs pay little for the bookkeeping (this only decides when to try, never the outcome)
+  int fresh_only = 0;
+  if (hc && hc->wait > 0) {
+    if (--hc->wait > 0) hc = NULL;
+    else fresh_only = 1;
+  }
 
   // the axis that separated this pair last time, first
   sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
@@ -551,31 +603,78 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     if (s > margin) return;
   }
 
-  // faces of a: separation = min over b's vertices of n . x - d
   fl_int fa = -1, fb = -1;
-  double sa = -INFINITY, sb = -INFINITY;
-  for (fl_int f = 0; f < a->nface; f++) {
+  double sa = -INFINITY, sb = -INFINITY, s2a = -INFINITY, s2b = -INFINITY;
+  // the reference (see above): the best faces alone, and whether the edge pairs can matter
+  int coherent = 0, sep_unsure = 0, claim = 0;
+  fl_int claim_fa = -1, claim_fb = -1;
+  double claim_ub = 0;
+  double slack = hc ? COH_SLACK * (a->radius + b->radius + norm3(tab)) : 0;
+  int tried = hc && !fresh_only && hc->valid && hc->fa < a->nface && hc->fb < b->nface;
+  if (tried) {
+    double dr = 0, dt = 0;
+    for (int k = 0; k < 9; k++) dr += (Rab[k] - hc->Rab[k]) * (Rab[k] - hc->Rab[k]);
+    for (int k = 0; k < 3; k++) dt += (tab[k] - hc->tab[k]) * (tab[k] - hc->tab[k]);
+    double delta = sqrt(dt) + sqrt(dr) * b->radius, need = 2 * (delta + slack);
+    double ub = hc->dbar + delta + slack, thr = SEP_EXACT * (a->radius + b->radius);
+    // a cheap look first: would the test below pass if the best face's separation had fallen
+    // by delta? (a filter only: a pair it turns away runs the whole search)
+    if (hc->lead_a > need && hc->lead_b > need && ub <= margin && ub < hc->sf - delta + tol) {
+      // the face loops' maxima; one above the margin is where they would return
+      fa = hc->fa, sa = face_sep(a, b, Rab, tab, fa, b_box);
+      if (sa > margin) {
+        hint_set(H, a, b, 1, fa, 0);
+        return;
+      }
+      fb = hc->fb, sb = face_sep_b(a, b, Rab, tba, fb, a_box);
+      if (sb > margin) {
+        hint_set(H, a, b, 2, fb, 0);
+        return;
+      }
+      double sf = fmax(sa, sb);
+      coherent = ub <= margin && ub < sf + tol;
+      // an edge pair might still decide `separated`, which only matters when the clipped
+      // polygon is empty or gives no point: checked after the face contact
+      sep_unsure = coherent && !(ub <= thr || sf > thr);
+      if (coherent && fl__cl_coherence_check) {
+        // tests: the whole search below, checked against what the reference claims
+        claim = 1, claim_ub = ub, claim_fa = fa, claim_fb = fb;
+        coherent = sep_unsure = 0;
+        fa = fb = -1, sa = sb = -INFINITY;
+      }
+    }
+  }
+  if (tried && !coherent && !claim) {
+    hint_failed(hc);
+    fa = fb = -1, sa = sb = -INFINITY;
+  }
+  // faces of a: separation = min over b's vertices of n . x - d
+  for (fl_int f = 0; !coherent && f < a->nface; f++) {
     double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
                               : face_sep(a, b, Rab, tab, f, b_box);
-    if (s > sa) sa = s, fa = f;
+    if (s > sa) s2a = sa, sa = s, fa = f;
+    else if (s > s2a) s2a = s;
     if (s > margin) {
       hint_set(H, a, b, 1, f, 0);
+      fl__cl_coherence_wrong += claim; // the reference claimed no face above the margin
       return;
     }
   }
-  for (fl_int f = 0; f < b->nface; f++) {
+  for (fl_int f = 0; !coherent && f < b->nface; f++) {
     double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
                               : face_sep_b(a, b, Rab, tba, f, a_box);
-    if (s > sb) sb = s, fb = f;
+    if (s > sb) s2b = sb, sb = s, fb = f;
+    else if (s > s2b) s2b = s;
     if (s > margin) {
       hint_set(H, a, b, 2, f, 0);
+      fl__cl_coherence_wrong += claim;
       return;
     }
   }
   // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
   // margin, win over the faces, or decide `separated` below): the edge-pair loop is skipped,
   // with the same contacts as after it
-  fl_int nedge_b = b->nedge;
+  fl_int nedge_b = coherent ? 0 : b->nedge;
   if (a_box && b_box) {
     double sf = fmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
     double sep = SEP_EXACT * (a->radius + b->radius);
@@ -587,6 +686,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
   fl_int ea = -1, eb = -1;
   double se = -INFINITY, nbest[3] = {0, 0, 0};
+  int parallel = 0; // an edge pair passed the Gauss-map test and was left out as parallel
   // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
   static _Thread_local double arc_a[3 * GAUSS_CACHE];
   int cached = nedge_b > 0 && a->nedge <= GAUSS_CACHE;
@@ -730,7 +830,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       sub3(q1, p1, e1);
       cross3(e1, e2, nn);
       double l = norm3(nn);
-      if (l <= 1e-6 * norm3(e1) * norm3(e2)) continue; // parallel edges: faces cover them
+      if (l <= 1e-6 * norm3(e1) * norm3(e2)) { // parallel edges: faces cover them
+        parallel = 1;
+        continue;
+      }
       for (int k = 0; k < 3; k++) nn[k] /= l;
       sub3(p1, ca, w);
       if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
@@ -739,12 +842,24 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
       if (s > margin) {
         hint_set(H, a, b, 3, i, j);
+        fl__cl_coherence_wrong += claim; // and no edge pair
         return;
       }
     }
   }
 
   int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  if (claim) {
+    // the same best faces, no edge pair above the bound, and none that wins
+    fl__cl_coherence_checked++;
+    fl__cl_coherence_wrong += fa != claim_fa || fb != claim_fb || se > claim_ub ||
+                              (ea >= 0 && se > fmax(sa, sb) + tol);
+  }
+  if (hc && !coherent && ea >= 0 && se > fmax(sa, sb) + tol) {
+    // an edge axis won: no reference (the whole search runs again next time)
+    hc->valid = 0;
+    hc->full++;
+  }
   if (ea >= 0 && se > fmax(sa, sb) + tol &&
       flat_faces(a, A, b, Bp, Rab, tab, tba, sa, sb, fa, fb, tol, nbest, margin, B))
     return;
@@ -774,13 +889,43 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     return;
   }
   int n0 = B->n;
+  double habs = INFINITY, *hp = hc && (!coherent || sep_unsure) ? &habs : NULL;
   if (sb > sa + tol) {
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, hp, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, B);
+    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, hp, B);
+  }
+  if (hc && coherent && sep_unsure && !(B->n > n0 && habs < INFINITY)) {
+    // `separated` mattered and the edge pairs were not evaluated: the whole search after all
+    // (the call below, with a new reference: wait 1)
+    B->n = n0;
+    hint_failed(hc);
+    int w = hc->wait;
+    hc->wait = 1;
+    fl__cl_poly_poly(a, A, b, Bp, margin, hc, B);
+    hc->wait = w;
+    return;
+  }
+  if (hc && coherent) {
+    hc->skipped++;
+    hc->fails = 0;
+  } else if (hc) {
+    // a new reference (the whole search ran and a face won)
+    double U = fmax(se, fmax(sa, sb));
+    hc->full++;
+    int sat = U < -slack && !parallel && nedge_b == b->nedge;
+    hc->valid = s2a > -INFINITY && s2b > -INFINITY && (sat || habs < INFINITY);
+    if (hc->valid) {
+      memcpy(hc->Rab, Rab, sizeof hc->Rab);
+      copy3(tab, hc->tab);
+      hc->dbar = (sat ? U : habs) + slack;
+      hc->fa = fa, hc->fb = fb;
+      hc->lead_a = sa - s2a, hc->lead_b = sb - s2b;
+      hc->sf = fmax(sa, sb);
+    }
   }
   // separated, and the incident face misses the reference face: the exact closest points
   if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
