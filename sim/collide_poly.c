@@ -61,8 +61,21 @@ static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double 
 }
 
 
+/* the index of the lowest set bit of m != 0 */
+static inline int low_bit(uint32_t m) {
+#if defined(__GNUC__)
+  return __builtin_ctz(m);
+#else
+  int k = 0;
+  for (; !(m & 1u); m >>= 1) k++;
+  return k;
+#endif
+}
+
+
 /* the larger and smaller of two bounds, inline (libm's fmax and fmin are calls; NaN and the
- * sign of zero do not matter for a bound) */
+ * sign of zero do not matter for a bound). bmax(x, y) is also glibc's fmax on x86-64 (maxsd:
+ * y when equal) for the separations below, which are never NaN */
 static inline double bmax(double x, double y) { return x > y ? x : y; }
 static inline double bmin(double x, double y) { return x < y ? x : y; }
 
@@ -631,7 +644,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
         hint_set(H, a, b, 2, fb, 0);
         return;
       }
-      double sf = fmax(sa, sb);
+      double sf = bmax(sa, sb);
       coherent = ub <= margin && ub < sf + tol;
       // an edge pair might still decide `separated`, which only matters when the clipped
       // polygon is empty or gives no point: checked after the face contact
@@ -676,7 +689,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // with the same contacts as after it
   fl_int nedge_b = coherent ? 0 : b->nedge;
   if (a_box && b_box) {
-    double sf = fmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
+    double sf = bmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
     double sep = SEP_EXACT * (a->radius + b->radius);
     if (ub <= margin && ub < sf + tol && (sf > sep || ub <= sep)) nedge_b = 0;
   }
@@ -748,6 +761,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
   static _Thread_local double vb_pre[3 * PRE_MAX], nb_pre[3 * PRE_MAX],
       dot_pre[PRE_MAX * PRE_MAX];
+  // and the signs of those dots as bit masks over a's edges: an edge pair can pass the first
+  // test (cba dba < 0) only where the two dots have strict opposite signs, so the loop below
+  // visits those edges of a only, in order, and makes the exact test on them
+  static _Thread_local uint32_t pos_pre[PRE_MAX], neg_pre[PRE_MAX];
   int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX &&
             a->nedge <= PRE_MAX;
   int pre_dots = pre && cached && !shared;
@@ -759,8 +776,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     double c[3];
     mulv(Rab, b->face_normal + 3 * f, c);
     for (int k = 0; k < 3; k++) nb_pre[3 * f + k] = -c[k];
-    for (fl_int i = 0; pre_dots && i < a->nedge; i++)
-      dot_pre[f * a->nedge + i] = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+    uint32_t mp = 0, mn = 0;
+    for (fl_int i = 0; pre_dots && i < a->nedge; i++) {
+      double x = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+      dot_pre[f * a->nedge + i] = x;
+      mp |= (uint32_t)(x > 0) << i, mn |= (uint32_t)(x < 0) << i;
+    }
+    pos_pre[f] = mp, neg_pre[f] = mn;
   }
   for (fl_int j = 0; j < nedge_b; j++) {
     double p2[3], q2[3], e2[3], cn[3], dn[3], dxc[3];
@@ -801,7 +823,15 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
     for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
       fd[f] = dot3(a->face_normal + 3 * f, dxc);
+    uint32_t todo = pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
+    if (pre_dots && !todo) continue;
     for (fl_int i = 0; i < a->nedge; i++) {
+      if (pre_dots) {
+        // the next edge of a with opposite signs (the loop's increment is overridden)
+        if (!todo) break;
+        i = low_bit(todo);
+        todo &= todo - 1;
+      }
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
       if (shared) {
@@ -848,28 +878,28 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     }
   }
 
-  int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  int separated = bmax(se, bmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
   if (claim) {
     // the same best faces, no edge pair above the bound, and none that wins
     fl__cl_coherence_checked++;
     fl__cl_coherence_wrong += fa != claim_fa || fb != claim_fb || se > claim_ub ||
-                              (ea >= 0 && se > fmax(sa, sb) + tol);
+                              (ea >= 0 && se > bmax(sa, sb) + tol);
   }
-  if (hc && !coherent && ea >= 0 && se > fmax(sa, sb) + tol) {
+  if (hc && !coherent && ea >= 0 && se > bmax(sa, sb) + tol) {
     // an edge axis won: no reference (the whole search runs again next time)
     hc->valid = 0;
     hc->full++;
   }
-  if (ea >= 0 && se > fmax(sa, sb) + tol &&
+  if (ea >= 0 && se > bmax(sa, sb) + tol &&
       flat_faces(a, A, b, Bp, Rab, tab, tba, sa, sb, fa, fb, tol, nbest, margin, B))
     return;
-  if (ea >= 0 && se > fmax(sa, sb) + tol && separated) {
+  if (ea >= 0 && se > bmax(sa, sb) + tol && separated) {
     // separated with an edge axis: the axis bounds the distance from below only, so take
     // the exact closest points (the face case below is exact by construction)
     poly_exact(a, A, b, Rab, tab, margin, B);
     return;
   }
-  if (ea >= 0 && se > fmax(sa, sb) + tol) {
+  if (ea >= 0 && se > bmax(sa, sb) + tol) {
     // edge contact: one point midway between the closest points of the two edges
     const double *p1 = a->vert + 3 * a->edge[2 * ea], *q1 = a->vert + 3 * a->edge[2 * ea + 1];
     double p2[3], q2[3], e1[3], e2[3], c1[3], c2[3], s, t, w[3], n[3], pa[3];
@@ -914,7 +944,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     hc->fails = 0;
   } else if (hc) {
     // a new reference (the whole search ran and a face won)
-    double U = fmax(se, fmax(sa, sb));
+    double U = bmax(se, bmax(sa, sb));
     hc->full++;
     int sat = U < -slack && !parallel && nedge_b == b->nedge;
     hc->valid = s2a > -INFINITY && s2b > -INFINITY && (sat || habs < INFINITY);
@@ -924,7 +954,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       hc->dbar = (sat ? U : habs) + slack;
       hc->fa = fa, hc->fb = fb;
       hc->lead_a = sa - s2a, hc->lead_b = sb - s2b;
-      hc->sf = fmax(sa, sb);
+      hc->sf = bmax(sa, sb);
     }
   }
   // separated, and the incident face misses the reference face: the exact closest points
