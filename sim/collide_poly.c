@@ -662,9 +662,27 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     fa = fb = -1, sa = sb = -INFINITY;
   }
   // faces of a: separation = min over b's vertices of n . x - d
-  for (fl_int f = 0; !coherent && f < a->nface; f++) {
+  for (fl_int f = 0; !coherent && !hc && f < a->nface; f++) {
     double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
                               : face_sep(a, b, Rab, tab, f, b_box);
+    if (s > sa) sa = s, fa = f;
+    if (s > margin) {
+      hint_set(H, a, b, 1, f, 0);
+      return;
+    }
+  }
+  for (fl_int f = 0; !coherent && !hc && f < b->nface; f++) {
+    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
+                              : face_sep_b(a, b, Rab, tba, f, a_box);
+    if (s > sb) sb = s, fb = f;
+    if (s > margin) {
+      hint_set(H, a, b, 2, f, 0);
+      return;
+    }
+  }
+  // the same with the runners-up, for a new reference (not two boxes: hc is NULL there)
+  for (fl_int f = 0; !coherent && hc && f < a->nface; f++) {
+    double s = face_sep(a, b, Rab, tab, f, b_box);
     if (s > sa) s2a = sa, sa = s, fa = f;
     else if (s > s2a) s2a = s;
     if (s > margin) {
@@ -673,9 +691,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       return;
     }
   }
-  for (fl_int f = 0; !coherent && f < b->nface; f++) {
-    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
-                              : face_sep_b(a, b, Rab, tba, f, a_box);
+  for (fl_int f = 0; !coherent && hc && f < b->nface; f++) {
+    double s = face_sep_b(a, b, Rab, tba, f, a_box);
     if (s > sb) s2b = sb, sb = s, fb = f;
     else if (s > s2b) s2b = s;
     if (s > margin) {
@@ -744,6 +761,14 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
+  // the loop over a's edges below visits them by a bit mask where a has at most 32: those
+  // that can pass the first test, in order (with shared arcs, the edges of the groups whose
+  // first test passes)
+  int bits = a->nedge <= 32;
+  uint32_t all = !bits ? 0 : a->nedge == 32 ? 0xFFFFFFFFu : (1u << a->nedge) - 1;
+  uint32_t gmask[ARC_UNIQUE_MAX];
+  for (fl_int u = 0; shared && bits && u < nu; u++) gmask[u] = 0;
+  for (fl_int i = 0; shared && bits && i < a->nedge; i++) gmask[uof[i]] |= 1u << i;
   // a box's arcs are +-e_m exactly (cross products of its +-e_k normals), and its normals are
   // too: a dot with one is +-one coordinate, the same value (a zero's sign aside, which only
   // meets the strict sign tests below)
@@ -823,11 +848,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
     for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
       fd[f] = dot3(a->face_normal + 3 * f, dxc);
-    uint32_t todo = pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
-    if (pre_dots && !todo) continue;
+    uint32_t todo = all;
+    if (pre_dots) todo = (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]);
+    for (fl_int u = 0; shared && bits && u < nu; u++) todo &= pass[u] ? ~0u : ~gmask[u];
+    if (bits && !todo) continue;
     for (fl_int i = 0; i < a->nedge; i++) {
-      if (pre_dots) {
-        // the next edge of a with opposite signs (the loop's increment is overridden)
+      if (bits) {
+        // the next edge of a to visit (the loop's increment is overridden)
         if (!todo) break;
         i = low_bit(todo);
         todo &= todo - 1;
