@@ -574,8 +574,42 @@ static void hint_failed(fl__hull_pair *hc) {
 }
 
 
-void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                      double margin, fl__hull_pair *hc, cbuf *B) {
+/* the edge-pair loop's axis for edge i of a and b's edge p2 + t e2 (a's frame, ca a's vertex
+ * centroid): 0 for nearly parallel edges (left to the faces), else 1 with the unit axis nn
+ * outward from a and the separation *s along it */
+static inline int edge_axis(const fl_shape *a, fl_int i, const double ca[3], const double p2[3],
+                            const double e2[3], double nn[3], double *s) {
+  const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+  double e1[3], w[3];
+  sub3(q1, p1, e1);
+  cross3(e1, e2, nn);
+  double l = norm3(nn);
+  if (l <= 1e-6 * norm3(e1) * norm3(e2)) return 0;
+  for (int k = 0; k < 3; k++) nn[k] /= l;
+  sub3(p1, ca, w);
+  if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
+  sub3(p2, p1, w);
+  *s = dot3(nn, w);
+  return 1;
+}
+
+
+/* what the whole search found, for a coherence reference (poly_poly_coherent) */
+typedef struct search_rep {
+  int done;            /* 1: the search reached its choice (no early return) */
+  fl_int fa, fb, ea;   /* best faces of a and b; best edge of a (-1: none) */
+  double sa, sb, s2a, s2b, se; /* their separations and the faces' runners-up (m) */
+  int parallel;        /* an edge pair passed the Gauss-map test and was left out as parallel */
+  int edges_all;       /* the edge-pair loop ran over every pair */
+  int edge_won;        /* an edge axis won by more than the face preference */
+  double habs;         /* least |h| over the clipped polygon (INFINITY: none) */
+} search_rep;
+
+
+/* The whole separating-axis search and the contacts it gives; rep (may be NULL) gets what a
+ * coherence reference needs. */
+static void poly_poly_search(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                             double margin, search_rep *rep, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
   double Rab[9], tab[3], d[3];
   for (int i = 0; i < 3; i++)
@@ -589,16 +623,6 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
   double tol = FACE_PREF * (a->radius + b->radius);
   int a_box = is_box(a), b_box = is_box(b);
-  // two boxes have closed forms and a bound on the edge pairs already
-  if (a_box && b_box) hc = NULL;
-  // a pair whose reference failed lately ignores its entry for a few calls (2^k - 1 after k
-  // failures in a row, at most 15), then makes a new reference before it tries again: moving
-  // pairs pay little for the bookkeeping (this only decides when to try, never the outcome)
-  int fresh_only = 0;
-  if (hc && hc->wait > 0) {
-    if (--hc->wait > 0) hc = NULL;
-    else fresh_only = 1;
-  }
 
   // the axis that separated this pair last time, first
   sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
@@ -616,95 +640,55 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     if (s > margin) return;
   }
 
-  fl_int fa = -1, fb = -1;
-  double sa = -INFINITY, sb = -INFINITY, s2a = -INFINITY, s2b = -INFINITY;
-  // the reference (see above): the best faces alone, and whether the edge pairs can matter
-  int coherent = 0, sep_unsure = 0, claim = 0;
-  fl_int claim_fa = -1, claim_fb = -1;
-  double claim_ub = 0;
-  double slack = hc ? COH_SLACK * (a->radius + b->radius + norm3(tab)) : 0;
-  int tried = hc && !fresh_only && hc->valid && hc->fa < a->nface && hc->fb < b->nface;
-  if (tried) {
-    double dr = 0, dt = 0;
-    for (int k = 0; k < 9; k++) dr += (Rab[k] - hc->Rab[k]) * (Rab[k] - hc->Rab[k]);
-    for (int k = 0; k < 3; k++) dt += (tab[k] - hc->tab[k]) * (tab[k] - hc->tab[k]);
-    double delta = sqrt(dt) + sqrt(dr) * b->radius, need = 2 * (delta + slack);
-    double ub = hc->dbar + delta + slack, thr = SEP_EXACT * (a->radius + b->radius);
-    // a cheap look first: would the test below pass if the best face's separation had fallen
-    // by delta? (a filter only: a pair it turns away runs the whole search)
-    if (hc->lead_a > need && hc->lead_b > need && ub <= margin && ub < hc->sf - delta + tol) {
-      // the face loops' maxima; one above the margin is where they would return
-      fa = hc->fa, sa = face_sep(a, b, Rab, tab, fa, b_box);
-      if (sa > margin) {
-        hint_set(H, a, b, 1, fa, 0);
-        return;
-      }
-      fb = hc->fb, sb = face_sep_b(a, b, Rab, tba, fb, a_box);
-      if (sb > margin) {
-        hint_set(H, a, b, 2, fb, 0);
-        return;
-      }
-      double sf = bmax(sa, sb);
-      coherent = ub <= margin && ub < sf + tol;
-      // an edge pair might still decide `separated`, which only matters when the clipped
-      // polygon is empty or gives no point: checked after the face contact
-      sep_unsure = coherent && !(ub <= thr || sf > thr);
-      if (coherent && fl__cl_coherence_check) {
-        // tests: the whole search below, checked against what the reference claims
-        claim = 1, claim_ub = ub, claim_fa = fa, claim_fb = fb;
-        coherent = sep_unsure = 0;
-        fa = fb = -1, sa = sb = -INFINITY;
-      }
-    }
-  }
-  if (tried && !coherent && !claim) {
-    hint_failed(hc);
-    fa = fb = -1, sa = sb = -INFINITY;
-  }
   // faces of a: separation = min over b's vertices of n . x - d
-  for (fl_int f = 0; !coherent && !hc && f < a->nface; f++) {
-    double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
-                              : face_sep(a, b, Rab, tab, f, b_box);
-    if (s > sa) sa = s, fa = f;
-    if (s > margin) {
-      hint_set(H, a, b, 1, f, 0);
-      return;
+  fl_int fa = -1, fb = -1;
+  double sa = -INFINITY, sb = -INFINITY;
+  if (rep) {
+    // the same loops with the runners-up (never two boxes here)
+    double s2a = -INFINITY, s2b = -INFINITY;
+    for (fl_int f = 0; f < a->nface; f++) {
+      double s = face_sep(a, b, Rab, tab, f, b_box);
+      if (s > sa) s2a = sa, sa = s, fa = f;
+      else if (s > s2a) s2a = s;
+      if (s > margin) {
+        hint_set(H, a, b, 1, f, 0);
+        return;
+      }
     }
-  }
-  for (fl_int f = 0; !coherent && !hc && f < b->nface; f++) {
-    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
-                              : face_sep_b(a, b, Rab, tba, f, a_box);
-    if (s > sb) sb = s, fb = f;
-    if (s > margin) {
-      hint_set(H, a, b, 2, f, 0);
-      return;
+    for (fl_int f = 0; f < b->nface; f++) {
+      double s = face_sep_b(a, b, Rab, tba, f, a_box);
+      if (s > sb) s2b = sb, sb = s, fb = f;
+      else if (s > s2b) s2b = s;
+      if (s > margin) {
+        hint_set(H, a, b, 2, f, 0);
+        return;
+      }
     }
-  }
-  // the same with the runners-up, for a new reference (not two boxes: hc is NULL there)
-  for (fl_int f = 0; !coherent && hc && f < a->nface; f++) {
-    double s = face_sep(a, b, Rab, tab, f, b_box);
-    if (s > sa) s2a = sa, sa = s, fa = f;
-    else if (s > s2a) s2a = s;
-    if (s > margin) {
-      hint_set(H, a, b, 1, f, 0);
-      fl__cl_coherence_wrong += claim; // the reference claimed no face above the margin
-      return;
+    rep->s2a = s2a, rep->s2b = s2b;
+  } else {
+    for (fl_int f = 0; f < a->nface; f++) {
+      double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
+                                : face_sep(a, b, Rab, tab, f, b_box);
+      if (s > sa) sa = s, fa = f;
+      if (s > margin) {
+        hint_set(H, a, b, 1, f, 0);
+        return;
+      }
     }
-  }
-  for (fl_int f = 0; !coherent && hc && f < b->nface; f++) {
-    double s = face_sep_b(a, b, Rab, tba, f, a_box);
-    if (s > sb) s2b = sb, sb = s, fb = f;
-    else if (s > s2b) s2b = s;
-    if (s > margin) {
-      hint_set(H, a, b, 2, f, 0);
-      fl__cl_coherence_wrong += claim;
-      return;
+    for (fl_int f = 0; f < b->nface; f++) {
+      double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
+                                : face_sep_b(a, b, Rab, tba, f, a_box);
+      if (s > sb) sb = s, fb = f;
+      if (s > margin) {
+        hint_set(H, a, b, 2, f, 0);
+        return;
+      }
     }
   }
   // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
   // margin, win over the faces, or decide `separated` below): the edge-pair loop is skipped,
   // with the same contacts as after it
-  fl_int nedge_b = coherent ? 0 : b->nedge;
+  fl_int nedge_b = b->nedge;
   if (a_box && b_box) {
     double sf = bmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
     double sep = SEP_EXACT * (a->radius + b->radius);
@@ -736,13 +720,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
                a->nface <= ARC_UNIQUE_MAX;
   if (shared) {
     // a cheap look first: does the first arc repeat at all (a box's does 3 times)?
-    int rep = 0;
-    for (fl_int i = 1; !rep && i < a->nedge; i++) {
+    int again = 0;
+    for (fl_int i = 1; !again && i < a->nedge; i++) {
       const double *x = arc_a + 3 * i;
-      rep = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
-            (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
+      again = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
+              (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
     }
-    shared = rep;
+    shared = again;
   }
   for (fl_int i = 0; shared && i < a->nedge; i++) {
     const double *x = arc_a + 3 * i;
@@ -761,14 +745,6 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     usg[i] = sg;
     if (nu > a->nedge / 2) shared = 0; // few repeats: the per-pair dots are as cheap
   }
-  // the loop over a's edges below visits them by a bit mask where a has at most 32: those
-  // that can pass the first test, in order (with shared arcs, the edges of the groups whose
-  // first test passes)
-  int bits = a->nedge <= 32;
-  uint32_t all = !bits ? 0 : a->nedge == 32 ? 0xFFFFFFFFu : (1u << a->nedge) - 1;
-  uint32_t gmask[ARC_UNIQUE_MAX];
-  for (fl_int u = 0; shared && bits && u < nu; u++) gmask[u] = 0;
-  for (fl_int i = 0; shared && bits && i < a->nedge; i++) gmask[uof[i]] |= 1u << i;
   // a box's arcs are +-e_m exactly (cross products of its +-e_k normals), and its normals are
   // too: a dot with one is +-one coordinate, the same value (a zero's sign aside, which only
   // meets the strict sign tests below)
@@ -848,17 +824,29 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
     for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
       fd[f] = dot3(a->face_normal + 3 * f, dxc);
-    uint32_t todo = all;
-    if (pre_dots) todo = (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]);
-    for (fl_int u = 0; shared && bits && u < nu; u++) todo &= pass[u] ? ~0u : ~gmask[u];
-    if (bits && !todo) continue;
-    for (fl_int i = 0; i < a->nedge; i++) {
-      if (bits) {
-        // the next edge of a to visit (the loop's increment is overridden)
-        if (!todo) break;
-        i = low_bit(todo);
-        todo &= todo - 1;
+    // precomputed first dots: only a's edges whose two dots have opposite signs, in order,
+    // with the same tests and the same axis as the loop after this one
+    uint32_t todo = pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
+    for (; todo; todo &= todo - 1) {
+      fl_int i = low_bit(todo);
+      double cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
+      if (!(cba * dba < 0)) continue;
+      const double *an = a->face_normal + 3 * a->edge_face[2 * i];
+      const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
+      double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+      if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
+      double nn[3], s;
+      if (!edge_axis(a, i, ca, p2, e2, nn, &s)) {
+        parallel = 1;
+        continue;
       }
+      if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
+      if (s > margin) {
+        hint_set(H, a, b, 3, i, j);
+        return;
+      }
+    }
+    for (fl_int i = 0; !pre_dots && i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
       if (shared) {
@@ -869,13 +857,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
       } else if (cached) {
         // minkowski_face with both arcs precomputed, cheapest test first
-        double cba, dba;
-        if (pre_dots) {
-          cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
-        } else {
-          const double *bxa = arc_a + 3 * i;
-          cba = dot3(cn, bxa), dba = dot3(dn, bxa);
-        }
+        const double *bxa = arc_a + 3 * i;
+        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
         if (!(cba * dba < 0)) continue;
         double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
@@ -899,23 +882,19 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
       if (s > margin) {
         hint_set(H, a, b, 3, i, j);
-        fl__cl_coherence_wrong += claim; // and no edge pair
         return;
       }
     }
   }
 
   int separated = bmax(se, bmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
-  if (claim) {
-    // the same best faces, no edge pair above the bound, and none that wins
-    fl__cl_coherence_checked++;
-    fl__cl_coherence_wrong += fa != claim_fa || fb != claim_fb || se > claim_ub ||
-                              (ea >= 0 && se > bmax(sa, sb) + tol);
-  }
-  if (hc && !coherent && ea >= 0 && se > bmax(sa, sb) + tol) {
-    // an edge axis won: no reference (the whole search runs again next time)
-    hc->valid = 0;
-    hc->full++;
+  if (rep) {
+    rep->done = 1;
+    rep->fa = fa, rep->fb = fb, rep->ea = ea;
+    rep->sa = sa, rep->sb = sb, rep->se = se;
+    rep->parallel = parallel, rep->edges_all = nedge_b == b->nedge;
+    rep->edge_won = ea >= 0 && se > bmax(sa, sb) + tol;
+    rep->habs = INFINITY;
   }
   if (ea >= 0 && se > bmax(sa, sb) + tol &&
       flat_faces(a, A, b, Bp, Rab, tab, tba, sa, sb, fa, fb, tol, nbest, margin, B))
@@ -946,44 +925,145 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     return;
   }
   int n0 = B->n;
-  double habs = INFINITY, *hp = hc && (!coherent || sep_unsure) ? &habs : NULL;
   if (sb > sa + tol) {
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, hp, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, rep ? &rep->habs : NULL, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, hp, B);
-  }
-  if (hc && coherent && sep_unsure && !(B->n > n0 && habs < INFINITY)) {
-    // `separated` mattered and the edge pairs were not evaluated: the whole search after all
-    // (the call below, with a new reference: wait 1)
-    B->n = n0;
-    hint_failed(hc);
-    int w = hc->wait;
-    hc->wait = 1;
-    fl__cl_poly_poly(a, A, b, Bp, margin, hc, B);
-    hc->wait = w;
-    return;
-  }
-  if (hc && coherent) {
-    hc->skipped++;
-    hc->fails = 0;
-  } else if (hc) {
-    // a new reference (the whole search ran and a face won)
-    double U = bmax(se, bmax(sa, sb));
-    hc->full++;
-    int sat = U < -slack && !parallel && nedge_b == b->nedge;
-    hc->valid = s2a > -INFINITY && s2b > -INFINITY && (sat || habs < INFINITY);
-    if (hc->valid) {
-      memcpy(hc->Rab, Rab, sizeof hc->Rab);
-      copy3(tab, hc->tab);
-      hc->dbar = (sat ? U : habs) + slack;
-      hc->fa = fa, hc->fb = fb;
-      hc->lead_a = sa - s2a, hc->lead_b = sb - s2b;
-      hc->sf = bmax(sa, sb);
-    }
+    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, rep ? &rep->habs : NULL, B);
   }
   // separated, and the incident face misses the reference face: the exact closest points
   if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
+}
+
+
+/* The search with the pair's coherence entry hc (see the comment on COH_SLACK): the reference
+ * is tried, and where it proves the edge pairs and the other faces cannot change the outcome,
+ * the contacts are made from the best faces alone; else the whole search runs and makes a new
+ * reference. The same contacts as poly_poly_search's, to the bit. */
+static void poly_poly_coherent(const fl_shape *a, const pose *A, const fl_shape *b,
+                               const pose *Bp, double margin, fl__hull_pair *hc, cbuf *B) {
+  // a pair whose reference failed lately ignores its entry for a few calls (2^k - 1 after k
+  // failures in a row, at most 15), then makes a new reference before it tries again: moving
+  // pairs pay little for the bookkeeping (this only decides when to try, never the outcome)
+  int fresh_only = 0;
+  if (hc->wait > 0) {
+    if (--hc->wait > 0) {
+      poly_poly_search(a, A, b, Bp, margin, NULL, B);
+      return;
+    }
+    fresh_only = 1;
+  }
+  // b in a's frame, as the search makes it
+  double Rab[9], tab[3], d[3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      Rab[3 * i + j] = A->R[i] * Bp->R[j] + A->R[3 + i] * Bp->R[3 + j] + A->R[6 + i] * Bp->R[6 + j];
+  sub3(Bp->p, A->p, d);
+  mulvt(A->R, d, tab);
+  double tba[3];
+  mulvt(Rab, tab, tba);
+  tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
+  double tol = FACE_PREF * (a->radius + b->radius);
+  int a_box = is_box(a), b_box = is_box(b);
+  double slack = COH_SLACK * (a->radius + b->radius + norm3(tab));
+  int tried = !fresh_only && hc->valid && hc->fa < a->nface && hc->fb < b->nface;
+  int coherent = 0, sep_unsure = 0, claim = 0;
+  double claim_ub = 0;
+  if (tried) {
+    double dr = 0, dt = 0;
+    for (int k = 0; k < 9; k++) dr += (Rab[k] - hc->Rab[k]) * (Rab[k] - hc->Rab[k]);
+    for (int k = 0; k < 3; k++) dt += (tab[k] - hc->tab[k]) * (tab[k] - hc->tab[k]);
+    double delta = sqrt(dt) + sqrt(dr) * b->radius, need = 2 * (delta + slack);
+    double ub = hc->dbar + delta + slack, thr = SEP_EXACT * (a->radius + b->radius);
+    // a cheap look first: would the test below pass if the best face's separation had fallen
+    // by delta? (a filter only: a pair it turns away runs the whole search)
+    if (hc->lead_a > need && hc->lead_b > need && ub <= margin && ub < hc->sf - delta + tol) {
+      // the face loops' maxima; one above the margin is where they would return (no contacts)
+      sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
+      fl_int fa = hc->fa, fb = hc->fb;
+      double sa = face_sep(a, b, Rab, tab, fa, b_box);
+      if (sa > margin) {
+        hint_set(H, a, b, 1, fa, 0);
+        return;
+      }
+      double sb = face_sep_b(a, b, Rab, tba, fb, a_box);
+      if (sb > margin) {
+        hint_set(H, a, b, 2, fb, 0);
+        return;
+      }
+      double sf = bmax(sa, sb);
+      coherent = ub <= margin && ub < sf + tol;
+      // an edge pair might still decide `separated`, which only matters when the clipped
+      // polygon is empty or gives no point: checked after the face contact
+      sep_unsure = coherent && !(ub <= thr || sf > thr);
+      if (coherent && fl__cl_coherence_check) {
+        // tests: the whole search below, checked against what the reference claims
+        claim = 1, claim_ub = ub;
+        coherent = 0;
+      }
+      if (coherent) {
+        // the face branch of the search, with no edge pair above the faces
+        int separated = sf > thr, n0 = B->n;
+        double habs = INFINITY, *hp = sep_unsure ? &habs : NULL;
+        if (sb > sa + tol) {
+          double Rba[9];
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
+          face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, hp, B);
+        } else {
+          face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, hp, B);
+        }
+        if (!sep_unsure || (B->n > n0 && habs < INFINITY)) {
+          if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
+          hc->skipped++;
+          hc->fails = 0;
+          return;
+        }
+        // `separated` mattered and the edge pairs were not evaluated: the whole search
+        B->n = n0;
+        coherent = 0;
+      }
+    }
+    if (!claim) hint_failed(hc);
+  }
+  search_rep r;
+  memset(&r, 0, sizeof r);
+  poly_poly_search(a, A, b, Bp, margin, &r, B);
+  if (claim) {
+    // the same best faces, no face or edge pair above the margin (no early return), no edge
+    // pair above the bound and none that wins
+    fl__cl_coherence_checked++;
+    fl__cl_coherence_wrong += !r.done || r.fa != hc->fa || r.fb != hc->fb || r.se > claim_ub ||
+                              r.edge_won;
+  }
+  if (!r.done) return; // separated beyond the margin: the reference stays as it was
+  hc->full++;
+  if (r.edge_won) {
+    hc->valid = 0; // an edge axis won: the whole search runs again next time
+    return;
+  }
+  // a new reference (a face won)
+  double U = bmax(r.se, bmax(r.sa, r.sb));
+  int sat = U < -slack && !r.parallel && r.edges_all;
+  hc->valid = r.s2a > -INFINITY && r.s2b > -INFINITY && (sat || r.habs < INFINITY);
+  if (hc->valid) {
+    memcpy(hc->Rab, Rab, sizeof hc->Rab);
+    copy3(tab, hc->tab);
+    hc->dbar = (sat ? U : r.habs) + slack;
+    hc->fa = r.fa, hc->fb = r.fb;
+    hc->lead_a = r.sa - r.s2a, hc->lead_b = r.sb - r.s2b;
+    hc->sf = bmax(r.sa, r.sb);
+  }
+}
+
+
+void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                      double margin, fl__hull_pair *hc, cbuf *B) {
+  // two boxes have closed forms and a bound on the edge pairs already
+  if (hc && !(is_box(a) && is_box(b)))
+    poly_poly_coherent(a, A, b, Bp, margin, hc, B);
+  else
+    poly_poly_search(a, A, b, Bp, margin, NULL, B);
 }
