@@ -240,9 +240,9 @@ static int same_steps(const char *scene, const char *solver, int nsteps, unsigne
     if (rc < 0) break;
     const fl_problem *p0 = fl_world_problem(w[0]), *p1 = fl_world_problem(w[1]);
     fl_int nc = p0->nc;
-    if (p1->nc != nc || memcmp(p0->phi0, p1->phi0, (size_t)nc * sizeof(double)) ||
-        memcmp(p0->point, p1->point, (size_t)nc * 3 * sizeof(double)) ||
-        memcmp(p0->frame, p1->frame, (size_t)nc * 9 * sizeof(double))) {
+    if (p1->nc != nc || (nc > 0 && (memcmp(p0->phi0, p1->phi0, (size_t)nc * sizeof(double)) ||
+                                    memcmp(p0->point, p1->point, (size_t)nc * 3 * sizeof(double)) ||
+                                    memcmp(p0->frame, p1->frame, (size_t)nc * 9 * sizeof(double))))) {
       printf("%s/%s step %d: contacts differ (%d and %d)\n", scene, solver, t, (int)nc,
              (int)p1->nc);
       rc = FL_ERR_STATE;
