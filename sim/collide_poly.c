@@ -568,7 +568,7 @@ unsigned long fl__cl_coherence_checked = 0, fl__cl_coherence_wrong = 0;
 
 
 /* a failed try: the pair waits longer before the next */
-static void hint_failed(fl__hull_pair *hc) {
+static void try_failed(fl__hull_pair *hc) {
   hc->fails = hc->fails < 4 ? hc->fails + 1 : 4;
   hc->wait = (1 << hc->fails) - 1;
 }
@@ -1026,7 +1026,7 @@ static void poly_poly_coherent(const fl_shape *a, const pose *A, const fl_shape 
         coherent = 0;
       }
     }
-    if (!claim) hint_failed(hc);
+    if (!claim) try_failed(hc);
   }
   search_rep r;
   memset(&r, 0, sizeof r);
