@@ -535,7 +535,7 @@ int fl_collide_supported(fl_shape_type a, fl_shape_type b) {
 
 /* a and b in rank order */
 static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                            double margin, cbuf *B) {
+                            double margin, fl__hull_pair *hc, cbuf *B) {
   int ra = rank_of(a->type);
   fl_shape_type tb = b->type;
   if (ra == 0) {
@@ -553,7 +553,7 @@ static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b,
     if (tb == FL_SHAPE_CAPSULE) capsule_capsule(a, A, b, Bp, margin, B);
     else capsule_poly(a, A, b, Bp, margin, B);
   } else {
-    fl__cl_poly_poly(a, A, b, Bp, margin, B);
+    fl__cl_poly_poly(a, A, b, Bp, margin, hc, B);
   }
 }
 
@@ -597,12 +597,12 @@ int fl_collide(const fl_shape *a, const double pa[3], const double qa[4], const 
   pose A, Bp;
   make_pose(pa, qa, &A);
   make_pose(pb, qb, &Bp);
-  return fl__collide_posed(a, &A, b, &Bp, margin, out);
+  return fl__collide_posed(a, &A, b, &Bp, margin, NULL, out);
 }
 
 
 int fl__collide_posed(const fl_shape *a, const pose *Ap, const fl_shape *b, const pose *Bq,
-                      double margin, fl_manifold_point *out) {
+                      double margin, fl__hull_pair *hc, fl_manifold_point *out) {
   if (!(margin >= 0) || !isfinite(margin))
     return fl_seterr(FL_ERR_INVAL, "fl_collide: margin = %g, expected a finite value >= 0 (m)",
                      margin);
@@ -612,9 +612,9 @@ int fl__collide_posed(const fl_shape *a, const pose *Ap, const fl_shape *b, cons
   B.n = 0;
   int flip = rank_of(a->type) > rank_of(b->type);
   if (flip)
-    collide_ordered(b, Bq, a, Ap, margin, &B);
+    collide_ordered(b, Bq, a, Ap, margin, NULL, &B); // an entry keyed (a, b) is not (b, a)'s
   else
-    collide_ordered(a, Ap, b, Bq, margin, &B);
+    collide_ordered(a, Ap, b, Bq, margin, hc, &B);
   fl__cl_reduce(&B, FL_MANIFOLD_MAX);
   for (int i = 0; i < B.n; i++) {
     const cand *c = B.c + i;

@@ -47,6 +47,11 @@ extern double fl__cl_flat_cos;
 /* collide_poly.c: 1 (default) tests first the axis that separated a pair of shapes last time
  * (the same contacts; tests compare) */
 extern int fl__cl_sep_hints;
+/* collide_poly.c: 1 makes polyhedron pairs run the whole search also where their coherence
+ * reference lets it go, and count in fl__cl_coherence_wrong the calls whose search contradicts
+ * the reference's claims (tests); 0 (default) */
+extern int fl__cl_coherence_check;
+extern unsigned long fl__cl_coherence_checked, fl__cl_coherence_wrong;
 /* capsule-capsule: sin of the angle below which the axes count as parallel (two points) */
 #define PARALLEL_SIN 1e-2
 
@@ -149,11 +154,34 @@ static inline void perp(const double u[3], double o[3]) {
 }
 
 
+/* What the separating-axis search of a pair of polyhedra (not two boxes) learned at a
+ * reference pose, kept across steps by the world (rigid.c) so that the next steps can skip
+ * searches whose outcome is provably the same (collide_poly.c, "temporal coherence"). The
+ * owner zeroes an entry and fills the key and the guard; collide_poly.c fills the rest. */
+typedef struct fl__hull_pair {
+  fl_int i, j;               /* key: the bodies (i < j); used: 1 once set */
+  int used;
+  const fl_shape *a, *b;     /* guard: the shapes, vertex arrays and counts it was made for */
+  const double *va, *vb;
+  fl_int nva, nvb;
+  int valid;                 /* 1: the reference below holds */
+  double Rab[9], tab[3];     /* b in a's frame at the reference pose */
+  double dbar;               /* m, upper bound on the signed distance there (SAT max when
+                                overlapping, else a distance between points of the shapes) */
+  fl_int fa, fb;             /* the best faces of a and of b there */
+  double lead_a, lead_b;     /* m, their separations' leads over the runners-up */
+  double sf;                 /* m, the larger of the two faces' separations there */
+  int fails, wait;           /* failed tries in a row; calls left before the next try */
+  unsigned long skipped;     /* calls whose edge-pair loop the reference let go (statistics) */
+  unsigned long full;        /* calls that ran the whole search */
+} fl__hull_pair;
+
 /* fl_collide with the poses made (make_pose of each body's position and quaternion, as
  * fl_collide makes them): the same contacts and return codes, without the pose and shape
- * checks, which the caller makes (once per body, fl__collide_check_shape). collide.c. */
+ * checks, which the caller makes (once per body, fl__collide_check_shape). hc: the pair's
+ * coherence entry (used by polyhedron pairs only) or NULL. collide.c. */
 int fl__collide_posed(const fl_shape *a, const pose *A, const fl_shape *b, const pose *B,
-                      double margin, fl_manifold_point *out);
+                      double margin, fl__hull_pair *hc, fl_manifold_point *out);
 /* fl_collide's check of a shape (a known type; a polyhedron for boxes, cylinders and hulls):
  * FL_OK or FL_ERR_INVAL with a message naming the shape `name`. collide.c. */
 int fl__collide_check_shape(const fl_shape *s, const char *name);
@@ -185,6 +213,6 @@ void fl__cl_dir_or(const double d[3], const double fallback[3], double n[3]);
 double fl__cl_poly_closest(const fl_shape *b, const double c[3], double q[3], double nb[3],
                            uint32_t *feat);
 void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                      double margin, cbuf *B);
+                      double margin, fl__hull_pair *hc, cbuf *B);
 
 #endif /* FL_COLLIDE_IMPL_H */

@@ -61,8 +61,21 @@ static double box_edge_bound(const fl_shape *a, const fl_shape *b, const double 
 }
 
 
+/* the index of the lowest set bit of m != 0 */
+static inline int low_bit(uint32_t m) {
+#if defined(__GNUC__)
+  return __builtin_ctz(m);
+#else
+  int k = 0;
+  for (; !(m & 1u); m >>= 1) k++;
+  return k;
+#endif
+}
+
+
 /* the larger and smaller of two bounds, inline (libm's fmax and fmin are calls; NaN and the
- * sign of zero do not matter for a bound) */
+ * sign of zero do not matter for a bound). bmax(x, y) is also glibc's fmax on x86-64 (maxsd:
+ * y when equal) for the separations below, which are never NaN */
 static inline double bmax(double x, double y) { return x > y ? x : y; }
 static inline double bmin(double x, double y) { return x < y ? x : y; }
 
@@ -104,10 +117,12 @@ static int minkowski_face(const double a[3], const double b[3], const double c[3
 /* face contact with reference face f of shape `ref` (frame of ref) and the incident shape
  * `inc` placed in ref's frame by (R, t). Clips, keeps points within the margin and writes
  * them in the world (via ref's pose) with ref's outward normal, or its opposite when ref is b
- * (ref_is_b), features ordered (a, b). */
+ * (ref_is_b), features ordered (a, b). habs (may be NULL) gets the least |h| over the clipped
+ * polygon, margin or not (INFINITY when it is empty): each clipped point lies on the incident
+ * face and its foot on the reference face, |h| apart. */
 static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *inc,
                          const double R[9], const double t[3], fl_int f, int ref_is_b,
-                         int fallback, double margin, cbuf *B) {
+                         int fallback, double margin, double *habs, cbuf *B) {
   const double *nf = ref->face_normal + 3 * f;
   double df = ref->face_offset[f];
   // incident face: the most anti-parallel one
@@ -189,8 +204,10 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
       fl__cl_add_a(B, pr, n, hd, fr, fi);
     return;
   }
+  double hmin = INFINITY;
   for (int i = 0; i < nin; i++) {
     double h = dot3(nf, in[i].x) - df;
+    if (habs) hmin = bmin(hmin, fabs(h));
     if (h > margin) continue;
     // features from the labels of the segments arriving at and leaving the point
     int lin = in[i].lab, lout = in[(i + 1) % nin].lab;
@@ -215,6 +232,7 @@ static void face_contact(const fl_shape *ref, const pose *Pref, const fl_shape *
     else
       fl__cl_add_a(B, pr, n, h, fr, fi);
   }
+  if (habs) *habs = hmin;
 }
 
 
@@ -511,16 +529,87 @@ static int flat_faces(const fl_shape *a, const pose *A, const fl_shape *b, const
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, 0, margin, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, 0, margin, NULL, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, 0, margin, B);
+    face_contact(a, A, b, Rab, tab, fa, 0, 0, margin, NULL, B);
   }
   return B->n > n0;
 }
 
 
-void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                      double margin, cbuf *B) {
+/* Temporal coherence (hc, the pair's entry kept by the world). At a reference pose where the
+ * whole search ran and a face won, the entry keeps b's placement (Rab, tab), the best faces of
+ * a and of b with their leads over the runners-up, and dbar, an upper bound on the signed
+ * distance D = max over unit axes u of the gap g(u) = min_B u.x - max_A u.y there. g(u) moves
+ * by at most delta = |tab - tab0| + ||Rab - Rab0||_F r_b for every u (b's vertices move that
+ * much), so at the new pose:
+ *  - a face whose lead was above 2 delta (plus round-off) is still the best of its shape, by a
+ *    strict margin: the face loops' choice and values are those of its one evaluation;
+ *  - every edge pair the loop evaluates has s = g(u) for its axis u (its edges support the
+ *    shapes along u), so s <= D <= dbar + delta. When that is at most the margin, below the
+ *    best face's separation plus the face preference, and below the `separated` threshold (or
+ *    the faces are above it), no edge pair can return early, win, or change `separated`: the
+ *    loop is skipped with the contacts it would have given.
+ * dbar: D is at most the distance |h| between any clipped point and its foot on the reference
+ * face when the shapes are apart, and <= 0 <= |h| when they overlap; tighter, when the faces
+ * and edges overlap (their maximum U < 0), D = U exactly (the maximum of g is taken at a face
+ * of the Minkowski difference, every one of which the search evaluates unless two edges were
+ * left out as nearly parallel, when only the |h| bound is used). Each
+ * bound carries COH_SLACK (relative to the shapes' radii and |tab|) for round-off, including
+ * the Gauss-map test's near-degenerate crossings (within eps / 1e-6 of a face normal). */
+#define COH_SLACK 1e-8
+
+
+/* tests: 1 runs the whole search also where the reference lets it go, and counts the calls
+ * checked and those whose whole search contradicts the reference (other best faces, a face or
+ * edge pair above the margin, an edge pair above the bound) */
+int fl__cl_coherence_check = 0;
+unsigned long fl__cl_coherence_checked = 0, fl__cl_coherence_wrong = 0;
+
+
+/* a failed try: the pair waits longer before the next */
+static void try_failed(fl__hull_pair *hc) {
+  hc->fails = hc->fails < 4 ? hc->fails + 1 : 4;
+  hc->wait = (1 << hc->fails) - 1;
+}
+
+
+/* the edge-pair loop's axis for edge i of a and b's edge p2 + t e2 (a's frame, ca a's vertex
+ * centroid): 0 for nearly parallel edges (left to the faces), else 1 with the unit axis nn
+ * outward from a and the separation *s along it */
+static inline int edge_axis(const fl_shape *a, fl_int i, const double ca[3], const double p2[3],
+                            const double e2[3], double nn[3], double *s) {
+  const double *p1 = a->vert + 3 * a->edge[2 * i], *q1 = a->vert + 3 * a->edge[2 * i + 1];
+  double e1[3], w[3];
+  sub3(q1, p1, e1);
+  cross3(e1, e2, nn);
+  double l = norm3(nn);
+  if (l <= 1e-6 * norm3(e1) * norm3(e2)) return 0;
+  for (int k = 0; k < 3; k++) nn[k] /= l;
+  sub3(p1, ca, w);
+  if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
+  sub3(p2, p1, w);
+  *s = dot3(nn, w);
+  return 1;
+}
+
+
+/* what the whole search found, for a coherence reference (poly_poly_coherent) */
+typedef struct search_rep {
+  int done;            /* 1: the search reached its choice (no early return) */
+  fl_int fa, fb, ea;   /* best faces of a and b; best edge of a (-1: none) */
+  double sa, sb, s2a, s2b, se; /* their separations and the faces' runners-up (m) */
+  int parallel;        /* an edge pair passed the Gauss-map test and was left out as parallel */
+  int edges_all;       /* the edge-pair loop ran over every pair */
+  int edge_won;        /* an edge axis won by more than the face preference */
+  double habs;         /* least |h| over the clipped polygon (INFINITY: none) */
+} search_rep;
+
+
+/* The whole separating-axis search and the contacts it gives; rep (may be NULL) gets what a
+ * coherence reference needs. */
+static void poly_poly_search(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                             double margin, search_rep *rep, cbuf *B) {
   // b in a's frame: x_a = Rab x_b + tab
   double Rab[9], tab[3], d[3];
   for (int i = 0; i < 3; i++)
@@ -554,22 +643,46 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // faces of a: separation = min over b's vertices of n . x - d
   fl_int fa = -1, fb = -1;
   double sa = -INFINITY, sb = -INFINITY;
-  for (fl_int f = 0; f < a->nface; f++) {
-    double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
-                              : face_sep(a, b, Rab, tab, f, b_box);
-    if (s > sa) sa = s, fa = f;
-    if (s > margin) {
-      hint_set(H, a, b, 1, f, 0);
-      return;
+  if (rep) {
+    // the same loops with the runners-up (never two boxes here)
+    double s2a = -INFINITY, s2b = -INFINITY;
+    for (fl_int f = 0; f < a->nface; f++) {
+      double s = face_sep(a, b, Rab, tab, f, b_box);
+      if (s > sa) s2a = sa, sa = s, fa = f;
+      else if (s > s2a) s2a = s;
+      if (s > margin) {
+        hint_set(H, a, b, 1, f, 0);
+        return;
+      }
     }
-  }
-  for (fl_int f = 0; f < b->nface; f++) {
-    double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
-                              : face_sep_b(a, b, Rab, tba, f, a_box);
-    if (s > sb) sb = s, fb = f;
-    if (s > margin) {
-      hint_set(H, a, b, 2, f, 0);
-      return;
+    for (fl_int f = 0; f < b->nface; f++) {
+      double s = face_sep_b(a, b, Rab, tba, f, a_box);
+      if (s > sb) s2b = sb, sb = s, fb = f;
+      else if (s > s2b) s2b = s;
+      if (s > margin) {
+        hint_set(H, a, b, 2, f, 0);
+        return;
+      }
+    }
+    rep->s2a = s2a, rep->s2b = s2b;
+  } else {
+    for (fl_int f = 0; f < a->nface; f++) {
+      double s = a_box && b_box ? box_face_sep(a, b, Rab, tab, f)
+                                : face_sep(a, b, Rab, tab, f, b_box);
+      if (s > sa) sa = s, fa = f;
+      if (s > margin) {
+        hint_set(H, a, b, 1, f, 0);
+        return;
+      }
+    }
+    for (fl_int f = 0; f < b->nface; f++) {
+      double s = a_box && b_box ? box_face_sep_b(a, b, Rab, tba, f)
+                                : face_sep_b(a, b, Rab, tba, f, a_box);
+      if (s > sb) sb = s, fb = f;
+      if (s > margin) {
+        hint_set(H, a, b, 2, f, 0);
+        return;
+      }
     }
   }
   // two boxes whose edge axes cannot change the outcome (no pair can separate by more than the
@@ -577,7 +690,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // with the same contacts as after it
   fl_int nedge_b = b->nedge;
   if (a_box && b_box) {
-    double sf = fmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
+    double sf = bmax(sa, sb), ub = box_edge_bound(a, b, Rab, tab);
     double sep = SEP_EXACT * (a->radius + b->radius);
     if (ub <= margin && ub < sf + tol && (sf > sep || ub <= sep)) nedge_b = 0;
   }
@@ -587,6 +700,7 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     axpy3(1.0 / (double)a->nvert, a->vert + 3 * v, ca, ca);
   fl_int ea = -1, eb = -1;
   double se = -INFINITY, nbest[3] = {0, 0, 0};
+  int parallel = 0; // an edge pair passed the Gauss-map test and was left out as parallel
   // the gauss-map arcs of a's edges (b x a of the two face normals) once per call
   static _Thread_local double arc_a[3 * GAUSS_CACHE];
   int cached = nedge_b > 0 && a->nedge <= GAUSS_CACHE;
@@ -606,13 +720,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
                a->nface <= ARC_UNIQUE_MAX;
   if (shared) {
     // a cheap look first: does the first arc repeat at all (a box's does 3 times)?
-    int rep = 0;
-    for (fl_int i = 1; !rep && i < a->nedge; i++) {
+    int again = 0;
+    for (fl_int i = 1; !again && i < a->nedge; i++) {
       const double *x = arc_a + 3 * i;
-      rep = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
-            (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
+      again = (x[0] == arc_a[0] && x[1] == arc_a[1] && x[2] == arc_a[2]) ||
+              (x[0] == -arc_a[0] && x[1] == -arc_a[1] && x[2] == -arc_a[2]);
     }
-    shared = rep;
+    shared = again;
   }
   for (fl_int i = 0; shared && i < a->nedge; i++) {
     const double *x = arc_a + 3 * i;
@@ -648,6 +762,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
   // (face of b, edge of a) once: the same operations on the same vectors as per edge pair
   static _Thread_local double vb_pre[3 * PRE_MAX], nb_pre[3 * PRE_MAX],
       dot_pre[PRE_MAX * PRE_MAX];
+  // and the signs of those dots as bit masks over a's edges: an edge pair can pass the first
+  // test (cba dba < 0) only where the two dots have strict opposite signs, so the loop below
+  // visits those edges of a only, in order, and makes the exact test on them
+  static _Thread_local uint32_t pos_pre[PRE_MAX], neg_pre[PRE_MAX];
   int pre = fl__cl_box_fast && nedge_b > 0 && b->nvert <= PRE_MAX && b->nface <= PRE_MAX &&
             a->nedge <= PRE_MAX;
   int pre_dots = pre && cached && !shared;
@@ -659,8 +777,13 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     double c[3];
     mulv(Rab, b->face_normal + 3 * f, c);
     for (int k = 0; k < 3; k++) nb_pre[3 * f + k] = -c[k];
-    for (fl_int i = 0; pre_dots && i < a->nedge; i++)
-      dot_pre[f * a->nedge + i] = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+    uint32_t mp = 0, mn = 0;
+    for (fl_int i = 0; pre_dots && i < a->nedge; i++) {
+      double x = dot3(nb_pre + 3 * f, arc_a + 3 * i);
+      dot_pre[f * a->nedge + i] = x;
+      mp |= (uint32_t)(x > 0) << i, mn |= (uint32_t)(x < 0) << i;
+    }
+    pos_pre[f] = mp, neg_pre[f] = mn;
   }
   for (fl_int j = 0; j < nedge_b; j++) {
     double p2[3], q2[3], e2[3], cn[3], dn[3], dxc[3];
@@ -701,7 +824,29 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       fd[f] = (f % 2) ? dxc[f / 2] : -dxc[f / 2];
     for (fl_int f = 0; shared && !axis_dots && f < a->nface; f++)
       fd[f] = dot3(a->face_normal + 3 * f, dxc);
-    for (fl_int i = 0; i < a->nedge; i++) {
+    // precomputed first dots: only a's edges whose two dots have opposite signs, in order,
+    // with the same tests and the same axis as the loop after this one
+    uint32_t todo = pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
+    for (; todo; todo &= todo - 1) {
+      fl_int i = low_bit(todo);
+      double cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
+      if (!(cba * dba < 0)) continue;
+      const double *an = a->face_normal + 3 * a->edge_face[2 * i];
+      const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
+      double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
+      if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
+      double nn[3], s;
+      if (!edge_axis(a, i, ca, p2, e2, nn, &s)) {
+        parallel = 1;
+        continue;
+      }
+      if (s > se) se = s, ea = i, eb = j, copy3(nn, nbest);
+      if (s > margin) {
+        hint_set(H, a, b, 3, i, j);
+        return;
+      }
+    }
+    for (fl_int i = 0; !pre_dots && i < a->nedge; i++) {
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
       const double *bn = a->face_normal + 3 * a->edge_face[2 * i + 1];
       if (shared) {
@@ -712,13 +857,8 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
       } else if (cached) {
         // minkowski_face with both arcs precomputed, cheapest test first
-        double cba, dba;
-        if (pre_dots) {
-          cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
-        } else {
-          const double *bxa = arc_a + 3 * i;
-          cba = dot3(cn, bxa), dba = dot3(dn, bxa);
-        }
+        const double *bxa = arc_a + 3 * i;
+        double cba = dot3(cn, bxa), dba = dot3(dn, bxa);
         if (!(cba * dba < 0)) continue;
         double adc = dot3(an, dxc), bdc = dot3(bn, dxc);
         if (!(adc * bdc < 0 && cba * bdc > 0)) continue;
@@ -730,7 +870,10 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
       sub3(q1, p1, e1);
       cross3(e1, e2, nn);
       double l = norm3(nn);
-      if (l <= 1e-6 * norm3(e1) * norm3(e2)) continue; // parallel edges: faces cover them
+      if (l <= 1e-6 * norm3(e1) * norm3(e2)) { // parallel edges: faces cover them
+        parallel = 1;
+        continue;
+      }
       for (int k = 0; k < 3; k++) nn[k] /= l;
       sub3(p1, ca, w);
       if (dot3(nn, w) < 0) nn[0] = -nn[0], nn[1] = -nn[1], nn[2] = -nn[2];
@@ -744,17 +887,25 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     }
   }
 
-  int separated = fmax(se, fmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
-  if (ea >= 0 && se > fmax(sa, sb) + tol &&
+  int separated = bmax(se, bmax(sa, sb)) > SEP_EXACT * (a->radius + b->radius);
+  if (rep) {
+    rep->done = 1;
+    rep->fa = fa, rep->fb = fb, rep->ea = ea;
+    rep->sa = sa, rep->sb = sb, rep->se = se;
+    rep->parallel = parallel, rep->edges_all = nedge_b == b->nedge;
+    rep->edge_won = ea >= 0 && se > bmax(sa, sb) + tol;
+    rep->habs = INFINITY;
+  }
+  if (ea >= 0 && se > bmax(sa, sb) + tol &&
       flat_faces(a, A, b, Bp, Rab, tab, tba, sa, sb, fa, fb, tol, nbest, margin, B))
     return;
-  if (ea >= 0 && se > fmax(sa, sb) + tol && separated) {
+  if (ea >= 0 && se > bmax(sa, sb) + tol && separated) {
     // separated with an edge axis: the axis bounds the distance from below only, so take
     // the exact closest points (the face case below is exact by construction)
     poly_exact(a, A, b, Rab, tab, margin, B);
     return;
   }
-  if (ea >= 0 && se > fmax(sa, sb) + tol) {
+  if (ea >= 0 && se > bmax(sa, sb) + tol) {
     // edge contact: one point midway between the closest points of the two edges
     const double *p1 = a->vert + 3 * a->edge[2 * ea], *q1 = a->vert + 3 * a->edge[2 * ea + 1];
     double p2[3], q2[3], e1[3], e2[3], c1[3], c2[3], s, t, w[3], n[3], pa[3];
@@ -778,10 +929,141 @@ void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const
     double Rba[9];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
-    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, B);
+    face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, rep ? &rep->habs : NULL, B);
   } else {
-    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, B);
+    face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, rep ? &rep->habs : NULL, B);
   }
   // separated, and the incident face misses the reference face: the exact closest points
   if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
+}
+
+
+/* The search with the pair's coherence entry hc (see the comment on COH_SLACK): the reference
+ * is tried, and where it proves the edge pairs and the other faces cannot change the outcome,
+ * the contacts are made from the best faces alone; else the whole search runs and makes a new
+ * reference. The same contacts as poly_poly_search's, to the bit. */
+static void poly_poly_coherent(const fl_shape *a, const pose *A, const fl_shape *b,
+                               const pose *Bp, double margin, fl__hull_pair *hc, cbuf *B) {
+  // a pair whose reference failed lately ignores its entry for a few calls (2^k - 1 after k
+  // failures in a row, at most 15), then makes a new reference before it tries again: moving
+  // pairs pay little for the bookkeeping (this only decides when to try, never the outcome)
+  int fresh_only = 0;
+  if (hc->wait > 0) {
+    if (--hc->wait > 0) {
+      poly_poly_search(a, A, b, Bp, margin, NULL, B);
+      return;
+    }
+    fresh_only = 1;
+  }
+  // b in a's frame, as the search makes it
+  double Rab[9], tab[3], d[3];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      Rab[3 * i + j] = A->R[i] * Bp->R[j] + A->R[3 + i] * Bp->R[3 + j] + A->R[6 + i] * Bp->R[6 + j];
+  sub3(Bp->p, A->p, d);
+  mulvt(A->R, d, tab);
+  double tba[3];
+  mulvt(Rab, tab, tba);
+  tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
+  double tol = FACE_PREF * (a->radius + b->radius);
+  int a_box = is_box(a), b_box = is_box(b);
+  double slack = COH_SLACK * (a->radius + b->radius + norm3(tab));
+  int tried = !fresh_only && hc->valid && hc->fa < a->nface && hc->fb < b->nface;
+  int coherent = 0, sep_unsure = 0, claim = 0;
+  double claim_ub = 0;
+  if (tried) {
+    double dr = 0, dt = 0;
+    for (int k = 0; k < 9; k++) dr += (Rab[k] - hc->Rab[k]) * (Rab[k] - hc->Rab[k]);
+    for (int k = 0; k < 3; k++) dt += (tab[k] - hc->tab[k]) * (tab[k] - hc->tab[k]);
+    double delta = sqrt(dt) + sqrt(dr) * b->radius, need = 2 * (delta + slack);
+    double ub = hc->dbar + delta + slack, thr = SEP_EXACT * (a->radius + b->radius);
+    // a cheap look first: would the test below pass if the best face's separation had fallen
+    // by delta? (a filter only: a pair it turns away runs the whole search)
+    if (hc->lead_a > need && hc->lead_b > need && ub <= margin && ub < hc->sf - delta + tol) {
+      // the face loops' maxima; one above the margin is where they would return (no contacts)
+      sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
+      fl_int fa = hc->fa, fb = hc->fb;
+      double sa = face_sep(a, b, Rab, tab, fa, b_box);
+      if (sa > margin) {
+        hint_set(H, a, b, 1, fa, 0);
+        return;
+      }
+      double sb = face_sep_b(a, b, Rab, tba, fb, a_box);
+      if (sb > margin) {
+        hint_set(H, a, b, 2, fb, 0);
+        return;
+      }
+      double sf = bmax(sa, sb);
+      coherent = ub <= margin && ub < sf + tol;
+      // an edge pair might still decide `separated`, which only matters when the clipped
+      // polygon is empty or gives no point: checked after the face contact
+      sep_unsure = coherent && !(ub <= thr || sf > thr);
+      if (coherent && fl__cl_coherence_check) {
+        // tests: the whole search below, checked against what the reference claims
+        claim = 1, claim_ub = ub;
+        coherent = 0;
+      }
+      if (coherent) {
+        // the face branch of the search, with no edge pair above the faces
+        int separated = sf > thr, n0 = B->n;
+        double habs = INFINITY, *hp = sep_unsure ? &habs : NULL;
+        if (sb > sa + tol) {
+          double Rba[9];
+          for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) Rba[3 * i + j] = Rab[3 * j + i];
+          face_contact(b, Bp, a, Rba, tba, fb, 1, !separated, margin, hp, B);
+        } else {
+          face_contact(a, A, b, Rab, tab, fa, 0, !separated, margin, hp, B);
+        }
+        if (!sep_unsure || (B->n > n0 && habs < INFINITY)) {
+          if (B->n == n0 && separated) poly_exact(a, A, b, Rab, tab, margin, B);
+          hc->skipped++;
+          hc->fails = 0;
+          return;
+        }
+        // `separated` mattered and the edge pairs were not evaluated: the whole search
+        B->n = n0;
+        coherent = 0;
+      }
+    }
+    if (!claim) try_failed(hc);
+  }
+  search_rep r;
+  memset(&r, 0, sizeof r);
+  poly_poly_search(a, A, b, Bp, margin, &r, B);
+  if (claim) {
+    // the same best faces, no face or edge pair above the margin (no early return), no edge
+    // pair above the bound and none that wins
+    fl__cl_coherence_checked++;
+    fl__cl_coherence_wrong += !r.done || r.fa != hc->fa || r.fb != hc->fb || r.se > claim_ub ||
+                              r.edge_won;
+  }
+  if (!r.done) return; // separated beyond the margin: the reference stays as it was
+  hc->full++;
+  if (r.edge_won) {
+    hc->valid = 0; // an edge axis won: the whole search runs again next time
+    return;
+  }
+  // a new reference (a face won)
+  double U = bmax(r.se, bmax(r.sa, r.sb));
+  int sat = U < -slack && !r.parallel && r.edges_all;
+  hc->valid = r.s2a > -INFINITY && r.s2b > -INFINITY && (sat || r.habs < INFINITY);
+  if (hc->valid) {
+    memcpy(hc->Rab, Rab, sizeof hc->Rab);
+    copy3(tab, hc->tab);
+    hc->dbar = (sat ? U : r.habs) + slack;
+    hc->fa = r.fa, hc->fb = r.fb;
+    hc->lead_a = r.sa - r.s2a, hc->lead_b = r.sb - r.s2b;
+    hc->sf = bmax(r.sa, r.sb);
+  }
+}
+
+
+void fl__cl_poly_poly(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                      double margin, fl__hull_pair *hc, cbuf *B) {
+  // two boxes have closed forms and a bound on the edge pairs already
+  if (hc && !(is_box(a) && is_box(b)))
+    poly_poly_coherent(a, A, b, Bp, margin, hc, B);
+  else
+    poly_poly_search(a, A, b, Bp, margin, NULL, B);
 }

@@ -271,6 +271,11 @@ typedef struct fl_world {
   /* stepper settings */
   int compute_metrics;  /* 1 (default): fill fl_step_info.met after each solve */
   int observe_geometry; /* 1 (default): observables run a narrow phase for penetrations */
+  int collide_coherence; /* 1 (default): the step's polyhedron pairs reuse what the last whole
+                            separating-axis search found where a bound on the relative motion
+                            proves the outcome unchanged (the same contacts to the bit;
+                            docs/bench-world.md); 0: every search in full. fl_world_create
+                            reads 0 from the environment variable FL_COLLIDE_COHERENCE=0 */
   int cpu_times;        /* 1: fl_step_info's collide_cpu_s and assemble_cpu_s from the process
                            CPU clock, a system call of about 3 us on a virtual machine (three
                            per step); 0 (default): NAN, and the step does not pay for them */

@@ -79,10 +79,64 @@ static double spin_reach(const fl_body *b) {
 static double speed(const double v[3]) { return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]); }
 
 
+/* a shape the polyhedron routine collides (collide.c's rank 3) */
+static int is_poly(const fl_shape *s) {
+  return s->type != FL_SHAPE_PLANE && s->type != FL_SHAPE_SPHERE && s->type != FL_SHAPE_CAPSULE;
+}
+
+
+#define HULL_PAIRS_MAX (1 << 16) /* table slots at most (about 16 MB) */
+
+
+static uint64_t pair_hash(fl_int i, fl_int j) {
+  return ((uint64_t)(uint32_t)i * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)(uint32_t)j * 0xC2B2AE3D27D4EB4FULL);
+}
+
+
+/* The coherence entry of bodies i < j (collide_impl.h, fl__hull_pair) in the world's table,
+ * made on first use (zeroed: no reference) and reset when the shapes are not those it was made
+ * for; NULL when out of memory (the pair then runs its whole search). */
+static fl__hull_pair *hull_pair(fl_world_impl *m, fl_int i, fl_int j, const fl_shape *a,
+                                const fl_shape *b) {
+  if (2 * (m->nhp + 1) > m->cap_hp && m->cap_hp >= HULL_PAIRS_MAX) {
+    // every pair ever met is kept: past the cap, start again (only costs whole searches)
+    memset(m->hp, 0, (size_t)m->cap_hp * sizeof *m->hp);
+    m->nhp = 0;
+  }
+  if (2 * (m->nhp + 1) > m->cap_hp) {
+    // grow to keep the table at most half full, rehashing the entries
+    fl_int cap = m->cap_hp ? 2 * m->cap_hp : 64;
+    fl__hull_pair *t = fl_calloc((size_t)cap, sizeof *t);
+    if (!t) return NULL;
+    for (fl_int k = 0; k < m->cap_hp; k++) {
+      if (!m->hp[k].used) continue;
+      uint64_t h = pair_hash(m->hp[k].i, m->hp[k].j) & (uint64_t)(cap - 1);
+      while (t[h].used) h = (h + 1) & (uint64_t)(cap - 1);
+      t[h] = m->hp[k];
+    }
+    fl_free(m->hp);
+    m->hp = t, m->cap_hp = cap;
+  }
+  uint64_t h = pair_hash(i, j) & (uint64_t)(m->cap_hp - 1);
+  while (m->hp[h].used && !(m->hp[h].i == i && m->hp[h].j == j))
+    h = (h + 1) & (uint64_t)(m->cap_hp - 1);
+  fl__hull_pair *e = m->hp + h;
+  if (!e->used) m->nhp++;
+  if (!e->used || e->a != a || e->b != b || e->va != a->vert || e->vb != b->vert ||
+      e->nva != a->nvert || e->nvb != b->nvert) {
+    memset(e, 0, sizeof *e);
+    e->used = 1, e->i = i, e->j = j;
+    e->a = a, e->b = b, e->va = a->vert, e->vb = b->vert, e->nva = a->nvert, e->nvb = b->nvert;
+  }
+  return e;
+}
+
+
 /* Appends the rigid pairs' contacts to *ctp; *np gets the broad-phase pair count. spec: as
- * fl__collide_all's. */
-static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **ctp,
-                         fl_int *nctp, fl_int *capp, fl_int *np_out) {
+ * fl__collide_all's. coherent: the step's collision, which keeps the polyhedron pairs'
+ * coherence entries (w->collide_coherence). */
+static int collide_pairs(fl_world *w, double margin, double spec, int coherent,
+                         fl__contact **ctp, fl_int *nctp, fl_int *capp, fl_int *np_out) {
   fl_world_impl *m = w->impl;
   if (!m) return fl_seterr(FL_ERR_STATE, "collide: the world has no scratch (fl__world_impl)");
   fl_int n = w->nbody;
@@ -158,7 +212,11 @@ static int collide_pairs(fl_world *w, double margin, double spec, fl__contact **
     int nm = FL_OK;
     if (!shape_ok[i]) nm = fl__collide_check_shape(&a->shape, a->name), shape_ok[i] = 1;
     if (nm >= 0 && !shape_ok[j]) nm = fl__collide_check_shape(&b->shape, b->name), shape_ok[j] = 1;
-    if (nm >= 0) nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, mp);
+    fl__hull_pair *hc = NULL;
+    if (coherent && is_poly(&a->shape) && is_poly(&b->shape) &&
+        !(a->shape.type == FL_SHAPE_BOX && b->shape.type == FL_SHAPE_BOX))
+      hc = hull_pair(m, i, j, &a->shape, &b->shape);
+    if (nm >= 0) nm = fl__collide_posed(&a->shape, P + i, &b->shape, P + j, mg, hc, mp);
     if (nm == FL_ERR_UNSUPPORTED) continue;
     if (nm < 0) {
       rc = fl_seterr(nm, "collide %s/%s: %s", a->name, b->name, fl_errmsg());
@@ -201,7 +259,7 @@ int fl__collide_all(fl_world *w, double margin, double spec, fl__contact **ctp, 
                     fl_int *capp, fl_int *npairs_out) {
   fl_int np = 0;
   *nctp = 0;
-  int rc = collide_pairs(w, margin, spec, ctp, nctp, capp, &np);
+  int rc = collide_pairs(w, margin, spec, 0, ctp, nctp, capp, &np);
   if (npairs_out) *npairs_out = np;
   return rc;
 }
@@ -211,7 +269,7 @@ static int rigid_collide(fl_world *w, double margin, fl__contact **ct, fl_int *n
                          fl_int *npairs) {
   fl_int np = 0;
   // the stepper's collision: speculative margins where the world asks for them
-  int rc = collide_pairs(w, margin, w->speculative, ct, nct, cap, &np);
+  int rc = collide_pairs(w, margin, w->speculative, w->collide_coherence, ct, nct, cap, &np);
   if (npairs) *npairs += np;
   return rc;
 }

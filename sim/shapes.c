@@ -899,15 +899,23 @@ void fl_shape_aabb(const fl_shape *s, const double pos[3], const double quat[4],
     }
     break;
   case FL_SHAPE_CONVEX: {
+    // the rows of R and the running bounds in scalars (registers), glibc's fmin and fmax on
+    // x86-64 inline (minsd, maxsd: the second when equal; a NaN operand passed over): the
+    // same values as the loop over fmin and fmax calls
     double l[3] = {INFINITY, INFINITY, INFINITY}, h[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double r0 = R[0], r1 = R[1], r2 = R[2], r3 = R[3], r4 = R[4], r5 = R[5], r6 = R[6],
+           r7 = R[7], r8 = R[8];
+    double l0 = l[0], l1 = l[1], l2 = l[2], h0 = h[0], h1 = h[1], h2 = h[2];
     for (fl_int v = 0; v < s->nvert; v++) {
       const double *x = s->vert + 3 * v;
-      for (int i = 0; i < 3; i++) {
-        double w = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-        l[i] = fmin(l[i], w);
-        h[i] = fmax(h[i], w);
-      }
+      double w0 = r0 * x[0] + r1 * x[1] + r2 * x[2];
+      double w1 = r3 * x[0] + r4 * x[1] + r5 * x[2];
+      double w2 = r6 * x[0] + r7 * x[1] + r8 * x[2];
+      l0 = l0 < w0 || w0 != w0 ? l0 : w0, h0 = h0 > w0 || w0 != w0 ? h0 : w0;
+      l1 = l1 < w1 || w1 != w1 ? l1 : w1, h1 = h1 > w1 || w1 != w1 ? h1 : w1;
+      l2 = l2 < w2 || w2 != w2 ? l2 : w2, h2 = h2 > w2 || w2 != w2 ? h2 : w2;
     }
+    l[0] = l0, l[1] = l1, l[2] = l2, h[0] = h0, h[1] = h1, h[2] = h2;
     for (int i = 0; i < 3; i++) lo[i] = pos[i] + l[i] - margin, hi[i] = pos[i] + h[i] + margin;
     return;
   }

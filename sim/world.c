@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fl_fem.h"
@@ -109,6 +110,9 @@ int fl_world_create(fl_world **out) {
   w->mu_rule = FL_MU_HARMONIC;
   w->compute_metrics = 1;
   w->observe_geometry = 1;
+  // FL_COLLIDE_COHERENCE=0 switches the collision's reuse across steps off (to compare runs)
+  const char *coh = getenv("FL_COLLIDE_COHERENCE");
+  w->collide_coherence = !(coh && strcmp(coh, "0") == 0);
   w->fem_solve = FL_FEM_SCHUR;
   int rc = fl_world_add_material(w, "default", 0.5, INFINITY, 0);
   if (rc < 0) {
@@ -133,6 +137,7 @@ void fl_world_free(fl_world *w) {
   fl_world_impl *m = w->impl;
   if (m) {
     fl_free(m->lo);
+    fl_free(m->hp);
     fl_free(m->hi);
     fl_free(m->skip);
     fl_free(m->ct);

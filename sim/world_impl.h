@@ -134,6 +134,10 @@ struct fl_world_impl {
   fl_int *pose_body;      /* rigid bodies with pose and velocity columns, in column order */
   fl_int kind_dof[FL__NKIND + 1]; /* problem dofs of kind k: [kind_dof[k], kind_dof[k + 1]) */
   double fem_geometry_s;  /* CPU time of the last fl__fem_collide */
+  /* temporal coherence of the step's polyhedron pairs (rigid.c, collide_poly.c): an open
+   * addressing table on the body pair, cap_hp a power of two (0: none yet) */
+  fl_int nhp, cap_hp;
+  struct fl__hull_pair *hp;
 };
 
 /* Makes sure w->impl exists. */
