@@ -629,14 +629,23 @@ static int factor(ipm_data *d, const fl_problem *p, int newton) {
     double mu = p->mu[i], sc[3] = {1, mu, mu};
     if (d->Rn[i] > 0 && kk == 1) {
       Di[0] = 1 / (Wm[0] * Wm[0] + d->Rn[i] + d->eps[i]);
-    } else if (d->Rn[i] > 0) { // compliance: (W^2 + E + eps I)^-1 by cofactors
-      double W2[9];
+    } else if (d->Rn[i] > 0) {
+      // compliance: (W^2 + E + eps I)^-1 = W^-1 (I + W^-1 (E + eps I) W^-1)^-1 W^-1. Near the
+      // cone's boundary W^2's eigenvalues spread by many orders and its cofactors cancel; the
+      // middle matrix has eigenvalues >= 1, so its inverse stays accurate (W symmetric)
+      double T[9], Ti[9], X[9];
+      double e0 = d->Rn[i] + d->eps[i], e1 = d->eps[i];
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
-          W2[3 * a + b] = Wm[3 * a] * Wm[b] + Wm[3 * a + 1] * Wm[3 + b] + Wm[3 * a + 2] * Wm[6 + b];
-      W2[0] += d->Rn[i];
-      for (int a = 0; a < 3; a++) W2[4 * a] += d->eps[i];
-      if (!inv3(W2, Di)) return -1;
+          T[3 * a + b] = (a == b) + Wi[3 * a] * e0 * Wi[b] + Wi[3 * a + 1] * e1 * Wi[3 + b] +
+                         Wi[3 * a + 2] * e1 * Wi[6 + b];
+      if (!inv3(T, Ti)) return -1;
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          X[3 * a + b] = Ti[3 * a] * Wi[b] + Ti[3 * a + 1] * Wi[3 + b] + Ti[3 * a + 2] * Wi[6 + b];
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          Di[3 * a + b] = Wi[3 * a] * X[b] + Wi[3 * a + 1] * X[3 + b] + Wi[3 * a + 2] * X[6 + b];
     }
     for (int a = 0; a < 9; a++)
       if (!isfinite(Di[a])) return -1;
