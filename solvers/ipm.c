@@ -948,6 +948,11 @@ static int crossover(fl_solver *sv, ipm_data *d, const fl_problem *p, double *be
     double raw = NAN, err = INFINITY, alpha = 1;
     for (int h = 0; h <= o->crossover_halve; h++, alpha *= 0.5) {
       for (fl_int k = 0; k < n; k++) d->r[k] = xr[k] + alpha * dx[nv + k];
+      // the impulses into their cones (a sliding row holds |r_t| = mu r_n only to first order)
+      for (fl_int i = 0; i < nc; i++) {
+        double x[3] = {d->r[3 * i], d->r[3 * i + 1], d->r[3 * i + 2]};
+        fl_cone_project(p->mu[i], x, d->r + 3 * i);
+      }
       err = report(sv, d, p, &raw);
       if (err < cur) break;
     }
