@@ -78,6 +78,7 @@ typedef struct {
   int crossover_iter;  /* its most Newton steps per try */
   double crossover_reg; /* its proximal weight on the impulses' step, relative to w_i */
   int crossover_halve; /* halvings of a step that raises the merit (0: full steps) */
+  double crossover_rho; /* the classification's z = r - (u + mu |u_t| e_0) / crossover_rho */
 } ipm_opts;
 
 #define IO(f) offsetof(ipm_opts, f)
@@ -154,6 +155,9 @@ static const fl_option_desc ipm_table[] = {
   {"crossover_halve", FL_OPT_INT, IO(crossover_halve), 0, 60, 20, NULL,
    "the crossover halves a step whose merit is not below the current one at most this many "
    "times, and stops when none is (0: full steps, each kept only where it sets a new best)"},
+  {"crossover_rho", FL_OPT_REAL, IO(crossover_rho), 1e-300, 1e300, 1, NULL,
+   "the crossover's classification projects z = r - (u + mu |u_t| e_0) / crossover_rho (N s "
+   "per m/s; 1: the merit's natural map)"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -889,7 +893,7 @@ static int crossover(fl_solver *sv, ipm_data *d, const fl_problem *p, double *be
     for (fl_int i = 0; i < nc; i++) {
       const double *ri = xr + 3 * i, *ui = xu + 3 * i;
       double zt[2] = {0, 0}, mu = p->mu[i], del = o->crossover_reg * d->w[i];
-      int c = classify(p, i, ri, ui, 1, zt);
+      int c = classify(p, i, ri, ui, o->crossover_rho, zt);
       fl_int r0 = nv + 3 * i;
       if (c == 0) { // separated: r = 0
         for (int a = 0; a < 3; a++) ti[t] = r0 + a, tj[t] = r0 + a, tx[t++] = 1, F[r0 + a] = -ri[a];
