@@ -2,7 +2,8 @@
  * forms of the examples (one contact sticking and sliding, lifted from their local form; boxes
  * on four corners, rigid and compliant; a sliding box; a two-box stack), solves frictionless
  * contacts (1-D cones) with r_t = 0, refuses what it cannot solve, stops on its time limit, and
- * keeps the impulses bounded on the capped weighted pile. */
+ * keeps the impulses bounded on the capped weighted pile; its crossover (active-set Newton)
+ * converges quadratically on the sliding box and takes the capped pile to 1e-10. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,11 +102,21 @@ FL_TEST(box_push_slide_polish) {
 }
 
 
+/* The crossover from the first iterate (crossover_tol = 1) on the sliding box: the classes
+ * (four sliding corners) are right at once and Newton converges quadratically (measured:
+ * 1.3e-2, 1.5e-8, 8.8e-15 after the interior point's one iteration), to 1e-12 in 4 records;
+ * the interior point alone stops at 7.2e-12 after 12 iterations (a failed factorization) */
+FL_TEST(box_push_slide_crossover) {
+  return solve_example("box_push_slide", 4,
+                       "abs_tol=1e-12,ipm.crossover=true,ipm.crossover_tol=1");
+}
+
+
 /* Frictionless contacts (mu = 0: 1-D cones): the sliding box pushed with mu = 0 keeps its free
  * tangential motion (J'r has no x, y force and no moment about z), r_t = 0 exactly, and the
  * normal impulses carry the weight: the sum of r_n is m g dt plus what stops the free normal
  * motion, i.e. the closed form's normal total (friction does not change it on a flat plane) */
-FL_TEST(frictionless_box) {
+static int frictionless_box_run(const char *extra) {
   fl_problem *p = NULL;
   ASSERT_OK(fl_problem_create_example("box_push_slide", &p));
   fl_int nr = fl_problem_nrows(p);
@@ -118,7 +129,7 @@ FL_TEST(frictionless_box) {
   for (fl_int i = 0; i < p->nc; i++) p->mu[i] = 0;
   fl_result res;
   fl_solver *s = NULL;
-  if (run_ipm(p, NULL, v, g, &res, &s)) return 1;
+  if (run_ipm(p, extra, v, g, &res, &s)) return 1;
   ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
   ASSERT(res.iters <= 30);
   double rn = 0;
@@ -139,6 +150,13 @@ FL_TEST(frictionless_box) {
   fl_problem_free(p);
   free(g), free(v), free(ge), free(ve);
   return 0;
+}
+
+FL_TEST(frictionless_box) { return frictionless_box_run(NULL); }
+
+/* the crossover's frictionless rows (u_n = 0 or r_n = 0, r_t = 0) from the first iterate */
+FL_TEST(frictionless_box_crossover) {
+  return frictionless_box_run("abs_tol=1e-12,ipm.crossover=true,ipm.crossover_tol=1");
 }
 
 
@@ -204,6 +222,61 @@ FL_TEST(capped_pile) {
   ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
   ASSERT(fmax(m->natmap, m->momentum) <= 1e-8 && m->natmap_raw <= 1e-6);
   ASSERT(rn > 20 && rn < 50); // the weight's load (400 kg x 9.81 x 0.0083 = 33 N s) spread
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  free(g), free(v);
+  return 0;
+}
+
+
+/* The crossover finishes what the interior point leaves on the same 30-grain capped pile: with
+ * the shift frozen the interior point alone, asked for 1e-10, stops at 7.1e-9 (885 iterations,
+ * a failed factorization; measured); with the crossover (from its best iterate below
+ * crossover_tol = 1e-7) it converges to 7.6e-11 after 867 records, the last few the active-set
+ * Newton steps (on the exported step: 5.3e-8 at iteration 869, then 3.9e-10, 1.8e-10, 8.0e-11,
+ * one step each). The iteration counts are the records: the interior point's, then the
+ * crossover's. */
+FL_TEST(capped_pile_crossover) {
+  ASSERT_OK(fl_register_all());
+  const char *set[] = {"n=30"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
+  w->compute_metrics = 0;
+  fl_solver *h = NULL;
+  ASSERT_OK(fl_solver_create("pgs", &h));
+  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
+  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
+  fl_solver_destroy(h);
+  ASSERT_OK(fl_world_prepare(w, NULL));
+  fl_problem *p = fl_world_problem(w);
+  p->max_recovery = 0;
+  fl_int nr = fl_problem_nrows(p);
+  double *g = calloc((size_t)nr, sizeof *g), *v = calloc((size_t)p->nv, sizeof *v);
+  ASSERT(g && v);
+  fl_result res;
+  fl_solver *s = NULL;
+  const char *opts = "max_iter=1000,error_every=0,abs_tol=1e-10,ipm.newton_shift=false";
+  // without the crossover: no 1e-10
+  if (run_ipm(p, opts, v, g, &res, &s)) return 1;
+  ASSERT(res.reason != FL_CONVERGED_ATOL && res.error > 1e-9);
+  int ipm_iters = res.iters;
+  fl_solver_destroy(s);
+  if (run_ipm(p, "max_iter=1000,error_every=0,abs_tol=1e-10,ipm.newton_shift=false,"
+              "ipm.crossover=true", v, g, &res, &s)) return 1;
+  ASSERT_EQ(res.reason, FL_CONVERGED_ATOL);
+  const fl_metrics *m = fl_solver_final_metrics(s);
+  ASSERT(m != NULL);
+  printf("capped pile, crossover: merit %.3e, raw natural map %.3e after %d records (the "
+         "interior point alone: %d)\n", fmax(m->natmap, m->momentum), m->natmap_raw, res.iters,
+         ipm_iters);
+  ASSERT(fmax(m->natmap, m->momentum) <= 1e-10);
+  // 867 measured (rounding may move the interior point's hand-over by a few); fewer than the
+  // interior point alone takes to fail
+  ASSERT(res.iters >= 850 && res.iters <= 885 && res.iters < ipm_iters);
+  for (fl_int i = 0; i < p->nc; i++) {
+    const double *gi = g + 3 * i;
+    ASSERT(gi[0] >= 0 && hypot(gi[1], gi[2]) <= p->mu[i] * gi[0] * (1 + 1e-9) + 1e-300);
+  }
   fl_solver_destroy(s);
   fl_world_free(w);
   free(g), free(v);
