@@ -22,6 +22,7 @@ def array(name, data):
 
 def main():
     template, viewer, three, out = sys.argv[1:5]
+    three = "" if three == "-" else three  # "-": no three.js (CMake passes no empty argument)
     parts = {"fl_viewer_template": open(template, "rb").read(),
              "fl_viewer_js": open(viewer, "rb").read(),
              "fl_viewer_three": open(three, "rb").read() if three else b""}
