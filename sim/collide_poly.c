@@ -606,23 +606,33 @@ typedef struct search_rep {
 } search_rep;
 
 
-/* The whole separating-axis search and the contacts it gives; rep (may be NULL) gets what a
- * coherence reference needs. */
-static void poly_poly_search(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
-                             double margin, search_rep *rep, cbuf *B) {
-  // b in a's frame: x_a = Rab x_b + tab
-  double Rab[9], tab[3], d[3];
+/* b's pose in a's frame, x_a = Rab x_b + tab (Rab 3x3 row-major, tab in m), and a's in b's,
+ * x_b = Rab^T x_a + tba; *tol = the face preference (m) and whether each shape is a box, as the
+ * search and the coherence test both use them (outputs are the caller's). */
+static void rel_pose(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                     double Rab[9], double tab[3], double tba[3], double *tol, int *a_box,
+                     int *b_box) {
+  double d[3];
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
       Rab[3 * i + j] = A->R[i] * Bp->R[j] + A->R[3 + i] * Bp->R[3 + j] + A->R[6 + i] * Bp->R[6 + j];
   sub3(Bp->p, A->p, d);
   mulvt(A->R, d, tab);
-  // a in b's frame: x_b = Rab^T x_a + tba
-  double tba[3];
   mulvt(Rab, tab, tba);
   tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
-  double tol = FACE_PREF * (a->radius + b->radius);
-  int a_box = is_box(a), b_box = is_box(b);
+  *tol = FACE_PREF * (a->radius + b->radius);
+  *a_box = is_box(a), *b_box = is_box(b);
+}
+
+
+/* The whole separating-axis search and the contacts it gives; rep (may be NULL) gets what a
+ * coherence reference needs. */
+static void poly_poly_search(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                             double margin, search_rep *rep, cbuf *B) {
+  // b in a's frame (x_a = Rab x_b + tab) and a in b's (x_b = Rab^T x_a + tba)
+  double Rab[9], tab[3], tba[3], tol;
+  int a_box, b_box;
+  rel_pose(a, A, b, Bp, Rab, tab, tba, &tol, &a_box, &b_box);
 
   // the axis that separated this pair last time, first
   sep_hint *H = fl__cl_sep_hints && fl__cl_box_fast ? hint_of(a, b) : NULL;
@@ -956,17 +966,9 @@ static void poly_poly_coherent(const fl_shape *a, const pose *A, const fl_shape 
     fresh_only = 1;
   }
   // b in a's frame, as the search makes it
-  double Rab[9], tab[3], d[3];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      Rab[3 * i + j] = A->R[i] * Bp->R[j] + A->R[3 + i] * Bp->R[3 + j] + A->R[6 + i] * Bp->R[6 + j];
-  sub3(Bp->p, A->p, d);
-  mulvt(A->R, d, tab);
-  double tba[3];
-  mulvt(Rab, tab, tba);
-  tba[0] = -tba[0], tba[1] = -tba[1], tba[2] = -tba[2];
-  double tol = FACE_PREF * (a->radius + b->radius);
-  int a_box = is_box(a), b_box = is_box(b);
+  double Rab[9], tab[3], tba[3], tol;
+  int a_box, b_box;
+  rel_pose(a, A, b, Bp, Rab, tab, tba, &tol, &a_box, &b_box);
   double slack = COH_SLACK * (a->radius + b->radius + norm3(tab));
   int tried = !fresh_only && hc->valid && hc->fa < a->nface && hc->fb < b->nface;
   int coherent = 0, sep_unsure = 0, claim = 0;

@@ -50,6 +50,7 @@
 #include <umfpack.h>
 
 #include "local_kit.h"
+#include "reduced.h"
 
 typedef struct {
   double reg;          /* eps_i = reg w_i */
@@ -163,14 +164,7 @@ static const fl_option_desc ipm_table[] = {
 typedef struct {
   fl_dynamics *dyn;
   fl_int nc, nv;
-  fl_csr *K;      /* (nv x nv) A + sum J_i'S D S J_i, fixed pattern, both triangles */
-  fl_int *apos;   /* (A nnz) position of A's entries in K */
-  fl_int *cptr;   /* (nc + 1) contact i's columns are ccol[cptr[i] .. cptr[i+1]) */
-  fl_int *ccol;
-  double *jblk;   /* (3 x ncols_i per contact, row-major, at 3 cptr[i]) J_i's dense block */
-  fl_int *kptr;   /* (nc + 1) contact i's K positions at kpos[kptr[i] ..), ncols_i^2 */
-  fl_int *kpos;
-  double *dj;     /* (3 x the most columns a contact touches) */
+  fl_reduced red; /* K = A + sum J_i'S D S J_i (nv x nv), fixed pattern, both triangles */
   double *w, *Rn, *vhat, *eps; /* (nc) */
   double *Wm, *Wi, *D, *lam; /* (9 nc, 9 nc, 9 nc, 3 nc) NT scaling, its inverse, D_i, lambda */
   double *v, *y, *rho, *sh;  /* interior iterate (nv, 3nc, 3nc), shift (nc) */
@@ -214,121 +208,13 @@ static void ipm_destroy(fl_solver *s) {
   fl_solver_destroy(d->pol);
   fl_free(d->that);
   fl_dynamics_free(d->dyn);
-  fl_csr_free(d->K);
-  double **arrs[] = {&d->jblk, &d->dj, &d->w, &d->Rn, &d->vhat, &d->eps, &d->Wm, &d->Wi, &d->D,
+  fl__reduced_free(&d->red);
+  double **arrs[] = {&d->w, &d->Rn, &d->vhat, &d->eps, &d->Wm, &d->Wi, &d->D,
                      &d->lam, &d->v, &d->y, &d->rho, &d->sh, &d->g, &d->rp, &d->rd, &d->dv,
                      &d->dy, &d->drho, &d->dya, &d->drhoa, &d->t, &d->Wt, &d->rhs, &d->tmp,
                      &d->f, &d->r, &d->vr, &d->u, &d->rbest, &d->vbest};
   for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) fl_free(*arrs[k]);
-  fl_free(d->apos);
-  fl_free(d->cptr);
-  fl_free(d->ccol);
-  fl_free(d->kptr);
-  fl_free(d->kpos);
   memset(d, 0, sizeof(*d));
-}
-
-
-static int cmp_int(const void *a, const void *b) {
-  fl_int x = *(const fl_int *)a, y = *(const fl_int *)b;
-  return (x > y) - (x < y);
-}
-
-
-/* position of entry (i, j) in K, -1 if absent */
-static fl_int kfind(const fl_csr *K, fl_int i, fl_int j) {
-  fl_int lo = K->rowptr[i], hi = K->rowptr[i + 1] - 1;
-  while (lo <= hi) {
-    fl_int m = (lo + hi) / 2;
-    if (K->col[m] == j) return m;
-    if (K->col[m] < j) lo = m + 1;
-    else hi = m - 1;
-  }
-  return -1;
-}
-
-
-/* K's pattern (A's entries and every contact's column pairs), J's dense blocks per contact and
- * the positions where each block adds into K */
-static int build_pattern(ipm_data *d, const fl_problem *p, double max_b) {
-  fl_int nc = d->nc, nv = d->nv;
-  const fl_csr *J = p->J, *A = p->A;
-  d->cptr = fl_malloc(((size_t)nc + 1) * sizeof(fl_int));
-  d->kptr = fl_malloc(((size_t)nc + 1) * sizeof(fl_int));
-  if (!d->cptr || !d->kptr) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
-  d->cptr[0] = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int m = 0;
-    for (int a = 0; a < 3; a++) m += J->rowptr[3 * i + a + 1] - J->rowptr[3 * i + a];
-    d->cptr[i + 1] = d->cptr[i] + m; // an upper bound first, compacted below
-  }
-  d->ccol = fl_malloc((size_t)(d->cptr[nc] > 0 ? d->cptr[nc] : 1) * sizeof(fl_int));
-  if (!d->ccol) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
-  fl_int at = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int b0 = at;
-    for (int a = 0; a < 3; a++)
-      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
-        d->ccol[at++] = J->col[k];
-    qsort(d->ccol + b0, (size_t)(at - b0), sizeof(fl_int), cmp_int);
-    fl_int m = b0;
-    for (fl_int k = b0; k < at; k++)
-      if (k == b0 || d->ccol[k] != d->ccol[m - 1]) d->ccol[m++] = d->ccol[k];
-    at = m;
-    d->cptr[i] = b0;
-  }
-  d->cptr[nc] = at;
-  d->jblk = fl_calloc((size_t)(3 * (at > 0 ? at : 1)), sizeof(double));
-  if (!d->jblk) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
-  fl_int mmax = 1;
-  for (fl_int i = 0; i < nc; i++)
-    if (d->cptr[i + 1] - d->cptr[i] > mmax) mmax = d->cptr[i + 1] - d->cptr[i];
-  d->dj = fl_malloc((size_t)(3 * mmax) * sizeof(double));
-  if (!d->dj) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
-  d->kptr[0] = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    for (int a = 0; a < 3; a++)
-      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
-        for (fl_int c = 0; c < m; c++)
-          if (d->ccol[c0 + c] == J->col[k]) d->jblk[3 * c0 + a * m + c] += J->val[k];
-    d->kptr[i + 1] = d->kptr[i] + m * m;
-  }
-  size_t nt = (size_t)A->nnz + (size_t)d->kptr[nc];
-  if ((double)nt * 28 > max_b) // the triplets (16 bytes each) and K (12 per entry)
-    return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: the reduced matrix alone would take %.3g GB "
-                     "to assemble (%zu entries), above ipm.max_factor_gb = %g", p->name,
-                     (double)nt * 28 / 1e9, nt, max_b / 1e9);
-  fl_int *ti = fl_malloc(nt * sizeof(fl_int)), *tj = fl_malloc(nt * sizeof(fl_int));
-  double *tv = fl_calloc(nt, sizeof(double));
-  d->kpos = fl_malloc((size_t)(d->kptr[nc] > 0 ? d->kptr[nc] : 1) * sizeof(fl_int));
-  d->apos = fl_malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof(fl_int));
-  int rc = (!ti || !tj || !tv || !d->kpos || !d->apos)
-             ? fl_seterr(FL_ERR_NOMEM, "ipm: out of memory") : FL_OK;
-  if (rc == FL_OK) {
-    size_t t = 0;
-    for (fl_int i = 0; i < nv; i++)
-      for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) ti[t] = i, tj[t++] = A->col[k];
-    for (fl_int i = 0; i < nc; i++) {
-      fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-      for (fl_int a = 0; a < m; a++)
-        for (fl_int b = 0; b < m; b++) ti[t] = d->ccol[c0 + a], tj[t++] = d->ccol[c0 + b];
-    }
-    rc = fl_csr_from_triplets(nv, nv, (fl_int)t, ti, tj, tv, &d->K);
-  }
-  fl_free(ti);
-  fl_free(tj);
-  fl_free(tv);
-  FL_TRY(rc);
-  for (fl_int i = 0; i < nv; i++)
-    for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) d->apos[k] = kfind(d->K, i, A->col[k]);
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    for (fl_int a = 0; a < m; a++)
-      for (fl_int b = 0; b < m; b++)
-        d->kpos[d->kptr[i] + a * m + b] = kfind(d->K, d->ccol[c0 + a], d->ccol[c0 + b]);
-  }
-  return FL_OK;
 }
 
 
@@ -414,7 +300,7 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
   fl_free(Wc);
   FL_TRY(rc);
   double max_b = o->max_factor_gb * 1e9;
-  FL_TRY(build_pattern(d, p, max_b));
+  FL_TRY(fl__reduced_build(&d->red, p, max_b, "ipm", "ipm.max_factor_gb"));
   // f = A v*; the merit's normalization uses the local form's q = J v* + b - vhat
   fl_csr_gemv(p->A, 1.0, p->vstar, 0.0, d->f);
   fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->u);
@@ -436,8 +322,8 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
       ctl[UMFPACK_STRATEGY] = UMFPACK_STRATEGY_SYMMETRIC;
       ctl[UMFPACK_ORDERING] = o->lu_ordering == 1 ? UMFPACK_ORDERING_AMD : UMFPACK_ORDERING_METIS;
     }
-    if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, info) !=
-        UMFPACK_OK)
+    const fl_csr *K = d->red.K;
+    if (umfpack_di_symbolic(nv, nv, K->rowptr, K->col, K->val, &d->sym, ctl, info) != UMFPACK_OK)
       return fl_seterr(FL_ERR_LIBRARY, "ipm: %s: UMFPACK's symbolic analysis failed (%ld dofs)",
                        p->name, (long)nv);
     double lu_b = info[UMFPACK_NUMERIC_SIZE_ESTIMATE] * info[UMFPACK_SIZE_OF_UNIT];
@@ -455,7 +341,7 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
   d->cc.print = 0;
   d->cc.quick_return_if_not_posdef = 1;
   cholmod_sparse As;
-  fl__cholmod_view(d->K, d->K->val, &As);
+  fl__cholmod_view(d->red.K, d->red.K->val, &As);
   d->L = cholmod_analyze(&As, &d->cc);
   if (!d->L)
     return fl_seterr(fl__cholmod_err(d->cc.status), "ipm: %s: cholmod_analyze failed (status %d)",
@@ -644,10 +530,8 @@ static double report(const fl_solver *sv, ipm_data *d, const fl_problem *p, doub
 /* scalings at the current (y, rho); K = A + sum J'S D S J; numeric factorization.
  * 0, or -1 when a block or K is not positive definite. */
 static int factor(ipm_data *d, const fl_problem *p, int newton) {
-  const fl_csr *A = p->A;
-  fl_csr *K = d->K;
-  memset(K->val, 0, (size_t)K->nnz * sizeof(double));
-  for (fl_int k = 0; k < A->nnz; k++) K->val[d->apos[k]] += A->val[k];
+  const fl_csr *K = d->red.K;
+  fl__reduced_reset(&d->red, p->A);
   for (fl_int i = 0; i < d->nc; i++) {
     int kk = cdim(p, i);
     double *Wm = d->Wm + 9 * i, *Wi = d->Wi + 9 * i, *Di = d->D + 9 * i, M[9];
@@ -682,18 +566,7 @@ static int factor(ipm_data *d, const fl_problem *p, int newton) {
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++)
         M[3 * a + b] = sc[a] * (Di[3 * a] * Gm[b] + Di[3 * a + 1] * Gm[3 + b] + Di[3 * a + 2] * Gm[6 + b]);
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    const double *Jb = d->jblk + 3 * c0;
-    const fl_int *kp = d->kpos + d->kptr[i];
-    double *MJ = d->dj;
-    for (int a = 0; a < 3; a++)
-      for (fl_int c = 0; c < m; c++)
-        MJ[a * m + c] = M[3 * a] * Jb[c] + M[3 * a + 1] * Jb[m + c] + M[3 * a + 2] * Jb[2 * m + c];
-    for (fl_int x = 0; x < m; x++) {
-      double j0 = Jb[x], j1 = Jb[m + x], j2 = Jb[2 * m + x];
-      for (fl_int yy = 0; yy < m; yy++)
-        K->val[kp[x * m + yy]] += j0 * MJ[yy] + j1 * MJ[m + yy] + j2 * MJ[2 * m + yy];
-    }
+    fl__reduced_add(&d->red, i, M);
   }
   if (d->sym) {
     if (d->num) umfpack_di_free_numeric(&d->num);
@@ -729,8 +602,9 @@ static int direction(ipm_data *d, const fl_problem *p, int newton, double *dy, d
   fl_csr_gemtv(p->J, 1.0, z, 0.0, d->rhs);
   for (fl_int k = 0; k < nv; k++) d->rhs[k] -= d->rd[k];
   if (d->sym) {
-    if (umfpack_di_solve(UMFPACK_At, d->K->rowptr, d->K->col, d->K->val, d->dv, d->rhs, d->num,
-                         NULL, NULL) != UMFPACK_OK)
+    const fl_csr *K = d->red.K;
+    if (umfpack_di_solve(UMFPACK_At, K->rowptr, K->col, K->val, d->dv, d->rhs, d->num, NULL,
+                         NULL) != UMFPACK_OK)
       return -1;
   } else {
     cholmod_dense B;
@@ -1200,8 +1074,8 @@ static void ipm_view(const fl_solver *s, FILE *f) {
   if (d && d->pol) fprintf(f, "ipm: %d of the last solve's records are the polish's (pnewton)\n", d->npol);
   fprintf(f, "ipm: reduced system %ld x %ld, %ld nonzeros; %s factors %.4g entries (%.3g GB), "
           "%.3g flops per factorization; %d factorizations in the last solve\n",
-          d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nrow : 0L,
-          d && d->K ? (long)d->K->nnz : 0L, d && d->sym ? "LU (UMFPACK)" : "Cholesky (CHOLMOD)",
+          d && d->red.K ? (long)d->red.K->nrow : 0L, d && d->red.K ? (long)d->red.K->nrow : 0L,
+          d && d->red.K ? (long)d->red.K->nnz : 0L, d && d->sym ? "LU (UMFPACK)" : "Cholesky (CHOLMOD)",
           d ? d->lnz : 0.0, d ? d->fact_gb : 0.0, d ? d->flops : 0.0, d ? d->nfact : 0);
 }
 

@@ -38,6 +38,7 @@
 #include <umfpack.h>
 
 #include "local_kit.h"
+#include "reduced.h"
 
 typedef struct {
   double sigma;  /* initial s: Sigma = s diag(w_i) */
@@ -92,20 +93,13 @@ static const fl_option_desc pn_table[] = {
 typedef struct {
   fl_dynamics *dyn;
   fl_int nc, nv;
-  fl_csr *K;      /* (nv x nv) A + sum J_i^T D_i J_i, fixed pattern */
-  fl_int *apos;   /* (A nnz) position of A's entries in K */
-  fl_int *cptr;   /* (nc + 1) contact i's columns are ccol[cptr[i] .. cptr[i+1]) */
-  fl_int *ccol;
-  double *jblk;   /* (3 x ncols_i per contact, row-major, at 3 cptr[i]) J_i's dense block */
-  fl_int *kptr;   /* (nc + 1) contact i's K positions at kpos[kptr[i] ..), ncols_i^2 */
-  fl_int *kpos;
+  fl_reduced red; /* K = A + sum J_i^T D_i J_i (nv x nv), fixed pattern; scratch dj = D_i J_i */
   double *w, *rho, *Rn, *vhat; /* (nc) */
   double *G, *B;  /* (nc x 9) G_i^-1 and B_i */
   double *r, *rk, *dr, *v, *dv, *u, *F, *rt, *vt, *ut, *Ft, *rhs, *tmp; /* work */
   void *sym, *num;
   double norm_q;
   double lu_gb, lu_flops; /* UMFPACK's estimates for one factorization */
-  double *dj;             /* (3 x the most columns a contact touches) D_i J_i */
   double *mu;             /* (nc) the friction of Newton's function: the problem's, or a
                              continuation stage's t mu */
   double *rok;            /* (3 nc) continuation: the last solved stage's impulses */
@@ -121,39 +115,14 @@ static void pn_destroy(fl_solver *s) {
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
   fl_dynamics_free(d->dyn);
-  fl_csr_free(d->K);
-  double **arrs[] = {&d->jblk, &d->w, &d->rho, &d->Rn, &d->vhat, &d->G, &d->B, &d->r, &d->rk,
+  fl__reduced_free(&d->red);
+  double **arrs[] = {&d->w, &d->rho, &d->Rn, &d->vhat, &d->G, &d->B, &d->r, &d->rk,
                      &d->dr, &d->v, &d->dv, &d->u, &d->F, &d->rt, &d->vt, &d->ut, &d->Ft,
                      &d->rhs, &d->tmp};
   for (size_t k = 0; k < sizeof arrs / sizeof arrs[0]; k++) fl_free(*arrs[k]);
-  fl_free(d->dj);
   fl_free(d->mu);
   fl_free(d->rok);
-  fl_free(d->apos);
-  fl_free(d->cptr);
-  fl_free(d->ccol);
-  fl_free(d->kptr);
-  fl_free(d->kpos);
   memset(d, 0, sizeof(*d));
-}
-
-
-static int cmp_int(const void *a, const void *b) {
-  fl_int x = *(const fl_int *)a, y = *(const fl_int *)b;
-  return (x > y) - (x < y);
-}
-
-
-/* position of entry (i, j) in K, -1 if absent */
-static fl_int kfind(const fl_csr *K, fl_int i, fl_int j) {
-  fl_int lo = K->rowptr[i], hi = K->rowptr[i + 1] - 1;
-  while (lo <= hi) {
-    fl_int m = (lo + hi) / 2;
-    if (K->col[m] == j) return m;
-    if (K->col[m] < j) lo = m + 1;
-    else hi = m - 1;
-  }
-  return -1;
 }
 
 
@@ -180,15 +149,13 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   for (size_t k = 0; k < sizeof vn / sizeof vn[0]; k++) *vn[k] = fl_malloc(sn * sizeof(double));
   double **vv[] = {&d->v, &d->dv, &d->vt, &d->rhs, &d->tmp};
   for (size_t k = 0; k < sizeof vv / sizeof vv[0]; k++) *vv[k] = fl_malloc(sv * sizeof(double));
-  d->cptr = fl_malloc((sc + 1) * sizeof(fl_int));
-  d->kptr = fl_malloc((sc + 1) * sizeof(fl_int));
   d->mu = fl_malloc(sc * sizeof(double));
   d->rok = fl_malloc(sn * sizeof(double));
   if (!d->mu || !d->rok) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
   memcpy(d->mu, p->mu, sc * sizeof(double));
   if (!d->w || !d->rho || !d->Rn || !d->vhat || !d->G || !d->B || !d->r || !d->rk || !d->dr ||
       !d->u || !d->F || !d->rt || !d->ut || !d->Ft || !d->v || !d->dv || !d->vt || !d->rhs ||
-      !d->tmp || !d->cptr || !d->kptr)
+      !d->tmp)
     return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
   // Delassus diagonal blocks: each contact's scale w_i and Alart-Curnier parameter 1/w_i
   double *Wc = fl_malloc(9 * sc * sizeof(double));
@@ -204,85 +171,10 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   }
   fl_free(Wc);
   FL_TRY(rc);
-  // the columns each contact touches, and J's dense 3 x ncols block
-  const fl_csr *J = p->J;
-  d->cptr[0] = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int m = 0;
-    for (int a = 0; a < 3; a++) m += J->rowptr[3 * i + a + 1] - J->rowptr[3 * i + a];
-    d->cptr[i + 1] = d->cptr[i] + m; // an upper bound first, compacted below
-  }
-  d->ccol = fl_malloc((size_t)(d->cptr[nc] > 0 ? d->cptr[nc] : 1) * sizeof(fl_int));
-  if (!d->ccol) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
-  fl_int at = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int b0 = at;
-    for (int a = 0; a < 3; a++)
-      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
-        d->ccol[at++] = J->col[k];
-    qsort(d->ccol + b0, (size_t)(at - b0), sizeof(fl_int), cmp_int);
-    fl_int m = b0;
-    for (fl_int k = b0; k < at; k++)
-      if (k == b0 || d->ccol[k] != d->ccol[m - 1]) d->ccol[m++] = d->ccol[k];
-    at = m;
-    d->cptr[i] = b0;
-  }
-  d->cptr[nc] = at;
-  d->jblk = fl_calloc((size_t)(3 * (at > 0 ? at : 1)), sizeof(double));
-  if (!d->jblk) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
-  fl_int mmax = 1;
-  for (fl_int i = 0; i < nc; i++)
-    if (d->cptr[i + 1] - d->cptr[i] > mmax) mmax = d->cptr[i + 1] - d->cptr[i];
-  d->dj = fl_malloc((size_t)(3 * mmax) * sizeof(double));
-  if (!d->dj) return fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory");
-  d->kptr[0] = 0;
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    for (int a = 0; a < 3; a++)
-      for (fl_int k = J->rowptr[3 * i + a]; k < J->rowptr[3 * i + a + 1]; k++)
-        for (fl_int c = 0; c < m; c++)
-          if (d->ccol[c0 + c] == J->col[k]) d->jblk[3 * c0 + a * m + c] += J->val[k];
-    d->kptr[i + 1] = d->kptr[i] + m * m;
-  }
-  // K's pattern: A's and every contact's column pairs
-  const fl_csr *A = p->A;
-  size_t nt = (size_t)A->nnz + (size_t)d->kptr[nc];
   double max_b = ((const pn_opts *)s->opts)->max_lu_gb * 1e9;
-  if ((double)nt * 28 > max_b) // the triplets (16 bytes each) and K (12 per entry)
-    return fl_seterr(FL_ERR_UNSUPPORTED, "pnewton: %s: the reduced matrix alone would take %.3g "
-                     "GB to assemble (%zu entries), above pnewton.max_lu_gb = %g", p->name,
-                     (double)nt * 28 / 1e9, nt, max_b / 1e9);
-  fl_int *ti = fl_malloc(nt * sizeof(fl_int)), *tj = fl_malloc(nt * sizeof(fl_int));
-  double *tv = fl_calloc(nt, sizeof(double));
-  d->kpos = fl_malloc((size_t)(d->kptr[nc] > 0 ? d->kptr[nc] : 1) * sizeof(fl_int));
-  d->apos = fl_malloc((size_t)(A->nnz > 0 ? A->nnz : 1) * sizeof(fl_int));
-  rc = (!ti || !tj || !tv || !d->kpos || !d->apos)
-         ? fl_seterr(FL_ERR_NOMEM, "pnewton: out of memory") : FL_OK;
-  if (rc == FL_OK) {
-    size_t t = 0;
-    for (fl_int i = 0; i < nv; i++)
-      for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) ti[t] = i, tj[t++] = A->col[k];
-    for (fl_int i = 0; i < nc; i++) {
-      fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-      for (fl_int a = 0; a < m; a++)
-        for (fl_int b = 0; b < m; b++) ti[t] = d->ccol[c0 + a], tj[t++] = d->ccol[c0 + b];
-    }
-    rc = fl_csr_from_triplets(nv, nv, (fl_int)t, ti, tj, tv, &d->K);
-  }
-  fl_free(ti);
-  fl_free(tj);
-  fl_free(tv);
-  FL_TRY(rc);
-  for (fl_int i = 0; i < nv; i++)
-    for (fl_int k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) d->apos[k] = kfind(d->K, i, A->col[k]);
-  for (fl_int i = 0; i < nc; i++) {
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    for (fl_int a = 0; a < m; a++)
-      for (fl_int b = 0; b < m; b++)
-        d->kpos[d->kptr[i] + a * m + b] = kfind(d->K, d->ccol[c0 + a], d->ccol[c0 + b]);
-  }
+  FL_TRY(fl__reduced_build(&d->red, p, max_b, "pnewton", "pnewton.max_lu_gb"));
   // the merit's normalization uses the local form's q = J v* + b - vhat
-  fl_csr_gemv(J, 1.0, p->vstar, 0.0, d->u);
+  fl_csr_gemv(p->J, 1.0, p->vstar, 0.0, d->u);
   double q2 = 0;
   for (fl_int r = 0; r < n; r++) {
     double qr = d->u[r] + (p->b ? p->b[r] : 0) - (r % 3 == 0 ? d->vhat[r / 3] : 0);
@@ -292,7 +184,8 @@ static int pn_setup(fl_solver *s, const fl_problem *p) {
   // K is stored by rows: UMFPACK reads it as K^T by columns (solved with UMFPACK_At)
   double ctl[UMFPACK_CONTROL], info[UMFPACK_INFO];
   umfpack_di_defaults(ctl);
-  if (umfpack_di_symbolic(nv, nv, d->K->rowptr, d->K->col, d->K->val, &d->sym, ctl, info) !=
+  const fl_csr *K = d->red.K;
+  if (umfpack_di_symbolic(nv, nv, K->rowptr, K->col, K->val, &d->sym, ctl, info) !=
       UMFPACK_OK)
     return fl_seterr(FL_ERR_LIBRARY, "pnewton: %s: UMFPACK's symbolic analysis failed (%ld dofs)",
                      p->name, (long)nv);
@@ -397,10 +290,9 @@ static int inv3(const double *m, double *o) {
 /* The Newton direction (dr, dv) of F_sigma at the point whose blocks eval_F(jac) left in G
  * (A_i) and B. Returns 0, or -1 when a G_i or K is singular. */
 static int direction(pn_data *d, const fl_problem *p, double s) {
-  const fl_csr *A = p->A;
-  fl_csr *K = d->K;
-  memset(K->val, 0, (size_t)K->nnz * sizeof(double));
-  for (fl_int k = 0; k < A->nnz; k++) K->val[d->apos[k]] += A->val[k];
+  fl_reduced *R = &d->red;
+  const fl_csr *K = R->K;
+  fl__reduced_reset(R, p->A);
   memset(d->rhs, 0, (size_t)d->nv * sizeof(double));
   for (fl_int i = 0; i < d->nc; i++) {
     double *Ai = d->G + 9 * i, *Bi = d->B + 9 * i, G[9], Gi[9], D[9], cf[3];
@@ -417,19 +309,11 @@ static int direction(pn_data *d, const fl_problem *p, double s) {
         for (int c = 0; c < 3; c++) D[3 * a + b] += Gi[3 * a + c] * Bi[3 * c + b];
       }
     }
-    fl_int c0 = d->cptr[i], m = d->cptr[i + 1] - c0;
-    const double *Jb = d->jblk + 3 * c0;
-    const fl_int *kp = d->kpos + d->kptr[i];
-    double *DJ = d->dj;
-    for (int a = 0; a < 3; a++)
-      for (fl_int c = 0; c < m; c++)
-        DJ[a * m + c] = D[3 * a] * Jb[c] + D[3 * a + 1] * Jb[m + c] + D[3 * a + 2] * Jb[2 * m + c];
-    for (fl_int x = 0; x < m; x++) {
-      double j0 = Jb[x], j1 = Jb[m + x], j2 = Jb[2 * m + x];
-      d->rhs[d->ccol[c0 + x]] -= j0 * cf[0] + j1 * cf[1] + j2 * cf[2];
-      for (fl_int y = 0; y < m; y++)
-        K->val[kp[x * m + y]] += j0 * DJ[y] + j1 * DJ[m + y] + j2 * DJ[2 * m + y];
-    }
+    fl_int c0 = R->cptr[i], m = R->cptr[i + 1] - c0;
+    const double *Jb = R->jblk + 3 * c0;
+    for (fl_int x = 0; x < m; x++)
+      d->rhs[R->ccol[c0 + x]] -= Jb[x] * cf[0] + Jb[m + x] * cf[1] + Jb[2 * m + x] * cf[2];
+    fl__reduced_add(R, i, D);
   }
   if (d->num) umfpack_di_free_numeric(&d->num);
   int st = umfpack_di_numeric(K->rowptr, K->col, K->val, d->sym, &d->num, NULL, NULL);
@@ -585,8 +469,8 @@ static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma
 static void pn_view(const fl_solver *s, FILE *f) {
   const pn_data *d = s->data;
   fprintf(f, "pnewton: reduced system %ld x %ld, %ld nonzeros; UMFPACK estimates %.3g GB of "
-          "LU factors, %.3g flops per factorization\n", d && d->K ? (long)d->K->nrow : 0L,
-          d && d->K ? (long)d->K->nrow : 0L, d && d->K ? (long)d->K->nnz : 0L,
+          "LU factors, %.3g flops per factorization\n", d && d->red.K ? (long)d->red.K->nrow : 0L,
+          d && d->red.K ? (long)d->red.K->nrow : 0L, d && d->red.K ? (long)d->red.K->nnz : 0L,
           d ? d->lu_gb : 0.0, d ? d->lu_flops : 0.0);
   if (d && ((const pn_opts *)s->opts)->mu_steps > 0)
     fprintf(f, "pnewton: friction continuation: largest fraction of mu solved %g, smallest "
