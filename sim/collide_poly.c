@@ -836,9 +836,10 @@ static void poly_poly_search(const fl_shape *a, const pose *A, const fl_shape *b
       fd[f] = dot3(a->face_normal + 3 * f, dxc);
     // precomputed first dots: only a's edges whose two dots have opposite signs, in order,
     // with the same tests and the same axis as the loop after this one
-    uint32_t todo = pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
-    for (; todo; todo &= todo - 1) {
-      fl_int i = low_bit(todo);
+    uint32_t edges_left =
+        pre_dots ? (pos_pre[fc] & neg_pre[fdd]) | (neg_pre[fc] & pos_pre[fdd]) : 0;
+    for (; edges_left; edges_left &= edges_left - 1) {
+      fl_int i = low_bit(edges_left);
       double cba = dot_pre[fc * a->nedge + i], dba = dot_pre[fdd * a->nedge + i];
       if (!(cba * dba < 0)) continue;
       const double *an = a->face_normal + 3 * a->edge_face[2 * i];
