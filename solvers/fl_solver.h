@@ -15,7 +15,8 @@
  *   fl_solver_solve(s, prob, v, gamma, &res);     // v (nv), gamma (3nc+nh): in = guess
  *   fl_solver_destroy(s);
  *
- * Handles are not thread-safe; distinct handles may be used from distinct threads.
+ * Handles are not thread-safe; distinct handles may be used from distinct threads. A solver of
+ * one's own, in a program or a plug-in: fl_plugin.h.
  */
 #ifndef FL_SOLVER_H
 #define FL_SOLVER_H
@@ -134,18 +135,34 @@ typedef int (*fl_monitor_fn)(const fl_solver *s, const fl_iter_stat *st, void *c
 
 /*---- registry ----*/
 
+/* The registry holds the built-in solvers and those added at run time: by plug-ins
+ * (fl_plugin_load), by a program (fl_solver_register_ops, e.g. a Python solver) (fl_plugin.h).
+ * Every lookup by name sees them all. Not thread-safe. */
+
 /* Registers every built-in solver; idempotent. Returns FL_OK. */
 int fl_register_all(void);
-/* Adds one ops table (copied by pointer; must outlive the program). FL_ERR_INVAL on a duplicate
- * name or an ABI mismatch. */
+/* Adds one ops table compiled with this library's headers (kept by pointer; must outlive the
+ * program). FL_ERR_INVAL on a duplicate name or an ABI mismatch. Tables from elsewhere go
+ * through fl_solver_register_ops (fl_plugin.h), which copies and checks them. */
 int fl_solver_register(const fl_solver_ops *ops);
-/* Registered solver names, NULL-terminated, in registration order. */
+/* Removes a solver registered at run time (not a built-in one: FL_ERR_INVAL) from the
+ * registry, so that its name may be registered again; handles already created keep working.
+ * FL_ERR_UNKNOWN_SOLVER when no solver has that name. */
+int fl_solver_unregister(const char *name);
+/* Registered solver names, NULL-terminated, in registration order; valid until the next
+ * registration or removal. */
 const char *const *fl_solver_list(void);
 /* The ops of a name, or NULL. */
 const fl_solver_ops *fl_solver_find(const char *name);
-/* Summary line, capabilities of a registered solver. */
+/* Name, summary line, capabilities and option table (NULL-key terminated; NULL when the solver
+ * has no options of its own) of a registered solver. */
+const char *fl_solver_ops_name(const fl_solver_ops *ops);
 const char *fl_solver_ops_summary(const fl_solver_ops *ops);
 unsigned fl_solver_ops_caps(const fl_solver_ops *ops);
+const fl_option_desc *fl_solver_ops_options(const fl_solver_ops *ops);
+/* Where a registered solver comes from: NULL for a built-in one, else the origin it was
+ * registered with (a plug-in's resolved path, "python", ...). */
+const char *fl_solver_ops_origin(const fl_solver_ops *ops);
 /* Prints the common and solver-specific options with defaults and help. */
 void fl_solver_ops_help(const fl_solver_ops *ops, FILE *f);
 
