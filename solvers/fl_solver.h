@@ -232,6 +232,34 @@ const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
  * metrics as before. skip = 0 (the default): always evaluated. */
 void fl_solver_skip_final_metrics(fl_solver *s, int skip);
 
+/*---- scoring an answer computed elsewhere ----*/
+
+/* An answer's score, as the harness scores its own solvers' answers. */
+typedef struct fl_score {
+  int reason;        /* fl_reason of a solve stopped at this answer: FL_CONVERGED_EXACT when
+                        merit <= tol, FL_DIVERGED_NAN when the merit is not finite (NaN or Inf
+                        in the answer), FL_DIVERGED_MAX_ITER otherwise (not solved to tol) */
+  double merit;      /* the common merit (fl_metrics_merit) with the chosen normalization: the
+                        number `solve` prints and profile ranks by */
+  fl_metrics metrics; /* every metric of the answer */
+  int v_from_gamma;  /* 1: a global problem's answer came without v, and v = v* + A^-1 J^T gamma
+                        (the velocities its impulses give) was scored */
+} fl_score;
+
+/* Scores an answer (v: nv, or NULL for a local problem or to derive it from gamma; gamma:
+ * 3nc+nh) of problem p by running it through the solver spine as a solve that starts and stops
+ * at it (solvers/answer.c): with the normalization `norm` and tolerance `tol` on the merit (the
+ * harness's solvers run with norm fclib and abs_tol 1e-8 unless told otherwise). The answer is
+ * only read. FL_OK (also for an answer that is not converged: the reason says so),
+ * FL_ERR_INVAL (NULL arguments, tol < 0), FL_ERR_NOT_SPD (deriving v: A not SPD), FL_ERR_NOMEM. */
+int fl_solution_score(const fl_problem *p, const double *v, const double *gamma,
+                      fl_norm_kind norm, double tol, fl_score *out);
+/* The same for the answer stored in an FCLIB file's /solution (fl_solution_read: written by
+ * fl_solution_save, Siconos, libfclib or h5py), against problem p. Plus fl_solution_read's
+ * errors (FL_ERR_NOT_FOUND: no /solution; FL_ERR_FORMAT: sizes that are not p's). */
+int fl_solution_score_file(const fl_problem *p, const char *path, fl_norm_kind norm, double tol,
+                           fl_score *out);
+
 #ifdef FL_HAVE_SICONOS
 /* Siconos plug-ins (solvers/siconos.c): the BLAS library that Siconos's cblas calls bind to in
  * the child process a Siconos solve runs in (its path, written into buf of n bytes) and
