@@ -218,3 +218,17 @@ def test_run_scene_observables_frame():
     assert {"t", "contacts", "pen_max", "energy"} <= set(df.columns)
     assert len(df) == 40 and set(df.solver) == {"pgs", "sap"}
     assert df[df.solver == "pgs"].t.iloc[-1] == pytest.approx(20 * (df.t.iloc[1] - df.t.iloc[0]))
+
+
+def test_mjcf_model_with_every_stepper():
+    """An MJCF model read through MuJoCo's parser runs with FrictionLab's solvers and MuJoCo's
+    own Newton: the same first-step contacts (4 per box, 1 per ball)."""
+    src = os.environ.get("FL_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+    model = os.path.join(src, "tests", "data", "boxes_spheres.xml")
+    try:
+        df = fl.run_scene(model, ["sap", "pgs", "mujoco-newton"], steps=1)
+    except fl.FrictionLabError as e:
+        if "MuJoCo" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert list(df.contacts) == [10, 10, 10]
