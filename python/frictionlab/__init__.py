@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _ffi as F
 
-__all__ = ["FrictionLabError", "Problem", "Csr", "Solution", "Score", "solve", "score",
+__all__ = ["project_cones", "de_saxce", "FrictionLabError", "Problem", "Csr", "Solution", "Score", "solve", "score",
            "save_solution", "read_solution", "solvers", "solver_options", "load_plugin",
            "load_plugin_path", "register_solver", "python_solver", "unregister_solver",
            "profile", "Profile", "scene_problem", "run_scene", "version", "library_path"]
@@ -362,6 +362,35 @@ def read_solution(problem, path):
     _check(F.fl_solution_read(problem._p, _b(os.fspath(path)), v.ctypes.data_as(F.P_double),
                               g.ctypes.data_as(F.P_double), ctypes.byref(have)))
     return (v[:problem.nv] if have.value else None), g[:problem.nrows]
+
+
+#---- helpers for solvers written in numpy ----
+
+def project_cones(x, mu):
+    """The Euclidean projection of each contact's (n, t1, t2) onto its cone ||t|| <= mu n:
+    x is (nc, 3) or 3 nc, mu (nc); returns a new array of x's shape (fl_cone_project's formula)."""
+    x = np.asarray(x, dtype=np.float64)
+    shape = x.shape
+    x = x.reshape(-1, 3)
+    mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (len(x),))
+    n, t = x[:, 0], x[:, 1:]
+    r = np.linalg.norm(t, axis=1)
+    out = x.copy()
+    polar = mu * r <= -n
+    edge = ~(r <= mu * n) & ~polar
+    a = (n[edge] + mu[edge] * r[edge]) / (1 + mu[edge] ** 2)
+    out[polar] = 0
+    out[edge, 0] = a
+    out[edge, 1:] = (mu[edge] * a / r[edge])[:, None] * t[edge]
+    return out.reshape(shape)
+
+
+def de_saxce(u, mu):
+    """u + (mu ||u_t||, 0, 0) per contact (De Saxce's correction, the natural map's uhat):
+    u is (nc, 3) or 3 nc; returns a new (nc, 3) array."""
+    u = np.array(u, dtype=np.float64).reshape(-1, 3)
+    u[:, 0] += np.asarray(mu) * np.linalg.norm(u[:, 1:], axis=1)
+    return u
 
 
 #---- the registry ----

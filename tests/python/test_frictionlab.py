@@ -27,21 +27,6 @@ def need(path):
     return path
 
 
-def project_cones(x, mu):
-    """Euclidean projection of each row (n, t1, t2) of x onto ||t|| <= mu n (numpy, rows)."""
-    n, t = x[:, 0], x[:, 1:]
-    r = np.linalg.norm(t, axis=1)
-    out = x.copy()
-    inside = r <= mu * n
-    polar = mu * r <= -n
-    edge = ~inside & ~polar
-    a = (n[edge] + mu[edge] * r[edge]) / (1 + mu[edge] ** 2)
-    out[polar] = 0
-    out[edge, 0] = a
-    out[edge, 1:] = (mu[edge] * a / r[edge])[:, None] * t[edge]
-    return out
-
-
 def py_jacobi(problem, gamma, v, it):
     """Damped projected Jacobi on the local form, in numpy: the solver a user writes."""
     W, q = problem.local_form()
@@ -54,10 +39,10 @@ def py_jacobi(problem, gamma, v, it):
         u = (W @ gamma[:3 * nc] + q).reshape(nc, 3)
         uhat = u.copy()
         uhat[:, 0] += mu * np.linalg.norm(u[:, 1:], axis=1)
-        res = np.linalg.norm(g - project_cones(g - uhat, mu)) / (1 + np.linalg.norm(q))
+        res = np.linalg.norm(g - fl.project_cones(g - uhat, mu)) / (1 + np.linalg.norm(q))
         if it.record(res):
             return
-        g += omega * (project_cones(g - rho[:, None] * uhat, mu) - g)
+        g += omega * (fl.project_cones(g - rho[:, None] * uhat, mu) - g)
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +217,22 @@ def test_mjcf_model_with_every_stepper():
             pytest.skip(str(e))
         raise
     assert list(df.contacts) == [10, 10, 10]
+
+
+def test_cone_projection_is_the_librarys():
+    """fl.project_cones (numpy) against the library's fl_cone_project on random points."""
+    import ctypes
+    from frictionlab import _ffi as F
+    proj = F.lib.fl_cone_project
+    proj.restype = None
+    proj.argtypes = [ctypes.c_double, F.P_double, F.P_double]
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2000, 3))
+    mu = rng.uniform(0, 1.5, size=2000)
+    mu[:10] = 0
+    mine = fl.project_cones(x, mu)
+    for k in range(len(x)):
+        out = np.zeros(3)
+        xk = np.ascontiguousarray(x[k])
+        proj(mu[k], xk.ctypes.data_as(F.P_double), out.ctypes.data_as(F.P_double))
+        assert np.allclose(mine[k], out, rtol=1e-13, atol=1e-15), (x[k], mu[k], mine[k], out)
