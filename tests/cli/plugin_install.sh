@@ -64,8 +64,9 @@ int main(int argc, char **argv) {
   fl_solution_score(p, v, g, FL_NORM_FCLIB, 1e-8, &sc);
   printf("%s %s iters %d merit %.6g scored %.6g from %s\n", fl_version(), fl_reason_name(r.reason),
          r.iters, h[nh - 1].merit, sc.merit, fl_solver_ops_origin(fl_solver_find("damped-jacobi")));
+  int ok = h[nh - 1].merit < 1e-6 && sc.merit == h[nh - 1].merit;
   free(v); free(g); fl_solver_destroy(s); fl_problem_free(p);
-  return h[nh - 1].merit < 1e-6 && sc.merit == h[nh - 1].merit ? 0 : 1;
+  return ok ? 0 : 1;
 }
 C
 pcdir=$libdir/pkgconfig
