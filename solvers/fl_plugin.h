@@ -117,8 +117,9 @@ int fl_solver_arena_reserve(fl_solver *s, size_t bytes);
  * ...; shown by fl_solver_ops_origin). Checks the table: the ABI version, the size, a name of
  * letters, digits, '-' and '_' not yet registered, a solve function, and every option of the
  * table (a key, a known type, an offset and size inside opts_size, an enum's choices, a default
- * in range). FL_OK, or FL_ERR_INVAL / FL_ERR_UNSUPPORTED (an ABI or a size this library does
- * not know) with a message naming the solver and what is wrong, FL_ERR_NOMEM. */
+ * in range). Call fl_register_all first, so that a built-in name cannot be taken. FL_OK, or
+ * FL_ERR_INVAL / FL_ERR_UNSUPPORTED (an ABI or a size this library does not know) with a
+ * message naming the solver and what is wrong, FL_ERR_NOMEM. */
 int fl_solver_register_ops(const fl_solver_ops *ops, size_t ops_size, const char *origin);
 
 /*---- plug-ins ----*/
@@ -161,7 +162,8 @@ int fl_plugin_add_solver_(fl_plugin *pl, const fl_solver_ops *ops, size_t ops_si
  * for ABI 2; this libfrictionlab has ABI 1: rebuild it"), one whose registration fails or adds
  * no solver, a solver table fl_solver_register_ops refuses, a solver name already registered
  * (named, with where the first came from). A refused plug-in adds nothing and is unloaded. The
- * same file loaded again (by any path) adds nothing. Returns the number of solvers added (>= 0)
+ * same file loaded again (by any path) adds nothing. The built-in solvers are registered first
+ * (fl_register_all), so a plug-in cannot take one of their names. Returns the number of solvers added (>= 0)
  * or a negative FL_ERR_*: FL_ERR_IO (cannot load), FL_ERR_FORMAT (no registration function),
  * FL_ERR_UNSUPPORTED (ABI), FL_ERR_INVAL (a table), FL_ERR_NOMEM, or the registration's own. */
 int fl_plugin_load(const char *path);

@@ -50,6 +50,9 @@ const char *fl_plugin_path(int i) { return i >= 0 && i < nloaded ? loaded[i] : N
 
 int fl_plugin_load(const char *path) {
   if (!path || !path[0]) return fl_seterr(FL_ERR_INVAL, "fl_plugin_load: empty file name");
+  // the built-in solvers first: a plug-in may not take one of their names, whatever the order
+  // of the caller's calls
+  FL_TRY(fl_register_all());
   char real[PATH_MAX];
   struct stat st;
   if (!realpath(path, real) || stat(real, &st) != 0)

@@ -413,3 +413,12 @@ FL_TEST(solution_of_an_example) {
   free(v), free(g);
   return 0;
 }
+
+
+/* A plug-in loaded before fl_register_all still cannot take a built-in solver's name. */
+FL_TEST(plugin_first_cannot_shadow_builtin) {
+  ASSERT_EQ(fl_plugin_load(plugin("test-plugins", "dup_name")), FL_ERR_INVAL);
+  ASSERT_STR_CONTAINS(fl_errmsg(), "solver pgs is already registered (built in)");
+  ASSERT(fl_solver_ops_origin(fl_solver_find("pgs")) == NULL);
+  return 0;
+}
