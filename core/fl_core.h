@@ -301,8 +301,16 @@ void fl_progress_begin(fl_progress *p, const char *label, long total);
 void fl_progress_update(fl_progress *p, long done);
 void fl_progress_end(fl_progress *p);
 
-/* FrictionLab's version string ("0.1.0"). */
+/* FrictionLab's version string ("0.2.0"; CHANGELOG.md). */
 const char *fl_version(void);
+
+/* The ABI version of libfrictionlab: the number in its SONAME (libfrictionlab.so.1) and the
+ * version a plug-in declares it was built for. It changes with every change that breaks a
+ * program or plug-in built against the installed headers (docs/api.md, "The ABI rule"). CMake
+ * reads this line. */
+#define FL_ABI_VERSION 1
+/* The ABI version of the library actually loaded (FL_ABI_VERSION of its build). */
+int fl_abi_version(void);
 
 #ifdef __cplusplus
 }

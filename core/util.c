@@ -8,10 +8,11 @@
 #include "fl_core.h"
 
 #ifndef FL_VERSION_STRING
-#define FL_VERSION_STRING "0.1.0"
+#define FL_VERSION_STRING "0.2.0"
 #endif
 
 const char *fl_version(void) { return FL_VERSION_STRING; }
+int fl_abi_version(void) { return FL_ABI_VERSION; }
 
 
 double fl_mem_limit(void) {

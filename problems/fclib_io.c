@@ -1399,3 +1399,191 @@ int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *tit
   fl_free(tmp);
   return rc;
 }
+
+//==== answers: a solution written into a copy of its problem's file, and read back ====
+
+/* Copies the bytes of src to the new file dst (created exclusively). */
+static int copy_file(const char *src, const char *dst, const char *path) {
+  int in = open(src, O_RDONLY);
+  if (in < 0) return fl_seterr(FL_ERR_IO, "%s: cannot read %s: %s", path, src, strerror(errno));
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  if (out < 0) {
+    int rc = fl_seterr(FL_ERR_IO, "%s: cannot create %s: %s", path, dst, strerror(errno));
+    close(in);
+    return rc;
+  }
+  char buf[1 << 16];
+  int  rc = FL_OK;
+  for (;;) {
+    ssize_t k = read(in, buf, sizeof buf);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      rc = fl_seterr(FL_ERR_IO, "%s: reading %s failed: %s", path, src, strerror(errno));
+      break;
+    }
+    if (k == 0) break;
+    for (ssize_t off = 0; off < k;) {
+      ssize_t w = write(out, buf + off, (size_t)(k - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        rc = fl_seterr(FL_ERR_IO, "%s: writing %s failed: %s", path, dst,
+                       w < 0 ? strerror(errno) : "no space");
+        break;
+      }
+      off += w;
+    }
+    if (rc < 0) break;
+  }
+  close(in);
+  if (close(out) != 0 && rc >= 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: closing %s failed: %s", path, dst, strerror(errno));
+  return rc;
+}
+
+/* The sizes of the problem stored in an open FCLIB file: its dofs (0 for a local problem) and
+ * contacts, from M's and H's (or W's) sizes. */
+static int file_sizes(const rd *r, long long *nv, long long *nc) {
+  long long m = 0;
+  if (rd_has(r, "/fclib_global")) {
+    FL_TRY(rd_int1(r, "/fclib_global/M/n", nv));
+    FL_TRY(rd_int1(r, "/fclib_global/H/n", &m));
+  } else {
+    *nv = 0;
+    FL_TRY(rd_int1(r, "/fclib_local/W/n", &m));
+  }
+  *nc = m / 3;
+  return FL_OK;
+}
+
+/* /solution of p's answer (v, gamma) into the open file: v (global), u (3nc: J v + b, or
+ * W gamma + q), r (3nc), l (nh). */
+static int wr_solution(const wr *w, const fl_problem *p, const double *v, const double *gamma) {
+  fl_int  nr = fl_problem_nrows(p), nc3 = 3 * p->nc;
+  double *u  = (double *)fl_malloc((size_t)(nr + 1) * sizeof(double));
+  if (!u) return fl_seterr(FL_ERR_NOMEM, "%s: /solution: out of memory", w->path);
+  fl_problem_velocity(p, v, gamma, u);
+  int rc = wr_group(w, "/solution");
+  if (rc >= 0 && p->kind == FL_PROBLEM_GLOBAL)
+    rc = wr_data(w, "/solution/v", 0, (hsize_t)p->nv, v);
+  if (rc >= 0) rc = wr_data(w, "/solution/u", 0, (hsize_t)nc3, u);
+  if (rc >= 0) rc = wr_data(w, "/solution/r", 0, (hsize_t)nc3, gamma);
+  if (rc >= 0 && p->nh > 0) rc = wr_data(w, "/solution/l", 0, (hsize_t)p->nh, gamma + nc3);
+  fl_free(u);
+  return rc;
+}
+
+int fl_solution_save(const fl_problem *p, const char *source, const double *v,
+                     const double *gamma, const char *path) {
+  if (!p || !path || !path[0] || !gamma)
+    return fl_seterr(FL_ERR_INVAL, "fl_solution_save: NULL problem or answer, or empty file name");
+  if (p->kind == FL_PROBLEM_GLOBAL && !v && p->nv > 0)
+    return fl_seterr(FL_ERR_INVAL, "%s: an answer of global problem '%s' needs its velocities v",
+                     path, p->name);
+  fl_int nr = fl_problem_nrows(p);
+  for (fl_int k = 0; k < nr; k++)
+    if (!isfinite(gamma[k]))
+      return fl_seterr(FL_ERR_INVAL, "%s: gamma[%d] = %g: FCLIB holds finite answers only", path,
+                       (int)k, gamma[k]);
+  for (fl_int k = 0; v && p->kind == FL_PROBLEM_GLOBAL && k < p->nv; k++)
+    if (!isfinite(v[k]))
+      return fl_seterr(FL_ERR_INVAL, "%s: v[%d] = %g: FCLIB holds finite answers only", path,
+                       (int)k, v[k]);
+  if (!source) return fl_problem_save_fclib(p, path, NULL, v, gamma);
+
+  size_t n   = strlen(path);
+  char  *tmp = (char *)fl_malloc(n + 40);
+  if (!tmp) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+  static unsigned counter;
+  snprintf(tmp, n + 40, "%s.tmp%ld.%u", path, (long)getpid(), counter++);
+  int rc = copy_file(source, tmp, path);
+  if (rc < 0) {
+    fl_free(tmp);
+    return rc;
+  }
+  h5q q;
+  h5_quiet(&q);
+  char hm[160];
+  rd   r = {path, H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT), 0};
+  if (r.f < 0)
+    rc = fl_seterr(FL_ERR_FORMAT, "%s: HDF5 cannot open the copy of %s for writing (%s)", path,
+                   source, h5_msg(hm));
+  long long fnv = -1, fnc = -1;
+  if (rc >= 0) rc = file_sizes(&r, &fnv, &fnc);
+  if (rc >= 0 && (fnv != (p->kind == FL_PROBLEM_GLOBAL ? p->nv : 0) || fnc != p->nc))
+    rc = fl_seterr(FL_ERR_INVAL, "%s: %s holds a problem of %lld dofs and %lld contacts; the "
+                   "answer is of '%s', %d dofs and %d contacts", path, source, fnv, fnc,
+                   p->name, (int)p->nv, (int)p->nc);
+  // an answer already in the file (libfclib's placeholder, an earlier run) is replaced
+  if (rc >= 0 && rd_has(&r, "/solution") && H5Ldelete(r.f, "/solution", H5P_DEFAULT) < 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: removing the old /solution failed (%s)", path, h5_msg(hm));
+  if (rc >= 0) {
+    wr w = {path, r.f};
+    rc   = wr_solution(&w, p, v, gamma);
+  }
+  if (r.f >= 0 && H5Fclose(r.f) < 0 && rc >= 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: closing the HDF5 file failed (%s)", path, h5_msg(hm));
+  H5Eclear2(H5E_DEFAULT);
+  h5_loud(&q);
+  if (rc >= 0 && rename(tmp, path) != 0)
+    rc = fl_seterr(FL_ERR_IO, "%s: renaming %s to it failed: %s", path, tmp, strerror(errno));
+  if (rc < 0) unlink(tmp);
+  fl_free(tmp);
+  return rc;
+}
+
+/* reads r (3nc), l (nh) and, when stored, v (nv) of /solution; *have_v says whether v was */
+static int read_answer(const char *path, fl_int nv, fl_int nc, fl_int nh, double *v,
+                       double *gamma, int *have_v) {
+  h5q q;
+  h5_quiet(&q);
+  rd      r;
+  double *rr = NULL, *ll = NULL, *vv = NULL;
+  int     rc = rd_open(&r, path);
+  *have_v    = 0;
+  if (rc < 0) goto done;
+  if (!rd_has(&r, "/solution")) {
+    rc = fl_seterr(FL_ERR_NOT_FOUND, "%s: /solution: no solution stored", path);
+    goto done;
+  }
+  if ((rc = rd_vec(&r, "/solution/r", 3 * nc, "3 nc", &rr)) < 0) goto done;
+  if (nh > 0 && (rc = rd_vec(&r, "/solution/l", nh, "the bilateral rows", &ll)) < 0) goto done;
+  if (nv > 0 && rd_has(&r, "/solution/v") && (rc = rd_vec(&r, "/solution/v", nv, "ndof", &vv)) < 0)
+    goto done;
+  if (gamma) {
+    if (nc > 0) memcpy(gamma, rr, (size_t)(3 * nc) * sizeof(double));
+    if (nh > 0) memcpy(gamma + 3 * nc, ll, (size_t)nh * sizeof(double));
+  }
+  if (vv && v) memcpy(v, vv, (size_t)nv * sizeof(double));
+  *have_v = vv != NULL;
+  rc      = FL_OK;
+done:
+  fl_free(rr);
+  fl_free(ll);
+  fl_free(vv);
+  rd_close(&r);
+  H5Eclear2(H5E_DEFAULT);
+  h5_loud(&q);
+  return rc;
+}
+
+typedef struct answer_args {
+  fl_int nv, nc, nh;
+} answer_args;
+
+static int probe_answer(const char *path, void *ctx) {
+  const answer_args *a = ctx;
+  int                have;
+  return read_answer(path, a->nv, a->nc, a->nh, NULL, NULL, &have);
+}
+
+int fl_solution_read(const fl_problem *p, const char *path, double *v, double *gamma,
+                     int *have_v) {
+  int dummy;
+  if (!have_v) have_v = &dummy;
+  *have_v = 0;
+  if (!p || !path || !path[0] || !gamma)
+    return fl_seterr(FL_ERR_INVAL, "fl_solution_read: NULL problem or answer, or empty file name");
+  answer_args a = {p->kind == FL_PROBLEM_GLOBAL ? p->nv : 0, p->nc, p->nh};
+  FL_TRY(probe_in_child(path, probe_answer, &a));
+  return read_answer(path, a.nv, a.nc, a.nh, v, gamma, have_v);
+}

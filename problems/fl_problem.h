@@ -317,6 +317,28 @@ int fl_fclib_read_solution(const char *path, fl_int nv, fl_int nc, double *v, do
 int fl_problem_save_fclib(const fl_problem *p, const char *path, const char *title,
                           const double *v, const double *gamma);
 
+/*---- answers: saved in FCLIB's solution layout and read back ----*/
+
+/* Writes an answer of p, v (nv; may be NULL for a local problem) and gamma (3nc+nh), as an
+ * FCLIB file at `path` whose /solution group holds v (global problems), u (3nc: J v + b, or
+ * W gamma + q for a local problem), r (the 3nc contact impulses) and l (the nh bilateral ones),
+ * the layout libfclib's fclib_read_solution, Siconos and h5py read. The file also holds the
+ * problem, as FCLIB wants: with `source` (the FCLIB file p was loaded from) a byte copy of it,
+ * so the problem is kept exactly, with its /solution replaced; with source NULL (a scene's
+ * step, a built-in example) the problem as fl_problem_save_fclib writes it. Written to a
+ * temporary name and renamed: no half-written file on error. Errors: FL_ERR_INVAL (NULL
+ * arguments, v missing for a global problem, a non-finite entry, a source whose sizes are not
+ * p's), FL_ERR_IO, FL_ERR_FORMAT (the source is no HDF5 file), fl_problem_save_fclib's. */
+int fl_solution_save(const fl_problem *p, const char *source, const double *v,
+                     const double *gamma, const char *path);
+/* Reads the answer stored in FCLIB file `path` (/solution, written by anyone) for problem p:
+ * gamma (3nc+nh: r, then l) and, when the file stores /solution/v and p is global, v (nv; may
+ * be NULL); *have_v (may be NULL) says whether it did. Every size is checked against p and
+ * every value must be finite. FL_ERR_NOT_FOUND (no /solution), FL_ERR_FORMAT (sizes, values,
+ * a corrupt file; read first in a child process as fl_problem_load_fclib does), FL_ERR_IO. */
+int fl_solution_read(const fl_problem *p, const char *path, double *v, double *gamma,
+                     int *have_v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -486,6 +486,14 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out);
  * significant digits. Written to a temporary name then renamed. */
 int fl_world_save_json(const fl_world *w, const char *path);
 
+/*---- bindings ----*/
+
+/* sizeof of a public struct as this library was built ("fl_problem", "fl_result",
+ * "fl_iter_stat", "fl_metrics", "fl_score", "fl_option_desc", "fl_solver_ops", "fl_csr",
+ * "fl_step_info", "fl_stepper", "fl_body", "fl_shape"), 0 for another name: a binding that
+ * lays the structs out itself (the Python module) checks its layout against it. */
+size_t fl_api_sizeof(const char *type);
+
 #ifdef __cplusplus
 }
 #endif

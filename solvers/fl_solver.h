@@ -15,7 +15,8 @@
  *   fl_solver_solve(s, prob, v, gamma, &res);     // v (nv), gamma (3nc+nh): in = guess
  *   fl_solver_destroy(s);
  *
- * Handles are not thread-safe; distinct handles may be used from distinct threads.
+ * Handles are not thread-safe; distinct handles may be used from distinct threads. A solver of
+ * one's own, in a program or a plug-in: fl_plugin.h.
  */
 #ifndef FL_SOLVER_H
 #define FL_SOLVER_H
@@ -134,18 +135,34 @@ typedef int (*fl_monitor_fn)(const fl_solver *s, const fl_iter_stat *st, void *c
 
 /*---- registry ----*/
 
+/* The registry holds the built-in solvers and those added at run time: by plug-ins
+ * (fl_plugin_load), by a program (fl_solver_register_ops, e.g. a Python solver) (fl_plugin.h).
+ * Every lookup by name sees them all. Not thread-safe. */
+
 /* Registers every built-in solver; idempotent. Returns FL_OK. */
 int fl_register_all(void);
-/* Adds one ops table (copied by pointer; must outlive the program). FL_ERR_INVAL on a duplicate
- * name or an ABI mismatch. */
+/* Adds one ops table compiled with this library's headers (kept by pointer; must outlive the
+ * program). FL_ERR_INVAL on a duplicate name or an ABI mismatch. Tables from elsewhere go
+ * through fl_solver_register_ops (fl_plugin.h), which copies and checks them. */
 int fl_solver_register(const fl_solver_ops *ops);
-/* Registered solver names, NULL-terminated, in registration order. */
+/* Removes a solver registered at run time (not a built-in one: FL_ERR_INVAL) from the
+ * registry, so that its name may be registered again; handles already created keep working.
+ * FL_ERR_UNKNOWN_SOLVER when no solver has that name. */
+int fl_solver_unregister(const char *name);
+/* Registered solver names, NULL-terminated, in registration order; valid until the next
+ * registration or removal. */
 const char *const *fl_solver_list(void);
 /* The ops of a name, or NULL. */
 const fl_solver_ops *fl_solver_find(const char *name);
-/* Summary line, capabilities of a registered solver. */
+/* Name, summary line, capabilities and option table (NULL-key terminated; NULL when the solver
+ * has no options of its own) of a registered solver. */
+const char *fl_solver_ops_name(const fl_solver_ops *ops);
 const char *fl_solver_ops_summary(const fl_solver_ops *ops);
 unsigned fl_solver_ops_caps(const fl_solver_ops *ops);
+const fl_option_desc *fl_solver_ops_options(const fl_solver_ops *ops);
+/* Where a registered solver comes from: NULL for a built-in one, else the origin it was
+ * registered with (a plug-in's resolved path, "python", ...). */
+const char *fl_solver_ops_origin(const fl_solver_ops *ops);
 /* Prints the common and solver-specific options with defaults and help. */
 void fl_solver_ops_help(const fl_solver_ops *ops, FILE *f);
 
@@ -214,6 +231,34 @@ const fl_metrics *fl_solver_final_metrics(const fl_solver *s);
  * tests the iterate itself: a non-finite or huge (> 1e150) entry of gamma or v evaluates the
  * metrics as before. skip = 0 (the default): always evaluated. */
 void fl_solver_skip_final_metrics(fl_solver *s, int skip);
+
+/*---- scoring an answer computed elsewhere ----*/
+
+/* An answer's score, as the harness scores its own solvers' answers. */
+typedef struct fl_score {
+  int reason;        /* fl_reason of a solve stopped at this answer: FL_CONVERGED_EXACT when
+                        merit <= tol, FL_DIVERGED_NAN when the merit is not finite (NaN or Inf
+                        in the answer), FL_DIVERGED_MAX_ITER otherwise (not solved to tol) */
+  double merit;      /* the common merit (fl_metrics_merit) with the chosen normalization: the
+                        number `solve` prints and profile ranks by */
+  fl_metrics metrics; /* every metric of the answer */
+  int v_from_gamma;  /* 1: a global problem's answer came without v, and v = v* + A^-1 J^T gamma
+                        (the velocities its impulses give) was scored */
+} fl_score;
+
+/* Scores an answer (v: nv, or NULL for a local problem or to derive it from gamma; gamma:
+ * 3nc+nh) of problem p by running it through the solver spine as a solve that starts and stops
+ * at it (solvers/answer.c): with the normalization `norm` and tolerance `tol` on the merit (the
+ * harness's solvers run with norm fclib and abs_tol 1e-8 unless told otherwise). The answer is
+ * only read. FL_OK (also for an answer that is not converged: the reason says so),
+ * FL_ERR_INVAL (NULL arguments, tol < 0), FL_ERR_NOT_SPD (deriving v: A not SPD), FL_ERR_NOMEM. */
+int fl_solution_score(const fl_problem *p, const double *v, const double *gamma,
+                      fl_norm_kind norm, double tol, fl_score *out);
+/* The same for the answer stored in an FCLIB file's /solution (fl_solution_read: written by
+ * fl_solution_save, Siconos, libfclib or h5py), against problem p. Plus fl_solution_read's
+ * errors (FL_ERR_NOT_FOUND: no /solution; FL_ERR_FORMAT: sizes that are not p's). */
+int fl_solution_score_file(const fl_problem *p, const char *path, fl_norm_kind norm, double tol,
+                           fl_score *out);
 
 #ifdef FL_HAVE_SICONOS
 /* Siconos plug-ins (solvers/siconos.c): the BLAS library that Siconos's cblas calls bind to in

@@ -1,5 +1,7 @@
-/* fl_solver_impl.h: what a solver implementation sees (never included outside solvers/ and
- * gpu/). A solver is one .c file exporting one const fl_solver_ops.
+/* fl_solver_impl.h: what a built-in solver sees (never included outside solvers/ and gpu/).
+ * A solver is one .c file exporting one const fl_solver_ops (fl_plugin.h). Built-in solvers
+ * reach into struct fl_solver below; a plug-in uses fl_plugin.h's calls instead, so that the
+ * struct may change without breaking it.
  *
  * The iteration contract, the same in every solver (PETSc cr.c):
  *
@@ -24,34 +26,9 @@
 #error "solvers/fl_solver_impl.h is in solvers/, layer 3: a lower layer may not include it (docs/layers.md)"
 #endif
 
-#include "fl_solver.h"
+#include "fl_plugin.h" /* struct fl_solver_ops, the calls a solver makes */
 
-#define FL_SOLVER_ABI 1
 #define FL_MAX_MONITORS 8
-#define FL_REASON_ABORT (-1000) /* returned by fl_solver_record when a monitor failed */
-
-struct fl_solver_ops {
-  int abi_version;        /* FL_SOLVER_ABI */
-  const char *name;       /* registry key ("pgs") */
-  const char *summary;    /* one line */
-  size_t opts_size;       /* size of the solver's options struct */
-  const fl_option_desc *options; /* its table (offsets into the options struct) */
-  size_t data_size;       /* size of private state, zeroed before setup */
-  unsigned caps;          /* FL_CAP_* */
-  /* Sizes scratch (s->arena via fl_solver_arena_reserve) and precomputes; may be called again
-   * with another problem after destroy-less reuse: must release what a previous setup made. */
-  int (*setup)(fl_solver *s, const fl_problem *p);
-  /* Runs the iteration; see the contract above. Returns FL_OK or an error code. */
-  int (*solve)(fl_solver *s, const fl_problem *p, double *v, double *gamma);
-  /* Prints solver-specific state beyond the options (may be NULL). */
-  void (*view)(const fl_solver *s, FILE *f);
-  /* Frees what setup allocated outside the arena (may be NULL). The framework also calls it
-   * before a repeated setup and after a failed one, then zeroes the data: keep it NULL-safe. */
-  void (*destroy)(fl_solver *s);
-  /* The solver's defaults for common options, "key=value,key=value" (e.g. "max_iter=8,
-   * rel_tol=1e-6"), applied at create; NULL keeps the common defaults. */
-  const char *common_defaults;
-};
 
 /* Common options, shared by all solvers. */
 typedef struct fl_solve_common {
@@ -108,20 +85,13 @@ struct fl_solver {
   fl_metrics last_metrics;
 };
 
-/* Stores, measures, monitors and tests one record; returns the reason (0 = continue). Fills
- * st->t and, every error_every iterations, st->merit and st->momentum from cur_v/cur_gamma. */
-int fl_solver_record(fl_solver *s, fl_iter_stat *st);
+/* Checks a solver table from outside the library (fl_solver_register_ops, fl_plugin_add_solver)
+ * of `size` bytes; `origin` names it in messages. FL_OK or the refusal. */
+int fl__solver_ops_check(const fl_solver_ops *ops, size_t size, const char *origin);
 
-/* 1 when the record of iteration `iter` will read the host iterate (cur_v, cur_gamma): the
- * common metrics are due or monitors are attached. Device solvers copy their iterate back
- * before fl_solver_record only then. */
-int fl_solver_wants_iterate(const fl_solver *s, int iter);
-
-/* Solver time so far (monitors excluded), seconds. */
-double fl_solver_elapsed(const fl_solver *s);
-
-/* (Re)allocates the arena to at least `bytes` (call from setup). FL_ERR_NOMEM on failure. */
-int fl_solver_arena_reserve(fl_solver *s, size_t bytes);
+/* A handle on a table that need not be registered (solvers/answer.c scores an answer with
+ * one); otherwise as fl_solver_create. */
+int fl__solver_create_ops(const fl_solver_ops *ops, fl_solver **out);
 
 /* Error helper for solvers: records the message and returns code. */
 #define FL_SOLVER_ERR(s, code, ...) fl_seterr((code), __VA_ARGS__)

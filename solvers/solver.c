@@ -7,6 +7,7 @@
  * Timing: st->t and fl_result.solve_s are wall time since the start of solve minus the time
  * spent in metric evaluation and monitors (t_monitor), so observing does not distort curves.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -17,7 +18,6 @@
 
 /* records kept at most; further records overwrite the last slot and are counted as lost */
 #define FL_HIST_MAX 100001
-#define FL_MAX_SOLVERS 64
 
 /* the handle as allocated: the public part first, then the spine's own state */
 typedef struct solver_x {
@@ -225,9 +225,46 @@ int fl_solver_get_option(const fl_solver *s, const char *key, char *buf, size_t 
 
 //---- registry ----
 
-static const fl_solver_ops *reg_ops[FL_MAX_SOLVERS];
-static const char *reg_names[FL_MAX_SOLVERS + 1];
-static int nreg;
+/* One registered solver: built-in tables by pointer (origin NULL), the others as a copy owned
+ * by the registry with their origin. The arrays grow; a removed copy is parked in `retired`
+ * (handles made from it keep pointing at it) and never freed. */
+typedef struct reg_entry {
+  const fl_solver_ops *ops;
+  char *origin;
+} reg_entry;
+
+static reg_entry *reg;
+static const char **reg_names; /* nreg names and a NULL */
+static fl_int nreg, cap_reg, cap_names;
+static void **retired;
+static fl_int nretired, cap_retired;
+static const char *const no_names[1] = {NULL};
+
+static int reg_find(const char *name) {
+  for (int k = 0; name && k < nreg; k++)
+    if (strcmp(reg[k].ops->name, name) == 0) return k;
+  return -1;
+}
+
+/* appends ops (not checked here) with its origin (copied; NULL for a built-in) */
+static int reg_add(const fl_solver_ops *ops, const char *origin) {
+  char *o = NULL;
+  if (origin) {
+    size_t n = strlen(origin) + 1;
+    if (!(o = fl_malloc(n))) return fl_seterr(FL_ERR_NOMEM, "registry: out of memory");
+    memcpy(o, origin, n);
+  }
+  if (fl_grow((void **)&reg, &cap_reg, nreg + 1, sizeof *reg, "solver registry") < 0 ||
+      fl_grow((void **)&reg_names, &cap_names, nreg + 2, sizeof *reg_names, "solver registry") < 0) {
+    fl_free(o);
+    return FL_ERR_NOMEM;
+  }
+  reg[nreg].ops = ops;
+  reg[nreg].origin = o;
+  reg_names[nreg++] = ops->name;
+  reg_names[nreg] = NULL;
+  return FL_OK;
+}
 
 int fl_solver_register(const fl_solver_ops *ops) {
   if (!ops || !ops->name || !ops->name[0] || !ops->solve)
@@ -238,22 +275,129 @@ int fl_solver_register(const fl_solver_ops *ops) {
   if (fl_solver_find(ops->name))
     return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s is already registered",
                      ops->name);
-  if (nreg >= FL_MAX_SOLVERS)
-    return fl_seterr(FL_ERR_NOMEM, "fl_solver_register: more than %d solvers", FL_MAX_SOLVERS);
-  reg_ops[nreg] = ops;
-  reg_names[nreg++] = ops->name;
-  reg_names[nreg] = NULL;
+  return reg_add(ops, NULL);
+}
+
+/* the size of an option's member */
+static size_t opt_size(fl_opt_type t) {
+  return t == FL_OPT_REAL ? sizeof(double) : t == FL_OPT_STRING ? FL_OPT_STRLEN : sizeof(int);
+}
+
+int fl__solver_ops_check(const fl_solver_ops *ops, size_t size, const char *origin) {
+  const char *from = origin ? origin : "(program)";
+  if (!ops) return fl_seterr(FL_ERR_INVAL, "%s: NULL solver table", from);
+  if (size < sizeof(int))
+    return fl_seterr(FL_ERR_INVAL, "%s: a solver table of %zu bytes (expected %zu)", from, size,
+                     sizeof(fl_solver_ops));
+  if (ops->abi_version != FL_SOLVER_ABI)
+    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: a solver table of ABI version %d; this "
+                     "libfrictionlab has ABI %d: rebuild it against this FrictionLab "
+                     "(docs/api.md)", from, ops->abi_version, FL_SOLVER_ABI);
+  // the ABI-1 table ends with common_defaults: every field up to it is required
+  size_t need = offsetof(fl_solver_ops, common_defaults) + sizeof ops->common_defaults;
+  if (size < need || size > sizeof(fl_solver_ops))
+    return fl_seterr(FL_ERR_UNSUPPORTED, "%s: a solver table of %zu bytes; this libfrictionlab "
+                     "reads %zu to %zu (%s)", from, size, need, sizeof(fl_solver_ops),
+                     size > sizeof(fl_solver_ops) ? "built against a newer FrictionLab of the "
+                     "same ABI: fields this library does not know" : "truncated");
+  const char *nm = ops->name;
+  if (!nm || !nm[0] || strlen(nm) > 63)
+    return fl_seterr(FL_ERR_INVAL, "%s: a solver without a name (or longer than 63 characters)",
+                     from);
+  for (const char *c = nm; *c; c++)
+    if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_'))
+      return fl_seterr(FL_ERR_INVAL, "%s: solver name '%s': character '%c' (expected letters, "
+                       "digits, '-' and '_')", from, nm, *c);
+  if (!ops->solve) return fl_seterr(FL_ERR_INVAL, "%s: solver %s has no solve function", from, nm);
+  if (ops->options && !ops->opts_size)
+    return fl_seterr(FL_ERR_INVAL, "%s: solver %s has an option table but opts_size 0", from, nm);
+  int n = 0;
+  for (const fl_option_desc *t = ops->options; t && t->key; t++, n++) {
+    if (n >= 512)
+      return fl_seterr(FL_ERR_INVAL, "%s: solver %s: more than 512 options (is the table "
+                       "terminated by an entry whose key is NULL?)", from, nm);
+    const char *k = t->key;
+    if (!k[0] || strpbrk(k, "=, \t"))
+      return fl_seterr(FL_ERR_INVAL, "%s: solver %s: option %d has key '%s' (expected a "
+                       "non-empty key without '=', ',' or blanks)", from, nm, n, k);
+    if ((unsigned)t->type > FL_OPT_STRING)
+      return fl_seterr(FL_ERR_INVAL, "%s: solver %s: option %s has type %d (expected an "
+                       "fl_opt_type)", from, nm, k, (int)t->type);
+    size_t sz = opt_size(t->type), al = t->type == FL_OPT_REAL ? _Alignof(double)
+                                       : t->type == FL_OPT_STRING ? 1 : _Alignof(int);
+    if (t->offset > ops->opts_size || sz > ops->opts_size - t->offset || t->offset % al)
+      return fl_seterr(FL_ERR_INVAL, "%s: solver %s: option %s at offset %zu (%zu bytes) lies "
+                       "outside its options struct of %zu bytes or is misaligned", from, nm, k,
+                       t->offset, sz, ops->opts_size);
+    if (t->type == FL_OPT_ENUM) {
+      int nchoice = t->choices && t->choices[0] ? 1 : 0;
+      for (const char *c = t->choices; c && *c; c++) nchoice += *c == '|';
+      if (!nchoice || !(t->dflt >= 0 && t->dflt < nchoice && t->dflt == floor(t->dflt)))
+        return fl_seterr(FL_ERR_INVAL, "%s: solver %s: enum option %s needs choices \"a|b|...\" "
+                         "and a default index among them (has %d choices, default %g)", from, nm,
+                         k, nchoice, t->dflt);
+    } else if (t->type != FL_OPT_STRING && !(t->dflt >= t->lo && t->dflt <= t->hi))
+      return fl_seterr(FL_ERR_INVAL, "%s: solver %s: option %s has default %g outside its range "
+                       "[%g, %g]", from, nm, k, t->dflt, t->lo, t->hi);
+  }
+  return FL_OK;
+}
+
+int fl_solver_register_ops(const fl_solver_ops *ops, size_t ops_size, const char *origin) {
+  FL_TRY(fl__solver_ops_check(ops, ops_size, origin));
+  int k = reg_find(ops->name);
+  if (k >= 0)
+    return fl_seterr(FL_ERR_INVAL, "%s: solver %s is already registered (%s)",
+                     origin ? origin : "(program)", ops->name,
+                     reg[k].origin ? reg[k].origin : "built in");
+  fl_solver_ops *copy = fl_calloc(1, sizeof *copy);
+  if (!copy) return fl_seterr(FL_ERR_NOMEM, "registry: out of memory");
+  memcpy(copy, ops, ops_size);
+  int rc = reg_add(copy, origin ? origin : "(program)");
+  if (rc < 0) fl_free(copy);
+  return rc;
+}
+
+int fl_solver_unregister(const char *name) {
+  int k = reg_find(name);
+  if (k < 0) return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "fl_solver_unregister: no solver '%s'",
+                              name ? name : "(null)");
+  if (!reg[k].origin)
+    return fl_seterr(FL_ERR_INVAL, "fl_solver_unregister: %s is a built-in solver", name);
+  if (fl_grow((void **)&retired, &cap_retired, nretired + 2, sizeof *retired, "solver registry") < 0)
+    return FL_ERR_NOMEM;
+  retired[nretired++] = (void *)reg[k].ops;
+  retired[nretired++] = reg[k].origin;
+  for (int j = k; j + 1 < nreg; j++) {
+    reg[j] = reg[j + 1];
+    reg_names[j] = reg_names[j + 1];
+  }
+  reg_names[--nreg] = NULL;
   return FL_OK;
 }
 
 
-const char *const *fl_solver_list(void) { return reg_names; }
+const char *const *fl_solver_list(void) { return reg_names ? reg_names : no_names; }
 
 
 const fl_solver_ops *fl_solver_find(const char *name) {
-  for (int k = 0; name && k < nreg; k++)
-    if (strcmp(reg_ops[k]->name, name) == 0) return reg_ops[k];
+  int k = reg_find(name);
+  return k >= 0 ? reg[k].ops : NULL;
+}
+
+
+const char *fl_solver_ops_origin(const fl_solver_ops *ops) {
+  for (int k = 0; ops && k < nreg; k++)
+    if (reg[k].ops == ops) return reg[k].origin;
   return NULL;
+}
+
+
+const char *fl_solver_ops_name(const fl_solver_ops *ops) { return ops && ops->name ? ops->name : ""; }
+
+
+const fl_option_desc *fl_solver_ops_options(const fl_solver_ops *ops) {
+  return ops ? ops->options : NULL;
 }
 
 
@@ -316,11 +460,18 @@ int fl_solver_create(const char *name, fl_solver **out) {
     char names[1024] = "";
     for (int k = 0; k < nreg; k++) {
       size_t len = strlen(names);
-      snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", reg_ops[k]->name);
+      snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "", reg[k].ops->name);
     }
     return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "unknown solver '%s'; valid names: %s",
                      name ? name : "(null)", nreg ? names : "(none registered: call fl_register_all)");
   }
+  return fl__solver_create_ops(ops, out);
+}
+
+
+int fl__solver_create_ops(const fl_solver_ops *ops, fl_solver **out) {
+  const char *name = ops->name;
+  *out = NULL;
   solver_x *x = fl_calloc(1, sizeof *x);
   if (!x) return fl_seterr(FL_ERR_NOMEM, "fl_solver_create(%s): out of memory", name);
   fl_solver *s = &x->s;
@@ -435,6 +586,22 @@ const fl_problem *fl_solver_lifted(const fl_solver *s, fl_lift_info *info) {
     if (g) *info = CSX(s)->lift_info;
   }
   return g;
+}
+
+
+void *fl_solver_opts(fl_solver *s) { return s ? s->opts : NULL; }
+void *fl_solver_data(fl_solver *s) { return s ? s->data : NULL; }
+fl_arena *fl_solver_arena(fl_solver *s) { return s ? &s->arena : NULL; }
+
+
+void fl_solver_set_iterate(fl_solver *s, const double *v, const double *gamma) {
+  s->cur_v = v;
+  s->cur_gamma = gamma;
+}
+
+
+int fl_solver_exit_code(const fl_solver *s) {
+  return s->reason == FL_REASON_ABORT ? (s->abort_code < 0 ? s->abort_code : FL_ERR_STATE) : FL_OK;
 }
 
 
