@@ -45,7 +45,7 @@ typedef struct fl_peer fl_peer;
 
 /* 1 when this build can run peer `name` ("mujoco-newton"), else 0. */
 int fl_peer_find(const char *name);
-/* Names of the peers this build can run, NULL-terminated (empty without MuJoCo). */
+/* Names of the peers this build can run, NULL-terminated (static storage). */
 const char *const *fl_peer_list(void);
 /* 1 when `prefix` (an option key's part before its first '.') addresses peers: "mujoco" or a
  * peer's name, whether or not this build has MuJoCo. Lets the harness keep peer options away
@@ -80,6 +80,10 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info);
 /* Peer p (not owned) as the stepping loop's stepper (sim/fl_loop.h): fl_peer_step, and
  * fl_peer_history as the step's iteration records. */
 fl_stepper fl_peer_stepper(fl_peer *p);
+
+/* 1 when peer p's step call does not time its step (it plays back steps the peer ran ahead in
+ * another process): its own time per step is then fl_peer_stages_last's step_s; 0 otherwise. */
+int fl_peer_own_clock(const fl_peer *p);
 
 /* Stage times of the last step (wall s), from MuJoCo's timers: collision; assembly (kinematics,
  * inertia and its factorization, velocity-dependent and applied forces, unconstrained
