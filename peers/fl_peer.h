@@ -85,6 +85,10 @@ fl_stepper fl_peer_stepper(fl_peer *p);
  * another process): its own time per step is then fl_peer_stages_last's step_s; 0 otherwise. */
 int fl_peer_own_clock(const fl_peer *p);
 
+/* Tells peer p that about `steps` more steps will be taken (a hint: a peer that runs steps ahead
+ * in another process runs that many at once, and more if asked for more). */
+void fl_peer_expect(fl_peer *p, long steps);
+
 /* Stage times of the last step (wall s), from MuJoCo's timers: collision; assembly (kinematics,
  * inertia and its factorization, velocity-dependent and applied forces, unconstrained
  * acceleration); solver set-up (making the constraint rows and projecting them: J M^-1 J^T);
@@ -140,6 +144,7 @@ typedef struct fl_mjcf_opts {
   double solimp[5];    /* d0, dwidth, width (m), midpoint, power */
   int iterations;
   double tolerance;
+  int modern;          /* 1: no <size> element (MuJoCo 3 and later size their buffers as they go) */
 } fl_mjcf_opts;
 
 /* MuJoCo's defaults: Newton, pyramidal, solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2, 100

@@ -27,9 +27,12 @@ typedef struct fl__peer_ops {
   int (*contact)(const void *self, int i, fl_peer_contact_info *out);
   const char *(*options_json)(const void *self);
   int (*options_resolve)(const char *name, int nset, const char *const *set, char *buf, size_t n);
+  void (*expect)(void *self, long steps); /* the caller's hint (fl_peer_expect), or NULL */
 } fl__peer_ops;
 
-extern const fl__peer_ops fl__peer_mujoco_ops; /* peer_mujoco.c: MuJoCo's C library (2.2) */
+extern const fl__peer_ops fl__peer_mujoco_ops;  /* peer_mujoco.c: MuJoCo's C library (2.2) */
+extern const fl__peer_ops fl__peer_drake_ops;   /* peer_py.c: Drake (PyPI) */
+extern const fl__peer_ops fl__peer_mujoco4_ops; /* peer_py.c: MuJoCo 3 or later (PyPI) */
 
 /* Shared by the modules (peer.c). */
 /* Combined contact law of materials a and b as the stepper forms it (explicit pairs win). */
@@ -42,5 +45,10 @@ unsigned char *fl__peer_materials_meeting(const fl_world *w);
  * 1 when it is not (another peer's or a registered solver's), FL_ERR_INVAL without '='. */
 int fl__peer_setting(const char *set, const char *name, const char *group,
                      const char *const *keys, char *buf, size_t n, char **key, char **val);
+
+/* MuJoCo's options (cone, solref, solimp, iterations, tolerance) for peer `name` of `group`
+ * with `solver` ("PGS", "CG", "Newton") from the settings, on MuJoCo's defaults (peer_mujoco.c). */
+int fl__mjcf_options(const char *name, const char *group, const char *solver, int nset,
+                     const char *const *set, fl_mjcf_opts *o);
 
 #endif /* FL_PEER_IMPL_H */

@@ -9,7 +9,8 @@
 
 #include "fl_peer_impl.h"
 
-static const fl__peer_ops *const modules[] = {&fl__peer_mujoco_ops, NULL};
+static const fl__peer_ops *const modules[] = {&fl__peer_mujoco_ops, &fl__peer_drake_ops,
+                                              &fl__peer_mujoco4_ops, NULL};
 
 struct fl_peer {
   const fl__peer_ops *ops;
@@ -59,6 +60,11 @@ const char *const *fl_peer_list(void) {
 
 
 int fl_peer_own_clock(const fl_peer *p) { return p && p->ops->own_clock; }
+
+
+void fl_peer_expect(fl_peer *p, long steps) {
+  if (p && p->ops->expect) p->ops->expect(p->self, steps);
+}
 
 
 int fl_peer_create(const char *name, const fl_world *w, int nset, const char *const *set,

@@ -214,7 +214,7 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
     nefc = (long)((-per + sqrt(per * per + 48.0 * cap)) / 24.0);
     ncon = nefc / rows;
   }
-  fprintf(f, "  <size nconmax=\"%ld\" njmax=\"%ld\"/>\n", ncon, nefc);
+  if (!o->modern) fprintf(f, "  <size nconmax=\"%ld\" njmax=\"%ld\"/>\n", ncon, nefc);
   fprintf(f, "  <default>\n    <geom condim=\"3\" margin=\"0\" gap=\"0\"");
   put_contact_params(f, o);
   fprintf(f, "/>\n  </default>\n");
@@ -285,7 +285,6 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
 
 //---- options ----
 
-#ifdef FL_HAVE_MUJOCO
 
 static const char *const mj_solver_names[] = {"PGS", "CG", "Newton"};
 static const char *const peer_keys[] = {"cone", "solref", "solimp", "iterations", "tolerance",
@@ -355,30 +354,26 @@ static int apply_option(fl_mjcf_opts *o, const char *key, const char *val, const
 }
 
 
-/* Options of peer `name` from the settings (see fl_peer.h). */
-static int peer_options(const char *name, int nset, const char *const *set, fl_mjcf_opts *o) {
+int fl__mjcf_options(const char *name, const char *group, const char *solver, int nset,
+                     const char *const *set, fl_mjcf_opts *o) {
   fl_mjcf_opts_default(o);
-  o->solver = mj_solver_names[peer_index(name)];
+  o->solver = solver;
   for (int k = 0; k < nset; k++) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", set[k]);
-    char *eq = strchr(buf, '=');
-    if (!eq) return fl_seterr(FL_ERR_INVAL, "--set %s: expected key=value", set[k]);
-    *eq = 0;
-    char *key = buf, *dot = strchr(buf, '.');
-    if (dot) {
-      *dot = 0;
-      if (strcmp(buf, "mujoco") != 0 && strcmp(buf, name) != 0) continue; // not ours
-      key = dot + 1;
-    } else {
-      int ours = 0;
-      for (int i = 0; peer_keys[i]; i++) ours |= !strcmp(key, peer_keys[i]);
-      if (!ours) continue; // a registered solver's option
-    }
-    FL_TRY(apply_option(o, key, eq + 1, set[k]));
+    char buf[256], *key, *val;
+    int rc = fl__peer_setting(set[k], name, group, peer_keys, buf, sizeof buf, &key, &val);
+    if (rc < 0) return rc;
+    if (rc == 0) FL_TRY(apply_option(o, key, val, set[k]));
   }
   return FL_OK;
 }
+
+
+#ifdef FL_HAVE_MUJOCO
+/* Options of peer `name` from the settings (see fl_peer.h). */
+static int peer_options(const char *name, int nset, const char *const *set, fl_mjcf_opts *o) {
+  return fl__mjcf_options(name, "mujoco", mj_solver_names[peer_index(name)], nset, set, o);
+}
+
 
 
 static void options_json(const fl_mjcf_opts *o, char *buf, size_t n) {
