@@ -608,8 +608,8 @@ static int run_chunk(py_peer *p, const fl_world *w) {
   if (!ok) {
     p->broken = 1;
     char tail[2048];
-    return fl_seterr(FL_ERR_LIBRARY, "%s: step %d: the Python process stopped: %s", p->name,
-                     (int)w->step, err_tail(p, tail, sizeof tail));
+    return fl_seterr(FL_ERR_LIBRARY, "%s: steps %d to %ld: the Python process stopped: %s",
+                     p->name, (int)w->step, (long)w->step + k - 1, err_tail(p, tail, sizeof tail));
   }
   p->nrec = (int)k;
   p->next = 0;
@@ -626,6 +626,12 @@ static int py_step(void *self, fl_world *w, fl_step_info *info) {
   if (p->next >= p->nrec) FL_TRY(run_chunk(p, w));
   if (p->expect > 0) p->expect--;
   const double *r = p->rec + (size_t)p->next++ * (size_t)(NH + 13 * p->ndyn);
+  if (r[0] < 0) { // the simulator failed at this step (fl_peer_py.py: FAILED)
+    p->broken = 1;
+    char tail[2048];
+    return fl_seterr(FL_ERR_LIBRARY, "%s: step %d: %s", p->name, (int)w->step,
+                     err_tail(p, tail, sizeof tail));
+  }
   for (fl_int i = 0; i < p->ndyn; i++) {
     fl_body *b = &w->body[p->dyn[i]];
     const double *x = r + NH + 13 * i;

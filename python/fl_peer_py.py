@@ -13,8 +13,9 @@ file. The process answers one text line on stdout, "ok {json}" (versions, resolv
 
 and writes K records of NH + 13 ndyn float64 (native byte order): the header (below), then per
 dynamic body in FrictionLab's order position (3), quaternion (w,x,y,z), velocity (3), angular
-velocity (3, world frame). EOF or "quit" ends it; an error in a step is one line on stderr and
-exit status 3.
+velocity (3, world frame). EOF or "quit" ends it. A step that fails (Drake throws, MuJoCo warns) ends the chunk: the steps
+before it are sent, it and the rest carry FAILED as their contact count, its message is the
+last line on stderr and the exit status is 3.
 
 Header: contacts, solver iterations, time per step (s, measured inside the simulator), then
 collision, assembly, set-up, solve, integration times (s), total normal impulse (N s), the
@@ -30,6 +31,7 @@ import time
 import numpy as np
 
 NH = 10
+FAILED = -1.0  # header[0] of the steps after a failed one (the message is on stderr)
 
 
 class Refused(Exception):
@@ -156,6 +158,7 @@ class DrakeSim:
         self.PiecewisePolynomial = PiecewisePolynomial
         self.sim.Initialize()
         self.t = sc["t0"]
+        self.error = None
         from importlib.metadata import version
         self.info = {"simulator": "Drake %s" % version("drake"), "approximation": self.APPROX[sc["peer"]],
                      "contact_model": opt["contact"], "sap_tap": self.tap is not None}
@@ -194,24 +197,31 @@ class DrakeSim:
             self.plant.GetMyContextFromRoot(self.sim.get_context())).copy()
         t1 = self.t + k * dt
         c0 = time.perf_counter()
-        self.sim.AdvanceTo(t1)
+        try:
+            self.sim.AdvanceTo(t1)
+        except Exception as e:  # keep the steps taken before it (FAILED marks the rest)
+            self.error = "%s: %s" % (type(e).__name__, str(e).replace("\n", " "))
         wall = time.perf_counter() - c0
         ts, xs = log.sample_times(), log.data()
         # the state after each of the k steps: the samples at t + j dt, j = 1..k
         want = self.t + dt * np.arange(1, k + 1)
         idx = np.searchsorted(ts, want - 0.25 * dt)
-        if len(ts) == 0 or np.any(idx >= len(ts)) or np.any(np.abs(ts[np.minimum(idx, len(ts) - 1)] - want) > 0.25 * dt):
+        ok = (idx < len(ts))
+        ok[ok] &= np.abs(ts[idx[ok]] - want[ok]) <= 0.25 * dt
+        nok = int(np.argmin(ok)) if not ok.all() else k
+        if nok < k and not self.error:
             raise RuntimeError("Drake's state log has %d samples over (%g, %g], expected %d"
                                % (len(ts), self.t, t1, k))
         calls = (self.tap.fl_sap_tap_calls() - calls0) if self.tap else 0
         rec = np.full((k, NH + 13 * len(self.dyn)), np.nan)
+        rec[nok:, 0] = FAILED
         prev = x0
-        for j in range(k):
+        for j in range(nok):
             x = xs[:, idx[j]]
             rec[j, 0] = self.count_contacts(prev)
             if calls == k:
                 rec[j, 1] = self.tap.fl_sap_tap_iters(calls0 + j)
-            rec[j, 2] = wall / k
+            rec[j, 2] = wall / k if nok == k else math.nan
             rec[j, NH:] = self.state_at(x)
             prev = x
         self.t = t1
@@ -239,6 +249,7 @@ class MujocoSim:
             d.qvel[va:va + 3] = b["vel"]
             d.qvel[va + 3:va + 6] = R.T @ np.array(b["omega"], float)  # body frame in MuJoCo
             self.dyn.append((bid, qa, va))
+        self.error = None
         self.info = {"simulator": "MuJoCo %s" % mujoco.mj_versionString(),
                      "integrator": mujoco.mjtIntegrator(m.opt.integrator).name,
                      "cone": mujoco.mjtCone(m.opt.cone).name, "solver": mujoco.mjtSolver(m.opt.solver).name,
@@ -261,9 +272,11 @@ class MujocoSim:
             w0 = [d.timer[t].duration for t in self.T]
             warn0 = [d.warning[i].number for i in range(len(d.warning))]
             mj.mj_step(m, d)
-            for i in range(len(d.warning)):
-                if d.warning[i].number > warn0[i]:
-                    raise RuntimeError("MuJoCo warning %s at time %g" % (mj.mjtWarning(i).name, d.time))
+            bad = [i for i in range(len(d.warning)) if d.warning[i].number > warn0[i]]
+            if bad:
+                self.error = "MuJoCo warning %s at time %g" % (mj.mjtWarning(bad[0]).name, d.time)
+                rec[j:, 0] = FAILED
+                return rec
             dur = [d.timer[t].duration - w for t, w in zip(self.T, w0)]
             step, fwd, col, make, proj, cons = dur
             ni = max(int(d.nisland), 1)
@@ -332,6 +345,10 @@ def main():
             return 3
         out.write(np.ascontiguousarray(rec, dtype=np.float64).tobytes())
         out.flush()
+        if sim.error:  # the steps before the failure were sent; the rest are marked FAILED
+            sys.stderr.write(sim.error + "\n")
+            sys.stderr.flush()
+            return 3
 
 
 if __name__ == "__main__":

@@ -76,6 +76,9 @@ def run_row(fl, scene, steps, sets, solver, out, log):
     pen = max(float(x["pen_max"]) for x in rows) if rows else math.nan
     its = sum(float(x["iters"]) for x in rows) / max(len(rows), 1)
     failed = sum(1 for x in rows if int(x["reason"]) < 0)
+    if len(rows) < steps:  # the run stopped: its reason, no pose difference
+        msg = [l for l in r.stdout.splitlines() if l.startswith(solver)]
+        return {"error": "stopped after %d of %d steps: %s" % (len(rows), steps, msg[-1][60:] if msg else r.stdout[-200:])}
     poses, last = final_poses(out, solver)
     return {"steps": len(rows), "pen_max": pen, "iters": its, "failed": failed, "poses": poses,
             "last_step": last, "status": r.stdout.strip().splitlines()[-2] if r.returncode == 0 else r.stdout[-300:]}
@@ -138,7 +141,8 @@ def main():
             row("sap " + model, "sap", fs)
             row("sap " + model + " margin 0", "sap", fs + ["margin=0"])
             row(dk, dk, [])
-            b = bench_rows(fl, scene, steps, ssets + fs, ["sap", dk], reps, os.path.join(d, "bench-" + model), log)
+            both = ["sap"] + ([dk] if "error" not in rows[dk] else [])
+            b = bench_rows(fl, scene, steps, ssets + fs, both, reps, os.path.join(d, "bench-" + model), log)
             for lab, s in (("sap " + model, "sap"), (dk, dk)):
                 if s in b:
                     rows[lab]["t_min_us"] = 1e6 * float(b[s]["step_min_s"] or "nan")
@@ -149,9 +153,11 @@ def main():
         row("nsn", "nsn", [])
         for s in ("mujoco4-newton", "mujoco4-cg", "mujoco4-pgs"):
             row(s, s, [])
-        b = bench_rows(fl, scene, steps, ssets, ["nsn", "sap", "mujoco4-newton", "mujoco4-cg",
-                                                  "mujoco4-pgs", "drake-tamsi"], reps,
-                       os.path.join(d, "bench-nsn"), log)
+        # only rows that ran through (a run that stops fails the whole bench)
+        ok = [("sap" if lab == "sap defaults" else lab) for lab in
+              ("nsn", "sap defaults", "mujoco4-newton", "mujoco4-cg", "mujoco4-pgs", "drake-tamsi")
+              if "error" not in rows.get(lab, {"error": 1})]
+        b = bench_rows(fl, scene, steps, ssets, ok, reps, os.path.join(d, "bench-nsn"), log) if ok else {}
         for lab in ("nsn", "sap defaults", "mujoco4-newton", "mujoco4-cg", "mujoco4-pgs", "drake-tamsi"):
             s = "sap" if lab == "sap defaults" else lab
             if s in b and lab in rows:

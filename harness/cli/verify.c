@@ -65,6 +65,8 @@ static const vsolver rows[] = {
   {"drake-similar", "", NULL},
   {"drake-lagged", "", NULL},
   {"drake-tamsi", "", NULL},
+  {"drake-sap", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
+  {"drake-lagged", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
   {"mujoco4-pgs", "", NULL},
   {"mujoco4-cg", "", NULL},
   {"mujoco4-newton", "", NULL},
