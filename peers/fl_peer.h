@@ -7,13 +7,18 @@
  * fl_world, so every observable (penetration, drift, energy, ...) is computed by FrictionLab
  * from the poses, exactly as for its own solvers.
  *
- * The one peer is MuJoCo (when the build found it, FL_HAVE_MUJOCO): `mujoco-pgs`, `mujoco-cg`
- * and `mujoco-newton`, its three constraint solvers. The world is written as MJCF
- * (fl_mjcf_write) and loaded with mj_loadXML; each step is one mj_step with the Euler
- * integrator at the world's dt and gravity. docs/peers.md gives the mapping and its limits.
+ * Three modules (peers/peer.c finds a name's): MuJoCo 2.2 through its C library (when the build
+ * found it, FL_HAVE_MUJOCO): `mujoco-pgs`, `mujoco-cg` and `mujoco-newton`, its three constraint
+ * solvers; the world is written as MJCF (fl_mjcf_write) and loaded with mj_loadXML; each step is
+ * one mj_step with the Euler integrator at the world's dt and gravity. Drake (`drake-sap`,
+ * `drake-similar`, `drake-lagged`, `drake-tamsi`) and MuJoCo 4 (`mujoco4-pgs`, `-cg`,
+ * `-newton`) through one Python process of the project's environment (.venv, or $FL_VENV; made
+ * by scripts/setup) per peer, which runs steps ahead (fl_peer_expect) and times them inside the
+ * simulator (fl_peer_own_clock). docs/peers.md gives the mappings and their limits.
  *
- * Options ("key=value", as given to --set; key prefixed by the peer's name, by "mujoco." for
- * the three, or bare; a bare key that is no peer key is left to the registered solvers):
+ * Options ("key=value", as given to --set; key prefixed by the peer's name, by the family
+ * ("mujoco." for MuJoCo 2.2, "mujoco4.", "drake.") or bare; a bare key that is no peer key is
+ * left to the registered solvers). MuJoCo's (both versions; Drake's in docs/peers.md):
  *   cone=pyramidal|elliptic    friction cone (default pyramidal, MuJoCo's default)
  *   solref=TIMECONST,DAMPRATIO contact reference (default 0.02,1; spaces also separate)
  *   solimp=D0,DWIDTH,WIDTH[,MIDPOINT,POWER] contact impedance (default 0.9,0.95,0.001,0.5,2)
