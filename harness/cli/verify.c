@@ -761,6 +761,17 @@ int fl_cmd_verify(int argc, char **argv) {
   cJSON_AddNumberToObject(man, "fail", nfail);
   cJSON_AddNumberToObject(man, "unsupported", nun);
   cJSON_AddNumberToObject(man, "error", nerr);
+  // the peers' simulators and versions (docs/peers.md), as run and bench record them
+  for (int b = 0; b < vc->nrow; b++) {
+    const char *pn = rows[vc->ri[b]].solver;
+    char js[2048];
+    if (!fl_peer_find(pn) || fl_peer_options_resolve(pn, 0, NULL, js, sizeof js) < 0) continue;
+    cJSON *peers = cJSON_GetObjectItem(man, "peers");
+    if (!peers) peers = cJSON_AddObjectToObject(man, "peers");
+    cJSON *pj = cJSON_Parse(js);
+    if (peers && pj && !cJSON_GetObjectItem(peers, pn)) cJSON_AddItemToObject(peers, pn, pj);
+    else cJSON_Delete(pj);
+  }
   fclose(vc->fails);
   vc->fails = NULL;
   if (fl_results_commit(res) < 0) {

@@ -21,6 +21,7 @@
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../../peers/fl_peer.h"
+#include <cjson/cJSON.h>
 
 static const char *missing(void) {
   return fl_peer_find("mujoco-newton") ? NULL
@@ -95,6 +96,15 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   double pen_max = c.pen_max, tsum = c.tsum;
   long its = c.its;
+  char js[2048]; // the peer's simulator and version in the manifest (docs/peers.md)
+  if (rc >= 0 && peer && fl_peer_options_resolve(v->solver, nset, set, js, sizeof js) >= 0) {
+    cJSON *man = fl_results_manifest(ctx->res);
+    cJSON *peers = cJSON_GetObjectItem(man, "peers");
+    if (!peers) peers = cJSON_AddObjectToObject(man, "peers");
+    cJSON *pj = cJSON_Parse(js);
+    if (peers && pj) cJSON_AddItemToObject(peers, csv, pj);
+    else cJSON_Delete(pj);
+  }
   if (rc >= 0)
     fl_fig_say(ctx, "%-36s deepest penetration %.3g m, %.1f us per step (mean wall), %.1f "
                     "iterations per step", v->label, pen_max, 1e6 * tsum / (double)nstep,
