@@ -7,13 +7,18 @@
  * fl_world, so every observable (penetration, drift, energy, ...) is computed by FrictionLab
  * from the poses, exactly as for its own solvers.
  *
- * The one peer is MuJoCo (when the build found it, FL_HAVE_MUJOCO): `mujoco-pgs`, `mujoco-cg`
- * and `mujoco-newton`, its three constraint solvers. The world is written as MJCF
- * (fl_mjcf_write) and loaded with mj_loadXML; each step is one mj_step with the Euler
- * integrator at the world's dt and gravity. docs/peers.md gives the mapping and its limits.
+ * Three modules (peers/peer.c finds a name's): MuJoCo 2.2 through its C library (when the build
+ * found it, FL_HAVE_MUJOCO): `mujoco-pgs`, `mujoco-cg` and `mujoco-newton`, its three constraint
+ * solvers; the world is written as MJCF (fl_mjcf_write) and loaded with mj_loadXML; each step is
+ * one mj_step with the Euler integrator at the world's dt and gravity. Drake (`drake-sap`,
+ * `drake-similar`, `drake-lagged`, `drake-tamsi`) and MuJoCo 4 (`mujoco4-pgs`, `-cg`,
+ * `-newton`) through one Python process of the project's environment (.venv, or $FL_VENV; made
+ * by scripts/setup) per peer, which runs steps ahead (fl_peer_expect) and times them inside the
+ * simulator (fl_peer_own_clock). docs/peers.md gives the mappings and their limits.
  *
- * Options ("key=value", as given to --set; key prefixed by the peer's name, by "mujoco." for
- * the three, or bare; a bare key that is no peer key is left to the registered solvers):
+ * Options ("key=value", as given to --set; key prefixed by the peer's name, by the family
+ * ("mujoco." for MuJoCo 2.2, "mujoco4.", "drake.") or bare; a bare key that is no peer key is
+ * left to the registered solvers). MuJoCo's (both versions; Drake's in docs/peers.md):
  *   cone=pyramidal|elliptic    friction cone (default pyramidal, MuJoCo's default)
  *   solref=TIMECONST,DAMPRATIO contact reference (default 0.02,1; spaces also separate)
  *   solimp=D0,DWIDTH,WIDTH[,MIDPOINT,POWER] contact impedance (default 0.9,0.95,0.001,0.5,2)
@@ -45,7 +50,7 @@ typedef struct fl_peer fl_peer;
 
 /* 1 when this build can run peer `name` ("mujoco-newton"), else 0. */
 int fl_peer_find(const char *name);
-/* Names of the peers this build can run, NULL-terminated (empty without MuJoCo). */
+/* Names of the peers this build can run, NULL-terminated (static storage). */
 const char *const *fl_peer_list(void);
 /* 1 when `prefix` (an option key's part before its first '.') addresses peers: "mujoco" or a
  * peer's name, whether or not this build has MuJoCo. Lets the harness keep peer options away
@@ -80,6 +85,14 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info);
 /* Peer p (not owned) as the stepping loop's stepper (sim/fl_loop.h): fl_peer_step, and
  * fl_peer_history as the step's iteration records. */
 fl_stepper fl_peer_stepper(fl_peer *p);
+
+/* 1 when peer p's step call does not time its step (it plays back steps the peer ran ahead in
+ * another process): its own time per step is then fl_peer_stages_last's step_s; 0 otherwise. */
+int fl_peer_own_clock(const fl_peer *p);
+
+/* Tells peer p that about `steps` more steps will be taken (a hint: a peer that runs steps ahead
+ * in another process runs that many at once, and more if asked for more). */
+void fl_peer_expect(fl_peer *p, long steps);
 
 /* Stage times of the last step (wall s), from MuJoCo's timers: collision; assembly (kinematics,
  * inertia and its factorization, velocity-dependent and applied forces, unconstrained
@@ -136,6 +149,7 @@ typedef struct fl_mjcf_opts {
   double solimp[5];    /* d0, dwidth, width (m), midpoint, power */
   int iterations;
   double tolerance;
+  int modern;          /* 1: no <size> element (MuJoCo 3 and later size their buffers as they go) */
 } fl_mjcf_opts;
 
 /* MuJoCo's defaults: Newton, pyramidal, solref 0.02 1, solimp 0.9 0.95 0.001 0.5 2, 100

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../sim/fl_world.h"
-#include "fl_peer.h"
+#include "fl_peer_impl.h"
 
 #ifdef FL_HAVE_MUJOCO
 #include <setjmp.h>
@@ -36,12 +36,7 @@ static int peer_index(const char *name) {
 }
 
 
-int fl_peer_prefix(const char *prefix) {
-  return prefix && (!strcmp(prefix, "mujoco") || peer_index(prefix) >= 0);
-}
-
-
-const char *fl_peer_unavailable(const char *name) {
+static const char *mj_unavailable(const char *name) {
 #ifdef FL_HAVE_MUJOCO
   (void)name;
   return NULL;
@@ -49,26 +44,6 @@ const char *fl_peer_unavailable(const char *name) {
   return peer_index(name) >= 0 ? "this build has no MuJoCo (install libmujoco-dev and "
                                  "libqhull-dev, then configure again with FL_WITH_MUJOCO=ON)"
                                : NULL;
-#endif
-}
-
-
-int fl_peer_find(const char *name) {
-#ifdef FL_HAVE_MUJOCO
-  return peer_index(name) >= 0;
-#else
-  (void)name;
-  return 0;
-#endif
-}
-
-
-const char *const *fl_peer_list(void) {
-#ifdef FL_HAVE_MUJOCO
-  return peer_names;
-#else
-  static const char *const none[] = {NULL};
-  return none;
 #endif
 }
 
@@ -88,17 +63,8 @@ void fl_mjcf_opts_default(fl_mjcf_opts *o) {
 
 //---- what MJCF can express ----
 
-/* Combined contact law of materials a and b as the stepper forms it (explicit pairs win). */
 static void pair_law(const fl_world *w, int a, int b, double *mu, double *k) {
-  for (fl_int p = 0; p < w->npair; p++) {
-    const fl_pair_material *pm = &w->pair[p];
-    if ((pm->mat_a == a && pm->mat_b == b) || (pm->mat_a == b && pm->mat_b == a)) {
-      *mu = pm->mu;
-      *k = pm->stiffness;
-      return;
-    }
-  }
-  fl_material_combine(&w->mat[a], &w->mat[b], w->mu_rule, mu, k, NULL);
+  fl__peer_pair_law(w, a, b, mu, k, NULL);
 }
 
 
@@ -108,32 +74,7 @@ static int can_meet(const fl_body *a, const fl_body *b) {
 }
 
 
-/* Material pairs that meet: used[a * nmat + b] = 1 (both orders). Caller frees. */
-static unsigned char *materials_meeting(const fl_world *w) {
-  fl_int nm = w->nmat;
-  unsigned char *used = fl_calloc((size_t)(nm * nm) + 1, 1);
-  if (!used) return NULL;
-  unsigned char *dyn = fl_calloc((size_t)nm + 1, 1), *any = fl_calloc((size_t)nm + 1, 1);
-  if (!dyn || !any) {
-    fl_free(used);
-    fl_free(dyn);
-    fl_free(any);
-    return NULL;
-  }
-  for (fl_int i = 0; i < w->nbody; i++) {
-    any[w->body[i].material] = 1;
-    if (w->body[i].kind == FL_BODY_DYNAMIC) dyn[w->body[i].material] = 1;
-  }
-  // a pair of materials meets when one side has a dynamic body (a dynamic body of a material
-  // meets its own material only if two bodies have it; erring on the side of "meets" only adds
-  // explicit pairs that are never generated)
-  for (fl_int a = 0; a < nm; a++)
-    for (fl_int b = 0; b < nm; b++)
-      if (any[a] && any[b] && (dyn[a] || dyn[b])) used[a * nm + b] = 1;
-  fl_free(dyn);
-  fl_free(any);
-  return used;
-}
+static unsigned char *materials_meeting(const fl_world *w) { return fl__peer_materials_meeting(w); }
 
 
 int fl_mjcf_check(const fl_world *w) {
@@ -273,7 +214,7 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
     nefc = (long)((-per + sqrt(per * per + 48.0 * cap)) / 24.0);
     ncon = nefc / rows;
   }
-  fprintf(f, "  <size nconmax=\"%ld\" njmax=\"%ld\"/>\n", ncon, nefc);
+  if (!o->modern) fprintf(f, "  <size nconmax=\"%ld\" njmax=\"%ld\"/>\n", ncon, nefc);
   fprintf(f, "  <default>\n    <geom condim=\"3\" margin=\"0\" gap=\"0\"");
   put_contact_params(f, o);
   fprintf(f, "/>\n  </default>\n");
@@ -344,7 +285,6 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
 
 //---- options ----
 
-#ifdef FL_HAVE_MUJOCO
 
 static const char *const mj_solver_names[] = {"PGS", "CG", "Newton"};
 static const char *const peer_keys[] = {"cone", "solref", "solimp", "iterations", "tolerance",
@@ -414,30 +354,26 @@ static int apply_option(fl_mjcf_opts *o, const char *key, const char *val, const
 }
 
 
-/* Options of peer `name` from the settings (see fl_peer.h). */
-static int peer_options(const char *name, int nset, const char *const *set, fl_mjcf_opts *o) {
+int fl__mjcf_options(const char *name, const char *group, const char *solver, int nset,
+                     const char *const *set, fl_mjcf_opts *o) {
   fl_mjcf_opts_default(o);
-  o->solver = mj_solver_names[peer_index(name)];
+  o->solver = solver;
   for (int k = 0; k < nset; k++) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", set[k]);
-    char *eq = strchr(buf, '=');
-    if (!eq) return fl_seterr(FL_ERR_INVAL, "--set %s: expected key=value", set[k]);
-    *eq = 0;
-    char *key = buf, *dot = strchr(buf, '.');
-    if (dot) {
-      *dot = 0;
-      if (strcmp(buf, "mujoco") != 0 && strcmp(buf, name) != 0) continue; // not ours
-      key = dot + 1;
-    } else {
-      int ours = 0;
-      for (int i = 0; peer_keys[i]; i++) ours |= !strcmp(key, peer_keys[i]);
-      if (!ours) continue; // a registered solver's option
-    }
-    FL_TRY(apply_option(o, key, eq + 1, set[k]));
+    char buf[256], *key, *val;
+    int rc = fl__peer_setting(set[k], name, group, peer_keys, buf, sizeof buf, &key, &val);
+    if (rc < 0) return rc;
+    if (rc == 0) FL_TRY(apply_option(o, key, val, set[k]));
   }
   return FL_OK;
 }
+
+
+#ifdef FL_HAVE_MUJOCO
+/* Options of peer `name` from the settings (see fl_peer.h). */
+static int peer_options(const char *name, int nset, const char *const *set, fl_mjcf_opts *o) {
+  return fl__mjcf_options(name, "mujoco", mj_solver_names[peer_index(name)], nset, set, o);
+}
+
 
 
 static void options_json(const fl_mjcf_opts *o, char *buf, size_t n) {
@@ -451,8 +387,8 @@ static void options_json(const fl_mjcf_opts *o, char *buf, size_t n) {
 }
 
 
-int fl_peer_options_resolve(const char *name, int nset, const char *const *set, char *buf,
-                            size_t n) {
+static int mj_options_resolve(const char *name, int nset, const char *const *set, char *buf,
+                              size_t n) {
   if (peer_index(name) < 0)
     return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "peer '%s': expected mujoco-pgs, mujoco-cg or "
                      "mujoco-newton", name ? name : "(null)");
@@ -465,7 +401,7 @@ int fl_peer_options_resolve(const char *name, int nset, const char *const *set, 
 
 //---- the peer ----
 
-struct fl_peer {
+typedef struct mj_peer {
   char name[32];
   fl_mjcf_opts opt;
   mjModel *m;
@@ -480,7 +416,7 @@ struct fl_peer {
   int ncon;           /* contacts of the last step that became constraints */
   int broken;         /* MuJoCo raised an error: the data is not usable */
   char json[512];
-};
+} mj_peer;
 
 
 static double wall_now(void) {
@@ -507,7 +443,8 @@ static void error_cb(const char *msg) {
 }
 
 
-void fl_peer_free(fl_peer *p) {
+static void mj_free(void *self) {
+  mj_peer *p = self;
   if (!p) return;
   if (p->d) mj_deleteData(p->d);
   if (p->m) mj_deleteModel(p->m);
@@ -517,14 +454,14 @@ void fl_peer_free(fl_peer *p) {
 }
 
 
-int fl_peer_create(const char *name, const fl_world *w, int nset, const char *const *set,
-                   const char *mjcf_path, fl_peer **out) {
+static int mj_create(const char *name, const fl_world *w, int nset, const char *const *set,
+                     const char *mjcf_path, void **out) {
   if (!out || !w) return fl_seterr(FL_ERR_INVAL, "fl_peer_create: NULL argument");
   *out = NULL;
   if (peer_index(name) < 0)
     return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "peer '%s': expected mujoco-pgs, mujoco-cg or "
                      "mujoco-newton", name ? name : "(null)");
-  fl_peer *p = fl_calloc(1, sizeof *p);
+  mj_peer *p = fl_calloc(1, sizeof *p);
   if (!p) return fl_seterr(FL_ERR_NOMEM, "peer: out of memory");
   snprintf(p->name, sizeof p->name, "%s", name);
   int rc = peer_options(name, nset, set, &p->opt);
@@ -577,7 +514,7 @@ int fl_peer_create(const char *name, const fl_world *w, int nset, const char *co
     p->geombody[g] = gn && sscanf(gn, "g%d", &i) == 1 && i >= 0 && i < w->nbody ? i : -1;
   }
   if (rc < 0) {
-    fl_peer_free(p);
+    mj_free(p);
     return rc;
   }
   // the exact state: poses and velocities (MuJoCo's free-joint angular velocity is in the
@@ -607,8 +544,8 @@ int fl_peer_create(const char *name, const fl_world *w, int nset, const char *co
 }
 
 
-int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
-  if (!p || !w) return fl_seterr(FL_ERR_INVAL, "fl_peer_step: NULL argument");
+static int mj_step_peer(void *self, fl_world *w, fl_step_info *info) {
+  mj_peer *p = self;
   if (w->nbody != p->nbody)
     return fl_seterr(FL_ERR_STATE, "peer %s: the world has %d bodies, the model %d", p->name,
                      (int)w->nbody, (int)p->nbody);
@@ -732,21 +669,23 @@ int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
 }
 
 
-void fl_peer_stages_last(const fl_peer *p, fl_peer_stages *st) { *st = p->st; }
+static void mj_stages(const void *self, fl_peer_stages *st) { *st = ((const mj_peer *)self)->st; }
 
 
-const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n) {
-  *n = p ? p->nhist : 0;
-  return p ? p->hist : NULL;
+static const fl_iter_stat *mj_history(const void *self, int *n) {
+  const mj_peer *p = self;
+  *n = p->nhist;
+  return p->hist;
 }
 
 
-int fl_peer_contacts(const fl_peer *p) { return p ? p->ncon : 0; }
-double fl_peer_normal_impulse(const fl_peer *p) { return p ? p->impulse : NAN; }
+static int mj_contacts(const void *self) { return ((const mj_peer *)self)->ncon; }
+static double mj_impulse(const void *self) { return ((const mj_peer *)self)->impulse; }
 
 
-int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out) {
-  if (!p || i < 0 || i >= p->ncon) return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
+static int mj_contact(const void *self, int i, fl_peer_contact_info *out) {
+  const mj_peer *p = self;
+  if ( i < 0 || i >= p->ncon) return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
   const mjModel *m = p->m;
   mjData *d = p->d;
   int k = -1;
@@ -772,79 +711,24 @@ int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out) {
 }
 
 
-void fl_peer_view(const fl_peer *p, FILE *f) {
-  fprintf(f, "%s: %s\n", p->name, p->json);
-}
-
-
-const char *fl_peer_options_json(const fl_peer *p) { return p->json; }
-
-#else /* no MuJoCo: the peers are not registered; these keep the harness linkable */
-
-struct fl_peer {
-  int unused;
-};
-
-int fl_peer_create(const char *name, const fl_world *w, int nset, const char *const *set,
-                   const char *mjcf_path, fl_peer **out) {
-  (void)w;
-  (void)nset;
-  (void)set;
-  (void)mjcf_path;
-  if (out) *out = NULL;
-  return fl_seterr(FL_ERR_UNKNOWN_SOLVER, "peer '%s': %s", name ? name : "(null)",
-                   peer_index(name) >= 0 ? fl_peer_unavailable(name) : "no such peer");
-}
-
-void fl_peer_free(fl_peer *p) { (void)p; }
-int fl_peer_step(fl_peer *p, fl_world *w, fl_step_info *info) {
-  (void)p;
-  (void)w;
-  (void)info;
-  return fl_seterr(FL_ERR_STATE, "fl_peer_step: this build has no MuJoCo");
-}
-void fl_peer_stages_last(const fl_peer *p, fl_peer_stages *st) {
-  (void)p;
-  st->collide_s = st->assemble_s = st->setup_s = st->solve_s = st->integrate_s = NAN;
-  st->step_s = NAN;
-}
-const fl_iter_stat *fl_peer_history(const fl_peer *p, int *n) {
-  (void)p;
-  *n = 0;
-  return NULL;
-}
-int fl_peer_contacts(const fl_peer *p) { (void)p; return 0; }
-double fl_peer_normal_impulse(const fl_peer *p) { (void)p; return NAN; }
-int fl_peer_contact(const fl_peer *p, int i, fl_peer_contact_info *out) {
-  (void)p;
-  (void)out;
-  return fl_seterr(FL_ERR_INVAL, "peer contact %d out of range", i);
-}
-void fl_peer_view(const fl_peer *p, FILE *f) { (void)p; (void)f; }
-const char *fl_peer_options_json(const fl_peer *p) { (void)p; return "{}"; }
-int fl_peer_options_resolve(const char *name, int nset, const char *const *set, char *buf,
-                            size_t n) {
-  (void)nset;
-  (void)set;
-  if (n) buf[0] = 0;
-  return fl_peer_create(name, NULL, 0, NULL, NULL, NULL);
-}
+static const char *mj_options_json(const void *self) { return ((const mj_peer *)self)->json; }
 
 #endif
 
-
-//---- the stepping loop's stepper (built or not) ----
-
-static int peer_step(void *self, fl_world *w, fl_step_info *info) { return fl_peer_step(self, w, info); }
-
-
-static const fl_iter_stat *peer_history(void *self, const fl_step_info *info, int *n) {
-  (void)info;
-  return fl_peer_history(self, n);
-}
-
-
-fl_stepper fl_peer_stepper(fl_peer *p) {
-  fl_stepper st = {peer_step, peer_history, p};
-  return st;
-}
+const fl__peer_ops fl__peer_mujoco_ops = {
+    .names = peer_names,
+    .group = "mujoco",
+    .unavailable = mj_unavailable,
+#ifdef FL_HAVE_MUJOCO
+    .create = mj_create,
+    .free = mj_free,
+    .step = mj_step_peer,
+    .stages = mj_stages,
+    .history = mj_history,
+    .contacts = mj_contacts,
+    .normal_impulse = mj_impulse,
+    .contact = mj_contact,
+    .options_json = mj_options_json,
+    .options_resolve = mj_options_resolve,
+#endif
+};

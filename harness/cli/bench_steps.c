@@ -163,6 +163,11 @@ static int bench_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
   bench_step_ctx *b = ctx;
   double st[NST];
   st[ST_STEP] = b->loop->step_s;
+  if (fl_peer_own_clock(b->peer)) { // it ran this step ahead in its own process: its own clock
+    fl_peer_stages ps;
+    fl_peer_stages_last(b->peer, &ps);
+    st[ST_STEP] = ps.step_s;
+  }
   st[ST_COLLIDE] = info->collide_s;
   st[ST_ASSEMBLE] = info->assemble_s;
   if (b->peer) {
@@ -202,6 +207,7 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
     w->compute_metrics = 0; // the harness's common metrics are no part of a step
     if (fl_peer_find(sname)) {
       rc = fl_peer_create(sname, w, a->nset, a->set, NULL, &peer);
+      fl_peer_expect(peer, a->steps);
     } else {
       rc = fl_solver_create(sname, &s);
       if (rc >= 0) rc = fl_harness_apply_sets(s, a->nset, (char *const *)a->set);

@@ -98,13 +98,18 @@ static void list_solvers(FILE *f) {
     help_body(ops, names[i], f);
   }
   // peer simulators step whole scenes (peers/fl_peer.h, docs/peers.md)
-  const char *why = fl_peer_unavailable("mujoco-newton");
   fprintf(f, "\npeer simulators (whole steps of a scene in `run` and `bench --steps`; options "
-             "cone, solref, solimp, iterations, tolerance as mujoco.key=value): ");
-  if (why) fprintf(f, "mujoco-pgs, mujoco-cg, mujoco-newton unavailable: %s\n", why);
+             "as mujoco.key=value for MuJoCo 2.2, mujoco4.key=value, drake.key=value; "
+             "docs/peers.md): ");
   for (const char *const *pn = fl_peer_list(); *pn; pn++)
     fprintf(f, "%s%s", pn == fl_peer_list() ? "" : ", ", *pn);
-  if (!why) fprintf(f, " (MuJoCo)\n");
+  fprintf(f, "\n");
+  static const char *const family[][2] = {{"mujoco-newton", "mujoco-pgs, mujoco-cg, mujoco-newton"},
+                                          {"drake-sap", "drake-sap, drake-similar, drake-lagged, drake-tamsi"},
+                                          {"mujoco4-newton", "mujoco4-pgs, mujoco4-cg, mujoco4-newton"}};
+  for (int k = 0; k < 3; k++)
+    if (fl_peer_unavailable(family[k][0]))
+      fprintf(f, "  %s unavailable: %s\n", family[k][1], fl_peer_unavailable(family[k][0]));
 }
 
 

@@ -613,6 +613,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     char xml[1200];
     snprintf(xml, sizeof xml, "%s/%s.xml", a->staging, sname);
     rc = fl_peer_create(sname, w, a->nsolver_sets, a->solver_sets, xml, &peer);
+    fl_peer_expect(peer, nsteps);
   } else if (rc >= 0) {
     rc = make_solver(a, sname, &s);
   }

@@ -61,6 +61,15 @@ static const vsolver rows[] = {
   {"mujoco-pgs", "", NULL},
   {"mujoco-cg", "", NULL},
   {"mujoco-newton", "", NULL},
+  {"drake-sap", "", NULL},
+  {"drake-similar", "", NULL},
+  {"drake-lagged", "", NULL},
+  {"drake-tamsi", "", NULL},
+  {"drake-sap", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
+  {"drake-lagged", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
+  {"mujoco4-pgs", "", NULL},
+  {"mujoco4-cg", "", NULL},
+  {"mujoco4-newton", "", NULL},
 };
 #define NROWS ((int)(sizeof rows / sizeof rows[0]))
 
@@ -202,6 +211,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   }
   if (fl_peer_find(r->solver)) {
     rc = fl_peer_create(r->solver, w, npset, pset, NULL, &peer);
+    fl_peer_expect(peer, steps);
   } else {
     rc = fl_solver_create(r->solver, &s);
     if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
@@ -297,7 +307,10 @@ static void row_short(int i, char *buf, size_t n) {
   const char *s = r->solver;
   const char *ab = !strcmp(s, "primal-descent") ? "primal" : !strcmp(s, "dual-descent") ? "dual"
                  : !strcmp(s, "mujoco-pgs") ? "mj-pgs" : !strcmp(s, "mujoco-cg") ? "mj-cg"
-                 : !strcmp(s, "mujoco-newton") ? "mj-newt" : s;
+                 : !strcmp(s, "mujoco-newton") ? "mj-newt" : !strcmp(s, "drake-sap") ? "dk-sap"
+                 : !strcmp(s, "drake-similar") ? "dk-sim" : !strcmp(s, "drake-lagged") ? "dk-lag"
+                 : !strcmp(s, "drake-tamsi") ? "dk-tamsi" : !strcmp(s, "mujoco4-pgs") ? "mj4-pgs"
+                 : !strcmp(s, "mujoco4-cg") ? "mj4-cg" : !strcmp(s, "mujoco4-newton") ? "mj4-newt" : s;
   int variant = 0;
   for (int k = 0; k < i; k++)
     if (!strcmp(rows[k].solver, s)) variant++;
@@ -532,15 +545,16 @@ static void print_table(FILE *f, const vcollect *vc) {
 static int fig_group(const char *solver) {
   if (!strcmp(solver, "pgs") || !strcmp(solver, "jacobi")) return 0;
   if (strstr(solver, "descent")) return 1;
-  if (!strcmp(solver, "sap")) return 2;
+  if (!strcmp(solver, "sap") || !strncmp(solver, "drake", 5)) return 2;
   if (!strncmp(solver, "mujoco", 6)) return 4;
   return 3; /* nsn, prox */
 }
 
 
 static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
-  static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent", "SAP",
-                                       "NSN and PROX", "MuJoCo (peer)"};
+  static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent",
+                                       "SAP (FrictionLab's, Drake's)", "NSN and PROX",
+                                       "MuJoCo (peers)"};
   memset(fig, 0, sizeof *fig);
   snprintf(fig->title, sizeof fig->title, "frictionlab verify: worst error / tolerance per case "
            "(below 1 passes; no marker: unsupported)");
@@ -747,6 +761,17 @@ int fl_cmd_verify(int argc, char **argv) {
   cJSON_AddNumberToObject(man, "fail", nfail);
   cJSON_AddNumberToObject(man, "unsupported", nun);
   cJSON_AddNumberToObject(man, "error", nerr);
+  // the peers' simulators and versions (docs/peers.md), as run and bench record them
+  for (int b = 0; b < vc->nrow; b++) {
+    const char *pn = rows[vc->ri[b]].solver;
+    char js[2048];
+    if (!fl_peer_find(pn) || fl_peer_options_resolve(pn, 0, NULL, js, sizeof js) < 0) continue;
+    cJSON *peers = cJSON_GetObjectItem(man, "peers");
+    if (!peers) peers = cJSON_AddObjectToObject(man, "peers");
+    cJSON *pj = cJSON_Parse(js);
+    if (peers && pj && !cJSON_GetObjectItem(peers, pn)) cJSON_AddItemToObject(peers, pn, pj);
+    else cJSON_Delete(pj);
+  }
   fclose(vc->fails);
   vc->fails = NULL;
   if (fl_results_commit(res) < 0) {

@@ -7,7 +7,9 @@
  * sap.beta=0.001; MuJoCo's stiffest reference, solref 0.0167 1, two steps, the least MuJoCo
  * accepts at this dt; NSN solves the rigid problem either way, so it runs once). Per step:
  * the deepest penetration, measured by FrictionLab on the poses for every solver, and the
- * whole step's wall time. Two panels: penetration against time, time per step against time.
+ * whole step's wall time (for Drake and MuJoCo 4, which run ahead in a Python process, the time
+ * per step measured inside them). drake-sap and mujoco4-newton only where the Python
+ * environment has them (scripts/setup). Two panels: penetration against time, time per step against time.
  * Times are wall times on whatever machine runs the recipe: `bench --steps` gives the
  * careful comparison (interleaved repetitions, instruction counts).
  */
@@ -19,6 +21,7 @@
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../../peers/fl_peer.h"
+#include <cjson/cJSON.h>
 
 static const char *missing(void) {
   return fl_peer_find("mujoco-newton") ? NULL
@@ -39,6 +42,7 @@ typedef struct variant {
 /* one variant's row after each step (fl_loop each): penetration, the step's wall time */
 typedef struct peers_step_ctx {
   const fl_loop *loop;
+  const fl_peer *peer; /* its own clock, when it has one (fl_peer_own_clock) */
   FILE *f;
   double pen_max, tsum;
   long its;
@@ -50,6 +54,11 @@ static int peers_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
   (void)val;
   peers_step_ctx *c = ctx;
   double dt = c->loop->step_s, pen = 0;
+  if (fl_peer_own_clock(c->peer)) {
+    fl_peer_stages st;
+    fl_peer_stages_last(c->peer, &st);
+    dt = st.step_s;
+  }
   int rc = fl_world_penetration(w, &pen);
   c->pen_max = fmax(c->pen_max, pen);
   c->tsum += dt;
@@ -73,19 +82,29 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
     w->compute_metrics = 0;
     if (fl_peer_find(v->solver)) {
       rc = fl_peer_create(v->solver, w, nset, set, NULL, &peer);
+      fl_peer_expect(peer, nstep);
     } else {
       rc = fl_solver_create(v->solver, &s);
       if (rc >= 0) rc = fl_harness_apply_sets(s, nset, (char *const *)set);
       if (rc >= 0 && v->opts) rc = fl_solver_set_options(s, v->opts);
     }
   }
-  peers_step_ctx c = {NULL, f, 0, 0, 0};
+  peers_step_ctx c = {NULL, peer, f, 0, 0, 0};
   fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s), .steps = nstep,
                   .each = peers_each, .ctx = &c};
   c.loop = &loop;
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   double pen_max = c.pen_max, tsum = c.tsum;
   long its = c.its;
+  char js[2048]; // the peer's simulator and version in the manifest (docs/peers.md)
+  if (rc >= 0 && peer && fl_peer_options_resolve(v->solver, nset, set, js, sizeof js) >= 0) {
+    cJSON *man = fl_results_manifest(ctx->res);
+    cJSON *peers = cJSON_GetObjectItem(man, "peers");
+    if (!peers) peers = cJSON_AddObjectToObject(man, "peers");
+    cJSON *pj = cJSON_Parse(js);
+    if (peers && pj) cJSON_AddItemToObject(peers, csv, pj);
+    else cJSON_Delete(pj);
+  }
   if (rc >= 0)
     fl_fig_say(ctx, "%-36s deepest penetration %.3g m, %.1f us per step (mean wall), %.1f "
                     "iterations per step", v->label, pen_max, 1e6 * tsum / (double)nstep,
@@ -111,6 +130,10 @@ static int run(fl_fig_ctx *ctx) {
     {"mujoco-cg", "solref=0.0167,1", "MuJoCo CG, solref 0.0167 1", NULL, NULL},
     {"mujoco-pgs", NULL, "MuJoCo PGS, solref 0.02 1", NULL, NULL},
     {"mujoco-pgs", "solref=0.0167,1", "MuJoCo PGS, solref 0.0167 1", NULL, NULL},
+    // today's peers where the Python environment has them (scripts/setup): Drake's own SAP
+    // (its time per step from inside Drake) and MuJoCo 4's Newton at its defaults
+    {"drake-sap", NULL, "Drake SAP (point contact), defaults", NULL, NULL},
+    {"mujoco4-newton", NULL, "MuJoCo 4 Newton, solref 0.02 1", NULL, NULL},
   };
   long nstep = ctx->quick ? 60 : 240;
   fl_fig_panel *pp = fl_fig_panel_add(ctx->fig, "heavy_stack (4096:1): deepest penetration",
@@ -119,6 +142,10 @@ static int run(fl_fig_ctx *ctx) {
                                       "time (s)", "step (us)", 0, 1);
   for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++) {
     char csv[64];
+    if (fl_peer_unavailable(vs[k].solver)) {
+      fl_fig_say(ctx, "%-36s left out: %s", vs[k].label, fl_peer_unavailable(vs[k].solver));
+      continue;
+    }
     if (vs[k].csv)
       snprintf(csv, sizeof csv, "%s", vs[k].csv);
     else
