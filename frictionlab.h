@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* frictionlab.h: the public C API of libfrictionlab, all of it (docs/api.md).
  *
  *   #include <frictionlab/frictionlab.h>      cc prog.c $(pkg-config --cflags --libs frictionlab)

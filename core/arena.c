@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* arena.c: scratch memory with marks and a high-water mark (MuJoCo's stack). */
 #include <string.h>
 

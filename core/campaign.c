@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* campaign.c: MPI ranks for campaigns (fl_campaign.h). */
 #include "fl_campaign.h"
 

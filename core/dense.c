@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* dense.c: vec3, mat3, quaternions and small dense factorizations (row-major). */
 #include <math.h>
 #include <string.h>

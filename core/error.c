@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* error.c: error codes, thread-local messages, fault-injectable allocation. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_campaign.h: campaigns over MPI ranks (docs/campaigns.md).
  *
  * `mpiexec -n N frictionlab solve|profile ...` splits the (problem, solver) pairs over the

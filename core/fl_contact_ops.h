@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_contact_ops.h: the per-contact arithmetic of the relaxation solvers, written once for the
  * host and the device (GPU.md section 3).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_core.h: FrictionLab's core module (libc and libm only).
  *
  * Contents: one index and scalar type, error codes from one list, a scratch arena with marks,

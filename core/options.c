@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* options.c: typed key=value option tables. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sparse.c: CSR matrices (CSC is the CSR of the transpose) and 3x3 block-sparse rows. */
 #include <stdlib.h>
 #include <string.h>

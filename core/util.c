@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* util.c: monotonic timer, terminal progress bar, version, memory limit, integer parsing. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_check_baseline.c: `check` baselines (results/baselines/<case>.json) as check reads them:
  * steps, each solver's entry and options, the comparison. */
 #include "../harness/fl_harness.h"

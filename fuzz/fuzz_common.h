@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_common.h: what every libFuzzer target shares (docs/robustness.md).
  *
  * The parsers read files, so each input is written to a file in a private temporary folder

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_fclib.c: FCLIB HDF5 files (local and global) through fl_problem_load_fclib, which reads
  * each file in a child process first; a file it loads must pass fl_problem_validate, save, and
  * load back (a saved file the loader refuses was a bug). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_msh.c: Gmsh 4.1 .msh files through fl_mesh_read. */
 #include "../sim/fl_mesh.h"
 #include "fuzz_common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_profile_csv.c: the solve folders `profile --from DIR` reads: the input up to its first
  * NUL byte is steps.csv, the rest iters.csv. */
 #include "../harness/fl_harness.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_recording.c: recordings (recording.flrec) as `view` reads them back. */
 #include "../harness/output/fl_record.h"
 #include "fuzz_common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_scene.c: scene files (docs/scene-format.md) through fl_world_parse_json; a scene that
  * loads is saved, must load back, and takes three steps with PGS. */
 #include "../sim/fl_world.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_set.c: `--set` option strings. The first byte picks a registered solver; the rest is a
  * comma-separated list of key=value settings, applied as `solve --set` does (prefixed keys for
  * other solvers skipped) and as one list (fl_solver_set_options); a setting that is accepted

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fuzz_vtu.c: VTK .vtu files through fl_mesh_read. */
 #include "../sim/fl_mesh.h"
 #include "fuzz_common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_gpu.h: the plain-C face of the CUDA relaxation kernels (relax_kernels.cu), used by the
  * solver plug-ins of relax_gpu.c. Private to gpu/.
  *

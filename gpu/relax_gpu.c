@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* relax_gpu.c: jacobi-cuda and pgs-cuda, the device twins of solvers/jacobi.c and pgs.c.
  *
  * Set-up is the CPU solvers' own (fl__relax_setup: the diagonal blocks of W, the normal law,

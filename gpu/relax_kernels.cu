@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* relax_kernels.cu: projected Jacobi and coloured Gauss-Seidel iterations on the device.
  *
  * One thread per contact (or bilateral row) for the local updates and the residual, one thread

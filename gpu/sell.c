@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sell.c: CSR to sliced ELL on the host (sell.h). */
 #include "sell.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sell.h: sliced ELL (SELL-32), the device layout of J (or W) and B^T (gpu/README.md).
  *
  * Rows are cut into slices of 32; a slice stores its rows' entries column-major, padded to the

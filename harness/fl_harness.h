@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_harness.h: the frictionlab command line and the results folders it writes.
  *
  * Each sub-command is one function taking the arguments after its name; it returns the

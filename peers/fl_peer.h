@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_peer.h: whole simulators stepped beside FrictionLab's own stepper ("peers").
  *
  * A peer replaces the whole world step (collision, constraint set-up, solve, integration), not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_peer_impl.h: what a peer simulator's module gives the dispatch of peers/peer.c (internal
  * to peers/). A module runs the peers its `names` list; peer.c finds a name's module, checks
  * it is available and forwards every fl_peer.h call to the module's functions with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* mjcf_in.c: a FrictionLab world from an MJCF model, read by MuJoCo's own parser (fl_peer.h,
  * fl_world_from_mjcf; docs/mjcf.md).
  *

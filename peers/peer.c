@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* peer.c: the peers' dispatch by name (fl_peer.h): each peer name belongs to one module
  * (fl__peer_ops, fl_peer_impl.h); this file finds it and forwards the calls. It also holds what
  * the modules share: the combined contact law of two materials and the settings' split.

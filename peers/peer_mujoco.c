@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* peer_mujoco.c: MuJoCo as a peer simulator (fl_peer.h): the MJCF writer (always built) and
  * the stepping through MuJoCo's C API (only with FL_HAVE_MUJOCO).
  *

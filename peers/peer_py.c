@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* peer_py.c: peers that run in a Python process of the project's virtual environment
  * (scripts/setup makes .venv with pinned drake and mujoco from PyPI): Drake's MultibodyPlant
  * (drake-sap, drake-similar, drake-lagged, drake-tamsi: its discrete contact approximations) and

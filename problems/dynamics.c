@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* dynamics.c: shared operators on A and J (apply A, solve with A, J A^-1, Delassus W).
  *
  * A is block diagonal by clique, so everything works clique by clique:

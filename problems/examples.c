@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* examples.c: small hand-made problems with closed-form answers.
  *
  * Used by the conformance test, the metrics tests and `frictionlab solve` without a file.

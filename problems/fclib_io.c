@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fclib_io.c: FCLIB problem files (HDF5) read and written with libhdf5 directly.
  *
  * Layout (as libfclib 3.1 writes it): a group /fclib_local (W, vectors/q, vectors/mu,

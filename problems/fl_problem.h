@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_problem.h: the one problem interface, its shared operators and solver-independent metrics.
  *
  * An fl_problem is one time step's contact problem at the velocity level (the form shared by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_rig6.h: the solve with a rigid body's 6x6 Cholesky factor, shared by problems/dynamics.c
  * (A^-1 products) and solvers/pgs.c (its own J A^-1 for scenes of rigid bodies), which must
  * give the same bits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lift.c: a local problem (W, q, mu) as an equivalent global one (docs/lift.md).
  *
  * W is symmetric positive semidefinite for every local problem that comes from dynamics

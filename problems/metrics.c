@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* metrics.c: solver-independent measures of a returned pair (v, gamma).
  *
  * Every solver's answer is judged by the same numbers (ARCHITECTURE.md section 5), whatever

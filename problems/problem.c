@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* problem.c: creation, validation and small helpers of fl_problem.
  *
  * One allocation holds every flat array of a problem (MuJoCo's mjModel): a first pass counts

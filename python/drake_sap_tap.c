@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* drake_sap_tap.c: reads the Newton iterations of Drake's SAP solver, which pydrake does not
  * expose (docs/peers.md). Preloaded (LD_PRELOAD) into the Python process that runs the Drake
  * peers, it takes the place of SapSolver<double>::SolveWithGuess (libdrake.so calls it through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """fl_peer_py.py: steps a FrictionLab scene in Drake's MultibodyPlant or in MuJoCo's Python
 package, for the peers of peers/peer_py.c (docs/peers.md).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """benchmark_table.py PROFILE_DIR [--tol T]: the benchmark's table from a profile folder.
 
 Reads PROFILE_DIR/costs.csv (time and iterations to the tolerance per problem and solver, inf

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the C source that embeds the browser viewer into the frictionlab binary.
 
 usage: embed_viewer.py TEMPLATE.html VIEWER.js THREE.min.js|'' OUT.c

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """peer_compare.py: the tables of docs/peers.md, "Today's peers": FrictionLab's SAP (each model)
 against Drake's, and FrictionLab's best solver (NSN) against MuJoCo 4's Newton, CG and PGS, on
 the canonical rigid scenes and verify's sliding and incline cases.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Convergence curves of a FrictionLab results folder (gnuplot, pngcairo).
 #
 #   gnuplot -e "dir='results/runs/NAME'" scripts/plot_convergence.gp

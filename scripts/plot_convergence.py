@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Convergence curves of a FrictionLab results folder (matplotlib, headless).
 
     /usr/bin/python3 scripts/plot_convergence.py RESULTS_DIR [--problem NAME] [--max N]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Render a FrictionLab figure specification (figure.json) with matplotlib.
 
 Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME] [--dpi N] [--check]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* api_sizes.c: the sizes of the public structs as this library was built (fl_api_sizeof), so
  * that a binding that lays them out itself (python/frictionlab, ctypes) can check its layout
  * against the library it loaded instead of reading garbage. */

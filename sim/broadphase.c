@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* broadphase.c: pairs of overlapping axis-aligned boxes with a uniform grid.
  *
  * A sweep along one axis costs O(n^(5/3)) for bodies filling a volume (every box meets the

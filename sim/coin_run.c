@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* coin_run.c: the runner of the sliding and spinning coin (scene_coin.c) that measures its
  * terminal ratio eps* = lim v/(omega R); apart from the scene so that the scene registry
  * (scenes.c) and the runner, which builds the scene through it, do not depend on each other.

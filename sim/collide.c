@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* collide.c: narrow phase contact manifolds for every pair of shapes but plane-plane.
  *
  * Pairs are ranked plane < sphere < capsule < polyhedron (box, cylinder, convex); a pair is

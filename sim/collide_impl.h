@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* collide_impl.h: what the narrow phase's files share (collide.c, collide_kit.c,
  * collide_poly.c): tolerances, small vector and pose helpers, the candidate buffer.
  * Never included outside sim/ and tests/.

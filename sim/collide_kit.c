@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* collide_kit.c: what the narrow phase's pair functions share (collide.c, collide_poly.c):
  * the candidate buffer and its reduction to a manifold, segment closest points, the closest
  * point of a polyhedron.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* collide_poly.c: polyhedron against polyhedron (collide.c describes the narrow phase):
  * separating axes with the Gauss-map test, clipping for face contacts, closest points of edges.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* farkas.c: the exact reference of the sliding and spinning disk (Farkas, Bartels, Unger, Wolf,
  * PRL 2003), closed forms of shared/reference/README.md:
  *

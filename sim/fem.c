@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fem.c: deformable bodies in the world: creation, boundary conditions and loads. fem_step.c
  * holds their step as a body kind: the per-step assembly of A and v* (seed 000 eq. 8-11), the
  * Schur complement of the participating dofs (eq. 14-16) and the recovery and integration

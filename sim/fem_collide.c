@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fem_collide.c: contacts of deformable bodies (see fl_fem.h and docs/fem.md).
  *
  * The query is vertex based, as the rows of J need barycentric weights on mesh vertices:

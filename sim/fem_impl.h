@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fem_impl.h: what the deformable bodies' files share (fem.c: creation, conditions, loads;
  * fem_step.c: the step and the queries). Never included outside sim/ and tests/.
  */

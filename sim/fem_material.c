@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fem_material.c: energy densities, stresses and stiffness of the linear tetrahedron
  * (seed 000 sections V-VI, appendix). See fl_fem_material.h for the models.
  *

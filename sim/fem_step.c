@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fem_step.c: deformable bodies as a body kind (world_impl.h, fl__body_ops): per body and
  * step (dofs: 3 per vertex, "free" = not held):
  *   elements   R0 = polar(F(q0)) per tet (lagged rotation), f_e(q0) and K(q0), and

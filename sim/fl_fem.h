@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_fem.h: deformable bodies in the world: linear tetrahedral FEM (seed 000 sections V-VI).
  *
  * A deformable body is a tetrahedral mesh (sim/fl_mesh.h) with a constitutive model

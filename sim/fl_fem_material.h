@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_fem_material.h: constitutive models and the linear tetrahedron of deformable FEM bodies
  * (seed 000, Han et al., sections V-VI and the appendix).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_geometry.h: shapes, mass properties, narrow phase contact manifolds and the broad phase.
  *
  * Units are SI throughout: lengths in m, densities in kg/m^3, masses in kg, inertias in kg m^2.

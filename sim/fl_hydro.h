@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_hydro.h: hydroelastic contact patches (seed 002, Masterjohn et al. 2022), the spinning
  * coin and its exact reference (Farkas, Bartels, Unger, Wolf, PRL 2003).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_loop.h: the one loop that steps a world, for every command and figure that runs a scene.
  *
  * One place for what every run of steps does: take the step (FrictionLab's stepper with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_mesh.h: tetrahedral meshes of deformable bodies: validation, boundary extraction,
  * generators (box, cylinder, sphere), Gmsh 4.1 and VTK reading and writing.
  *

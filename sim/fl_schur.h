@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_schur.h: the Schur complement of a sparse SPD matrix onto a set of participating DoFs,
  * read from a constrained sparse Cholesky factor (seed 000 section VI-B; design/FEM.md
  * section 3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_world.h: the rigid-body world: bodies, materials, joints, forces, the time stepper,
  * observables, canonical scenes and scene files.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* hydroelastic.c: compliant-rigid hydroelastic contact patches (seed 002 sections III-IV).
  *
  * A hydroelastic cylinder against a rigid plane:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* joints.c: bilateral rows of the joints (weld, ball, distance, prismatic, revolute, drives).
  *
  * Every row is C(q) = g0 with rate dC/dt = ja . (v_a, w_a) + jb . (v_b, w_b), so that the

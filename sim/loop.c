@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* loop.c: the one stepping loop (fl_loop.h). */
 #include <math.h>
 #include <string.h>

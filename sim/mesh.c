@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* mesh.c: tetrahedral meshes: validation, the boundary, generators and selection (fl_mesh.h).
  */
 #include <math.h>

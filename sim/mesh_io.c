@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* mesh_io.c: Gmsh 4.1 ASCII and VTK XML (.vtu, ASCII) meshes in and out, ParaView series
  * (fl_mesh.h). Our own small readers: the formats are public and the subset is tiny (nodes and
  * tetrahedra), so a dependency (the Gmsh SDK, VTK) would be far larger than the code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* observables.c: what a run records about the world, measured from the geometry and the state,
  * never from the solver's output.
  *

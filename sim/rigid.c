@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* rigid.c: rigid bodies as a body kind (world_impl.h, fl__body_ops): their contacts (broad
  * phase over AABBs grown by the margin, then fl_collide per pair, or a hydroelastic patch),
  * their blocks of the problem and their integration.

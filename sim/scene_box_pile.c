@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_box_pile.c: box_pile, a hundred boxes dropped into a heap (the benchmark's moving
  * scene of many box-box contacts; docs/scenes.md, docs/bench-world.md).
  *

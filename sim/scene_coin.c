@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_coin.c: the sliding and spinning coin (seed 002 section V-A, PROBLEMS.md section 4)
  * (coin_run.c holds the runner that measures its terminal ratio eps* = lim v/(omega R)).
  *

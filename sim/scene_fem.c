@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_fem.c: canonical scenes with deformable bodies.
  *
  * elastic_cube (seed 003 Fig. 6, with FEM instead of MPM): an elastic cube of edge 0.1 m and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_json.c: scene files (JSON, parsed with cJSON); the format is docs/scene-format.md.
  * This file reads and writes the world and its rigid parts; scene_json_fem.c the deformable
  * bodies, scene_json_kit.c the checked accessors both use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_json_fem.c: the deformable bodies of scene files (docs/scene-format.md): parsing
  * "deformable" entries into the world and writing them back.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_json_impl.h: what the scene-file readers and writers share (scene_json.c,
  * scene_json_fem.c, scene_json_kit.c). Never included outside sim/ and tests/.
  */

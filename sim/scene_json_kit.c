@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_json_kit.c: the checked accessors of scene files (scene_json.c, scene_json_fem.c):
  * error messages naming the file and the JSON path, typed getters, material references, and
  * the number writer that reads back to the same double.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scene_kit.c: the helpers that every scene file shares (bodies with defaults, ground, boxes),
  * apart from the scenes' registry so that the scene files depend on it and not on each other.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scenes.c: the canonical scenes' registry, parameters, and the scenes of PROBLEMS.md sections 1
  * and 2 plus the ball on a slope (scenes_more.c holds the rest).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scenes_arch_data.c: vertices of the masonry arches of Ferguson et al. 2021 (rigid-ipc),
  * used by the arch_masonry scene. Converted from ../shared/reference/arch_25_stones_vertices.csv
  * and arch_101_stones_vertices.csv (numbers unchanged). Their header:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scenes_impl.h: what the scene files share (scene_kit.c, scenes.c, scenes_more.c, scene_coin.c,
  * scene_fem.c, scenes_arch_data.c).
  * Never included outside sim/ and tests/.

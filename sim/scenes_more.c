@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* scenes_more.c: the further scenes of PROBLEMS.md section 5 (pendulums, chain, cylinder
  * stack, leaning capsule, table pile, granular pile). The thesis (seed 004) describes these
  * only in words; the constructions below are ours and documented in docs/scenes.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* schur.c: the Schur complement S = A_pp - A_pn A_nn^-1 A_np as the trailing block L22 L22^T of
  * a constrained sparse Cholesky factor (fl_schur.h; seed 000 section VI-B).
  *

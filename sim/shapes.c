@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* shapes.c: shape makers, convex hulls, mass properties, recentring and bounding boxes.
  *
  * Polyhedra (box, polyhedral cylinder, convex hull) share one representation: vertices, faces

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* stepper.c: collide, assemble fl_problem, solve, integrate.
  *
  * Per step, over the body kinds in order (fl__body_kinds: rigid.c, then fem.c; world_impl.h

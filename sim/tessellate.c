@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* tessellate.c: triangle surfaces of shapes, for drawing only (the viewer, VTK files).
  *
  * Collision never reads these: polyhedra are drawn from their own faces, round shapes from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* world.c: bodies, materials and their combination rules, joints, forces, observable groups.
  *
  * The world keeps growable flat arrays of bodies, materials, joints, forces and observable

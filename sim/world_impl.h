@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* world_impl.h: what the world's own files share (world.c, joints.c, stepper.c,
  * observables.c, scenes*.c, scene_json.c). Never included outside sim/ and tests/.
  */

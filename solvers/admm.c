@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* admm.c: ADMM on the local problem with De Saxce's correction (as Siconos's FRICTION_3D_ADMM
  * and the proximal-ADMM of GPU contact engines). Derivation: docs/admm.md.
  *

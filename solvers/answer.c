@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* answer.c: an answer computed elsewhere (a file, another program, Siconos) scored as the
  * harness scores its own solvers (fl_solution_score in fl_solver.h).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* dual_descent.c: projected, diagonally preconditioned ascent on the dual problem, the
  * velocity-level form of Jacobi XPBD (thesis chapter 5, eqs. 117-125, Algorithm 3).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_lin.h: the inner linear solvers of the Newton solvers, a small registry internal to
  * solvers/ (the way PETSc's KSP sits inside SNES), plus the NSN internals that tests and the
  * figure recipes read (NCP functions, inner residual history, captured Newton systems).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_plugin.h: writing a solver outside FrictionLab, and loading such solvers (plug-ins).
  *
  * A solver is one table, fl_solver_ops: its name, its options (a typed table, as every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_solver.h: solvers as plug-ins behind one handle (PETSc KSP style).
  *
  * A solver is found by name in an explicit registry, configured with typed key=value options,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_solver_impl.h: what a built-in solver sees (never included outside solvers/ and gpu/).
  * A solver is one .c file exporting one const fl_solver_ops (fl_plugin.h). Built-in solvers
  * reach into struct fl_solver below; a plug-in uses fl_plugin.h's calls instead, so that the

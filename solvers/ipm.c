@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* ipm.c: primal-dual interior-point method on the global form (docs/ipm.md).
  *
  * Coulomb's law with De Saxce's change is, for a fixed shift s_i = mu_i |u_t,i|, the optimality

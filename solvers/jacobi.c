@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* jacobi.c: projected Jacobi on the common contact model (SOLVERS.md section 2).
  *
  * Every contact and bilateral row takes the same local update as in pgs.c ("nf" or "block"),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin.c: the registry of the inner linear solvers (fl_lin.h); lin_kit.c holds the helpers they
  * share (lin_*.c). The non-smooth Newton (nsn.c) is their main user.
  */

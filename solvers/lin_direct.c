@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_direct.c: the inner solver "direct": sparse Cholesky (CHOLMOD) of the Newton matrix
  * K = J A^-1 J^T + C, regularized.
  *

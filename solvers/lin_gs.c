@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_gs.c: Gauss-Seidel (SOR with weight omega, 1 by default) on K x = b, the inner solver
  * "gs" of NSN. One iteration is one forward sweep in row order:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_jacobi.c: weighted Jacobi iteration on K x = b (the inner solver "jacobi" of NSN).
  *
  *   x_{k+1} = x_k + omega D^-1 (b - K x_k),   D = diag(K).

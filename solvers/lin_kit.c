@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_kit.c: what the inner linear solvers (lin_*.c) share: the residual history, the stopping
  * step, dot products, K x and residuals, the inverse diagonal.
  */

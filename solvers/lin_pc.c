@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_pc.c: the preconditioners M of the Krylov inner solvers (pcg, pcr).
  *
  *   diag   M = diag(K) (entries <= 0 taken as 1): the thesis' Jacobi preconditioner;

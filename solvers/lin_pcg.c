@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_pcg.c: preconditioned conjugate gradients, the inner solver "pcg" of NSN: M = diag(K)
  * (Jacobi, the default) or the diagonal blocks of K (lin.pc=block, lin_pc.c).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_pcr.c: preconditioned conjugate residuals, the inner solver "pcr" of NSN (thesis section
  * 4.7.2; with the diagonal preconditioner M = diag(K), the default, the same recurrence as
  * PETSc's KSPCR with PCJACOBI; lin.pc=block uses the diagonal blocks of K, lin_pc.c).

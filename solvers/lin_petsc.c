@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* lin_petsc.c: the inner solver "petsc": any PETSc KSP and PC on the Newton matrix, chosen by
  * PETSc's own options (lin.petsc_options="-ksp_type cr -pc_type jacobi", the default pair).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* local_kit.c: the local-problem pieces prox and admm share (local_kit.h). */
 #include <float.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* local_kit.h: pieces shared by the solvers that work on the local (dual) problem
  * W gamma + q after building it from a global one (prox, admm): the natural-map residual with
  * De Saxce's correction, its normalizations, the global velocities of an answer, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* nsn.c: non-smooth Newton with complementarity preconditioning (Macklin et al. 2019; thesis
  * chapter 4 and appendix A; SOLVERS.md section 3): the driver (options, set-up, the Newton
  * iteration with the Fischer-Burmeister or min NCP). The Alart-Curnier Newton (ncp=ac) is in

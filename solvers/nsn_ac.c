@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* nsn_ac.c: the non-smooth Newton's Alart-Curnier exact Newton (ncp=ac; nsn.c describes the
  * solver and its options, docs/nsn.md the method's robustness measures).
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* nsn_eval.c: the non-smooth Newton's evaluation of an iterate, which the Fischer-Burmeister
  * and min Newton (nsn.c) and the Alart-Curnier Newton (nsn_ac.c) share: the NCP functions, the
  * residuals and errors at (v, gamma), the iteration record. nsn.c describes the method.

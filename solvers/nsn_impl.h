@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* nsn_impl.h: what the non-smooth Newton's files share (nsn.c: driver and Fischer-Burmeister;
  * nsn_eval.c: NCP functions and the evaluation of an iterate;
  * nsn_ac.c: Alart-Curnier): its constants, options and state. Never included outside solvers/.

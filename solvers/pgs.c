@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* pgs.c: projected Gauss-Seidel on the common contact model (SOLVERS.md section 2), and the
  * relaxation machinery it shares with jacobi.c (relax.h).
  *

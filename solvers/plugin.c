@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* plugin.c: solver plug-ins, shared objects loaded with dlopen (fl_plugin.h, docs/plugins.md).
  *
  * A plug-in exports fl_plugin_register. The loader asks it for the ABI version it was built for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* pnewton.c: proximal Alart-Curnier Newton on the global form (docs/pnewton.md).
  *
  * The unknowns are the impulses r (3nc) with the velocities v = v* + A^-1 J^T r eliminated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* primal_descent.c: preconditioned gradient descent on the primal (velocity) problem with
  * relaxed contact (Macklin et al. 2020; thesis chapter 5, eqs. 105-136).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* prox.c: proximal-point outer loop with an inner NSN (as Siconos's FRICTION_3D_PROX).
  *
  * On a local problem (u = W gamma + q, Coulomb's law per contact) each outer iteration solves

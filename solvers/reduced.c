@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* reduced.c: the reduced Newton matrix of pnewton and ipm (reduced.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* reduced.h: the reduced (dof-space) Newton matrix K = A + sum_i J_i^T M_i J_i of the global
  * solvers that eliminate the contact unknowns (pnewton, ipm), with M_i a 3x3 block per contact.
  * K's pattern (A's entries plus every contact's column pairs) is fixed by A and J, so it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* registry.c: the explicit list of built-in solvers (PETSc KSPRegisterAll).
  *
  * A new solver adds one line below; GPU solvers go inside #ifdef FL_HAVE_CUDA, Siconos's

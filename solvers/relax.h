@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* relax.h: what the projected relaxation solvers (pgs.c, jacobi.c) share. Private to solvers/.
  *
  * The model (SOLVERS.md sections 0 and 2): per contact i, with u_i = J_i v + b_i (global) or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sap.c: SAP, the semi-analytic primal contact solver of Castro, Permenter and Han (2022), as in
  * Drake (facts in design/SAP.md, model in design/SOLVERS.md section 1).
  *

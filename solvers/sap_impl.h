@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sap_impl.h: what SAP's files share (sap.c: projection, models, Newton; sap_setup.c: the
  * set-up): constants, options, private state. Never included outside solvers/ and tests/.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sap_setup.c: SAP's set-up (sap.c describes the solver): the constraints' dense blocks of J,
  * the regularization R and bias vhat of every row, the Newton matrix's pattern and CHOLMOD's
  * symbolic analysis, and destroy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* siconos.c: Siconos Numerics 4.4's frictional-contact solvers as FrictionLab solvers
  * (docs/siconos.md). Built only with FL_HAVE_SICONOS (CMake finds the headers).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* solver.c: the solver spine (handle, registry, common options, history, monitors, reasons).
  *
  * A solve runs as: fl_solver_create (defaults) -> fl_solver_set_option* -> fl_solver_setup

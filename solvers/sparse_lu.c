@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sparse_lu.c: KLU for repeated Newton systems of one pattern (sparse_lu.h).
  *
  * KLU (left-looking, no BLAS) has a small fixed cost per factorization, which is what the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* sparse_lu.h: a sparse LU (KLU) for a sequence of matrices of one pattern, as Newton
  * iterations produce them: the ordering once per pattern, the pivot sequence of the last full
  * factorization reused (klu_refactor) while the reciprocal condition estimate stays above

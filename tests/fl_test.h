@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_test.h: a minimal test harness (libuv task.h style).
  *
  *   FL_TEST(name) { ASSERT_NEAR(x, 1.0, 1e-12); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_test_stack.h: a hand-made stack problem shared by the NSN and PETSc/MPI tests.
  *
  * fl_test_stack(nb, m, h, mu, dt, phi0): nb cubes of edge h stacked on the ground, masses m[k]

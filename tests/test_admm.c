@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_admm.c: the ADMM solver (solvers/admm.c) reaches the common merit on FCLIB problems, and
  * its answer satisfies Coulomb's law contact by contact. The solver contract on the built-in
  * examples is test_conformance's (every registered solver is enrolled there). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_box_pile.c: the box_pile scene (a hundred boxes falling into a heap) and speculative
  * contacts (fl_world.speculative): a fast box meets the ground as a speculative contact and
  * stops on it, where the plain margin lets it pass into the ground.

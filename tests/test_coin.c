@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_coin.c: hydroelastic patches and the spinning coin (issue 8): the patch's pressure
  * integrates exactly at the polygon centroids, a resting disk's contact forces add up to its
  * weight, the Farkas closed forms against shared/reference/farkas_uniform_disk_force_torque.csv,

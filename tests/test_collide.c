@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_collide.c: shapes, mass properties, narrow phase and broad phase against closed forms
  * and invariants. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_collide_coherence.c: the polyhedron pairs' reuse of the last whole separating-axis
  * search across steps (sim/collide_poly.c, "temporal coherence"; fl_world.collide_coherence):
  * the contacts are those of the whole search to the bit, the bound lets a resting pair skip

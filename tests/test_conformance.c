@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_conformance.c: every registered solver x every small problem obeys the solver contract.
  *
  * One case per problem (the built-in examples of fl_examples_list and a few hand-made edge

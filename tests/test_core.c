@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_core.c: the core module against closed forms and invariants. */
 #include <string.h>
 

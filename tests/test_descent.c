@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_descent.c: primal descent and dual descent against finite differences and closed forms. */
 #include "../solvers/fl_solver_impl.h"
 #include "fl_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_fclib.c: FCLIB files read and written with libhdf5 (problems/fclib_io.c).
  *
  * The shared files ($FL_SHARED_DIR/fclib, sizes from its MANIFEST.txt) are loaded; written

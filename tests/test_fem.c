@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_fem.c: deformable bodies against closed forms and invariants (issue 12): the patch test,
  * a block compressed by its own weight on a frictionless plane, the axial vibration of a bar
  * (first eigenfrequency and energy that never grows with beta = 0), the elastic cube of seed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_fem_material.c: FEM constitutive models and the linear tet against finite differences,
  * closed forms and invariants (rest, rotations, small-strain limit, translation). */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_figures.c: figure recipes' computations and the figure registry. */
 #include "../harness/figures/fl_figure.h"
 #include "fl_test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_gpu.c: the per-contact arithmetic shared by the CPU and CUDA solvers (core/
  * fl_contact_ops.h), tested on the CPU; and, on a machine with a CUDA device, the GPU solvers'
  * iterates against the CPU solvers' (GPU.md section 4). The device cases exit 77 without a

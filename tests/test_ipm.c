@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_ipm.c: the interior-point method on the global form (solvers/ipm.c) reaches the closed
  * forms of the examples (one contact sticking and sliding, lifted from their local form; boxes
  * on four corners, rigid and compliant; a sliding box; a two-box stack), solves frictionless

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_lin.c: the inner linear solvers of NSN (solvers/fl_lin.h) on known SPD systems.
  *
  * K = 2-D Laplacian (12 x 12 grid, Dirichlet) plus a diagonal spread over two decades, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_mesh.c: tetrahedral meshes: generators against exact volumes and closed surfaces,
  * Gmsh and VTK round trips, and bad meshes rejected with the place named.
  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_metrics.c: the solver-independent metrics on cases worked out by hand. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_mjcf.c: MJCF models read through MuJoCo's parser (peers/mjcf_in.c, fl_world_from_mjcf;
  * docs/mjcf.md): masses, inertias and poses of tests/data/boxes_spheres.xml, the first step's
  * contacts with sap, pgs and MuJoCo's Newton on the same model, the shapes (capsule, cylinder,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_nsn.c: the non-smooth Newton solver (solvers/nsn.c).
  *
  * NCP functions and derivatives against finite differences, the friction fixed point at its

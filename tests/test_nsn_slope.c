@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_nsn_slope.c: NSN's default on simulation steps against the closed form of a box on a
  * slope (docs/nsn.md, "The default on world steps").
  *

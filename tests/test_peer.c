@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_peer.c: MuJoCo as a peer simulator (peers/fl_peer.h): the MJCF writer, its
  * refusals, the model loading in MuJoCo, and the first step of the five-box stack from both
  * systems. Cases that need MuJoCo skip (77) in a build without it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_peer_py.c: the peers that run in the project's Python environment (peers/peer_py.c):
  * Drake's MultibodyPlant (drake-sap, -similar, -lagged, -tamsi) and MuJoCo 4 (mujoco4-pgs, -cg,
  * -newton), each stepping a small scene beside FrictionLab's SAP; their refusals. Cases skip

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_petsc_mpi.c: NSN with the "petsc" inner solver distributed over MPI ranks.
  *
  * mpi_worker: every rank builds the same 5-box stack (mass ratio 4096:1, phi0 = -0.1 mm) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_pgs.c: PGS and Jacobi on hand-made problems with closed-form answers, and on the FCLIB
  * files beside the project (honest stalls allowed there: a negative reason with a finite
  * residual). Problems are built here with fl_problem_alloc so that each answer is derived

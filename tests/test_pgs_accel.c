@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_pgs_accel.c: PGS with accel = nncg and anderson (docs/pgs-accel.md) on a column of
  * point masses resting on the ground, whose answer is known in closed form and on which plain
  * PGS needs many sweeps (Gauss-Seidel on a chain with a heavy top). The accelerated sweeps must

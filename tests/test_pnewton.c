@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_pnewton.c: the proximal Alart-Curnier Newton on the global form (solvers/pnewton.c)
  * solves degenerate problems (more contact rows than dofs: W = J A^-1 J' singular) to the
  * common merit 1e-8 in a few Newton iterations, and its answer has the closed form's velocities

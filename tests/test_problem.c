@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_problem.c: fl_problem creation, cliques, validation, the shared operators on A and J
  * (apply/solve A, J A^-1, Delassus blocks and full W, local form), the example problems and
  * the lift of local problems to global ones (fl_problem_lift_local). */

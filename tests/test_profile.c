@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_profile.c: Dolan-More performance profiles on hand-made tables of costs. */
 #include "../harness/fl_harness.h"
 #include "fl_test.h"

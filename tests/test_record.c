@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_record.c: the drawing surfaces of shapes (closed, outward, the right volume), the
  * recording of a run read back (frames, poses and impulses as the world had them, a cut tail,
  * corrupt input named by its byte offset) and the viewer page built from it.

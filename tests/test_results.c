@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_results.c: results folders (staging, commit, refusal to overwrite, abort, allocation
  * failures) and the CSV helpers. */
 #define _GNU_SOURCE

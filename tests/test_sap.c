@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_sap.c: SAP (solvers/sap.c) against analytic results and invariants.
  *
  * Projection: P and its derivative G = dP/dy R^-1 against finite differences in the three

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_sap_models.c: SAP's three contact models (convex, similar, lagged) on rigid boxes against
  * the closed forms of Coulomb friction, at the implicit-Euler step's own discrete answer:
  * a box sliding to rest on a plane, a box on a slope steeper than its friction angle (gravity

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_scenes.c: the canonical scenes (build, run, observables, their documented geometry),
  * scene parameters, scene files (round trip to the same result, validation messages), and the
  * heavy stack under PGS (PROBLEMS.md section 1: PGS at 20 sweeps does not hold it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_schur.c: the Schur complement from a constrained CHOLMOD factor (sim/fl_schur.h)
  * against a dense elimination, plus solves, recovery, edge cases, errors and timings. */
 #include <math.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_siconos.c: Siconos 4.4's solvers as FrictionLab plug-ins (solvers/siconos.c).
  *
  * Every local Siconos solver on the local form of the built-in two_box_stack and on the FCLIB

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_solver.c: the solver spine (registry, options, history, reasons, monitors, state).
  *
  * Most cases use "fake" solvers registered here whose own residual follows a known sequence

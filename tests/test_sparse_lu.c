@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_sparse_lu.c: the KLU wrapper (solvers/sparse_lu.c) solves row-stored systems exactly,
  * reuses its pivots across values of one pattern, and reports a singular matrix; NSN's
  * Alart-Curnier Newton gives the same answer with it as with UMFPACK. */

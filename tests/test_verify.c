@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_verify.c: the analytic suite of `frictionlab verify` (docs/verify.md). The scheme's
  * own answers (fl__verify_ref_*) against their discrete closed forms and their continuous
  * limits, then each case simulated with NSN's Alart-Curnier setting (a solver that solves the

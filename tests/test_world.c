@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_world.c: the rigid-body world against closed forms (issue 3 "Done when"): block on an
  * incline (stick and slide), a sliding box's stopping distance, free flight (momentum, angular
  * momentum), a pendulum's period, a spring's period, drives, prescribed motion, a resting

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // fps.js: measures the viewer's frame rate in headless Chromium (software WebGL, SwiftShader).
 // Opens a recording's page at a viewport, plays it for some seconds and prints what the page
 // measured per animation frame (#perf: docs/viewer.md). Drives Chromium through the DevTools

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // viewer.js: FrictionLab's browser viewer. Reads the recording embedded in the page
 // (#fl-data, base64 of recording.flrec: docs/recording.md) and plays every solver's run of the
 // same scene side by side, in lock-step, with a timeline per solver, picking and a camera

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* crash.c: a solver plug-in that fails on purpose, "crash" (docs/plugins.md): what a broken
  * research solver does to a campaign. The harness runs plug-in pairs in a guarded child
  * process, so each of these must cost one recorded pair and never the run.

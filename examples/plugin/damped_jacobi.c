@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* damped_jacobi.c: a FrictionLab solver plug-in, "damped-jacobi" (docs/plugins.md).
  *
  * Damped projected Jacobi on the local form u = W gamma + q of the problem: every contact i

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* args.c: table-driven parsing and help of the sub-commands' flags (see fl_args.h). */
 #include <errno.h>
 #include <stdlib.h>

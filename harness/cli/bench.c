@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bench.c: `frictionlab bench`, solvers (and the collision and assembly stages of a scene)
  * timed against each other in one run.
  *

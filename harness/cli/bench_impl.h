@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bench_impl.h: the command line of `frictionlab bench`, shared by its two modes (one fixed
  * problem in bench.c; whole steps, --steps N, in bench_steps.c). Internal to harness/. */
 #ifndef FL_BENCH_IMPL_H

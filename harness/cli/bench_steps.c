@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bench_steps.c: `frictionlab bench SCENE --steps N --solver a,b [--callgrind]`, whole
  * simulation steps timed against each other, FrictionLab's solvers and peer simulators alike.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* check.c: `frictionlab check`, accuracy regression checks against recorded baselines.
  *
  * A case is one scene (canonical, or a user's scene file) run for a stated number of steps with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* check_impl.h: one case of `frictionlab check` (check_run.c), the record it leaves and the
  * quantities it measures; check.c compares records with the baselines. Internal to harness/. */
 #ifndef FL_CHECK_IMPL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* check_run.c: one case of `frictionlab check`: the scene stepped through the stepping loop
  * with one solver, and its record (failed steps, quantiles of the merit, joint and own
  * residuals, iterations, penetration, drift, limits). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_export.c: `frictionlab export PROBLEM|FILE.json --steps A:B --out DIR` writes the contact
  * problems of steps A..B of a scene as FCLIB global files; `--scene-json FILE` writes the scene
  * itself as a scene file instead.

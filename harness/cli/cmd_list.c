@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_list.c: `frictionlab list [solvers|problems|figures]`. */
 #define _GNU_SOURCE
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_reproduce.c: `frictionlab reproduce FIGURE|all`, the command over the figure registry
  * (harness/figures/): one figure or every available one, at a size (tier), in worker
  * processes with --jobs. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_run.c: `frictionlab run PROBLEM|FILE.json --solver a,b --steps N --set key=value
  * --out DIR`.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_solve.c: `frictionlab solve [FILE|EXAMPLE]... --solver a,b --set key=value --out DIR`.
  *
  * Outline: parse the arguments; check every solver name and every option on a throw-away

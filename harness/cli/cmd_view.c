@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_view.c: `frictionlab view RESULTS_DIR [--print] [--rebuild]`: the viewer of a run.
  *
  * `run` writes viewer.html beside its recording; `view` rebuilds it when it is missing or older

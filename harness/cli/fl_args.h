@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_args.h: the command line of every sub-command, declared as a table.
  *
  * A sub-command declares its flags once, in an fl_arg_desc table (name, type, where the value

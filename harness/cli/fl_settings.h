@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_settings.h: what `--set key=value` means, for every command that takes it.
  *
  * Each setting is parsed once into (scope, target, key, value). The rule, in order (also in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_verify.h: the analytic suite of `frictionlab verify` (harness/cli/verify.c), for the command
  * and for `check`, which records the quick suite's verdicts and errors as a baseline.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* inputs.c: folder arguments of `solve` and `profile`, expanded into the FCLIB files under
  * them (see fl_harness.h). */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* main.c: the frictionlab command line, git-style sub-commands.
  *
  * Each sub-command is one row of `cmds` below; its function (declared in fl_harness.h) gets

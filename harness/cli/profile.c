@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* profile.c: Dolan-More performance profiles and `frictionlab profile`.
  *
  * For problems p and solvers s with cost c(p,s) (time or iterations to reach the tolerance,

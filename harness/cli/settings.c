@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* settings.c: `--set key=value` sorted once into scene, solver, peer and every-solver scopes
  * (the rule is in fl_settings.h and docs/usage.md). */
 #include <math.h>

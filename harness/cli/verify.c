@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* verify.c: `frictionlab verify`, cases with closed-form answers judged on the motion.
  *
  * Each case is a small scene (generated here as scene-file JSON, written into the results

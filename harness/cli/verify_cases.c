@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* verify_cases.c: the cases of `frictionlab verify` (see verify.c): each case's scene as
  * scene-file JSON, the scheme's own answers (fl__verify_ref_*), the judges that read the probe
  * bodies' motion, and the case table. */

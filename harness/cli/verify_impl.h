@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* verify_impl.h: the analytic suite's cases (verify_cases.c: scenes, judges, the case table)
  * as the command (verify.c) runs them. Internal to harness/cli/. */
 #ifndef FL_VERIFY_IMPL_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_han4.c: seed 000 Fig. 4 (the rubber cylinder press, force per unit length against total
  * plate approach for four meshes, with the published reference) and seed 000 Table I / Fig. 2
  * (scene statistics, real-time rates and where the time goes).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_han5.c: seed 000 Fig. 5, the masonry arch of Ferguson et al. 2021 (25 stones), solved
  * with SAP at its defaults, dt = 0.04 s, joints closed (docs/fem.md says why).
  *

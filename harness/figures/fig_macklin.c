@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_macklin.c: the non-smooth Newton experiments of thesis chapter 4 (solver "nsn").
  *
  *   macklin-fig15  four iterative linear solvers on one captured Newton system, two scenes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_macklin28.c: thesis Fig. 28, conditioning of the primal and dual Hessians.
  *
  * A 1-D chain of n particles of mass m hangs from a fixed anchor by springs of stiffness k:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_macklin_descent.c: the primal/dual descent experiments of thesis chapter 5.
  *
  *   macklin-fig26  double pendulum, mass ratio 1e4: chain stretch under primal and dual descent

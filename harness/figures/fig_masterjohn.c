@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_masterjohn.c: the sliding and spinning coin of seed 002 (section V-A).
  *
  *   masterjohn-fig5  terminal eps* = lim v/(omega R) against eps0: every solver that supports

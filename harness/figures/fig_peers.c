@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_peers.c: `peers-heavy-stack`, FrictionLab's solvers beside MuJoCo's on the five-box
  * 4096:1 stack.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_sim.c: run a canonical scene with one solver for a figure recipe, recording per step the
  * solver's iterations, reason, time, the common merit and every observable of the scene. */
 #define _GNU_SOURCE /* open_memstream */

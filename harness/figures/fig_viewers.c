@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_viewers.c: the viewer pages of a figure's folder, one per scene run: the recordings that
  * fl_fig_record_end left there (<stem>.flrec, one per solver run) grouped by scene and settings
  * (fl_record_scene_key), each group on one page with its solvers side by side.

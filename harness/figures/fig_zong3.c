@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_zong3.c: seed 003 Fig. 3, a ball rolling or sliding down a 45 degree slope.
  *
  * A sphere of radius 0.5 m and density 1000 kg/m^3 starts at rest on a slope of 45 degrees.

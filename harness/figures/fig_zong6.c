@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fig_zong6.c: seed 003 Fig. 6 with FEM instead of MPM: an elastic cube (0.1 m, 0.4 kg,
  * E 1e5 Pa, nu 0.4, mu 0.8) squeezed between two rigid panels pushed with 10 N each.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #define _GNU_SOURCE
 /* figures.c: the figure registry, plot specifications and their rendering, and
  * `frictionlab reproduce`. See fl_figure.h. */

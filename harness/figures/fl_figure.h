@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_figure.h: figure recipes for `frictionlab reproduce` (internal to harness/).
  *
  * A recipe computes what one paper figure shows and writes it as CSV files into the figure's

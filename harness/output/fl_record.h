@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* fl_record.h: recorded trajectories of `run` (recording.flrec), the browser viewer built from
  * them (viewer.html) and the VTK series of rigid bodies and contacts.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* record.c: the recording of a run (docs/recording.md), read back, and the VTK files of rigid
  * bodies and contacts.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* results.c: results folders (staged, then renamed into place), their manifest and CSV helpers.
  *
  * A folder is built in "<parent>/.<name>.staging-<pid>" and renamed to "<parent>/<name>" only

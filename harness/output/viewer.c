@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* viewer.c: viewer.html from a recording: the page template of viewer/ with three.js, the
  * viewer's script and the recording (base64) put in place of its three markers.
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """frictionlab: FrictionLab's library from Python (docs/python.md).
 
 A thin module over libfrictionlab (ctypes and numpy; nothing to compile): problems as numpy

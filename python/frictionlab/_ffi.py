@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes declarations of libfrictionlab's public C API (docs/api.md).
 
 The structs are laid out here by hand, as the installed headers declare them; at import the

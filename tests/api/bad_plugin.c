@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* bad_plugin.c: plug-ins the loader must refuse, one per compile definition (tests/api/test_api.c,
  * built by CMakeLists.txt into build/test-plugins/):
  *   BAD_ABI         declares an ABI version one above the library's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* test_api.c: libfrictionlab as an outside program sees it (docs/api.md, docs/plugins.md).
  *
  * Built against the public headers alone (build/include/frictionlab/, as installed) and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Bad input on the command line: each case exits non-zero with a message naming the thing,
 # and leaves no results folder (nor a staging folder) behind.
 source "$(dirname "$0")/common.bash"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # scripts/benchmark on a corner of the set: the scene export writes a problem that loads with
 # contacts, the profile runs FrictionLab's solvers (and Siconos's, when built with them) in one
 # run, and the table has one row per problem with the best solver of each system.

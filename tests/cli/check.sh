@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # frictionlab check: the committed baselines pass in every build; a solver made worse on
 # purpose fails with a table naming the regressed quantities; missing baselines fail loudly;
 # --steps applies; a user's scene file is baselined and checked.

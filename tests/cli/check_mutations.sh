@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # frictionlab check catches regressions: every solver made worse in three ways (fewer
 # iterations, a looser tolerance or a shorter fixed budget, a perturbed parameter) must be
 # flagged by at least one case of the committed baselines (exit 1, a REGRESSED row). Prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Every CSV FrictionLab writes reads into pandas (Debian's python3-pandas) as written: one
 # header, unique column names (pandas would rename a repeated "contacts" to "contacts.1"), a
 # value per column on every row. One folder of each kind: run (with a deformable body), solve,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab export` writes the warm start a simulation offers at each step (the previous
 # step's impulses matched by contact feature) as the FCLIB file's /guesses/1, and `solve` with
 # warm_start=true starts from it: on a stack at rest the guess is nearly the answer, the zero

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab export --max-recovery-speed V` caps the rigid contacts' penetration recovery in the
 # steps written (from the first on; the history before is the scene's): the manifest lists each
 # step's overlaps, the speed -phi0/dt the overlaps ask and the largest one the written problem

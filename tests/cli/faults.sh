@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Faults lose nothing: SIGKILL of run, solve, profile and reproduce at random moments leaves no
 # results folder under the target name unless it is complete (it has its manifest); the next
 # command removes the unfinished staging folders of dead processes and says so; a kill between

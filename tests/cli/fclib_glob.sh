@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab solve ../shared/fclib/*.hdf5 --solver pgs,jacobi` over the whole folder. The
 # folder holds a rolling-friction file, a valid FCLIB file of a kind FrictionLab does not
 # model: it is reported, recorded as skipped in the manifest, and the others are solved.

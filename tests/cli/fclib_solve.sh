@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab solve` on FCLIB files from $FL_SHARED_DIR/fclib (skipped without them): a local
 # and a global problem; solvers that need A and J run on the local one through its lift
 # (docs/lift.md), except peers (Siconos's global solvers), which report "unsupported".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A figure's runs on one viewer page: zong-fig3 --quick runs the ball on the slope with PGS
 # and SAP at four friction coefficients (8 runs, one recording each); the figure's folder must
 # hold one page, viewer.html, whose embedded recording has the 8 runs as panes named after

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reads a FrictionLab recording (recording.flrec, docs/recording.md) for the shell tests:
 read(path) -> (header dict, list of frames), each frame a dict of its fields and arrays."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # --wall-limit and --mem-limit run each (problem, solver) pair in a child process: a pair that
 # finishes gives the same rows as without them (every column but the timings); a pair past the
 # wall limit is killed and recorded as WALL_LIMIT while the other pairs go on and the folder is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Inputs that crashed, misread or asked for huge memory before: each run of the real program
 # ends with a message naming the file and what was expected, a non-zero exit and no results
 # folder. The binary files are in tests/data/fuzz (docs/robustness.md).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The interior point on compliant contacts near the cone's boundary: the sliding, spinning coin
 # (152 hydroelastic patch points on one body). Before D = (W^2 + E + eps I)^-1 was taken through
 # W^-1 (I + W^-1 (E + eps I) W^-1)^-1 W^-1, W^2's cofactors cancelled (entries about 1e11) and

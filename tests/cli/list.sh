@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab list`: every registered solver (the registry's fl_solver_register calls) with its
 # summary, capabilities and options; the built-in examples; figures; help and version.
 source "$(dirname "$0")/common.bash"

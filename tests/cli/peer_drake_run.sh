@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Drake beside FrictionLab in one run (issue 55): `run heavy_stack --solver sap,drake-sap
 # --steps 120` writes both runs (120 rows each in steps.csv, the scene Drake was given, the
 # manifest naming Drake's version, SAP's Newton iterations read from Drake), the recording holds

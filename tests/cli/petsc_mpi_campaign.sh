@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Campaigns over MPI ranks (docs/campaigns.md): `mpiexec -n 2 frictionlab solve|profile` writes
 # the same folder as a serial run, apart from timings, the date and the manifest's rank count.
 # Skipped without mpiexec or in a build without MPI (it comes with PETSc). Named petsc_* so

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The plot scripts draw a results folder: gnuplot (pngcairo) and matplotlib (Agg, Debian's
 # /usr/bin/python3) both write a PNG per problem. Skipped when neither is installed.
 source "$(dirname "$0")/common.bash"

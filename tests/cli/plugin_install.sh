@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The installed library as a user gets it (docs/api.md, docs/plugins.md): cmake --install into
 # a temporary prefix; the template plug-in (examples/plugin) configured and built OUT OF TREE
 # against that prefix with find_package(FrictionLab); a program built with pkg-config's flags

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # frictionlab profile on built-in examples: costs.csv has one row per problem and solver,
 # the profiles start at tau = 1 and never decrease, and the pictures are written.
 source "$(dirname "$0")/common.bash"

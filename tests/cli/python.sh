@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The frictionlab Python module (python/frictionlab, docs/python.md): its pytest tests
 # (tests/python/) with Debian's Python, numpy and pytest, over this build's libfrictionlab.
 # Among them: an FCLIB file solved by three built-in solvers and one written in Python, and

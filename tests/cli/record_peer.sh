@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A MuJoCo peer's contacts in the recording, like FrictionLab's own: heavy_stack with SAP and
 # mujoco-newton for 30 steps. At every recorded MuJoCo step k: as many contacts as steps.csv's
 # `contacts` (row k - 1); unit normals; the ground pushes box1 up; the box1-ground contacts'

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # frictionlab reproduce all --quick: every available figure gets its data (CSV with rows), a
 # gnuplot PNG, a matplotlib PNG and PDF, a summary and a manifest; unavailable figures are
 # listed with what they need, never faked; bad names are errors.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Deformable bodies through `frictionlab run`: every registered solver on the mixed scene
 # elastic_cube (a FEM cube between two rigid panels on prismatic joints), VTK frames and the
 # ParaView series, a scene file written by export that runs back to the same observables (full

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Verdicts on motion in `run`: per-body pose and velocity columns (a free fall against the
 # stepper's discrete closed form; a scene's pose group; granular's weight only), the lift-off
 # flag (SAP's convex model lifts a sliding box, PGS does not; impacts and a ball rolling off

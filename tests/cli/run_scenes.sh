@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab run`: every rigid scene runs a few steps with PGS and writes steps.csv,
 # iters.csv, observables.csv and manifest.json with its observables; a scene written as a scene
 # file runs back to the same observables; export writes FCLIB files; bad input fails cleanly.

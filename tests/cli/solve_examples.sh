@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `frictionlab solve` on the built-in examples with every registered solver: the results
 # folder has manifest.json, steps.csv and iters.csv with the documented columns, one steps row
 # per (problem, solver), one iters row per recorded iteration, and consistent numbers.

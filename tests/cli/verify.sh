@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # frictionlab verify: arguments, the results folder (verify.csv's columns, summary.txt, the
 # cases' scene files, which `run` replays), and the mutation test of docs/verify.md: friction
 # coefficients scaled by 1.1 or 0.9 inside the stepper (the FL_TEST_MU_SCALE test hook) make

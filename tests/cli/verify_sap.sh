@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # SAP at its defaults against the closed forms of docs/verify.md (full durations, about 2 s):
 # the box slides to rest, sticks below and at its friction angle (creep below 1e-4 m in 2 s:
 # the Huber friction's stiction slips at most mu n0 lag_sigma w per step), slides down the

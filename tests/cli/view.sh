@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The recording and the viewer from the command line: `run` writes recording.flrec and
 # viewer.html with every step of both solvers, `view` prints the page's path, a recording cut
 # short (a killed run) still gives a viewer of the frames it holds, and bad input fails

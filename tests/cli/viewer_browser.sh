@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The viewer in a real browser: a short heavy_stack run with PGS and SAP, its viewer.html
 # loaded from disk by headless Chromium (no server), which must report no JavaScript error and
 # read the run's body count (6) and step count (31 frames per solver, steps 0..30); a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The viewer as a diagnosis tool, in headless Chromium, each page opened at a step through the
 # address (#step=N):
 # - heavy_stack with PGS and SAP: the timeline has a row per solver and marks PGS's first

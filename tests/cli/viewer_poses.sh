@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The viewer draws every body where the recording has it, on each of its drawing paths: each
 # body's pose read back from what three.js draws (#poses=1: a mesh's position, rotation and
 # scale; an instance's matrix, decomposed; an impostor sphere's centre and radius) equals the

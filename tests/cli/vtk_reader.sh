@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `run --vtk` read back by VTK's own XML readers (Debian's python3-vtk9; skips with 77
 # without it): heavy_stack's bodies_*.vtp (6 bodies' surfaces: 5 boxes of 12 triangles and the
 # ground's 2, cell data body_id, point data velocity), contacts_*.vtp (one vertex per contact,

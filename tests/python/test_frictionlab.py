@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest tests of the frictionlab Python module (python/frictionlab, docs/python.md).
 
 Run by tests/cli/python.sh with /usr/bin/python3 against the build's libfrictionlab
