@@ -505,10 +505,10 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
       row_begin();
+      const char *so = fl_solver_ops_origin(fl_solver_find(solvers[k])); // a plug-in's file
       printf("%-22s %-16s %-12s %-10s (no record of %s in %s; record it with "
-             "scripts/record-baselines --solver %s%s)\n", label, solvers[k], "-", "MISSING",
-             solvers[k], path, solvers[k], fl_solver_ops_origin(fl_solver_find(solvers[k]))
-                                               ? " --plugin <its .so>" : "");
+             "scripts/record-baselines --solver %s%s%s)\n", label, solvers[k], "-", "MISSING",
+             solvers[k], path, solvers[k], so ? " --plugin " : "", so ? so : "");
       t->missing++;
       continue;
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* cmd_score.c: `frictionlab score PROBLEM SOLUTION [--norm KIND] [--tol T]`.
  *
  * Scores an answer computed anywhere (solve --save-solution, Siconos, libfclib, h5py: an FCLIB
