@@ -53,8 +53,7 @@ static int load_plugins(const fl_cmd_spec *spec, const common_args *c) {
   }
   for (int k = 0; k < c->plugin.n; k++) {
     if (fl_plugin_load(c->plugin.v[k]) < 0) {
-      fprintf(stderr, "frictionlab %s: --plugin: %s\n", spec->name,
-              fl_errmsg());
+      fprintf(stderr, "frictionlab %s: --plugin: %s\n", spec->name, fl_errmsg());
       return 2;
     }
   }
