@@ -70,6 +70,7 @@ int fl_cmd_check(int argc, char **argv);     /* frictionlab check [--update] */
 int fl_cmd_run(int argc, char **argv);     /* frictionlab run PROBLEM|FILE.json --solver a,b --steps N */
 int fl_cmd_export(int argc, char **argv);
 int fl_cmd_verify(int argc, char **argv);  /* frictionlab verify [--quick] [--only CASES] */
+int fl_cmd_score(int argc, char **argv);   /* frictionlab score PROBLEM SOLUTION */
 int fl_cmd_view(int argc, char **argv);    /* frictionlab view RESULTS_DIR [--print] [--rebuild] */  /* frictionlab export PROBLEM --steps A:B --out DIR */
 
 /* Dolan-More performance profile. cost is (np x ns) row-major: the cost of solver s on problem

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "fl_args.h"
+#include "../../solvers/fl_plugin.h"
+#include "../../solvers/fl_solver.h"
 
 #define HELP_WIDTH 92 /* columns of the generated help */
 #define HELP_INDENT 20
@@ -15,8 +17,52 @@ static void *member(void *obj, size_t off) {
 }
 
 
-static const fl_arg_desc *find_flag(const fl_cmd_spec *spec, const char *arg, size_t *nlen) {
-  for (const fl_arg_desc *d = spec->args; d && d->name; d++) {
+//---- the common options: flags the parser handles itself for every command that runs solvers ----
+
+/* The commands that look solvers up by name, and so take plug-ins (docs/plugins.md). */
+static const char *const plugin_cmds[] = {"solve", "run",  "profile", "bench", "verify",
+                                          "check", "list", "export",  NULL};
+
+typedef struct common_args {
+  fl_arg_multi plugin; /* --plugin values, in order */
+} common_args;
+
+static const fl_arg_desc common_flags[] = {
+  {"--plugin", FL_ARG_MULTI, offsetof(common_args, plugin), 0, 0, "PATH", NULL,
+   "load the solver plug-in PATH (a shared object exporting fl_plugin_register, "
+   "docs/plugins.md) before solvers are looked up; the plug-ins in the folders of "
+   "$FL_PLUGIN_PATH are loaded first"},
+  {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
+
+static int takes_plugins(const fl_cmd_spec *spec) {
+  for (int k = 0; plugin_cmds[k]; k++)
+    if (strcmp(spec->name, plugin_cmds[k]) == 0) return 1;
+  return 0;
+}
+
+/* The plug-ins of the search path, then each --plugin in order. 0, or 2 with the loader's
+ * message (it names the file and the fault) on stderr: a command never runs with a plug-in
+ * half loaded or silently missing. */
+static int load_plugins(const fl_cmd_spec *spec, const common_args *c) {
+  fl_register_all(); // the built-in names first: a plug-in cannot take them
+  if (fl_plugin_load_search_path() < 0) {
+    char path[2048];
+    fprintf(stderr, "frictionlab %s: a plug-in of the search path (%s): %s\n", spec->name,
+            fl_plugin_search_path(path, sizeof path), fl_errmsg());
+    return 2;
+  }
+  for (int k = 0; k < c->plugin.n; k++) {
+    if (fl_plugin_load(c->plugin.v[k]) < 0) {
+      fprintf(stderr, "frictionlab %s: --plugin: %s\n", spec->name, fl_errmsg());
+      return 2;
+    }
+  }
+  return 0;
+}
+
+
+static const fl_arg_desc *find_in(const fl_arg_desc *table, const char *arg, size_t *nlen) {
+  for (const fl_arg_desc *d = table; d && d->name; d++) {
     size_t n = strlen(d->name);
     if (strncmp(arg, d->name, n) == 0 && (arg[n] == 0 || (arg[n] == '=' && d->type != FL_ARG_FLAG))) {
       *nlen = n;
@@ -27,9 +73,16 @@ static const fl_arg_desc *find_flag(const fl_cmd_spec *spec, const char *arg, si
 }
 
 
+static const fl_arg_desc *find_flag(const fl_cmd_spec *spec, const char *arg, size_t *nlen) {
+  return find_in(spec->args, arg, nlen);
+}
+
+
 static void expected_list(const fl_cmd_spec *spec, FILE *f) {
   for (const fl_arg_desc *d = spec->args; d && d->name; d++)
     if (d->help) fprintf(f, "%s, ", d->name);
+  if (takes_plugins(spec))
+    for (const fl_arg_desc *d = common_flags; d->name; d++) fprintf(f, "%s, ", d->name);
   fprintf(f, "--help");
   if (spec->max_positional != 0) fprintf(f, ", or %s", spec->positional);
 }
@@ -86,6 +139,10 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
       return -1;
     }
   }
+  // the common options' values: static, since what they load lasts as long as the process
+  static common_args common_store;
+  common_args *common = takes_plugins(spec) ? &common_store : NULL;
+  if (common) memset(common, 0, sizeof *common);
   int only_pos = 0;
   for (int i = 0; i < argc; i++) {
     const char *arg = argv[i];
@@ -124,6 +181,8 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
     }
     size_t n = 0;
     const fl_arg_desc *d = find_flag(spec, arg, &n);
+    void *into = obj;
+    if (!d && common && (d = find_in(common_flags, arg, &n)) != NULL) into = common;
     if (!d) {
       fprintf(stderr, "frictionlab %s: unknown argument '%s'; expected ", spec->name, arg);
       expected_list(spec, stderr);
@@ -139,10 +198,10 @@ int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj) {
         return 2;
       }
     }
-    int rc = set_value(spec, d, v, obj);
+    int rc = set_value(spec, d, v, into);
     if (rc) return rc;
   }
-  return 0;
+  return common ? load_plugins(spec, common) : 0;
 }
 
 
@@ -181,30 +240,35 @@ static void wrap(FILE *f, const char *text, int col, int indent) {
 }
 
 
+static void usage_flag(const fl_arg_desc *d, FILE *f) {
+  char head[64];
+  snprintf(head, sizeof head, "  %s%s%s", d->name, d->value ? " " : "", d->value ? d->value : "");
+  fputs(head, f);
+  int col = (int)strlen(head);
+  if (col + 2 > HELP_INDENT) {
+    fprintf(f, "\n%*s", HELP_INDENT, "");
+  } else {
+    fprintf(f, "%*s", HELP_INDENT - col, "");
+  }
+  char text[1024];
+  const char *rep = d->type == FL_ARG_MULTI ? "; repeatable" : "";
+  if (d->dflt) snprintf(text, sizeof text, "%s (default %s)%s", d->help, d->dflt, rep);
+  else snprintf(text, sizeof text, "%s%s", d->help, rep);
+  wrap(f, text, HELP_INDENT, HELP_INDENT);
+  fputc('\n', f);
+}
+
+
 void fl_args_usage(const fl_cmd_spec *spec, FILE *f) {
   fprintf(f, "usage: frictionlab %s", spec->name);
   if (spec->max_positional != 0) fprintf(f, " %s", spec->positional);
   fprintf(f, " [options]\n\n");
   if (spec->about) fprintf(f, "%s\n", spec->about);
   fprintf(f, "options:\n");
-  for (const fl_arg_desc *d = spec->args; d && d->name; d++) {
-    if (!d->help) continue;
-    char head[64];
-    snprintf(head, sizeof head, "  %s%s%s", d->name, d->value ? " " : "", d->value ? d->value : "");
-    fputs(head, f);
-    int col = (int)strlen(head);
-    if (col + 2 > HELP_INDENT) {
-      fprintf(f, "\n%*s", HELP_INDENT, "");
-    } else {
-      fprintf(f, "%*s", HELP_INDENT - col, "");
-    }
-    char text[1024];
-    const char *rep = d->type == FL_ARG_MULTI ? "; repeatable" : "";
-    if (d->dflt) snprintf(text, sizeof text, "%s (default %s)%s", d->help, d->dflt, rep);
-    else snprintf(text, sizeof text, "%s%s", d->help, rep);
-    wrap(f, text, HELP_INDENT, HELP_INDENT);
-    fputc('\n', f);
-  }
+  for (const fl_arg_desc *d = spec->args; d && d->name; d++)
+    if (d->help) usage_flag(d, f);
+  if (takes_plugins(spec))
+    for (const fl_arg_desc *d = common_flags; d->name; d++) usage_flag(d, f);
   fprintf(f, "  --help%*sthis help\n", HELP_INDENT - 8, "");
   if (spec->notes) fprintf(f, "\n%s", spec->notes);
 }

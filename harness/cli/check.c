@@ -505,7 +505,10 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
       row_begin();
-      printf("%-22s %-16s %-12s %-10s\n", label, solvers[k], "-", "MISSING");
+      const char *so = fl_solver_ops_origin(fl_solver_find(solvers[k])); // a plug-in's file
+      printf("%-22s %-16s %-12s %-10s (no record of %s in %s; record it with "
+             "scripts/record-baselines --solver %s%s%s)\n", label, solvers[k], "-", "MISSING",
+             solvers[k], path, solvers[k], so ? " --plugin " : "", so ? so : "");
       t->missing++;
       continue;
     }
@@ -870,6 +873,9 @@ int fl_cmd_check(int argc, char **argv) {
          "outcomes, %d without baseline\n", t.cases, t.cases == 1 ? "" : "s", t.quantities, dir,
          t.regressions, t.regressed_cases, t.regressed_cases == 1 ? "" : "s", t.changed, t.missing);
   if (t.missing)
-    printf("check: a case without a baseline fails; record it with --update\n");
+    printf("check: a case without a baseline fails; record it with scripts/record-baselines "
+           "--solver NAME (check's options pass through, --plugin PATH and --only SCENE "
+           "included), or in this build alone with frictionlab check --update --solver NAME "
+           "(docs/usage.md, \"Adding a solver\")\n");
   return t.regressions || t.changed || t.missing ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "fl_settings.h"
+#include "../../peers/fl_peer.h"
 
 #define EXIT_USAGE 2
 #define MAX_SETS 128
@@ -54,7 +55,7 @@ static const fl_arg_desc export_flags[] = {
 #undef A
 
 static const fl_cmd_spec export_spec = {
-  "export", "PROBLEM|FILE.json", 1, offsetof(export_args, pos),
+  "export", "PROBLEM|FILE.json|MODEL.xml", 1, offsetof(export_args, pos),
   "Writes the contact problems of steps A to B of a scene as FCLIB global files\n"
   "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found\n"
   "and, as FCLIB's /guesses/1, the warm start a simulation offers at that step (step k-1's\n"
@@ -172,9 +173,12 @@ int fl_cmd_export(int argc, char **argv) {
   const char *scene_sets[MAX_SETS];
   int nscene = fl_settings_scene(&set, scene_sets, MAX_SETS);
   fl_world *w = NULL;
-  int rc = is_json(input) ? fl_world_load_json(input, &w)
-                          : fl_scene_create(input, nscene, scene_sets, &w);
-  if (rc >= 0 && is_json(input)) {
+  // an MJCF model (.xml) through MuJoCo's parser, its scene.* settings applied there
+  int xml = strlen(input) > 4 && strcmp(input + strlen(input) - 4, ".xml") == 0;
+  int rc = xml             ? fl_world_from_mjcf(input, nscene, scene_sets, &w)
+           : is_json(input) ? fl_world_load_json(input, &w)
+                            : fl_scene_create(input, nscene, scene_sets, &w);
+  if (rc >= 0 && is_json(input) && !xml) {
     rc = fl_scene_file_apply(w, input, nscene, scene_sets);
     if (rc < 0) {
       fl_world_free(w);

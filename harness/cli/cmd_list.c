@@ -11,6 +11,7 @@
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
+#include "../../solvers/fl_plugin.h"
 
 static const char *const sections[] = {"solvers", "problems", "figures", NULL};
 
@@ -93,6 +94,7 @@ static void list_solvers(FILE *f) {
     if (!ops) continue;
     fprintf(f, "\n%s: %s\n  capabilities: ", names[i], fl_solver_ops_summary(ops));
     print_caps(fl_solver_ops_caps(ops), f);
+    if (fl_solver_ops_origin(ops)) fprintf(f, "\n  plug-in: %s", fl_solver_ops_origin(ops));
     const char *adv = defaults_advice(names[i]);
     if (adv) fprintf(f, "\n  where the defaults are wrong (docs/verify.md): %s", adv);
     fprintf(f, "\n  options (key, type, default, range, help):\n");
@@ -105,6 +107,9 @@ static void list_solvers(FILE *f) {
   for (const char *const *pn = fl_peer_list(); *pn; pn++)
     fprintf(f, "%s%s", pn == fl_peer_list() ? "" : ", ", *pn);
   fprintf(f, "\n");
+  char path[2048];
+  fprintf(f, "plug-in search path ($FL_PLUGIN_PATH, then the installed folder; --plugin PATH "
+             "loads one more; docs/plugins.md): %s\n", fl_plugin_search_path(path, sizeof path));
   static const char *const family[][2] = {{"mujoco-newton", "mujoco-pgs, mujoco-cg, mujoco-newton"},
                                           {"drake-sap", "drake-sap, drake-similar, drake-lagged, drake-tamsi"},
                                           {"mujoco4-newton", "mujoco4-pgs, mujoco4-cg, mujoco4-newton"}};

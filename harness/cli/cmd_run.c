@@ -87,22 +87,29 @@ static const fl_arg_desc run_flags[] = {
 #undef A
 
 static const fl_cmd_spec run_spec = {
-  "run", "PROBLEM|FILE.json", 1, offsetof(run_args, pos),
+  "run", "PROBLEM|FILE.json|MODEL.xml", 1, offsetof(run_args, pos),
   "Simulates a canonical scene (see `frictionlab list problems` or docs/scenes.md) or a scene\n"
   "file (docs/scene-format.md) with each solver from the same initial state, and writes a\n"
   "results folder: manifest.json, steps.csv (one row per step and solver: contacts,\n"
   "iterations, reason, times, final errors, observables), iters.csv (one row per solver\n"
   "iteration), observables.csv (one row per K steps and solver), recording.flrec (poses,\n"
   "contacts and impulses per step: docs/recording.md) and viewer.html, which plays every\n"
-  "solver's run side by side in a browser (`frictionlab view DIR`).\n",
+  "solver's run side by side in a browser (`frictionlab view DIR`). MODEL.xml is an MJCF model,\n"
+  "read with MuJoCo's parser (docs/mjcf.md; needs a build with MuJoCo).\n",
   "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
   "--set error_every=K says otherwise.\n",
   run_flags};
 
 
+static int is_xml(const char *s) {
+  size_t n = strlen(s);
+  return n > 4 && strcmp(s + n - 4, ".xml") == 0;
+}
+
+/* a scene file, or an MJCF model (docs/mjcf.md), which takes the same scene.* keys */
 static int is_json(const char *s) {
   size_t n = strlen(s);
-  return n > 5 && strcmp(s + n - 5, ".json") == 0;
+  return (n > 5 && strcmp(s + n - 5, ".json") == 0) || is_xml(s);
 }
 
 
@@ -168,6 +175,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
 static int make_world(const run_args *a, fl_world **out) {
   *out = NULL;
   if (!is_json(a->input)) return fl_scene_create(a->input, a->nscene, a->scene_sets, out);
+  if (is_xml(a->input)) return fl_world_from_mjcf(a->input, a->nscene, a->scene_sets, out);
   fl_world *w = NULL;
   FL_TRY(fl_world_load_json(a->input, &w));
   int rc = fl_scene_file_apply(w, a->input, a->nscene, a->scene_sets);

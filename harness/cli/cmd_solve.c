@@ -30,8 +30,13 @@
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "fl_settings.h"
+#include "../../solvers/fl_plugin.h"
 
 #define EXIT_USAGE 2
+
+/* solve --save-solution, for the fl_solve_run that fl_cmd_solve starts (kept out of
+ * fl_solve_job, which profile fills too) */
+static int save_solution_flag;
 
 /* One --set as given (points into argv). */
 typedef struct setting {
@@ -55,6 +60,12 @@ typedef struct solve_args {
   const char *norm_name;
   double wall_limit; /* s; > 0: every pair in its own process, killed past this (guarded) */
   double mem_limit;  /* GB; > 0: that process's address-space limit */
+  int guard_plugins; /* a solver comes from a plug-in: every pair in its own process */
+  int save_solution; /* --save-solution */
+  char *save_dir;    /* where the answers go: <staging folder>/solutions (set once it exists) */
+  fl_problem **probs; /* the loaded problems and where each came from, for the answers' files */
+  const char **sources;
+  int np;
 } solve_args;
 
 /* One row of the summary: what happened to (problem, solver). */
@@ -72,7 +83,7 @@ typedef struct solve_cli {
   fl_arg_list pos;
   fl_arg_multi solver_arg, set_arg;
   const char *out, *norm, *wall_limit, *mem_limit;
-  int force, examples, keep_going;
+  int force, examples, keep_going, save_solution;
 } solve_cli;
 
 #define A(m) offsetof(solve_cli, m)
@@ -97,6 +108,10 @@ static const fl_arg_desc solve_flags[] = {
    "report unreadable problem files on stderr and in the manifest (\"skipped\") and solve the "
    "others, instead of stopping (files of a kind FrictionLab does not model, e.g. rolling "
    "friction, are always skipped this way)"},
+  {"--save-solution", FL_ARG_FLAG, A(save_solution), 0, 0, NULL, NULL,
+   "write each pair's answer (reactions r, l and velocities v, u) in FCLIB's solution layout: "
+   "solutions/<problem>.<solver>.hdf5 in the results folder, a copy of the problem's file with "
+   "its /solution (`frictionlab score` scores it again; Siconos and h5py read it)"},
   {"--wall-limit", FL_ARG_STR, A(wall_limit), 0, 0, "SECONDS", NULL,
    "run each (problem, solver) pair in its own process and kill it after SECONDS of wall "
    "time, set-up included (recorded as status error, reason WALL_LIMIT); a pair that crashes "
@@ -128,6 +143,7 @@ static void print_solver_names(FILE *f) {
 
 
 static void args_free(solve_args *a) {
+  fl_free(a->save_dir);
   fl_free(a->sets);
   fl_free(a->solvers);
   fl_free(a->solver_buf);
@@ -240,6 +256,8 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   a->force = j->force;
   a->examples = j->examples;
   a->keep_going = j->keep_going;
+  a->save_solution = save_solution_flag; // solve's own flag; profile's solves save nothing
+  save_solution_flag = 0;
   for (int i = 0; i < j->nsolver_arg; i++)
     if (add_solvers(a, j->solver_arg[i]) != 0) return -1;
   for (int i = 0; i < j->nset; i++)
@@ -248,6 +266,12 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   if (parse_limit("--wall-limit", j->wall_limit, &a->wall_limit) != 0 ||
       parse_limit("--mem-limit", j->mem_limit, &a->mem_limit) != 0)
     return EXIT_USAGE;
+  if (a->save_solution && fl_campaign_size() > 1) {
+    // the answers are written by the process that solves the pair, into rank 0's folder
+    fprintf(stderr, "frictionlab solve: --save-solution is not supported in a campaign over "
+                    "MPI ranks\n");
+    return EXIT_USAGE;
+  }
   if ((a->wall_limit > 0 || a->mem_limit > 0) && fl_campaign_size() > 1) {
     // fork under MPI is not portable; a campaign bounds its ranks by the launcher instead
     fprintf(stderr, "frictionlab solve: --wall-limit and --mem-limit run pairs in child "
@@ -420,6 +444,26 @@ static int record_no_answer(const char *label, const char *sname, const fl_probl
 }
 
 
+/* --save-solution: the answer of (p, sname) as <save_dir>/<label>.<solver>.hdf5, a byte copy
+ * of p's FCLIB file with its /solution (fl_solution_save), or p as FrictionLab writes it for a
+ * built-in example. '/' in a label becomes '_'. FL_OK or fl_solution_save's error. */
+static int save_answer(const solve_args *a, const fl_problem *p, const char *label,
+                       const char *sname, const double *v, const double *gamma) {
+  const char *src = NULL;
+  struct stat st;
+  for (int i = 0; i < a->np; i++)
+    if (a->probs[i] == p && stat(a->sources[i], &st) == 0 && S_ISREG(st.st_mode))
+      src = a->sources[i]; // a file (load_input's rule): copied; an example: written anew
+  char path[4096];
+  int  n = snprintf(path, sizeof path, "%s/%s.%s.hdf5", a->save_dir, label, sname);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return fl_seterr(FL_ERR_IO, "%s: the path of the answer is too long", a->save_dir);
+  for (char *c = path + strlen(a->save_dir) + 1; *c; c++)
+    if (*c == '/') *c = '_';
+  return fl_solution_save(p, src, p->nv > 0 ? v : NULL, gamma, path);
+}
+
+
 // runs one solver on one problem; fills *o; returns 0, or 1 when the solver broke
 static int solve_one(const solve_args *a, const char *sname, const fl_problem *p,
                      const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
@@ -475,6 +519,10 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
     if (res.history_lost > 0) {
       fprintf(stderr, "%s / %s: warning: %ld iteration records did not fit in the history\n",
               label, sname, res.history_lost);
+    }
+    if (a->save_dir && save_answer(a, p, label, sname, v, gamma) < 0) {
+      fprintf(stderr, "%s / %s: --save-solution: %s\n", label, sname, fl_errmsg());
+      broke = 1;
     }
   }
   fl_free(v);
@@ -583,7 +631,24 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
 }
 
 
-//---- guarded pairs: --wall-limit, --mem-limit ----
+//---- guarded pairs: --wall-limit, --mem-limit, plug-in solvers ----
+
+/* 1 when solver `name` was added by a plug-in file (fl_plugin_load): outside code, which may
+ * crash, so that a campaign with it runs every pair guarded (a crash costs its pair only).
+ * Solvers a program registered itself (Python's) are not: they are the program's own. */
+static int from_plugin(const char *name) {
+  const char *o = fl_solver_ops_origin(fl_solver_find(name));
+  for (int k = 0; o && k < fl_plugin_count(); k++)
+    if (fl_plugin_path(k) && strcmp(o, fl_plugin_path(k)) == 0) return 1;
+  return 0;
+}
+
+/* Whether the pairs run guarded: asked for with a limit, or a plug-in's solver is among them
+ * (then every pair, the built-in ones too, so that all are timed the same way). Fork under
+ * MPI is not portable: a campaign over ranks runs plug-ins unguarded. */
+static int guarded(const solve_args *a) {
+  return a->wall_limit > 0 || a->mem_limit > 0 || (a->guard_plugins && fl_campaign_size() == 1);
+}
 
 /* OpenMP's thread pool does not survive fork(): libgomp in a child believes the parent's
  * worker threads exist and waits for them in its first parallel region. CHOLMOD's supernodal
@@ -786,7 +851,7 @@ static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, 
   if (size == 1) {
     for (long k = 0; k < npairs; k++) {
       int i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-      nbroke += a->wall_limit > 0 || a->mem_limit > 0
+      nbroke += guarded(a)
                     ? solve_one_guarded(a, a->solvers[j], probs[i], labels[i], steps, iters,
                                         notes, &outs[k])
                     : solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes,
@@ -854,6 +919,23 @@ static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, 
 }
 
 
+/* --save-solution: <staging>/solutions, and what save_answer needs to find each problem's file. */
+static int make_save_dir(solve_args *a, const fl_results *res, fl_problem **probs,
+                         const char **in, int np) {
+  const char *stage = fl_results_staging(res);
+  size_t      n     = strlen(stage) + sizeof "/solutions";
+  a->save_dir = fl_malloc(n);
+  if (!a->save_dir) return fl_seterr(FL_ERR_NOMEM, "out of memory");
+  snprintf(a->save_dir, n, "%s/solutions", stage);
+  if (mkdir(a->save_dir, 0777) < 0)
+    return fl_seterr(FL_ERR_IO, "%s: cannot create: %s", a->save_dir, strerror(errno));
+  a->probs   = probs;
+  a->sources = in;
+  a->np      = np;
+  return FL_OK;
+}
+
+
 static void print_table(const solve_args *a, char **labels, int np, const outcome *o) {
   int wp = 7, ws = 6;
   for (int i = 0; i < np; i++) wp = (int)strlen(labels[i]) > wp ? (int)strlen(labels[i]) : wp;
@@ -886,6 +968,7 @@ int fl_cmd_solve(int argc, char **argv) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
                       c.examples, c.keep_going, c.wall_limit, c.mem_limit};
+    save_solution_flag = c.save_solution;
     rc = fl_solve_run(&j);
   } else {
     rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;
@@ -919,7 +1002,8 @@ int fl_solve_run(const fl_solve_job *job) {
     if (rc < 0) fprintf(stderr, "frictionlab solve: out of memory\n");
     goto done;
   }
-  if (a.wall_limit > 0 || a.mem_limit > 0) guard_omp_begin(); // before any problem is loaded
+  for (int j = 0; j < a.nsolvers; j++) a.guard_plugins |= from_plugin(a.solvers[j]);
+  if (guarded(&a)) guard_omp_begin(); // before any problem is loaded
 
   // every solver and every option is checked before anything is loaded or written
   for (int j = 0; j < a.nsolvers; j++) {
@@ -1039,6 +1123,11 @@ int fl_solve_run(const fl_solve_job *job) {
     status = 1;
     goto done;
   }
+  if (a.save_solution && make_save_dir(&a, res, probs, in, np) < 0) {
+    fprintf(stderr, "frictionlab solve: --save-solution: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
   steps = fl_results_file(res, "steps.csv");
   iters = fl_results_file(res, "iters.csv");
   if (!steps || !iters) {
@@ -1063,6 +1152,7 @@ int fl_solve_run(const fl_solve_job *job) {
     fl_solver_destroy(s);
   }
   cJSON_AddStringToObject(man, "norm", a.norm_name);
+  if (a.save_solution) cJSON_AddStringToObject(man, "solutions", "solutions");
   cJSON_AddNumberToObject(man, "ranks", fl_campaign_size());
   cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
   for (int k = 0; k < a.nsets; k++) cJSON_AddItemToArray(jsets, cJSON_CreateString(a.sets[k].arg));
@@ -1109,8 +1199,9 @@ solve:
   }
   res = NULL;
   print_table(&a, labels, np, outs);
-  printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n",
-         job->shown_out ? job->shown_out : a.out);
+  printf("\nresults written to %s (manifest.json, steps.csv, iters.csv%s)\n",
+         job->shown_out ? job->shown_out : a.out,
+         a.save_solution ? ", solutions/<problem>.<solver>.hdf5" : "");
   if (np < nin) {
     printf("%d of %d problem(s) could not be loaded and were skipped (see the messages above "
            "and \"skipped\" in manifest.json)\n", nin - np, nin);

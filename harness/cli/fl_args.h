@@ -70,7 +70,14 @@ typedef struct fl_cmd_spec {
  * flags; "-" is a positional argument. Returns 0 when parsed, 1 when --help or -h printed the
  * help to stdout (the command then exits 0), 2 on a usage error, whose message
  * ("frictionlab CMD: ...") is printed to stderr, -1 out of memory. Call fl_args_free after it
- * whatever it returned. */
+ * whatever it returned.
+ *
+ * The common options: the commands that look solvers up by name (solve, run, profile, bench,
+ * verify, check, list, export) also take `--plugin PATH` (repeatable), handled here: once the
+ * command line is parsed, the plug-ins of the search path ($FL_PLUGIN_PATH, then the installed
+ * folder) and then each PATH are loaded (fl_plugin_load, after fl_register_all), so that every
+ * later lookup finds their solvers. A plug-in refused is a usage error (2) whose message names
+ * it and the fault. */
 int fl_args_parse(const fl_cmd_spec *spec, int argc, char **argv, void *obj);
 
 /* Releases what fl_args_parse allocated in obj (an fl_arg_list); NULL-safe, idempotent. */

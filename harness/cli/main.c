@@ -29,6 +29,7 @@ static const fl_subcommand cmds[] = {
   {"run", fl_cmd_run, "simulate a scene or scene file with solvers; write steps, iterations, observables"},
   {"view", fl_cmd_view, "open (or print the path of) the browser viewer of a run's results folder"},
   {"verify", fl_cmd_verify, "run the analytic suite (closed-form motions) with every solver; verdicts per case"},
+  {"score", fl_cmd_score, "score an answer (an FCLIB file's /solution) against its problem with solve's merit"},
   {"export", fl_cmd_export, "write steps of a scene as FCLIB files, or a scene as a scene file"},
   {NULL, NULL, NULL}
 };

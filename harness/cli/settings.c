@@ -56,9 +56,11 @@ int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const 
 }
 
 
+/* a scene file (.json), or an MJCF model (.xml), which takes a scene file's keys (dt, duration,
+ * margin: fl_world_from_mjcf) */
 static int is_json(const char *s) {
   size_t n = strlen(s);
-  return n > 5 && strcmp(s + n - 5, ".json") == 0;
+  return (n > 5 && strcmp(s + n - 5, ".json") == 0) || (n > 4 && strcmp(s + n - 4, ".xml") == 0);
 }
 
 

@@ -46,7 +46,7 @@ typedef struct vsolver {
   const char *why;      /* where the setting is recommended */
 } vsolver;
 
-static const vsolver rows[] = {
+static const vsolver builtin_rows[] = {
   {"pgs", "", NULL},
   {"pgs", "max_iter=1000", "a larger sweep budget"},
   {"jacobi", "", NULL},
@@ -72,7 +72,28 @@ static const vsolver rows[] = {
   {"mujoco4-cg", "", NULL},
   {"mujoco4-newton", "", NULL},
 };
-#define NROWS ((int)(sizeof rows / sizeof rows[0]))
+#define NBUILTIN ((int)(sizeof builtin_rows / sizeof builtin_rows[0]))
+#define MAX_PLUGIN_ROWS 16
+#define ROWS_CAP (NBUILTIN + MAX_PLUGIN_ROWS)
+
+/* The rows: the built-in ones, then one at its defaults per solver a plug-in added
+ * (--plugin, $FL_PLUGIN_PATH: loaded while the command line is parsed, before the first use
+ * here), so that a researcher's solver is judged on the same motions. */
+static vsolver rows[ROWS_CAP];
+
+static int rows_count(void) {
+  static int n = -1;
+  if (n >= 0) return n;
+  memcpy(rows, builtin_rows, sizeof builtin_rows);
+  n = NBUILTIN;
+  const char *const *names = fl_solver_list();
+  for (int k = 0; names && names[k] && n < ROWS_CAP; k++) {
+    const char *o = fl_solver_ops_origin(fl_solver_find(names[k]));
+    if (o) rows[n++] = (vsolver){names[k], "", o};
+  }
+  return n;
+}
+#define NROWS rows_count()
 
 
 //---- running one (case, row) ----
@@ -442,12 +463,12 @@ int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
 typedef struct vcollect {
   FILE *csv;
   int ncase, nrow;           /* table size (cases and rows selected) */
-  int ci[FL_VERIFY_MAXCASES], ri[NROWS]; /* selected indices */
-  char cell[FL_VERIFY_MAXCASES][NROWS][8];
-  double ratio[FL_VERIFY_MAXCASES][NROWS];
-  int failed[FL_VERIFY_MAXCASES][NROWS];
-  int status[FL_VERIFY_MAXCASES][NROWS];
-  char msg[FL_VERIFY_MAXCASES][NROWS][200];
+  int ci[FL_VERIFY_MAXCASES], ri[ROWS_CAP]; /* selected indices */
+  char cell[FL_VERIFY_MAXCASES][ROWS_CAP][8];
+  double ratio[FL_VERIFY_MAXCASES][ROWS_CAP];
+  int failed[FL_VERIFY_MAXCASES][ROWS_CAP];
+  int status[FL_VERIFY_MAXCASES][ROWS_CAP];
+  char msg[FL_VERIFY_MAXCASES][ROWS_CAP][200];
   int npass, nfail, nunsup, nerror;
   FILE *fails; /* detail lines for summary.txt (a temporary stream) */
 } vcollect;

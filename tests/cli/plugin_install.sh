@@ -82,6 +82,17 @@ env -u FL_PLUGIN_PATH "$tmp/user" "$file" >"$tmp/user.out" 2>&1 && grep -q "CONV
 # the installed program finds its library through its RPATH
 "$prefix/bin/frictionlab" --version >"$tmp/ver" 2>&1 && pass "installed program: $(head -1 "$tmp/ver")" ||
   fail "installed program: $(cat "$tmp/ver")"
+# the installed program loads the installed plug-in from <libdir>/frictionlab/plugins by itself
+# (no --plugin, no FL_PLUGIN_PATH): listed with its file, and solving beside a built-in solver
+env -u FL_PLUGIN_PATH "$prefix/bin/frictionlab" list solvers >"$tmp/list" 2>&1 &&
+  grep -A3 '^damped-jacobi:' "$tmp/list" | grep -qF "plug-in: $libdir/frictionlab/plugins/damped_jacobi.so" &&
+  pass "installed frictionlab list solvers: damped-jacobi from $libdir/frictionlab/plugins" ||
+  fail "installed list solvers: $(grep -A3 '^damped-jacobi' "$tmp/list" | head -4)"
+env -u FL_PLUGIN_PATH "$prefix/bin/frictionlab" solve "$file" --solver pgs,damped-jacobi \
+  --set damped-jacobi.omega=0.8 --set damped-jacobi.max_iter=5000 --out "$tmp/isolve" >"$tmp/isolve.out" 2>&1 &&
+  awk -F, '$2 == "damped-jacobi" && $7 == "returned" {ok = 1} END {exit !ok}' "$tmp/isolve/steps.csv" &&
+  pass "installed frictionlab solve with the installed plug-in: $(grep damped "$tmp/isolve.out")" ||
+  fail "installed solve: $(tail -3 "$tmp/isolve.out")"
 # the installed Python module finds the installed library (no FRICTIONLAB_LIBRARY)
 if [[ ${#san[@]} -eq 0 ]] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
   pyd=$(ls -d "$prefix"/lib*/python3/dist-packages | head -1)
