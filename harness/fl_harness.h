@@ -110,7 +110,8 @@ void fl_harness_set_argv(int argc, char **argv);
 /*---- results folders ----*/
 
 /* A results folder is written in a staging folder beside its target ("<parent>/.<name>.staging-
- * <pid>") and renamed into place by fl_results_commit, so a reader never sees a half-written
+ * <host>-<pid>"; a later command removes it as stale only when <host> is this machine and the
+ * process is gone) and renamed into place by fl_results_commit, so a reader never sees a half-written
  * folder: on any error, fl_results_abort (or fl_results_free without commit) removes the
  * staging folder and everything in it. Layout written by `solve` (and later `run`):
  *
