@@ -60,6 +60,8 @@ typedef struct fl_solve_job {
                                     runs in a child process killed after that much wall time */
   const char *mem_limit;         /* --mem-limit GB or NULL: how far that child's address
                                     space may grow beyond the harness's */
+  const char *shard;             /* --shard I/N or NULL: only shard I's problems */
+  int resume, retry_failed;      /* --resume, --retry-failed (docs/campaigns.md) */
 } fl_solve_job;
 /* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
 int fl_solve_run(const fl_solve_job *job);

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../core/fl_campaign.h"
+#include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "fl_settings.h"
@@ -55,6 +56,7 @@ typedef struct solve_args {
   const char *norm_name;
   double wall_limit; /* s; > 0: every pair in its own process, killed past this (guarded) */
   double mem_limit;  /* GB; > 0: that process's address-space limit */
+  int resume, retry_failed, shard_i, shard_n; /* docs/campaigns.md */
 } solve_args;
 
 /* One row of the summary: what happened to (problem, solver). */
@@ -71,8 +73,8 @@ typedef struct outcome {
 typedef struct solve_cli {
   fl_arg_list pos;
   fl_arg_multi solver_arg, set_arg;
-  const char *out, *norm, *wall_limit, *mem_limit;
-  int force, examples, keep_going;
+  const char *out, *norm, *wall_limit, *mem_limit, *shard;
+  int force, examples, keep_going, resume, retry_failed;
 } solve_cli;
 
 #define A(m) offsetof(solve_cli, m)
@@ -106,6 +108,16 @@ static const fl_arg_desc solve_flags[] = {
    "run each pair in its own process whose address space may grow by at most GB gigabytes "
    "beyond the harness's (which holds the loaded problems); a solver that runs out is "
    "recorded as an error (NOMEM where it says so) and the others go on"},
+  {"--resume", FL_ARG_FLAG, A(resume), 0, 0, NULL, NULL,
+   "take over the pairs that --out (or a killed run's staging folder of it) already holds "
+   "with the same settings (solver, options, problem file content) and solve the rest; "
+   "without such a folder, start one (docs/campaigns.md)"},
+  {"--retry-failed", FL_ARG_FLAG, A(retry_failed), 0, 0, NULL, NULL,
+   "with --resume: solve again the pairs that ended with an error"},
+  {"--shard", FL_ARG_STR, A(shard), 0, 0, "I/N", NULL,
+   "solve only shard I of N (0 <= I < N): the problems are dealt largest first (by file size) "
+   "onto the least loaded shard, and only this shard's are loaded; merge the N folders with "
+   "`frictionlab collect`"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -245,6 +257,17 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   for (int i = 0; i < j->nset; i++)
     if (add_setting(a, j->set[i]) != 0) return -1;
   if (parse_norm(a, j->norm ? j->norm : "fclib") != 0) return EXIT_USAGE;
+  a->resume       = j->resume;
+  a->retry_failed = j->retry_failed;
+  a->shard_n      = 1;
+  if (j->shard && fl_pairs_parse_shard(j->shard, &a->shard_i, &a->shard_n) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    return EXIT_USAGE;
+  }
+  if (a->retry_failed && !a->resume) {
+    fprintf(stderr, "frictionlab solve: --retry-failed goes with --resume\n");
+    return EXIT_USAGE;
+  }
   if (parse_limit("--wall-limit", j->wall_limit, &a->wall_limit) != 0 ||
       parse_limit("--mem-limit", j->mem_limit, &a->mem_limit) != 0)
     return EXIT_USAGE;
@@ -773,12 +796,86 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
 }
 
 
+//---- campaigns: one record per pair, committed as it finishes (harness/campaign/) ----
+
+typedef struct pair_ctx {
+  const solve_args *a;
+  fl_problem **probs;
+  char **labels;
+  outcome *outs;
+} pair_ctx;
+
+/* fl_camp_loop's run: pair k solved (in a child process when guarded) into its packed text. */
+static char *run_pair(void *vc, long k, int *broke) {
+  pair_ctx         *c = vc;
+  const solve_args *a = c->a;
+  int   i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
+  char *sb = NULL, *ib = NULL, *txt = NULL;
+  size_t sn = 0, in = 0;
+  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+  cJSON *pn = cJSON_CreateArray();
+  if (fs && fi && pn) {
+    *broke = a->wall_limit > 0 || a->mem_limit > 0
+                 ? solve_one_guarded(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
+                                     &c->outs[k])
+                 : solve_one(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
+                             &c->outs[k]);
+    fclose(fs);
+    fclose(fi);
+    fs = fi = NULL;
+    txt = pack_pair(sb, ib, pn, &c->outs[k], *broke);
+  }
+  if (fs) fclose(fs);
+  if (fi) fclose(fi);
+  free(sb);
+  free(ib);
+  cJSON_Delete(pn);
+  return txt;
+}
+
+/* Serial: solves the pairs the store lacks, each committed as it finishes, then writes the
+ * folder's files from the records in the serial order. Returns the number of broken solves, or
+ * -1 (message printed). */
+static long solve_pairs_stored(const solve_args *a, fl_problem **probs, char **labels, int np,
+                               FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                               fl_pairs *store) {
+  long         npairs = (long)np * a->nsolvers, nbroke = 0;
+  pair_ctx     ctx    = {a, probs, labels, outs};
+  fl_camp_loop loop   = {"solve", npairs, store, run_pair, &ctx};
+  if (fl_camp_run(&loop) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    return -1;
+  }
+  for (long k = 0; k < npairs; k++) {
+    if (!fl_pairs_done(store, k)) { // interrupted before it ran
+      memset(&outs[k], 0, sizeof outs[k]);
+      outs[k].status = "error";
+      outs[k].reason = "NOT_RUN";
+      outs[k].iters  = -1;
+      outs[k].solve_s = outs[k].natmap = outs[k].merit = NAN;
+      continue;
+    }
+    char *txt   = fl_pairs_get(store, k);
+    int   broke = txt ? unpack_pair(txt, steps, iters, notes, &outs[k]) : -1;
+    fl_free(txt);
+    if (broke < 0) {
+      fprintf(stderr, "frictionlab solve: pair %ld: %s\n", k,
+              txt ? "malformed record" : fl_errmsg());
+      return -1;
+    }
+    nbroke += broke;
+  }
+  return nbroke;
+}
+
+
 /* Solves every pair, pair k on rank k mod size, and on rank 0 writes the rows in the serial
  * order. Serial: straight into the files. Returns the number of broken solves (rank 0's
  * count, the same on every rank), or -1 when the gathering failed. */
 static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, int np,
-                        FILE *steps, FILE *iters, cJSON *notes, outcome *outs) {
+                        FILE *steps, FILE *iters, cJSON *notes, outcome *outs, fl_pairs *store) {
   int  rank = fl_campaign_rank(), size = fl_campaign_size();
+  if (store) return solve_pairs_stored(a, probs, labels, np, steps, iters, notes, outs, store);
   long npairs = (long)np * a->nsolvers, mine = 0, nbroke = 0;
   for (long k = rank; k < npairs; k += size) mine++;
   fl_progress bar;
@@ -876,6 +973,104 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
 }
 
 
+/* Every source's label (an FCLIB file's stem or the example's name, with "~2", "~3", ... when
+ * two share one) and its shard: computed from the names alone, so that a shard loads only its
+ * own problems and labels them as the whole campaign does. -1 when out of memory. */
+static int campaign_labels(const solve_args *a, int nex, const char *const *examples,
+                           char ***labels, int **owner, int *nall) {
+  int     nin  = nex + a->ninputs;
+  char  **lab  = fl_calloc((size_t)nin + 1, sizeof *lab);
+  int    *own  = fl_calloc((size_t)nin + 1, sizeof *own);
+  double *size = fl_calloc((size_t)nin + 1, sizeof *size);
+  *labels = lab;
+  *owner  = own;
+  *nall   = lab ? nin : 0;
+  if (!lab || !own || !size) {
+    fl_free(size);
+    return -1;
+  }
+  for (int k = 0; k < nin; k++) {
+    const char *src = k < nex ? examples[k] : a->inputs[k - nex];
+    char base[128]; // as fl_problem's name
+    fl_pairs_label_base(src, base, sizeof base);
+    int dup = 1;
+    for (int j = 0; j < k; j++) {
+      if (strncmp(lab[j], base, strlen(base)) == 0 &&
+          (lab[j][strlen(base)] == '\0' || lab[j][strlen(base)] == '~')) {
+        dup++;
+      }
+    }
+    size_t len = strlen(base) + 16;
+    if (!(lab[k] = fl_malloc(len))) {
+      fl_free(size);
+      return -1;
+    }
+    if (dup > 1) snprintf(lab[k], len, "%s~%d", base, dup);
+    else snprintf(lab[k], len, "%s", base);
+    size[k] = fl_pairs_source_size(src);
+  }
+  if (a->shard_n > 1) fl_pairs_deal(nin, size, a->shard_n, own);
+  fl_free(size);
+  return 0;
+}
+
+
+/* --resume into an existing campaign folder (one with pairs/): it is replaced at the commit. */
+static int campaign_resumable(const solve_args *a) {
+  char        path[4200];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/pairs", a->out);
+  return a->resume && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+
+/* Rank 0 of a serial campaign: the store of per-pair records in the staging folder, each pair
+ * named with its settings hash; with --resume, the records of --out and of killed runs'
+ * staging folders of it (*orphans, removed once the new folder is in place) taken over.
+ * Returns 0 or -1 (message printed). */
+static int campaign_store(const solve_args *a, fl_results *res, const char **in, char **labels,
+                          int np, fl_pairs **store, char ***orphans, int *norphans,
+                          long *resumed) {
+  long      npairs = (long)np * a->nsolvers;
+  uint64_t *sh     = fl_calloc((size_t)a->nsolvers + 1, sizeof *sh);
+  int       rc     = sh ? fl_pairs_open(fl_results_staging(res), npairs, store)
+                        : fl_seterr(FL_ERR_NOMEM, "out of memory");
+  for (int j = 0; rc >= 0 && j < a->nsolvers; j++) {
+    fl_solver *s = NULL;
+    rc = make_solver(a, a->solvers[j], &s) != 0 ? fl_seterr(FL_ERR_NOMEM, "out of memory")
+                                                : fl_pairs_solver_hash(s, &sh[j]);
+    fl_solver_destroy(s);
+  }
+  for (int i = 0; rc >= 0 && i < np; i++) {
+    uint64_t ph = 0;
+    rc = fl_pairs_source_hash(in[i], &ph);
+    for (int j = 0; rc >= 0 && j < a->nsolvers; j++) {
+      uint64_t h = fl_pairs_hash(sh[j], &ph, sizeof ph);
+      rc = fl_pairs_define(*store, (long)i * a->nsolvers + j, labels[i], a->solvers[j], h);
+    }
+  }
+  fl_free(sh);
+  long stale = 0, st = 0;
+  if (rc >= 0 && a->resume) {
+    long n = fl_pairs_adopt(*store, a->out, a->retry_failed, &stale);
+    rc     = n < 0 ? (int)n : fl_pairs_orphans(a->out, orphans, norphans);
+    for (int k = 0; rc >= 0 && k < *norphans; k++) {
+      long m = fl_pairs_adopt(*store, (*orphans)[k], a->retry_failed, &st);
+      rc     = m < 0 ? (int)m : rc;
+      n += m > 0 ? m : 0;
+      stale += st;
+    }
+    if (rc >= 0) {
+      *resumed = n;
+      fprintf(stderr, "frictionlab solve: --resume: %ld of %ld pair(s) taken over from %s%s",
+              n, npairs, a->out, *norphans ? " and killed runs' staging folders" : "");
+      if (stale) fprintf(stderr, "; %ld done under other settings are solved again", stale);
+      fprintf(stderr, "\n");
+    }
+  }
+  if (rc < 0) fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+  return rc < 0 ? -1 : 0;
+}
 
 
 int fl_cmd_solve(int argc, char **argv) {
@@ -885,7 +1080,8 @@ int fl_cmd_solve(int argc, char **argv) {
   if (rc == 0) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
-                      c.examples, c.keep_going, c.wall_limit, c.mem_limit};
+                      c.examples, c.keep_going, c.wall_limit, c.mem_limit, c.shard, c.resume,
+                      c.retry_failed};
     rc = fl_solve_run(&j);
   } else {
     rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;
@@ -912,6 +1108,12 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON       *notes = NULL;
   char       **expanded = NULL; /* the inputs with folders expanded */
   int          nexpanded = 0;
+  char       **all_labels = NULL; /* every source's label (shards load only some) */
+  int         *owner = NULL;      /* every source's shard */
+  fl_pairs    *store = NULL;      /* one record per finished pair (harness/campaign/) */
+  char       **orphans = NULL;    /* staging folders of killed runs taken over by --resume */
+  int          norphans = 0, sig = 0, nall = 0;
+  long         resumed = 0;
 
   int rc = fill_args(&a, job);
   if (rc != 0) {
@@ -973,8 +1175,14 @@ int fl_solve_run(const fl_solve_job *job) {
     status = 1;
     goto done;
   }
+  if (campaign_labels(&a, nex, examples, &all_labels, &owner, &nall) < 0) {
+    fprintf(stderr, "frictionlab solve: out of memory\n");
+    status = 1;
+    goto done;
+  }
   for (int k = 0; k < nin; k++) {
     const char *src = k < nex ? examples[k] : a.inputs[k - nex];
+    if (owner[k] != a.shard_i) continue; // another shard's (--shard)
     if (load_input(src, &probs[np]) < 0) {
       // a well-formed file of a kind FrictionLab does not model (rolling friction, ...) is
       // skipped and recorded like an unsupported solver; malformed input stops the run
@@ -993,25 +1201,16 @@ int fl_solve_run(const fl_solve_job *job) {
       goto done;
     }
     in[np] = src;
-    // a label per problem, made unique when two files share a stem
-    const char *base = probs[np]->name[0] ? probs[np]->name : src;
-    int         dup  = 1;
-    for (int j = 0; j < np; j++) {
-      if (strncmp(labels[j], base, strlen(base)) == 0 &&
-          (labels[j][strlen(base)] == '\0' || labels[j][strlen(base)] == '~')) {
-        dup++;
-      }
-    }
-    size_t len = strlen(base) + 16;
-    labels[np] = fl_malloc(len);
+    // its label, unique over every source given (campaign_labels)
+    labels[np]     = all_labels[k];
+    all_labels[k] = NULL;
     np++;
-    if (!labels[np - 1]) {
-      fprintf(stderr, "frictionlab solve: out of memory\n");
-      status = 1;
-      goto done;
-    }
-    if (dup > 1) snprintf(labels[np - 1], len, "%s~%d", base, dup);
-    else snprintf(labels[np - 1], len, "%s", base);
+  }
+  if (np == 0 && a.shard_n > 1) {
+    fprintf(stderr, "frictionlab solve: shard %d/%d: no problem was dealt to it (%d problem(s) "
+                    "for %d shards)\n", a.shard_i, a.shard_n, nin, a.shard_n);
+    status = 1;
+    goto done;
   }
   if (np == 0) {
     fprintf(stderr, "frictionlab solve: none of the %d problem(s) could be loaded\n", nin);
@@ -1034,7 +1233,7 @@ int fl_solve_run(const fl_solve_job *job) {
     goto solve;
   }
   announce = 1; // from here rank 0 owes the others a word on whether the folder is ready
-  if (fl_results_begin(a.out, "solve", a.force, &res) < 0) {
+  if (fl_results_begin(a.out, "solve", a.force || campaign_resumable(&a), &res) < 0) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
     goto done;
@@ -1080,6 +1279,11 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON_AddItemToObject(man, "skipped", skipped);
   skipped = NULL; // owned by the manifest now
   notes   = cJSON_AddArrayToObject(man, "notes");
+  if (fl_campaign_size() == 1 &&
+      campaign_store(&a, res, in, labels, np, &store, &orphans, &norphans, &resumed) < 0) {
+    status = 1;
+    goto done;
+  }
   fl_campaign_bcast_int(1);
   announce = 0;
 
@@ -1091,8 +1295,16 @@ solve:
     status = 1;
     goto done;
   }
-  long nbroke = solve_pairs(&a, probs, labels, np, steps, iters, notes, outs);
+  if (store) fl_pairs_signals_on(); // SIGTERM, SIGINT: finish the pair, keep the folder
+  long nbroke = solve_pairs(&a, probs, labels, np, steps, iters, notes, outs, store);
+  sig         = store ? fl_pairs_signalled() : 0;
   if (nbroke < 0) {
+    status = 1;
+    goto done;
+  }
+  if (store && fl_camp_state(fl_results_staging(res), fl_results_manifest(res), store, resumed,
+                             sig, a.shard_i, a.shard_n) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
     goto done;
   }
@@ -1108,6 +1320,15 @@ solve:
     goto done;
   }
   res = NULL;
+  for (int k = 0; k < norphans; k++) fl_pairs_rmtree(orphans[k]); // taken over, now committed
+  if (sig) {
+    fprintf(stderr, "frictionlab solve: stopped by signal %d (%s): %ld of %ld pair(s) done are "
+                    "in %s (campaign.json says \"interrupted\"); run the same command with "
+                    "--resume to solve the rest\n", sig, strsignal(sig), fl_pairs_ndone(store),
+            fl_pairs_npairs(store), job->shown_out ? job->shown_out : a.out);
+    status = 128 + sig;
+    goto done;
+  }
   print_table(&a, labels, np, outs);
   printf("\nresults written to %s (manifest.json, steps.csv, iters.csv)\n",
          job->shown_out ? job->shown_out : a.out);
@@ -1122,6 +1343,13 @@ solve:
   }
 
 done:
+  fl_pairs_signals_off();
+  fl_pairs_close(store);
+  for (int k = 0; k < norphans; k++) fl_free(orphans[k]);
+  fl_free(orphans);
+  for (int k = 0; all_labels && k < nall; k++) fl_free(all_labels[k]);
+  fl_free(all_labels);
+  fl_free(owner);
   if (announce) fl_campaign_bcast_int(0); // the folder failed: the other ranks stop
   if (rank > 0) cJSON_Delete(notes);
   fl_results_abort(res);

@@ -422,7 +422,8 @@ int fl_cmd_profile(int argc, char **argv) {
     snprintf(shown, sizeof shown, "%s/solve", out);
     fl_solve_job job = {c.pos.n,     c.pos.v, c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                         c.set_arg.v, c.norm,  solvedir,       shown,          0,
-                        0,           1,       c.wall_limit,   c.mem_limit};
+                        0,           1,       c.wall_limit,   c.mem_limit,
+                        NULL,        0,       0};
     int rc = fl_solve_run(&job);
     if (rank > 0) {
       status = rc;
