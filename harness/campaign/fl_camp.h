@@ -107,10 +107,15 @@ typedef struct fl_camp_loop {
 long fl_camp_run(const fl_camp_loop *loop);
 
 /* Writes the campaign's state: "campaign" in the manifest `man` and campaign.json in `dir`:
- * state ("complete", or "interrupted" with the signal), pairs, done, failed, resumed, shard.
+ * state ("complete", or "interrupted" with the signal), pairs, done, failed, resumed, shard,
+ * and "order": the labels of every problem of the whole campaign (all shards), in order, by
+ * which `collect` puts shards' rows back in the serial order.
  * FL_OK or FL_ERR_IO. */
 int fl_camp_state(const char *dir, struct cJSON *man, const fl_pairs *ps, long resumed,
-                  int sig, int shard_i, int shard_n);
+                  int sig, int shard_i, int shard_n, char *const *labels, int nlabels);
+
+/* `frictionlab collect DIR... --out DIR` (collect.c). */
+int fl_cmd_collect(int argc, char **argv);
 
 /*---- signals ----*/
 

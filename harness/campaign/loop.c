@@ -49,7 +49,7 @@ long fl_camp_run(const fl_camp_loop *L) {
 
 
 int fl_camp_state(const char *dir, cJSON *man, const fl_pairs *ps, long resumed, int sig,
-                  int shard_i, int shard_n) {
+                  int shard_i, int shard_n, char *const *labels, int nlabels) {
   cJSON *c = cJSON_CreateObject();
   if (!c) return fl_seterr(FL_ERR_NOMEM, "campaign: out of memory");
   long done = fl_pairs_ndone(ps);
@@ -66,6 +66,9 @@ int fl_camp_state(const char *dir, cJSON *man, const fl_pairs *ps, long resumed,
   } else {
     cJSON_AddNullToObject(c, "shard");
   }
+  cJSON *order = cJSON_AddArrayToObject(c, "order");
+  for (int k = 0; k < nlabels; k++)
+    if (labels[k]) cJSON_AddItemToArray(order, cJSON_CreateString(labels[k]));
   if (sig)
     cJSON_AddStringToObject(c, "resume", "run the same command with --resume: the pairs done "
                                          "are taken over, the others solved");

@@ -1202,9 +1202,15 @@ int fl_solve_run(const fl_solve_job *job) {
     }
     in[np] = src;
     // its label, unique over every source given (campaign_labels)
-    labels[np]     = all_labels[k];
-    all_labels[k] = NULL;
+    size_t len = strlen(all_labels[k]) + 1;
+    labels[np] = fl_malloc(len);
     np++;
+    if (!labels[np - 1]) {
+      fprintf(stderr, "frictionlab solve: out of memory\n");
+      status = 1;
+      goto done;
+    }
+    memcpy(labels[np - 1], all_labels[k], len);
   }
   if (np == 0 && a.shard_n > 1) {
     fprintf(stderr, "frictionlab solve: shard %d/%d: no problem was dealt to it (%d problem(s) "
@@ -1303,7 +1309,7 @@ solve:
     goto done;
   }
   if (store && fl_camp_state(fl_results_staging(res), fl_results_manifest(res), store, resumed,
-                             sig, a.shard_i, a.shard_n) < 0) {
+                             sig, a.shard_i, a.shard_n, all_labels, nall) < 0) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
     goto done;

@@ -11,6 +11,7 @@
 
 #include "../../core/fl_campaign.h"
 #include "../fl_harness.h"
+#include "../campaign/fl_camp.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -30,6 +31,7 @@ static const fl_subcommand cmds[] = {
   {"view", fl_cmd_view, "open (or print the path of) the browser viewer of a run's results folder"},
   {"verify", fl_cmd_verify, "run the analytic suite (closed-form motions) with every solver; verdicts per case"},
   {"export", fl_cmd_export, "write steps of a scene as FCLIB files, or a scene as a scene file"},
+  {"collect", fl_cmd_collect, "merge the results folders of a campaign's shards into one (docs/campaigns.md)"},
   {NULL, NULL, NULL}
 };
 
