@@ -116,6 +116,8 @@ int fl_camp_state(const char *dir, struct cJSON *man, const fl_pairs *ps, long r
 
 /* `frictionlab collect DIR... --out DIR` (collect.c). */
 int fl_cmd_collect(int argc, char **argv);
+/* `frictionlab plan PROBLEMS... --solver ...` (plan.c). */
+int fl_cmd_plan(int argc, char **argv);
 
 /*---- signals ----*/
 

@@ -31,6 +31,7 @@ static const fl_subcommand cmds[] = {
   {"view", fl_cmd_view, "open (or print the path of) the browser viewer of a run's results folder"},
   {"verify", fl_cmd_verify, "run the analytic suite (closed-form motions) with every solver; verdicts per case"},
   {"export", fl_cmd_export, "write steps of a scene as FCLIB files, or a scene as a scene file"},
+  {"plan", fl_cmd_plan, "list a campaign's (problem, solver) pairs with size estimates and shards"},
   {"collect", fl_cmd_collect, "merge the results folders of a campaign's shards into one (docs/campaigns.md)"},
   {NULL, NULL, NULL}
 };
