@@ -106,6 +106,27 @@ typedef struct fl_camp_loop {
  * negative error (a record that could not be written: message set). */
 long fl_camp_run(const fl_camp_loop *loop);
 
+/* The dynamic deal under MPI (deal.c): rank 0 hands out pairs in `order` (largest first) as
+ * ranks free up and commits each pair's record as it arrives; ranks 1..N-1 solve what they are
+ * given. Collective. work(ctx, k, &broke, info, ninfo, &skip) on a worker solves pair k and
+ * returns its record (malloc'd), or sets skip (its problem could not be loaded; info holds the
+ * message) and returns NULL; info (one line) travels to rank 0's got(ctx, k, info, skip), which
+ * returns < 0 to stop dealing (the run fails). skipped(ctx, k) on rank 0 says pair k is not to
+ * be dealt (its problem was skipped). Signals (fl_pairs_signals_on on every rank) stop the
+ * dealing after the pairs in progress. Returns, on every rank, the number of pairs done in the
+ * store (rank 0's count), or a negative error when the deal broke down or got() refused. */
+typedef struct fl_camp_deal {
+  const char *label;
+  long npairs;
+  fl_pairs *store;   /* rank 0 */
+  const long *order; /* rank 0: npairs indices */
+  char *(*work)(void *ctx, long k, int *broke, char *info, size_t ninfo, int *skip);
+  int (*got)(void *ctx, long k, const char *info, int skip);
+  int (*skipped)(void *ctx, long k);
+  void *ctx;
+} fl_camp_deal;
+long fl_camp_deal_run(const fl_camp_deal *d);
+
 /* Writes the campaign's state: "campaign" in the manifest `man` and campaign.json in `dir`:
  * state ("complete", or "interrupted" with the signal), pairs, done, failed, resumed, shard,
  * and "order": the labels of every problem of the whole campaign (all shards), in order, by

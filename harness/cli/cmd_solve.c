@@ -798,6 +798,9 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
 
 //---- campaigns: one record per pair, committed as it finishes (harness/campaign/) ----
 
+static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                        fl_pairs *store);
+
 typedef struct pair_ctx {
   const solve_args *a;
   fl_problem **probs;
@@ -839,13 +842,22 @@ static char *run_pair(void *vc, long k, int *broke) {
 static long solve_pairs_stored(const solve_args *a, fl_problem **probs, char **labels, int np,
                                FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
                                fl_pairs *store) {
-  long         npairs = (long)np * a->nsolvers, nbroke = 0;
+  long         npairs = (long)np * a->nsolvers;
   pair_ctx     ctx    = {a, probs, labels, outs};
   fl_camp_loop loop   = {"solve", npairs, store, run_pair, &ctx};
   if (fl_camp_run(&loop) < 0) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     return -1;
   }
+  return write_pairs(npairs, steps, iters, notes, outs, store);
+}
+
+
+/* The folder's files from the records, in the serial order; pairs without one (interrupted
+ * before they ran) are NOT_RUN in the table. Returns the broken solves, or -1. */
+static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                        fl_pairs *store) {
+  long nbroke = 0;
   for (long k = 0; k < npairs; k++) {
     if (!fl_pairs_done(store, k)) { // interrupted before it ran
       memset(&outs[k], 0, sizeof outs[k]);
@@ -869,85 +881,150 @@ static long solve_pairs_stored(const solve_args *a, fl_problem **probs, char **l
 }
 
 
-/* Solves every pair, pair k on rank k mod size, and on rank 0 writes the rows in the serial
- * order. Serial: straight into the files. Returns the number of broken solves (rank 0's
- * count, the same on every rank), or -1 when the gathering failed. */
-static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, int np,
-                        FILE *steps, FILE *iters, cJSON *notes, outcome *outs, fl_pairs *store) {
-  int  rank = fl_campaign_rank(), size = fl_campaign_size();
-  if (store) return solve_pairs_stored(a, probs, labels, np, steps, iters, notes, outs, store);
-  long npairs = (long)np * a->nsolvers, mine = 0, nbroke = 0;
-  for (long k = rank; k < npairs; k += size) mine++;
-  fl_progress bar;
-  fl_progress_begin(&bar, "solve", rank == 0 ? mine : 0);
-  if (size == 1) {
-    for (long k = 0; k < npairs; k++) {
-      int i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-      nbroke += a->wall_limit > 0 || a->mem_limit > 0
-                    ? solve_one_guarded(a, a->solvers[j], probs[i], labels[i], steps, iters,
-                                        notes, &outs[k])
-                    : solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes,
-                                &outs[k]);
-      fl_progress_update(&bar, k + 1);
-    }
-    fl_progress_end(&bar);
-    return nbroke;
-  }
+//---- the dynamic deal over MPI ranks (harness/campaign/deal.c) ----
 
-  // every rank: its own pairs into memory, one packed text per pair
-  char **msg = fl_calloc((size_t)mine + 1, sizeof *msg);
-  int    ok  = msg != NULL;
-  long   done = 0;
-  for (long k = rank, m = 0; ok && k < npairs; k += size, m++) {
-    int    i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-    msg[m] = solve_one_packed(a, a->solvers[j], probs[i], labels[i], &outs[k]);
-    if (!msg[m]) ok = 0;
-    if (rank == 0) fl_progress_update(&bar, ++done);
-  }
-  fl_progress_end(&bar);
-  if (!fl_campaign_bcast_int(fl_campaign_sum_long(!ok) == 0)) {
-    fprintf(stderr, "frictionlab solve: rank %d: out of memory for the campaign's rows\n", rank);
-    ok = -1;
-  }
+typedef struct deal_ctx {
+  const solve_args *a;
+  fl_problem **probs;
+  char **labels;
+  const char **in;
+  outcome *outs;
+  int cur;           /* worker: the problem loaded, -1 none */
+  char *skip;        /* rank 0: problems that could not be loaded */
+  char **info;       /* rank 0: each problem's "kind nv nc nh", from its first pair */
+  cJSON *skipped;    /* rank 0: the manifest's "skipped" */
+  int failed;        /* rank 0: a problem failed to load without --keep-going */
+} deal_ctx;
 
-  // rank 0 writes in the serial order; the others send theirs in their order
-  long m0 = 0;
-  if (ok == 1 && rank == 0) {
-    for (long k = 0; k < npairs; k++) {
-      int    from = (int)(k % size);
-      char  *txt  = NULL;
-      size_t n    = 0;
-      if (from == 0) {
-        txt = msg[m0];
-        msg[m0++] = NULL;
-      } else if (fl_campaign_recv(from, &txt, &n) < 0) {
-        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-        ok = -1;
-        break;
-      }
-      int broke = unpack_pair(txt, steps, iters, notes, &outs[k]);
-      free(txt);
-      if (broke < 0) {
-        fprintf(stderr, "frictionlab solve: malformed rows from rank %d (pair %ld)\n", from, k);
-        ok = -1;
-        break;
-      }
-      nbroke += broke;
+// worker: pair k, its problem loaded first (the previous one freed: one problem per rank)
+static char *deal_work(void *vc, long k, int *broke, char *info, size_t ninfo, int *skip) {
+  deal_ctx         *c = vc;
+  const solve_args *a = c->a;
+  int               i = (int)(k / a->nsolvers);
+  if (c->cur != i) {
+    if (c->cur >= 0) fl_problem_free(c->probs[c->cur]);
+    if (c->cur >= 0) c->probs[c->cur] = NULL;
+    c->cur = -1;
+    if (load_input(c->in[i], &c->probs[i]) < 0) {
+      *skip = 1;
+      snprintf(info, ninfo, "%c %s", fl_errcode() == FL_ERR_UNSUPPORTED ? 'U' : 'E', fl_errmsg());
+      return NULL;
     }
-  } else if (ok == 1) {
-    for (long m = 0; m < mine; m++) {
-      if (fl_campaign_send(msg[m], strlen(msg[m])) < 0) {
-        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-        ok = -1;
-        break;
-      }
+    c->cur = i;
+  }
+  const fl_problem *p = c->probs[i];
+  snprintf(info, ninfo, "%s %ld %ld %ld", p->kind == FL_PROBLEM_LOCAL ? "local" : "global",
+           (long)p->nv, (long)p->nc, (long)p->nh);
+  pair_ctx pc = {a, c->probs, c->labels, c->outs};
+  return run_pair(&pc, k, broke);
+}
+
+// rank 0: a problem's sizes, or why it could not be loaded
+static int deal_got(void *vc, long k, const char *info, int skip) {
+  deal_ctx *c = vc;
+  int       i = (int)(k / c->a->nsolvers);
+  if (!skip) {
+    if (!c->info[i]) {
+      size_t n = strlen(info) + 1;
+      if ((c->info[i] = fl_malloc(n))) memcpy(c->info[i], info, n);
+    }
+    return 0;
+  }
+  if (c->skip[i]) return 0; // said already
+  c->skip[i] = 1;
+  int unsupported = info[0] == 'U';
+  const char *msg = info[0] && info[1] ? info + 2 : info;
+  fprintf(stderr, "frictionlab solve: %s%s\n", unsupported ? "skipped: " : "", msg);
+  if (!(c->a->keep_going || unsupported)) {
+    c->failed = 1;
+    return -1;
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "source", c->in[i]);
+  cJSON_AddStringToObject(o, "message", msg);
+  cJSON_AddItemToArray(c->skipped, o);
+  return 0;
+}
+
+static int deal_skipped(void *vc, long k) {
+  deal_ctx *c = vc;
+  return c->skip[k / c->a->nsolvers];
+}
+
+static const double *g_deal_size; /* for the sort below */
+static int g_deal_ns;
+static int by_size(const void *x, const void *y) {
+  long   a = *(const long *)x, b = *(const long *)y;
+  double sa = g_deal_size[a / g_deal_ns], sb = g_deal_size[b / g_deal_ns];
+  return sa > sb ? -1 : sa < sb ? 1 : (a > b) - (a < b);
+}
+
+/* Over MPI ranks: rank 0 deals the pairs, largest problem first, as workers free up, and
+ * commits each record as it arrives (the store); then writes the folder's files in the serial
+ * order and adds the problems to the manifest. Returns the broken solves (every rank), or -1. */
+static long solve_pairs_dealt(const solve_args *a, fl_problem **probs, char **labels,
+                              const char **in, int np, FILE *steps, FILE *iters, cJSON *notes,
+                              outcome *outs, fl_pairs *store, fl_results *res) {
+  int      rank = fl_campaign_rank();
+  long     npairs = (long)np * a->nsolvers, nbroke = 0;
+  deal_ctx c = {a, probs, labels, in, outs, -1, NULL, NULL, NULL, 0};
+  long    *order = NULL;
+  double  *size  = NULL;
+  int      ok    = 1;
+  if (rank == 0) {
+    c.skip    = fl_calloc((size_t)np + 1, 1);
+    c.info    = fl_calloc((size_t)np + 1, sizeof *c.info);
+    order     = fl_calloc((size_t)npairs + 1, sizeof *order);
+    size      = fl_calloc((size_t)np + 1, sizeof *size);
+    c.skipped = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "skipped");
+    ok        = c.skip && c.info && order && size;
+    for (int i = 0; ok && i < np; i++) size[i] = fl_pairs_source_size(in[i]);
+    for (long k = 0; ok && k < npairs; k++) order[k] = k;
+    g_deal_size = size;
+    g_deal_ns   = a->nsolvers;
+    if (ok) qsort(order, (size_t)npairs, sizeof *order, by_size);
+  }
+  if (!fl_campaign_bcast_int(ok)) {
+    fprintf(stderr, "frictionlab solve: rank 0: out of memory for the deal\n");
+    nbroke = -1;
+    goto out;
+  }
+  fl_camp_deal d = {"solve", npairs, store, order, deal_work, deal_got, deal_skipped, &c};
+  long r = fl_camp_deal_run(&d);
+  if (r < 0) {
+    if (rank == 0 && !c.failed) fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    nbroke = -1;
+    goto out;
+  }
+  if (rank == 0) {
+    nbroke = write_pairs(npairs, steps, iters, notes, outs, store);
+    cJSON *jp = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "problems");
+    for (int i = 0; i < np; i++) {
+      char kind[16] = "";
+      long nv = 0, nc = 0, nh = 0;
+      if (!c.info[i] || sscanf(c.info[i], "%15s %ld %ld %ld", kind, &nv, &nc, &nh) != 4) continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", labels[i]);
+      cJSON_AddStringToObject(o, "source", in[i]);
+      cJSON_AddStringToObject(o, "kind", kind);
+      cJSON_AddNumberToObject(o, "nv", (double)nv);
+      cJSON_AddNumberToObject(o, "nc", (double)nc);
+      cJSON_AddNumberToObject(o, "nh", (double)nh);
+      cJSON_AddItemToArray(jp, o);
     }
   }
-  for (long m = 0; msg && m < mine; m++) free(msg[m]);
-  fl_free(msg);
-  // a failed gather on any rank fails the campaign everywhere
-  if (fl_campaign_sum_long(ok != 1) != 0) return -1;
-  return fl_campaign_bcast_int((int)nbroke);
+  nbroke = fl_campaign_bcast_int((int)nbroke);
+out:
+  if (c.cur >= 0) {
+    fl_problem_free(probs[c.cur]);
+    probs[c.cur] = NULL;
+  }
+  for (int i = 0; c.info && i < np; i++) fl_free(c.info[i]);
+  fl_free(c.info);
+  fl_free(c.skip);
+  fl_free(order);
+  fl_free(size);
+  return nbroke;
 }
 
 
@@ -1183,7 +1260,8 @@ int fl_solve_run(const fl_solve_job *job) {
   for (int k = 0; k < nin; k++) {
     const char *src = k < nex ? examples[k] : a.inputs[k - nex];
     if (owner[k] != a.shard_i) continue; // another shard's (--shard)
-    if (load_input(src, &probs[np]) < 0) {
+    // over MPI ranks each worker loads a problem when it is dealt one of its pairs
+    if (fl_campaign_size() == 1 && load_input(src, &probs[np]) < 0) {
       // a well-formed file of a kind FrictionLab does not model (rolling friction, ...) is
       // skipped and recorded like an unsupported solver; malformed input stops the run
       // unless --keep-going
@@ -1272,7 +1350,7 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
   for (int k = 0; k < a.nsets; k++) cJSON_AddItemToArray(jsets, cJSON_CreateString(a.sets[k].arg));
   cJSON *jprobs = cJSON_AddArrayToObject(man, "problems");
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < np && probs[i]; i++) { // (over MPI ranks: added as pairs arrive)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", labels[i]);
     cJSON_AddStringToObject(o, "source", in[i]);
@@ -1285,8 +1363,7 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON_AddItemToObject(man, "skipped", skipped);
   skipped = NULL; // owned by the manifest now
   notes   = cJSON_AddArrayToObject(man, "notes");
-  if (fl_campaign_size() == 1 &&
-      campaign_store(&a, res, in, labels, np, &store, &orphans, &norphans, &resumed) < 0) {
+  if (campaign_store(&a, res, in, labels, np, &store, &orphans, &norphans, &resumed) < 0) {
     status = 1;
     goto done;
   }
@@ -1301,9 +1378,13 @@ solve:
     status = 1;
     goto done;
   }
-  if (store) fl_pairs_signals_on(); // SIGTERM, SIGINT: finish the pair, keep the folder
-  long nbroke = solve_pairs(&a, probs, labels, np, steps, iters, notes, outs, store);
-  sig         = store ? fl_pairs_signalled() : 0;
+  // SIGTERM, SIGINT: finish the pair, keep the folder
+  if (store || fl_campaign_size() > 1) fl_pairs_signals_on();
+  long nbroke = fl_campaign_size() > 1
+                    ? solve_pairs_dealt(&a, probs, labels, in, np, steps, iters, notes, outs,
+                                        store, res)
+                    : solve_pairs_stored(&a, probs, labels, np, steps, iters, notes, outs, store);
+  sig = fl_campaign_bcast_int(store ? fl_pairs_signalled() : 0);
   if (nbroke < 0) {
     status = 1;
     goto done;
@@ -1315,7 +1396,7 @@ solve:
     goto done;
   }
   if (rank > 0) { // rank 0 writes the folder and the table
-    status = nbroke > 0;
+    status = sig ? 128 + sig : nbroke > 0;
     goto done;
   }
 
