@@ -1199,6 +1199,9 @@ int fl_solve_run(const fl_solve_job *job) {
     goto done;
   }
   if (a.wall_limit > 0 || a.mem_limit > 0) guard_omp_begin(); // before any problem is loaded
+  // SIGTERM, SIGINT from here on: loading goes on, then no pair starts and the folder is kept
+  // (with the pairs a --resume took over) and marked interrupted
+  fl_pairs_signals_on();
 
   // every solver and every option is checked before anything is loaded or written
   for (int j = 0; j < a.nsolvers; j++) {
@@ -1378,8 +1381,6 @@ solve:
     status = 1;
     goto done;
   }
-  // SIGTERM, SIGINT: finish the pair, keep the folder
-  if (store || fl_campaign_size() > 1) fl_pairs_signals_on();
   long nbroke = fl_campaign_size() > 1
                     ? solve_pairs_dealt(&a, probs, labels, in, np, steps, iters, notes, outs,
                                         store, res)
