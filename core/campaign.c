@@ -137,3 +137,58 @@ int fl_campaign_recv(int from, char **buf, size_t *n) {
   return fl_seterr(FL_ERR_STATE, "campaign: receive without MPI");
 #endif
 }
+
+
+// the dynamic deal's messages (tag 1): any rank to any rank, the same framing as above
+int fl_campaign_send_to(int to, const void *buf, size_t n) {
+#ifdef FL_HAVE_PETSC
+  if (size_ <= 1) return fl_seterr(FL_ERR_STATE, "campaign: send without ranks");
+  uint64_t len = n;
+  if (MPI_Send(&len, 1, MPI_UINT64_T, to, 1, MPI_COMM_WORLD) != MPI_SUCCESS)
+    return fl_seterr(FL_ERR_LIBRARY, "campaign: MPI_Send to rank %d failed", to);
+  for (size_t off = 0; off < n; off += PIECE) {
+    size_t m = n - off < PIECE ? n - off : PIECE;
+    if (MPI_Send((const char *)buf + off, (int)m, MPI_CHAR, to, 1, MPI_COMM_WORLD) != MPI_SUCCESS)
+      return fl_seterr(FL_ERR_LIBRARY, "campaign: MPI_Send to rank %d failed", to);
+  }
+  return FL_OK;
+#else
+  (void)to;
+  (void)buf;
+  (void)n;
+  return fl_seterr(FL_ERR_STATE, "campaign: send without MPI");
+#endif
+}
+
+
+int fl_campaign_recv_any(int *from, char **buf, size_t *n) {
+  *buf = NULL;
+  *n   = 0;
+#ifdef FL_HAVE_PETSC
+  if (size_ <= 1) return fl_seterr(FL_ERR_STATE, "campaign: receive without ranks");
+  uint64_t   len = 0;
+  MPI_Status st;
+  if (MPI_Recv(&len, 1, MPI_UINT64_T, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &st) != MPI_SUCCESS)
+    return fl_seterr(FL_ERR_LIBRARY, "campaign: MPI_Recv failed on rank %d", rank_);
+  *from   = st.MPI_SOURCE;
+  char *b = fl_malloc((size_t)len + 1);
+  if (!b) return fl_seterr(FL_ERR_NOMEM, "campaign: no memory for %llu bytes from rank %d",
+                           (unsigned long long)len, *from);
+  for (size_t off = 0; off < len; off += PIECE) {
+    size_t m = len - off < PIECE ? len - off : PIECE;
+    // the rest of the message from the same rank (messages of one rank keep their order)
+    if (MPI_Recv(b + off, (int)m, MPI_CHAR, *from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS) {
+      fl_free(b);
+      return fl_seterr(FL_ERR_LIBRARY, "campaign: MPI_Recv from rank %d failed", *from);
+    }
+  }
+  b[len] = '\0';
+  *buf   = b;
+  *n     = (size_t)len;
+  return FL_OK;
+#else
+  (void)from;
+  return fl_seterr(FL_ERR_STATE, "campaign: receive without MPI");
+#endif
+}

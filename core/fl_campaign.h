@@ -43,4 +43,11 @@ int fl_campaign_send(const void *buf, size_t n);
  * FL_ERR_LIBRARY. */
 int fl_campaign_recv(int from, char **buf, size_t *n);
 
+/* The dynamic deal (docs/campaigns.md): sends n bytes of buf to rank `to` (blocking), and
+ * receives the next such message from any rank (*from gets its rank; *buf as for
+ * fl_campaign_recv). Point to point, not collective; messages of one rank arrive in order.
+ * FL_OK, FL_ERR_NOMEM or FL_ERR_LIBRARY. */
+int fl_campaign_send_to(int to, const void *buf, size_t n);
+int fl_campaign_recv_any(int *from, char **buf, size_t *n);
+
 #endif

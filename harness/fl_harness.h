@@ -60,6 +60,8 @@ typedef struct fl_solve_job {
                                     runs in a child process killed after that much wall time */
   const char *mem_limit;         /* --mem-limit GB or NULL: how far that child's address
                                     space may grow beyond the harness's */
+  const char *shard;             /* --shard I/N or NULL: only shard I's problems */
+  int resume, retry_failed;      /* --resume, --retry-failed (docs/campaigns.md) */
 } fl_solve_job;
 /* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
 int fl_solve_run(const fl_solve_job *job);
@@ -111,7 +113,8 @@ void fl_harness_set_argv(int argc, char **argv);
 /*---- results folders ----*/
 
 /* A results folder is written in a staging folder beside its target ("<parent>/.<name>.staging-
- * <pid>") and renamed into place by fl_results_commit, so a reader never sees a half-written
+ * <host>-<pid>"; a later command removes it as stale only when <host> is this machine and the
+ * process is gone) and renamed into place by fl_results_commit, so a reader never sees a half-written
  * folder: on any error, fl_results_abort (or fl_results_free without commit) removes the
  * staging folder and everything in it. Layout written by `solve` (and later `run`):
  *

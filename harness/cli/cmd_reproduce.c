@@ -107,12 +107,23 @@ static const char *human_s(double s, char *buf, size_t n) {
 }
 
 
-/* The progress of `reproduce all` on a terminal: figures done of n, and the time left from the
- * estimates of the figures not done, scaled by how the finished ones compared with theirs. */
+/* The progress of `reproduce all` on stderr, a terminal or a log alike: each figure as it
+ * starts (figures done of n, and the time left from the estimates of the figures not done,
+ * scaled by how the finished ones compared with theirs) and as it ends (its time). */
 typedef struct all_progress {
   int active, n, done;
   double t0, est_done, est_left;
 } all_progress;
+
+
+static void all_progress_end(const all_progress *p, const char *what, double t0, int ok) {
+  if (!p->active) return;
+  char a[32], b[32];
+  fprintf(stderr, "[reproduce all: %d of %d done, %s elapsed] %s %s in %s\n", p->done, p->n,
+          human_s(fl_time_now() - p->t0, a, sizeof a), what, ok ? "ended" : "FAILED",
+          human_s(fl_time_now() - t0, b, sizeof b));
+  fflush(stderr);
+}
 
 
 static void all_progress_say(const all_progress *p, const char *what) {
@@ -124,6 +135,7 @@ static void all_progress_say(const all_progress *p, const char *what) {
   fprintf(stderr, "[reproduce all: figure %d of %d, %s elapsed, about %s left] %s\n",
           p->done + 1 > p->n ? p->n : p->done + 1, p->n, human_s(el, a, sizeof a),
           human_s(p->est_left * scale, b, sizeof b), what);
+  fflush(stderr);
 }
 
 
@@ -134,8 +146,9 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
   pid_t *pid = calloc((size_t)n, sizeof *pid);
   char (*log)[64] = calloc((size_t)n, sizeof *log);
   int *order = calloc((size_t)n, sizeof *order);
-  if (!pid || !log || !order) {
-    free(pid), free(log), free(order);
+  double *t0 = calloc((size_t)n, sizeof *t0);
+  if (!pid || !log || !order || !t0) {
+    free(pid), free(log), free(order), free(t0);
     fprintf(stderr, "frictionlab reproduce: out of memory\n");
     return n;
   }
@@ -177,6 +190,7 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
         continue;
       }
       running++;
+      t0[k] = fl_time_now();
       all_progress_say(prog, figs[k]->name);
     }
     if (running == 0) break;
@@ -206,9 +220,10 @@ static int reproduce_pool(const fl_figure_recipe *const *figs, int n, const char
       prog->est_done += e;
       prog->est_left -= e;
       fflush(stdout);
+      all_progress_end(prog, figs[k]->name, t0[k], ok);
     }
   }
-  free(pid), free(log), free(order);
+  free(pid), free(log), free(order), free(t0);
   return failed;
 }
 
@@ -282,18 +297,22 @@ int fl_cmd_reproduce(int argc, char **argv) {
   fflush(stdout);
   // the time left: the one-process estimates left, scaled by how the finished figures went
   // (which takes in the speed-up of workers)
-  all_progress prog = {isatty(fileno(stderr)), n, 0, fl_time_now(), 0, total};
+  all_progress prog = {1, n, 0, fl_time_now(), 0, total};
   int failed = 0;
   if (jobs > 1) {
     failed = reproduce_pool(plan, n, outdir, tier, jobs, force, &prog);
   } else {
     for (int k = 0; k < n; k++) {
       all_progress_say(&prog, plan[k]->name);
-      if (reproduce_one(plan[k], outdir, tier, jobs, force) < 0) failed++;
+      double t0 = fl_time_now();
+      int    ok = reproduce_one(plan[k], outdir, tier, jobs, force) >= 0;
+      failed += !ok;
       double e = fl_figure_estimate(plan[k], tier, jobs);
       prog.done++;
       prog.est_done += e;
       prog.est_left -= e;
+      fflush(stdout);
+      all_progress_end(&prog, plan[k]->name, t0, ok);
     }
   }
   printf("reproduce all: %d written, %d failed, %d unavailable (in %s/, %s)\n", n - failed,

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../core/fl_campaign.h"
+#include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "fl_settings.h"
@@ -66,6 +67,7 @@ typedef struct solve_args {
   fl_problem **probs; /* the loaded problems and where each came from, for the answers' files */
   const char **sources;
   int np;
+  int resume, retry_failed, shard_i, shard_n; /* docs/campaigns.md */
 } solve_args;
 
 /* One row of the summary: what happened to (problem, solver). */
@@ -82,8 +84,8 @@ typedef struct outcome {
 typedef struct solve_cli {
   fl_arg_list pos;
   fl_arg_multi solver_arg, set_arg;
-  const char *out, *norm, *wall_limit, *mem_limit;
-  int force, examples, keep_going, save_solution;
+  const char *out, *norm, *wall_limit, *mem_limit, *shard;
+  int force, examples, keep_going, save_solution, resume, retry_failed;
 } solve_cli;
 
 #define A(m) offsetof(solve_cli, m)
@@ -121,6 +123,16 @@ static const fl_arg_desc solve_flags[] = {
    "run each pair in its own process whose address space may grow by at most GB gigabytes "
    "beyond the harness's (which holds the loaded problems); a solver that runs out is "
    "recorded as an error (NOMEM where it says so) and the others go on"},
+  {"--resume", FL_ARG_FLAG, A(resume), 0, 0, NULL, NULL,
+   "take over the pairs that --out (or a killed run's staging folder of it) already holds "
+   "with the same settings (solver, options, problem file content) and solve the rest; "
+   "without such a folder, start one (docs/campaigns.md)"},
+  {"--retry-failed", FL_ARG_FLAG, A(retry_failed), 0, 0, NULL, NULL,
+   "with --resume: solve again the pairs that ended with an error"},
+  {"--shard", FL_ARG_STR, A(shard), 0, 0, "I/N", NULL,
+   "solve only shard I of N (0 <= I < N): the problems are dealt largest first (by file size) "
+   "onto the least loaded shard, and only this shard's are loaded; merge the N folders with "
+   "`frictionlab collect`"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -263,6 +275,17 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   for (int i = 0; i < j->nset; i++)
     if (add_setting(a, j->set[i]) != 0) return -1;
   if (parse_norm(a, j->norm ? j->norm : "fclib") != 0) return EXIT_USAGE;
+  a->resume       = j->resume;
+  a->retry_failed = j->retry_failed;
+  a->shard_n      = 1;
+  if (j->shard && fl_pairs_parse_shard(j->shard, &a->shard_i, &a->shard_n) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    return EXIT_USAGE;
+  }
+  if (a->retry_failed && !a->resume) {
+    fprintf(stderr, "frictionlab solve: --retry-failed goes with --resume\n");
+    return EXIT_USAGE;
+  }
   if (parse_limit("--wall-limit", j->wall_limit, &a->wall_limit) != 0 ||
       parse_limit("--mem-limit", j->mem_limit, &a->mem_limit) != 0)
     return EXIT_USAGE;
@@ -558,6 +581,7 @@ static char *pack_pair(const char *steps, const char *iters, cJSON *notes, const
   cJSON_AddItemReferenceToObject(m, "notes", notes);
   cJSON_AddStringToObject(m, "status", o->status ? o->status : "error");
   cJSON_AddNumberToObject(m, "code", o->code);
+  if (o->reason) cJSON_AddStringToObject(m, "reason", o->reason);
   cJSON_AddNumberToObject(m, "iterations", o->iters);
   put_num(m, "solve_s", o->solve_s);
   put_num(m, "natmap", o->natmap);
@@ -622,8 +646,13 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
     o->status = "unsupported";
     o->reason = "UNSUPPORTED";
   } else {
+    // a guarded pair's own reasons (its process died or ran out of time) are not error codes
+    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(m, "reason");
+    const char  *r  = cJSON_IsString(rs) ? rs->valuestring : "";
     o->status = "error";
-    o->reason = fl_errname(o->code);
+    o->reason = !strcmp(r, "CRASHED")      ? "CRASHED"
+                : !strcmp(r, "WALL_LIMIT") ? "WALL_LIMIT"
+                                           : fl_errname(o->code);
   }
   int broke = (int)get_num(m, "broke") != 0;
   cJSON_Delete(m);
@@ -838,84 +867,235 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
 }
 
 
-/* Solves every pair, pair k on rank k mod size, and on rank 0 writes the rows in the serial
- * order. Serial: straight into the files. Returns the number of broken solves (rank 0's
- * count, the same on every rank), or -1 when the gathering failed. */
-static long solve_pairs(const solve_args *a, fl_problem **probs, char **labels, int np,
-                        FILE *steps, FILE *iters, cJSON *notes, outcome *outs) {
-  int  rank = fl_campaign_rank(), size = fl_campaign_size();
-  long npairs = (long)np * a->nsolvers, mine = 0, nbroke = 0;
-  for (long k = rank; k < npairs; k += size) mine++;
-  fl_progress bar;
-  fl_progress_begin(&bar, "solve", rank == 0 ? mine : 0);
-  if (size == 1) {
-    for (long k = 0; k < npairs; k++) {
-      int i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-      nbroke += guarded(a)
-                    ? solve_one_guarded(a, a->solvers[j], probs[i], labels[i], steps, iters,
-                                        notes, &outs[k])
-                    : solve_one(a, a->solvers[j], probs[i], labels[i], steps, iters, notes,
-                                &outs[k]);
-      fl_progress_update(&bar, k + 1);
-    }
-    fl_progress_end(&bar);
-    return nbroke;
-  }
+//---- campaigns: one record per pair, committed as it finishes (harness/campaign/) ----
 
-  // every rank: its own pairs into memory, one packed text per pair
-  char **msg = fl_calloc((size_t)mine + 1, sizeof *msg);
-  int    ok  = msg != NULL;
-  long   done = 0;
-  for (long k = rank, m = 0; ok && k < npairs; k += size, m++) {
-    int    i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-    msg[m] = solve_one_packed(a, a->solvers[j], probs[i], labels[i], &outs[k]);
-    if (!msg[m]) ok = 0;
-    if (rank == 0) fl_progress_update(&bar, ++done);
-  }
-  fl_progress_end(&bar);
-  if (!fl_campaign_bcast_int(fl_campaign_sum_long(!ok) == 0)) {
-    fprintf(stderr, "frictionlab solve: rank %d: out of memory for the campaign's rows\n", rank);
-    ok = -1;
-  }
+static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                        fl_pairs *store);
 
-  // rank 0 writes in the serial order; the others send theirs in their order
-  long m0 = 0;
-  if (ok == 1 && rank == 0) {
-    for (long k = 0; k < npairs; k++) {
-      int    from = (int)(k % size);
-      char  *txt  = NULL;
-      size_t n    = 0;
-      if (from == 0) {
-        txt = msg[m0];
-        msg[m0++] = NULL;
-      } else if (fl_campaign_recv(from, &txt, &n) < 0) {
-        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-        ok = -1;
-        break;
-      }
-      int broke = unpack_pair(txt, steps, iters, notes, &outs[k]);
-      free(txt);
-      if (broke < 0) {
-        fprintf(stderr, "frictionlab solve: malformed rows from rank %d (pair %ld)\n", from, k);
-        ok = -1;
-        break;
-      }
-      nbroke += broke;
+typedef struct pair_ctx {
+  const solve_args *a;
+  fl_problem **probs;
+  char **labels;
+  outcome *outs;
+} pair_ctx;
+
+/* fl_camp_loop's run: pair k solved (in a child process when guarded) into its packed text. */
+static char *run_pair(void *vc, long k, int *broke) {
+  pair_ctx         *c = vc;
+  const solve_args *a = c->a;
+  int   i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
+  char *sb = NULL, *ib = NULL, *txt = NULL;
+  size_t sn = 0, in = 0;
+  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+  cJSON *pn = cJSON_CreateArray();
+  if (fs && fi && pn) {
+    *broke = guarded(a)
+                 ? solve_one_guarded(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
+                                     &c->outs[k])
+                 : solve_one(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
+                             &c->outs[k]);
+    fclose(fs);
+    fclose(fi);
+    fs = fi = NULL;
+    txt = pack_pair(sb, ib, pn, &c->outs[k], *broke);
+  }
+  if (fs) fclose(fs);
+  if (fi) fclose(fi);
+  free(sb);
+  free(ib);
+  cJSON_Delete(pn);
+  return txt;
+}
+
+/* Serial: solves the pairs the store lacks, each committed as it finishes, then writes the
+ * folder's files from the records in the serial order. Returns the number of broken solves, or
+ * -1 (message printed). */
+static long solve_pairs_stored(const solve_args *a, fl_problem **probs, char **labels, int np,
+                               FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                               fl_pairs *store) {
+  long         npairs = (long)np * a->nsolvers;
+  pair_ctx     ctx    = {a, probs, labels, outs};
+  fl_camp_loop loop   = {"solve", npairs, store, run_pair, &ctx};
+  if (fl_camp_run(&loop) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    return -1;
+  }
+  return write_pairs(npairs, steps, iters, notes, outs, store);
+}
+
+
+/* The folder's files from the records, in the serial order; pairs without one (interrupted
+ * before they ran) are NOT_RUN in the table. Returns the broken solves, or -1. */
+static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
+                        fl_pairs *store) {
+  long nbroke = 0;
+  for (long k = 0; k < npairs; k++) {
+    if (!fl_pairs_done(store, k)) { // interrupted before it ran
+      memset(&outs[k], 0, sizeof outs[k]);
+      outs[k].status = "error";
+      outs[k].reason = "NOT_RUN";
+      outs[k].iters  = -1;
+      outs[k].solve_s = outs[k].natmap = outs[k].merit = NAN;
+      continue;
     }
-  } else if (ok == 1) {
-    for (long m = 0; m < mine; m++) {
-      if (fl_campaign_send(msg[m], strlen(msg[m])) < 0) {
-        fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-        ok = -1;
-        break;
-      }
+    char *txt   = fl_pairs_get(store, k);
+    int   broke = txt ? unpack_pair(txt, steps, iters, notes, &outs[k]) : -1;
+    fl_free(txt);
+    if (broke < 0) {
+      fprintf(stderr, "frictionlab solve: pair %ld: %s\n", k,
+              txt ? "malformed record" : fl_errmsg());
+      return -1;
+    }
+    nbroke += broke;
+  }
+  return nbroke;
+}
+
+
+//---- the dynamic deal over MPI ranks (harness/campaign/deal.c) ----
+
+typedef struct deal_ctx {
+  const solve_args *a;
+  fl_problem **probs;
+  char **labels;
+  const char **in;
+  outcome *outs;
+  int cur;           /* worker: the problem loaded, -1 none */
+  char *skip;        /* rank 0: problems that could not be loaded */
+  char **info;       /* rank 0: each problem's "kind nv nc nh", from its first pair */
+  cJSON *skipped;    /* rank 0: the manifest's "skipped" */
+  int failed;        /* rank 0: a problem failed to load without --keep-going */
+} deal_ctx;
+
+// worker: pair k, its problem loaded first (the previous one freed: one problem per rank)
+static char *deal_work(void *vc, long k, int *broke, char *info, size_t ninfo, int *skip) {
+  deal_ctx         *c = vc;
+  const solve_args *a = c->a;
+  int               i = (int)(k / a->nsolvers);
+  if (c->cur != i) {
+    if (c->cur >= 0) fl_problem_free(c->probs[c->cur]);
+    if (c->cur >= 0) c->probs[c->cur] = NULL;
+    c->cur = -1;
+    if (load_input(c->in[i], &c->probs[i]) < 0) {
+      *skip = 1;
+      snprintf(info, ninfo, "%c %s", fl_errcode() == FL_ERR_UNSUPPORTED ? 'U' : 'E', fl_errmsg());
+      return NULL;
+    }
+    c->cur = i;
+  }
+  const fl_problem *p = c->probs[i];
+  snprintf(info, ninfo, "%s %ld %ld %ld", p->kind == FL_PROBLEM_LOCAL ? "local" : "global",
+           (long)p->nv, (long)p->nc, (long)p->nh);
+  pair_ctx pc = {a, c->probs, c->labels, c->outs};
+  return run_pair(&pc, k, broke);
+}
+
+// rank 0: a problem's sizes, or why it could not be loaded
+static int deal_got(void *vc, long k, const char *info, int skip) {
+  deal_ctx *c = vc;
+  int       i = (int)(k / c->a->nsolvers);
+  if (!skip) {
+    if (!c->info[i]) {
+      size_t n = strlen(info) + 1;
+      if ((c->info[i] = fl_malloc(n))) memcpy(c->info[i], info, n);
+    }
+    return 0;
+  }
+  if (c->skip[i]) return 0; // said already
+  c->skip[i] = 1;
+  int unsupported = info[0] == 'U';
+  const char *msg = info[0] && info[1] ? info + 2 : info;
+  fprintf(stderr, "frictionlab solve: %s%s\n", unsupported ? "skipped: " : "", msg);
+  if (!(c->a->keep_going || unsupported)) {
+    c->failed = 1;
+    return -1;
+  }
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "source", c->in[i]);
+  cJSON_AddStringToObject(o, "message", msg);
+  cJSON_AddItemToArray(c->skipped, o);
+  return 0;
+}
+
+static int deal_skipped(void *vc, long k) {
+  deal_ctx *c = vc;
+  return c->skip[k / c->a->nsolvers];
+}
+
+static const double *g_deal_size; /* for the sort below */
+static int g_deal_ns;
+static int by_size(const void *x, const void *y) {
+  long   a = *(const long *)x, b = *(const long *)y;
+  double sa = g_deal_size[a / g_deal_ns], sb = g_deal_size[b / g_deal_ns];
+  return sa > sb ? -1 : sa < sb ? 1 : (a > b) - (a < b);
+}
+
+/* Over MPI ranks: rank 0 deals the pairs, largest problem first, as workers free up, and
+ * commits each record as it arrives (the store); then writes the folder's files in the serial
+ * order and adds the problems to the manifest. Returns the broken solves (every rank), or -1. */
+static long solve_pairs_dealt(const solve_args *a, fl_problem **probs, char **labels,
+                              const char **in, int np, FILE *steps, FILE *iters, cJSON *notes,
+                              outcome *outs, fl_pairs *store, fl_results *res) {
+  int      rank = fl_campaign_rank();
+  long     npairs = (long)np * a->nsolvers, nbroke = 0;
+  deal_ctx c = {a, probs, labels, in, outs, -1, NULL, NULL, NULL, 0};
+  long    *order = NULL;
+  double  *size  = NULL;
+  int      ok    = 1;
+  if (rank == 0) {
+    c.skip    = fl_calloc((size_t)np + 1, 1);
+    c.info    = fl_calloc((size_t)np + 1, sizeof *c.info);
+    order     = fl_calloc((size_t)npairs + 1, sizeof *order);
+    size      = fl_calloc((size_t)np + 1, sizeof *size);
+    c.skipped = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "skipped");
+    ok        = c.skip && c.info && order && size;
+    for (int i = 0; ok && i < np; i++) size[i] = fl_pairs_source_size(in[i]);
+    for (long k = 0; ok && k < npairs; k++) order[k] = k;
+    g_deal_size = size;
+    g_deal_ns   = a->nsolvers;
+    if (ok) qsort(order, (size_t)npairs, sizeof *order, by_size);
+  }
+  if (!fl_campaign_bcast_int(ok)) {
+    fprintf(stderr, "frictionlab solve: rank 0: out of memory for the deal\n");
+    nbroke = -1;
+    goto out;
+  }
+  fl_camp_deal d = {"solve", npairs, store, order, deal_work, deal_got, deal_skipped, &c};
+  long r = fl_camp_deal_run(&d);
+  if (r < 0) {
+    if (rank == 0 && !c.failed) fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    nbroke = -1;
+    goto out;
+  }
+  if (rank == 0) {
+    nbroke = write_pairs(npairs, steps, iters, notes, outs, store);
+    cJSON *jp = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "problems");
+    for (int i = 0; i < np; i++) {
+      char kind[16] = "";
+      long nv = 0, nc = 0, nh = 0;
+      if (!c.info[i] || sscanf(c.info[i], "%15s %ld %ld %ld", kind, &nv, &nc, &nh) != 4) continue;
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "name", labels[i]);
+      cJSON_AddStringToObject(o, "source", in[i]);
+      cJSON_AddStringToObject(o, "kind", kind);
+      cJSON_AddNumberToObject(o, "nv", (double)nv);
+      cJSON_AddNumberToObject(o, "nc", (double)nc);
+      cJSON_AddNumberToObject(o, "nh", (double)nh);
+      cJSON_AddItemToArray(jp, o);
     }
   }
-  for (long m = 0; msg && m < mine; m++) free(msg[m]);
-  fl_free(msg);
-  // a failed gather on any rank fails the campaign everywhere
-  if (fl_campaign_sum_long(ok != 1) != 0) return -1;
-  return fl_campaign_bcast_int((int)nbroke);
+  nbroke = fl_campaign_bcast_int((int)nbroke);
+out:
+  if (c.cur >= 0) {
+    fl_problem_free(probs[c.cur]);
+    probs[c.cur] = NULL;
+  }
+  for (int i = 0; c.info && i < np; i++) fl_free(c.info[i]);
+  fl_free(c.info);
+  fl_free(c.skip);
+  fl_free(order);
+  fl_free(size);
+  return nbroke;
 }
 
 
@@ -958,6 +1138,104 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
 }
 
 
+/* Every source's label (an FCLIB file's stem or the example's name, with "~2", "~3", ... when
+ * two share one) and its shard: computed from the names alone, so that a shard loads only its
+ * own problems and labels them as the whole campaign does. -1 when out of memory. */
+static int campaign_labels(const solve_args *a, int nex, const char *const *examples,
+                           char ***labels, int **owner, int *nall) {
+  int     nin  = nex + a->ninputs;
+  char  **lab  = fl_calloc((size_t)nin + 1, sizeof *lab);
+  int    *own  = fl_calloc((size_t)nin + 1, sizeof *own);
+  double *size = fl_calloc((size_t)nin + 1, sizeof *size);
+  *labels = lab;
+  *owner  = own;
+  *nall   = lab ? nin : 0;
+  if (!lab || !own || !size) {
+    fl_free(size);
+    return -1;
+  }
+  for (int k = 0; k < nin; k++) {
+    const char *src = k < nex ? examples[k] : a->inputs[k - nex];
+    char base[128]; // as fl_problem's name
+    fl_pairs_label_base(src, base, sizeof base);
+    int dup = 1;
+    for (int j = 0; j < k; j++) {
+      if (strncmp(lab[j], base, strlen(base)) == 0 &&
+          (lab[j][strlen(base)] == '\0' || lab[j][strlen(base)] == '~')) {
+        dup++;
+      }
+    }
+    size_t len = strlen(base) + 16;
+    if (!(lab[k] = fl_malloc(len))) {
+      fl_free(size);
+      return -1;
+    }
+    if (dup > 1) snprintf(lab[k], len, "%s~%d", base, dup);
+    else snprintf(lab[k], len, "%s", base);
+    size[k] = fl_pairs_source_size(src);
+  }
+  if (a->shard_n > 1) fl_pairs_deal(nin, size, a->shard_n, own);
+  fl_free(size);
+  return 0;
+}
+
+
+/* --resume into an existing campaign folder (one with pairs/): it is replaced at the commit. */
+static int campaign_resumable(const solve_args *a) {
+  char        path[4200];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/pairs", a->out);
+  return a->resume && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+
+/* Rank 0 of a serial campaign: the store of per-pair records in the staging folder, each pair
+ * named with its settings hash; with --resume, the records of --out and of killed runs'
+ * staging folders of it (*orphans, removed once the new folder is in place) taken over.
+ * Returns 0 or -1 (message printed). */
+static int campaign_store(const solve_args *a, fl_results *res, const char **in, char **labels,
+                          int np, fl_pairs **store, char ***orphans, int *norphans,
+                          long *resumed) {
+  long      npairs = (long)np * a->nsolvers;
+  uint64_t *sh     = fl_calloc((size_t)a->nsolvers + 1, sizeof *sh);
+  int       rc     = sh ? fl_pairs_open(fl_results_staging(res), npairs, store)
+                        : fl_seterr(FL_ERR_NOMEM, "out of memory");
+  for (int j = 0; rc >= 0 && j < a->nsolvers; j++) {
+    fl_solver *s = NULL;
+    rc = make_solver(a, a->solvers[j], &s) != 0 ? fl_seterr(FL_ERR_NOMEM, "out of memory")
+                                                : fl_pairs_solver_hash(s, &sh[j]);
+    fl_solver_destroy(s);
+  }
+  for (int i = 0; rc >= 0 && i < np; i++) {
+    uint64_t ph = 0;
+    rc = fl_pairs_source_hash(in[i], &ph);
+    for (int j = 0; rc >= 0 && j < a->nsolvers; j++) {
+      uint64_t h = fl_pairs_hash(sh[j], &ph, sizeof ph);
+      rc = fl_pairs_define(*store, (long)i * a->nsolvers + j, labels[i], a->solvers[j], h);
+    }
+  }
+  fl_free(sh);
+  long stale = 0, st = 0;
+  if (rc >= 0 && a->resume) {
+    long n = fl_pairs_adopt(*store, a->out, a->retry_failed, &stale);
+    rc     = n < 0 ? (int)n : fl_pairs_orphans(a->out, orphans, norphans);
+    for (int k = 0; rc >= 0 && k < *norphans; k++) {
+      long m = fl_pairs_adopt(*store, (*orphans)[k], a->retry_failed, &st);
+      rc     = m < 0 ? (int)m : rc;
+      n += m > 0 ? m : 0;
+      stale += st;
+    }
+    if (rc >= 0) {
+      *resumed = n;
+      fprintf(stderr, "frictionlab solve: --resume: %ld of %ld pair(s) taken over from %s%s",
+              n, npairs, a->out, *norphans ? " and killed runs' staging folders" : "");
+      if (stale) fprintf(stderr, "; %ld done under other settings are solved again", stale);
+      fprintf(stderr, "\n");
+    }
+  }
+  if (rc < 0) fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+  return rc < 0 ? -1 : 0;
+}
 
 
 int fl_cmd_solve(int argc, char **argv) {
@@ -967,7 +1245,8 @@ int fl_cmd_solve(int argc, char **argv) {
   if (rc == 0) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
-                      c.examples, c.keep_going, c.wall_limit, c.mem_limit};
+                      c.examples, c.keep_going, c.wall_limit, c.mem_limit, c.shard, c.resume,
+                      c.retry_failed};
     save_solution_flag = c.save_solution;
     rc = fl_solve_run(&j);
   } else {
@@ -995,6 +1274,12 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON       *notes = NULL;
   char       **expanded = NULL; /* the inputs with folders expanded */
   int          nexpanded = 0;
+  char       **all_labels = NULL; /* every source's label (shards load only some) */
+  int         *owner = NULL;      /* every source's shard */
+  fl_pairs    *store = NULL;      /* one record per finished pair (harness/campaign/) */
+  char       **orphans = NULL;    /* staging folders of killed runs taken over by --resume */
+  int          norphans = 0, sig = 0, nall = 0;
+  long         resumed = 0;
 
   int rc = fill_args(&a, job);
   if (rc != 0) {
@@ -1004,6 +1289,9 @@ int fl_solve_run(const fl_solve_job *job) {
   }
   for (int j = 0; j < a.nsolvers; j++) a.guard_plugins |= from_plugin(a.solvers[j]);
   if (guarded(&a)) guard_omp_begin(); // before any problem is loaded
+  // SIGTERM, SIGINT from here on: loading goes on, then no pair starts and the folder is kept
+  // (with the pairs a --resume took over) and marked interrupted
+  fl_pairs_signals_on();
 
   // every solver and every option is checked before anything is loaded or written
   for (int j = 0; j < a.nsolvers; j++) {
@@ -1057,9 +1345,16 @@ int fl_solve_run(const fl_solve_job *job) {
     status = 1;
     goto done;
   }
+  if (campaign_labels(&a, nex, examples, &all_labels, &owner, &nall) < 0) {
+    fprintf(stderr, "frictionlab solve: out of memory\n");
+    status = 1;
+    goto done;
+  }
   for (int k = 0; k < nin; k++) {
     const char *src = k < nex ? examples[k] : a.inputs[k - nex];
-    if (load_input(src, &probs[np]) < 0) {
+    if (owner[k] != a.shard_i) continue; // another shard's (--shard)
+    // over MPI ranks each worker loads a problem when it is dealt one of its pairs
+    if (fl_campaign_size() == 1 && load_input(src, &probs[np]) < 0) {
       // a well-formed file of a kind FrictionLab does not model (rolling friction, ...) is
       // skipped and recorded like an unsupported solver; malformed input stops the run
       // unless --keep-going
@@ -1077,16 +1372,8 @@ int fl_solve_run(const fl_solve_job *job) {
       goto done;
     }
     in[np] = src;
-    // a label per problem, made unique when two files share a stem
-    const char *base = probs[np]->name[0] ? probs[np]->name : src;
-    int         dup  = 1;
-    for (int j = 0; j < np; j++) {
-      if (strncmp(labels[j], base, strlen(base)) == 0 &&
-          (labels[j][strlen(base)] == '\0' || labels[j][strlen(base)] == '~')) {
-        dup++;
-      }
-    }
-    size_t len = strlen(base) + 16;
+    // its label, unique over every source given (campaign_labels)
+    size_t len = strlen(all_labels[k]) + 1;
     labels[np] = fl_malloc(len);
     np++;
     if (!labels[np - 1]) {
@@ -1094,8 +1381,13 @@ int fl_solve_run(const fl_solve_job *job) {
       status = 1;
       goto done;
     }
-    if (dup > 1) snprintf(labels[np - 1], len, "%s~%d", base, dup);
-    else snprintf(labels[np - 1], len, "%s", base);
+    memcpy(labels[np - 1], all_labels[k], len);
+  }
+  if (np == 0 && a.shard_n > 1) {
+    fprintf(stderr, "frictionlab solve: shard %d/%d: no problem was dealt to it (%d problem(s) "
+                    "for %d shards)\n", a.shard_i, a.shard_n, nin, a.shard_n);
+    status = 1;
+    goto done;
   }
   if (np == 0) {
     fprintf(stderr, "frictionlab solve: none of the %d problem(s) could be loaded\n", nin);
@@ -1118,7 +1410,7 @@ int fl_solve_run(const fl_solve_job *job) {
     goto solve;
   }
   announce = 1; // from here rank 0 owes the others a word on whether the folder is ready
-  if (fl_results_begin(a.out, "solve", a.force, &res) < 0) {
+  if (fl_results_begin(a.out, "solve", a.force || campaign_resumable(&a), &res) < 0) {
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     status = 1;
     goto done;
@@ -1157,7 +1449,7 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
   for (int k = 0; k < a.nsets; k++) cJSON_AddItemToArray(jsets, cJSON_CreateString(a.sets[k].arg));
   cJSON *jprobs = cJSON_AddArrayToObject(man, "problems");
-  for (int i = 0; i < np; i++) {
+  for (int i = 0; i < np && probs[i]; i++) { // (over MPI ranks: added as pairs arrive)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", labels[i]);
     cJSON_AddStringToObject(o, "source", in[i]);
@@ -1170,6 +1462,10 @@ int fl_solve_run(const fl_solve_job *job) {
   cJSON_AddItemToObject(man, "skipped", skipped);
   skipped = NULL; // owned by the manifest now
   notes   = cJSON_AddArrayToObject(man, "notes");
+  if (campaign_store(&a, res, in, labels, np, &store, &orphans, &norphans, &resumed) < 0) {
+    status = 1;
+    goto done;
+  }
   fl_campaign_bcast_int(1);
   announce = 0;
 
@@ -1181,13 +1477,23 @@ solve:
     status = 1;
     goto done;
   }
-  long nbroke = solve_pairs(&a, probs, labels, np, steps, iters, notes, outs);
+  long nbroke = fl_campaign_size() > 1
+                    ? solve_pairs_dealt(&a, probs, labels, in, np, steps, iters, notes, outs,
+                                        store, res)
+                    : solve_pairs_stored(&a, probs, labels, np, steps, iters, notes, outs, store);
+  sig = fl_campaign_bcast_int(store ? fl_pairs_signalled() : 0);
   if (nbroke < 0) {
     status = 1;
     goto done;
   }
+  if (store && fl_camp_state(fl_results_staging(res), fl_results_manifest(res), store, resumed,
+                             sig, a.shard_i, a.shard_n, all_labels, nall) < 0) {
+    fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
+    status = 1;
+    goto done;
+  }
   if (rank > 0) { // rank 0 writes the folder and the table
-    status = nbroke > 0;
+    status = sig ? 128 + sig : nbroke > 0;
     goto done;
   }
 
@@ -1198,6 +1504,15 @@ solve:
     goto done;
   }
   res = NULL;
+  for (int k = 0; k < norphans; k++) fl_pairs_rmtree(orphans[k]); // taken over, now committed
+  if (sig) {
+    fprintf(stderr, "frictionlab solve: stopped by signal %d (%s): %ld of %ld pair(s) done are "
+                    "in %s (campaign.json says \"interrupted\"); run the same command with "
+                    "--resume to solve the rest\n", sig, strsignal(sig), fl_pairs_ndone(store),
+            fl_pairs_npairs(store), job->shown_out ? job->shown_out : a.out);
+    status = 128 + sig;
+    goto done;
+  }
   print_table(&a, labels, np, outs);
   printf("\nresults written to %s (manifest.json, steps.csv, iters.csv%s)\n",
          job->shown_out ? job->shown_out : a.out,
@@ -1213,6 +1528,13 @@ solve:
   }
 
 done:
+  fl_pairs_signals_off();
+  fl_pairs_close(store);
+  for (int k = 0; k < norphans; k++) fl_free(orphans[k]);
+  fl_free(orphans);
+  for (int k = 0; all_labels && k < nall; k++) fl_free(all_labels[k]);
+  fl_free(all_labels);
+  fl_free(owner);
   if (announce) fl_campaign_bcast_int(0); // the folder failed: the other ranks stop
   if (rank > 0) cJSON_Delete(notes);
   fl_results_abort(res);

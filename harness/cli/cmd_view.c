@@ -34,7 +34,7 @@ static const fl_cmd_spec view_spec = {
   "Opens the viewer of a `frictionlab run` results folder: viewer.html, which plays the\n"
   "recorded run of every solver side by side (docs/recording.md). It is rebuilt from\n"
   "recording.flrec when missing or older than the recording (or with --rebuild), so the\n"
-  "folder of a run that was killed (.NAME.staging-PID) opens too, with the steps it holds.\n"
+  "folder of a run that was killed (.NAME.staging-HOST-PID) opens too, with the steps it holds.\n"
   "The page is opened with $BROWSER or xdg-open when a display is there; otherwise (or\n"
   "with --print) its path is printed, to open in any browser: it needs no server.\n",
   NULL, view_flags};

@@ -11,6 +11,7 @@
 
 #include "../../core/fl_campaign.h"
 #include "../fl_harness.h"
+#include "../campaign/fl_camp.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -31,6 +32,8 @@ static const fl_subcommand cmds[] = {
   {"verify", fl_cmd_verify, "run the analytic suite (closed-form motions) with every solver; verdicts per case"},
   {"score", fl_cmd_score, "score an answer (an FCLIB file's /solution) against its problem with solve's merit"},
   {"export", fl_cmd_export, "write steps of a scene as FCLIB files, or a scene as a scene file"},
+  {"plan", fl_cmd_plan, "list a campaign's (problem, solver) pairs with size estimates and shards"},
+  {"collect", fl_cmd_collect, "merge the results folders of a campaign's shards into one (docs/campaigns.md)"},
   {NULL, NULL, NULL}
 };
 

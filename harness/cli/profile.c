@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../core/fl_campaign.h"
+#include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../figures/fl_figure.h"
 
@@ -259,8 +260,8 @@ int fl_profile_read_costs(const char *dir, double tol, int *nprob, int *nsolver)
 /* the command line as declared (fl_args.h) */
 typedef struct profile_cli {
   fl_arg_list pos;
-  fl_arg_multi solver_arg, set_arg;
-  const char *tol, *out, *from, *norm, *wall_limit, *mem_limit;
+  fl_arg_multi solver_arg, set_arg, from;
+  const char *tol, *out, *norm, *wall_limit, *mem_limit, *shard;
   int force;
 } profile_cli;
 
@@ -272,8 +273,13 @@ static const fl_arg_desc profile_flags[] = {
   {"--norm", FL_ARG_STR, A(norm), 0, 0, "KIND", NULL, "normalization, as for solve"},
   {"--tol", FL_ARG_STR, A(tol), 0, 0, "T", "1e-6",
    "'solved' means the common merit reached T"},
-  {"--from", FL_ARG_STR, A(from), 0, 0, "SOLVE_RESULTS", NULL,
-   "take the costs from an earlier solve's folder instead of solving"},
+  {"--from", FL_ARG_MULTI, A(from), 0, 0, "SOLVE_RESULTS", NULL,
+   "take the costs from an earlier solve's folder instead of solving; given several times, "
+   "from the folders of one campaign's shards, merged as `frictionlab collect` merges them "
+   "(into DIR/solve/)"},
+  {"--shard", FL_ARG_STR, A(shard), 0, 0, "I/N", NULL,
+   "solve only shard I of N of the problems, as for solve (profile the shards together with "
+   "--from S0 --from S1 ...)"},
   {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
    "results folder (default results/profiles/profile-<date>-<time>)"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
@@ -369,7 +375,7 @@ int fl_cmd_profile(int argc, char **argv) {
     status = prc == 1 ? 0 : prc < 0 ? 1 : 2;
     goto done;
   }
-  from = c.from;
+  from = c.from.n > 0 ? c.from.v[0] : NULL;
   out = c.out;
   force = c.force;
   {
@@ -411,7 +417,20 @@ int fl_cmd_profile(int argc, char **argv) {
   } else {
     fl_campaign_bcast_int(1);
   }
-  if (from) {
+  if (from && c.from.n > 1) {
+    // several folders: merged into solve/ as collect merges shards
+    snprintf(solvedir, sizeof solvedir, "%s/solve", fl_results_staging(res));
+    char *cargv[FL_ARG_MAX_MULTI + 3];
+    int   cn = 0;
+    for (int k = 0; k < c.from.n; k++) cargv[cn++] = (char *)c.from.v[k];
+    cargv[cn++] = "--out";
+    cargv[cn++] = solvedir;
+    cargv[cn]   = NULL;
+    if (fl_cmd_collect(cn, cargv) != 0) {
+      fprintf(stderr, "frictionlab profile: the --from folders could not be merged\n");
+      goto done;
+    }
+  } else if (from) {
     snprintf(solvedir, sizeof solvedir, "%s", from);
   } else {
     // rank > 0 never writes: the folder is rank 0's
@@ -422,7 +441,8 @@ int fl_cmd_profile(int argc, char **argv) {
     snprintf(shown, sizeof shown, "%s/solve", out);
     fl_solve_job job = {c.pos.n,     c.pos.v, c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                         c.set_arg.v, c.norm,  solvedir,       shown,          0,
-                        0,           1,       c.wall_limit,   c.mem_limit};
+                        0,           1,       c.wall_limit,   c.mem_limit,
+                        c.shard,     0,       0};
     int rc = fl_solve_run(&job);
     if (rank > 0) {
       status = rc;
@@ -478,7 +498,11 @@ int fl_cmd_profile(int argc, char **argv) {
     }
     cJSON *man = fl_results_manifest(res);
     cJSON_AddNumberToObject(man, "tol", tol);
-    cJSON_AddStringToObject(man, "solve_results", from ? from : "solve/");
+    cJSON_AddStringToObject(man, "solve_results", from && c.from.n == 1 ? from : "solve/");
+    if (c.from.n > 1) {
+      cJSON *fr = cJSON_AddArrayToObject(man, "from");
+      for (int k = 0; k < c.from.n; k++) cJSON_AddItemToArray(fr, cJSON_CreateString(c.from.v[k]));
+    }
   }
   if (fl_results_commit(res) < 0) {
     res = NULL;

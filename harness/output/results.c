@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* results.c: results folders (staged, then renamed into place), their manifest and CSV helpers.
  *
- * A folder is built in "<parent>/.<name>.staging-<pid>" and renamed to "<parent>/<name>" only
+ * A folder is built in "<parent>/.<name>.staging-<host>-<pid>" and renamed to "<parent>/<name>" only
  * when everything was written, so an error or a crash never leaves a half-written results
  * folder under the target's name.
  */
@@ -125,12 +125,58 @@ static int pid_gone(long pid) {
 }
 
 
+// this machine's name as staging folders carry it: gethostname with '/' (impossible in a
+// file name) made '_'; "localhost" when it has none
+static void host_name(char *buf, size_t n) {
+  if (gethostname(buf, n) != 0 || !buf[0]) snprintf(buf, n, "localhost");
+  buf[n - 1] = '\0';
+  for (char *c = buf; *c; c++)
+    if (*c == '/') *c = '_';
+}
+
+
+/* Parses what follows ".staging-" in a staging folder's name: "HOST-PID" (this version) or
+ * "PID" (older ones, taken as this host's), then "" or ".old-PID". Sets *pid and *old and
+ * returns 1 when the folder is this host's, 0 when another host's or not a staging name. */
+static int staging_tag(const char *r, long *pid, int *old) {
+  char host[256], mine[256];
+  const char *dot = strstr(r, ".old-");
+  size_t len = dot ? (size_t)(dot - r) : strlen(r);
+  if (len == 0 || len >= sizeof host) return 0;
+  memcpy(host, r, len);
+  host[len] = '\0';
+  char *dash = strrchr(host, '-');
+  const char *num = dash ? dash + 1 : host;
+  char *end = NULL;
+  errno = 0;
+  *pid = strtol(num, &end, 10);
+  if (errno || end == num || *end) return 0;
+  *old = dot != NULL;
+  if (!dash) return 1; // an older binary's name: the host was not recorded
+  *dash = '\0';
+  host_name(mine, sizeof mine);
+  // another machine's (or container's) process ids mean nothing here: never judge them
+  return strcmp(host, mine) == 0;
+}
+
+
+// 1 when a staging folder holds per-pair records of a campaign (harness/campaign/): those are
+// finished work that `solve --resume` takes over, never removed as stale
+static int holds_pairs(const char *parent, const char *name) {
+  char path[4096];
+  if (snprintf(path, sizeof path, "%s/%s/pairs", parent, name) >= (int)sizeof path) return 0;
+  return dir_empty(path) == 0;
+}
+
+
 // Cleans up after commands that were killed, in `parent`, and says what it did on stderr:
-//   ".NAME.staging-PID" of a dead process: a folder never finished, removed;
-//   ".NAME.staging-PID.old-PID" of a dead process: killed while replacing NAME under --force,
-//     after the old folder was moved aside. The staging folder beside it was complete (the
-//     manifest is written before anything is moved), so it becomes NAME and the old one goes;
-//     without it, the old folder goes back to NAME when NAME is missing.
+//   ".NAME.staging-HOST-PID" of a dead process of this host: a folder never finished, removed
+//     (unless it holds a campaign's finished pairs: kept for `solve --resume`, and said so);
+//   ".NAME.staging-HOST-PID.old-PID" of a dead process of this host: killed while replacing
+//     NAME under --force, after the old folder was moved aside. The staging folder beside it
+//     was complete (the manifest is written before anything is moved), so it becomes NAME and
+//     the old one goes; without it, the old folder goes back to NAME when NAME is missing.
+// Another host's staging folders are left alone: its process ids cannot be checked here.
 static void remove_stale_staging(const char *parent) {
   DIR *d = opendir(parent);
   if (!d) return;
@@ -142,15 +188,12 @@ static void remove_stale_staging(const char *parent) {
   while ((e = readdir(d)) != NULL && n < MAXSTALE) {
     const char *tag = e->d_name[0] == '.' ? strstr(e->d_name, ".staging-") : NULL;
     if (!tag || strlen(e->d_name) >= sizeof names[0]) continue;
-    char *end = NULL;
-    errno = 0;
-    long pid = strtol(tag + 9, &end, 10);
-    if (errno || !end || end == tag + 9 || !pid_gone(pid)) continue;
-    if (*end == '\0') {
-      old[n] = 0;
-    } else if (strncmp(end, ".old-", 5) == 0) {
-      old[n] = 1;
-    } else {
+    long pid = 0;
+    if (!staging_tag(tag + 9, &pid, &old[n]) || !pid_gone(pid)) continue;
+    if (!old[n] && holds_pairs(parent, e->d_name)) {
+      fprintf(stderr, "results: kept %s/%s: it holds finished pairs of process %ld (gone); "
+              "`frictionlab solve ... --resume --out` on its folder takes them over\n", parent,
+              e->d_name, pid);
       continue;
     }
     snprintf(names[n], sizeof names[n], "%s", e->d_name);
@@ -484,7 +527,9 @@ int fl_results_begin(const char *dir, const char *command, int force, fl_results
   }
   remove_stale_staging(parent);
   fl_results *r = fl_calloc(1, sizeof *r);
-  char       *staging = fmtstr("%s/.%s.staging-%ld", parent, base, (long)getpid());
+  char host[256];
+  host_name(host, sizeof host);
+  char       *staging = fmtstr("%s/.%s.staging-%s-%ld", parent, base, host, (long)getpid());
   fl_free(parent);
   if (!r || !staging) {
     fl_free(r);

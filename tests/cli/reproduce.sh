@@ -14,6 +14,12 @@ rc=$?
 [[ $rc -eq 0 ]] && pass "reproduce all --quick exits 0" || fail "exit $rc: $(tail -n 20 "$tmp/all.err")"
 grep -q "^reproduce all: [0-9]* written, 0 failed" "$tmp/all.out" && pass "summary line" ||
   fail "summary: $(tail -n 2 "$tmp/all.out")"
+# piped to a file (as under a scheduler), stderr still says each figure as it starts and ends
+nw=$(sed -n 's/^reproduce all: \([0-9]*\) written.*/\1/p' "$tmp/all.out")
+ns=$(grep -c "^\[reproduce all: figure [0-9]* of [0-9]*, .* elapsed, about .* left\] " "$tmp/all.err")
+ne=$(grep -c "^\[reproduce all: [0-9]* of [0-9]* done, .* elapsed\] .* ended in " "$tmp/all.err")
+[[ $ns -eq $nw && $ne -eq $nw ]] && pass "stderr to a file: $ns figures started and $ne ended, each said" ||
+  fail "progress in a log: $ns start lines, $ne end lines, $nw figures"
 
 is_png() { [[ -s "$1" ]] && [[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]]; }
 nfig=0

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+/* fl_camp.h: campaigns that outlive a batch job (docs/campaigns.md).
+ *
+ * A campaign is a list of (problem, solver) pairs. This module keeps it out of the commands:
+ *   - identity: a pair is (problem label, solver name) and its settings hash, FNV-1a 64 over
+ *     the solver's name, its resolved options (fl_solver_options_json) and the problem file's
+ *     bytes (a built-in example: its name), so a resumed or collected pair is known to be the
+ *     same computation;
+ *   - a store: one record per finished pair, <folder>/pairs/<id>.json, written to a temporary
+ *     name and renamed, so a kill loses at most the pair in progress;
+ *   - signals: SIGTERM and SIGINT set a flag that the pair loop reads between pairs (a second
+ *     signal kills as before);
+ *   - shards: `--shard I/N` deals problems to N shards, largest first onto the least loaded
+ *     (by file size), the same deal in every shard without loading anything;
+ *   - progress lines on stderr when it is not a terminal.
+ */
+#ifndef FL_CAMP_H
+#define FL_CAMP_H
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/campaign/fl_camp.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../../solvers/fl_solver.h"
+
+struct cJSON;
+
+/*---- identity ----*/
+
+/* FNV-1a 64 of n bytes, continuing from h (start from FL_PAIRS_HASH0). */
+#define FL_PAIRS_HASH0 0xcbf29ce484222325ULL
+uint64_t fl_pairs_hash(uint64_t h, const void *data, size_t n);
+/* The hash of a problem source: an existing file's bytes, else the text "example:" + src.
+ * Returns FL_OK or FL_ERR_IO (message names the file). */
+int fl_pairs_source_hash(const char *src, uint64_t *h);
+/* The hash of a configured solver: its name and resolved options as JSON text. */
+int fl_pairs_solver_hash(const fl_solver *s, uint64_t *h);
+/* A hash as 16 hex digits and a NUL (buf of 17 bytes). */
+void fl_pairs_hex(uint64_t h, char *buf);
+
+/* The label `solve` gives a source before making it unique: an FCLIB file's stem, or the
+ * example's name (what the loaded problem's name would be). Writes at most n bytes. */
+void fl_pairs_label_base(const char *src, char *buf, size_t n);
+
+/*---- shards ----*/
+
+/* Parses "I/N" (0 <= I < N). Returns FL_OK or FL_ERR_INVAL (message names the text). */
+int fl_pairs_parse_shard(const char *text, int *i, int *n);
+/* A size estimate of a source in bytes (the file's size; a built-in example: 0). */
+double fl_pairs_source_size(const char *src);
+/* Deals np items of size[] to nshards: largest first onto the least loaded, ties to the lower
+ * shard and the earlier item. owner[np] gets each item's shard. */
+void fl_pairs_deal(int np, const double *size, int nshards, int *owner);
+
+/*---- the store of finished pairs ----*/
+
+typedef struct fl_pairs fl_pairs;
+
+/* Opens the store of `dir` (creates dir/pairs) for npairs pairs. FL_OK, FL_ERR_IO, NOMEM. */
+int fl_pairs_open(const char *dir, long npairs, fl_pairs **out);
+/* Names pair k (strings are copied) with its settings hash. */
+int fl_pairs_define(fl_pairs *ps, long k, const char *problem, const char *solver, uint64_t hash);
+/* Takes over the finished pairs of an earlier folder `from` (a results folder or a staging
+ * folder with pairs/): a record of pair k with the same problem, solver and settings hash is
+ * linked (or copied) into this store and k marked done; with retry_failed, records of pairs
+ * that failed (an error) are left to run again. *nstale (may be NULL) counts records of the
+ * same pair under other settings (not taken). Returns the number taken, or a negative error. */
+long fl_pairs_adopt(fl_pairs *ps, const char *from, int retry_failed, long *nstale);
+/* Whether pair k has a record. */
+int fl_pairs_done(const fl_pairs *ps, long k);
+/* Commits pair k's record: `record` is a JSON object's text (the command's own content); it is
+ * wrapped with the pair's identity and `broke` and made visible atomically. FL_OK or FL_ERR_IO. */
+int fl_pairs_put(fl_pairs *ps, long k, const char *record, int broke);
+/* Pair k's record text (fl_free), NULL when it has none or it is unreadable (error set). */
+char *fl_pairs_get(const fl_pairs *ps, long k);
+/* Number of pairs; of those with a record; of those that failed. */
+long fl_pairs_npairs(const fl_pairs *ps);
+long fl_pairs_ndone(const fl_pairs *ps);
+long fl_pairs_nfailed(const fl_pairs *ps);
+void fl_pairs_close(fl_pairs *ps);
+
+/* Finished pairs of a staging folder of `target` left by a dead process of this host (killed
+ * without a chance to leave its folder): their paths, for fl_pairs_adopt and removal after a
+ * commit. *out: n strings (fl_free each, then the array). FL_OK or FL_ERR_NOMEM. */
+int fl_pairs_orphans(const char *target, char ***out, int *n);
+/* Removes a folder tree (the orphans once taken over). */
+int fl_pairs_rmtree(const char *path);
+
+/*---- the pair loop ----*/
+
+/* A campaign's pairs as the command solves them: run(ctx, k, &broke) solves pair k and returns
+ * its record (a JSON object's text, malloc'd; NULL: out of memory) and whether it failed. */
+typedef struct fl_camp_loop {
+  const char *label; /* the command, for progress lines ("solve") */
+  long npairs;
+  fl_pairs *store;   /* pairs it holds already (resumed) are skipped */
+  char *(*run)(void *ctx, long k, int *broke);
+  void *ctx;
+} fl_camp_loop;
+
+/* Runs every pair the store lacks, in order, committing each as it finishes; between pairs it
+ * stops when a signal arrived (fl_pairs_signalled; install the handlers first). Progress goes
+ * to stderr: the bar on a terminal, lines otherwise. Returns the number of pairs run, or a
+ * negative error (a record that could not be written: message set). */
+long fl_camp_run(const fl_camp_loop *loop);
+
+/* The dynamic deal under MPI (deal.c): rank 0 hands out pairs in `order` (largest first) as
+ * ranks free up and commits each pair's record as it arrives; ranks 1..N-1 solve what they are
+ * given. Collective. work(ctx, k, &broke, info, ninfo, &skip) on a worker solves pair k and
+ * returns its record (malloc'd), or sets skip (its problem could not be loaded; info holds the
+ * message) and returns NULL; info (one line) travels to rank 0's got(ctx, k, info, skip), which
+ * returns < 0 to stop dealing (the run fails). skipped(ctx, k) on rank 0 says pair k is not to
+ * be dealt (its problem was skipped). Signals (fl_pairs_signals_on on every rank) stop the
+ * dealing after the pairs in progress. Returns, on every rank, the number of pairs done in the
+ * store (rank 0's count), or a negative error when the deal broke down or got() refused. */
+typedef struct fl_camp_deal {
+  const char *label;
+  long npairs;
+  fl_pairs *store;   /* rank 0 */
+  const long *order; /* rank 0: npairs indices */
+  char *(*work)(void *ctx, long k, int *broke, char *info, size_t ninfo, int *skip);
+  int (*got)(void *ctx, long k, const char *info, int skip);
+  int (*skipped)(void *ctx, long k);
+  void *ctx;
+} fl_camp_deal;
+long fl_camp_deal_run(const fl_camp_deal *d);
+
+/* Writes the campaign's state: "campaign" in the manifest `man` and campaign.json in `dir`:
+ * state ("complete", or "interrupted" with the signal), pairs, done, failed, resumed, shard,
+ * and "order": the labels of every problem of the whole campaign (all shards), in order, by
+ * which `collect` puts shards' rows back in the serial order.
+ * FL_OK or FL_ERR_IO. */
+int fl_camp_state(const char *dir, struct cJSON *man, const fl_pairs *ps, long resumed,
+                  int sig, int shard_i, int shard_n, char *const *labels, int nlabels);
+
+/* `frictionlab collect DIR... --out DIR` (collect.c). */
+int fl_cmd_collect(int argc, char **argv);
+/* `frictionlab plan PROBLEMS... --solver ...` (plan.c). */
+int fl_cmd_plan(int argc, char **argv);
+
+/*---- signals ----*/
+
+/* Installs SIGTERM and SIGINT handlers that only record the signal; a second one restores the
+ * default action and re-raises it. */
+void fl_pairs_signals_on(void);
+/* The signal received since fl_pairs_signals_on, 0 when none. */
+int fl_pairs_signalled(void);
+/* Restores the previous handlers. */
+void fl_pairs_signals_off(void);
+
+/*---- progress lines ----*/
+
+/* When stderr is not a terminal: a line "LABEL: D/T pairs done, F failed, E elapsed, ~L left"
+ * at most every `every` seconds (FL_PROGRESS_EVERY overrides; <= 0 turns them off) and one at
+ * the end. On a terminal nothing (the bar of fl_progress is drawn instead). */
+typedef struct fl_pairs_progress {
+  const char *label;
+  long total, skipped;
+  double t0, last, every;
+  int on;
+} fl_pairs_progress;
+void fl_pairs_progress_begin(fl_pairs_progress *p, const char *label, long total, long skipped);
+void fl_pairs_progress_update(fl_pairs_progress *p, long done, long failed);
+void fl_pairs_progress_end(fl_pairs_progress *p, long done, long failed);
+
+#endif
