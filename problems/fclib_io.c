@@ -1239,7 +1239,9 @@ static int compliant_dofs(const fl_problem *p, const double *v, const double *ga
 static int save_guess(const wr *w, const fl_problem *p, const fl_csr *J, const double *wv) {
   fl_int nc3 = 3 * p->nc, nv = p->nv;
   fl_dynamics *dyn = NULL;
-  double *buf = (double *)fl_calloc((size_t)(2 * nv + nc3 + 1), sizeof(double));
+  // u = J v has a row per contact component and per bilateral row (nc3 + nh): room for all of
+  // them, although only the contact part goes to the file
+  double *buf = (double *)fl_calloc((size_t)(2 * nv + fl_problem_nrows(p) + 1), sizeof(double));
   if (!buf) return fl_seterr(FL_ERR_NOMEM, "%s: /guesses: out of memory", w->path);
   double *v = buf, *t = buf + nv, *u = t + nv;
   int rc = fl_dynamics_create(p, &dyn);

@@ -59,7 +59,8 @@ static const fl_cmd_spec export_spec = {
   "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found\n"
   "and, as FCLIB's /guesses/1, the warm start a simulation offers at that step (step k-1's\n"
   "impulses matched by contact feature; `solve --set warm_start=true` starts from it).\n"
-  "Scenes with joints cannot be exported (FCLIB has no bilateral rows). --scene-json FILE\n"
+  "A scene's joints (bilateral rows) go to FCLIB's /fclib_global/G and /vectors/b, their\n"
+  "impulses to /solution/l and /guesses/1/l. --scene-json FILE\n"
   "writes the scene as a scene file instead: its initial state, or with --steps N the state\n"
   "after N steps with the solver.\n",
   NULL, export_flags};
