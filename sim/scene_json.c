@@ -785,19 +785,17 @@ int fl_world_save_json(const fl_world *w, const char *path) {
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);
   if (!text) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int rc = FL_OK;
-  if (!f) {
-    rc = fl_seterr(FL_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-  } else {
+  // never onto a device, FIFO, symlink or folder; through a fresh temporary file (issue 51)
+  fl_outfile o;
+  int rc = fl_outfile_open(&o, path, "scene file");
+  if (rc >= 0) {
     size_t n = strlen(text);
-    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
-    if (fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
-    if (rc >= 0 && rename(tmp, path) != 0)
-      rc = fl_seterr(FL_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (rc < 0) remove(tmp);
+    if (fwrite(text, 1, n, o.f) != n || fputc('\n', o.f) == EOF) {
+      fl_outfile_abort(&o);
+      rc = fl_seterr(FL_ERR_IO, "%s: write error", path);
+    } else {
+      rc = fl_outfile_commit(&o);
+    }
   }
   free(text);
   return rc;

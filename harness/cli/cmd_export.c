@@ -48,7 +48,8 @@ static const fl_arg_desc export_flags[] = {
    "(from step A on; the history before A keeps the scene's law): FCLIB's free velocity "
    "asks at most V of separation, and the files' titles say so"},
   {"--scene-json", FL_ARG_STR, A(scene_json), 0, 0, "FILE", NULL,
-   "write the scene as a scene file (docs/scene-format.md) instead"},
+   "write the scene as a scene file (docs/scene-format.md) instead, through a temporary file; "
+   "an existing regular file is replaced, anything else (folder, symlink, FIFO, device) never"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
@@ -208,6 +209,12 @@ int fl_cmd_export(int argc, char **argv) {
               out ? "--out" : "--max-recovery-speed");
       fl_world_free(w);
       return EXIT_USAGE;
+    }
+    // a device, FIFO, symlink or folder at FILE is never replaced, --force or not (issue 51)
+    if (fl_check_output(scene_json, "--scene-json file") < 0) {
+      fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
+      fl_world_free(w);
+      return 1;
     }
     fl_solver *s = NULL;
     if (n > 0) {

@@ -58,13 +58,12 @@ int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info 
     return fl_seterr(FL_ERR_IO, "%s: cannot read", rec_path);
   }
   fclose(in);
-  char tmp[1200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", html_path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
+  fl_outfile o;
+  if (fl_outfile_open(&o, html_path, "viewer page") < 0) {
     fl_free(data);
-    return fl_seterr(FL_ERR_IO, "%s: cannot write", tmp);
+    return fl_errcode();
   }
+  FILE *f = o.f;
   static const char *const marker[3] = {"/*FL:THREE*/", "/*FL:DATA*/", "/*FL:VIEWER*/"};
   const char *t = (const char *)fl_viewer_template, *end = t + fl_viewer_template_len;
   int rc = FL_OK;
@@ -83,8 +82,7 @@ int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info 
   }
   if (rc >= 0) fwrite(t, 1, (size_t)(end - t), f);
   fl_free(data);
-  if (ferror(f) | fclose(f)) rc = rc < 0 ? rc : fl_seterr(FL_ERR_IO, "%s: write failed", tmp);
-  if (rc >= 0 && rename(tmp, html_path) != 0) rc = fl_seterr(FL_ERR_IO, "%s: cannot rename", html_path);
-  if (rc < 0) remove(tmp);
+  if (rc < 0) fl_outfile_abort(&o);
+  else rc = fl_outfile_commit(&o);
   return rc;
 }
