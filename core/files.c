@@ -153,12 +153,14 @@ int fl_name_check(const char *name, const char *where, const char *what) {
     int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
              c == '_' || c == '-' || c == '.';
     if (ok && i == 0 && (c == '.' || c == '-')) ok = 0;
-    if (!ok)
-      return fl_seterr(FL_ERR_INVAL, "%s: %s '%s': character %zu (0x%02x%s%c%s) is not allowed; "
-                       "names are 1 to %d of A-Z a-z 0-9 _ . - (not starting with . or -)",
-                       where, what, shown, i + 1, c, c >= 0x20 && c < 0x7f ? ", '" : "",
-                       c >= 0x20 && c < 0x7f ? (char)c : ' ', c >= 0x20 && c < 0x7f ? "'" : "",
-                       FL_NAME_MAX);
+    if (!ok) {
+      char ch[16];
+      if (c >= 0x20 && c < 0x7f) snprintf(ch, sizeof ch, "0x%02x, '%c'", c, c);
+      else snprintf(ch, sizeof ch, "0x%02x", c);
+      return fl_seterr(FL_ERR_INVAL, "%s: %s '%s': character %zu (%s) is not allowed; names are "
+                       "1 to %d of A-Z a-z 0-9 _ . - (not starting with . or -)",
+                       where, what, shown, i + 1, ch, FL_NAME_MAX);
+    }
   }
   return FL_OK;
 }

@@ -134,7 +134,7 @@ void fl_outfile_abort(fl_outfile *o);
  * characters of [A-Za-z0-9_.-], not starting with '.' or '-', so that a name is a safe file name
  * part and a plain CSV cell. FL_OK, or FL_ERR_INVAL with "<where>: <what> '<name>': character
  * N (0xHH) is not allowed; ..." (the name is shown with unprintable bytes escaped). */
-#define FL_NAME_MAX 64
+#define FL_NAME_MAX 31
 int fl_name_check(const char *name, const char *where, const char *what);
 
 /*---- arena: scratch memory with marks (MuJoCo's stack) ----*/

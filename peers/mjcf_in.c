@@ -213,6 +213,14 @@ int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_wo
     snprintf(w->name, sizeof w->name, "%s", base ? base + 1 : path);
     char *dot = strrchr(w->name, '.');
     if (dot) *dot = 0;
+    // the scene's name goes into file names: an identifier (fl_name_check), other bytes as '_'
+    for (char *q = w->name; *q; q++) {
+      unsigned char ch = (unsigned char)*q;
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '_' || ch == '-' || (ch == '.' && q != w->name)))
+        *q = '_';
+    }
+    w->name[FL_NAME_MAX] = 0;
     w->dt = m->opt.timestep;
     for (int k = 0; k < 3; k++) w->gravity[k] = m->opt.gravity[k];
     w->mu_rule = FL_MU_MAX; // MuJoCo's rule for geoms that meet

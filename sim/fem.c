@@ -216,6 +216,10 @@ int fl_world_add_fem(fl_world *w, const fl_fem_desc *d, fl_mesh **meshp) {
   if (d && d->name) snprintf(nm, sizeof nm, "%s", d->name);
   else snprintf(nm, sizeof nm, "fem%d", (int)w->nfem);
   int rc = FL_OK;
+  if (d && d->name && fl_name_check(d->name, "fl_world_add_fem", "body name") < 0) {
+    fl_mesh_free(mesh);
+    return fl_errcode();
+  }
   if (!d || !mesh) {
     fl_mesh_free(mesh);
     return fl_seterr(FL_ERR_INVAL, "deformable body %s: no description or mesh", nm);

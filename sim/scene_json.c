@@ -34,8 +34,7 @@ static int parse_material(const jctx *c, const cJSON *m, const char *path) {
   FL_TRY(fl__json_get_num(c, m, "mu", path, 1, 0, 0, 1e6, 0, &mu));
   FL_TRY(fl__json_get_num(c, m, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &k));
   FL_TRY(fl__json_get_num(c, m, "tau_d", path, 0, 0, 0, 1e6, 0, &tau));
-  if (strlen(name) >= 32 || !name[0])
-    return fl__json_jerr(c, path, "name must have 1 to 31 characters");
+  FL_TRY(fl__json_name(c, path, "name", name, "material name"));
   int existing = fl_world_find_material(c->w, name);
   if (existing == 0) {
     // "default" redefines the built-in material
@@ -157,8 +156,7 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   const char *name = NULL;
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
     FL_TRY(fl__json_get_str(c, b, "name", path, NULL, &name));
-    if (!name[0] || strlen(name) >= 32)
-      return fl__json_jerr(c, path, "name must have 1 to 31 characters");
+    FL_TRY(fl__json_name(c, path, "name", name, "body name"));
     if (fl_world_find_body(c->w, name) >= 0 || fl_world_find_fem(c->w, name) >= 0)
       return fl__json_jerr(c, path, "a second body named '%s' (names must be unique)", name);
   }
@@ -491,6 +489,7 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = fl__json_get_num(&c, root, "version", "", 0, 1, 1, 1, 0, &ver);
   const char *name = "scene";
   if (rc >= 0) rc = fl__json_get_str(&c, root, "name", "", "scene", &name);
+  if (rc >= 0) rc = fl__json_name(&c, "", "name", name, "scene name");
   if (rc >= 0) snprintf(w->name, sizeof w->name, "%s", name);
   static const double g0[3] = {0, 0, -9.81};
   if (rc >= 0) rc = fl__json_get_vec(&c, root, "gravity", "", 3, 0, g0, 0, w->gravity);

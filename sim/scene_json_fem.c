@@ -240,8 +240,7 @@ int fl__json_parse_deformable(const jctx *c, const cJSON *b, const char *path) {
   const char *name = NULL;
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
     FL_TRY(fl__json_get_str(c, b, "name", path, NULL, &name));
-    if (!name[0] || strlen(name) >= 32)
-      return fl__json_jerr(c, path, "name must have 1 to 31 characters");
+    FL_TRY(fl__json_name(c, path, "name", name, "body name"));
     if (fl_world_find_body(c->w, name) >= 0 || fl_world_find_fem(c->w, name) >= 0)
       return fl__json_jerr(c, path, "a second body named '%s' (names must be unique)", name);
   }

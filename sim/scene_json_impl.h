@@ -26,6 +26,8 @@ typedef struct jctx {
 /* FL_ERR_FORMAT with "<file>: <path>: <message>". */
 __attribute__((format(printf, 3, 4))) int fl__json_jerr(const jctx *c, const char *path,
                                                         const char *fmt, ...);
+int fl__json_name(const jctx *c, const char *path, const char *key, const char *name,
+                  const char *what);
 int fl__json_jfail(const jctx *c, const char *path, int rc);
 void fl__json_sub(char *out, size_t n, const char *path, const char *key);
 void fl__json_idx(char *out, size_t n, const char *path, int i);

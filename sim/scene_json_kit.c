@@ -35,6 +35,18 @@ int fl__json_jfail(const jctx *c, const char *path, int rc) {
 }
 
 
+/* A name read at path.key is an identifier (fl_name_check): FL_OK or FL_ERR_FORMAT naming the
+ * file, the place and the offending character. */
+int fl__json_name(const jctx *c, const char *path, const char *key, const char *name,
+                  const char *what) {
+  char p[256], where[600];
+  fl__json_sub(p, sizeof p, path, key);
+  snprintf(where, sizeof where, "%s: %s", c->file, p);
+  if (fl_name_check(name, where, what) < 0) return fl_seterr(FL_ERR_FORMAT, "%s", fl_errmsg());
+  return FL_OK;
+}
+
+
 /* path + "." + key, or path + "[i]" (paths are kept short enough for 256-byte buffers) */
 void fl__json_sub(char *out, size_t n, const char *path, const char *key) {
   if (path[0]) snprintf(out, n, "%.190s.%.60s", path, key);

@@ -56,6 +56,7 @@ static int check_law(const char *what, double mu, double k, double tau) {
 int fl_world_add_material(fl_world *w, const char *name, double mu, double stiffness,
                           double tau_d) {
   FL_TRY(check_law(name ? name : "material", mu, stiffness, tau_d));
+  if (name) FL_TRY(fl_name_check(name, "fl_world_add_material", "material name"));
   FL_TRY(fl_grow((void **)&w->mat, &w->cap_mat, w->nmat + 1, sizeof(fl_material), "world"));
   fl_material *m = &w->mat[w->nmat];
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
@@ -184,6 +185,8 @@ int fl_world_add_body(fl_world *w, const fl_body_desc *d, fl_shape *shape) {
   char nm[32];
   if (d->name) snprintf(nm, sizeof nm, "%s", d->name);
   else snprintf(nm, sizeof nm, "body%d", (int)w->nbody);
+  // names become file-name parts and CSV cells: identifiers only (issue 51)
+  if (d->name) FL_TRY(fl_name_check(d->name, "fl_world_add_body", "body name"));
   if (d->kind < FL_BODY_DYNAMIC || d->kind > FL_BODY_PRESCRIBED)
     return fl_seterr(FL_ERR_INVAL, "body %s: kind %d, expected dynamic, fixed or prescribed", nm,
                      (int)d->kind);

@@ -273,6 +273,8 @@ int fl_solver_register(const fl_solver_ops *ops) {
   if (ops->abi_version != FL_SOLVER_ABI)
     return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s has ABI %d, expected %d",
                      ops->name, ops->abi_version, FL_SOLVER_ABI);
+  // a solver's name heads CSV columns and folder names: an identifier (issue 51)
+  FL_TRY(fl_name_check(ops->name, "fl_solver_register", "solver name"));
   if (fl_solver_find(ops->name))
     return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s is already registered",
                      ops->name);

@@ -282,6 +282,13 @@ int fl_cmd_export(int argc, char **argv) {
     fl_world_free(w);
     return EXIT_USAGE;
   }
+  // the scene's name makes the files' names: an identifier, so that they stay inside DIR
+  if (fl_name_check(w->name, "export", "scene name") < 0) {
+    fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
+    fl_solver_destroy(s);
+    fl_world_free(w);
+    return 1;
+  }
   fl_results *res = NULL;
   if (fl_results_begin(out, "export", force, &res) < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());

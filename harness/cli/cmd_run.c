@@ -709,16 +709,26 @@ int fl_cmd_run(int argc, char **argv) {
   snprintf(wname, sizeof wname, "%s", w->name);
   fl_int nobs = fl_world_nobs(w);
   // observable names for the CSV headers
-  char *obs_header = fl_malloc((size_t)nobs * 41 + 1);
+  // (each cell quoted per RFC 4180 when it holds a comma, quote or line break; appended at the
+  // end, not by strcat, which is quadratic in the number of observables)
+  char *obs_header = fl_malloc((size_t)nobs * 84 + 1);
   if (!obs_header) {
     fl_world_free(w);
     return 1;
   }
-  obs_header[0] = 0;
+  char *oh = obs_header;
   for (fl_int i = 0; i < nobs; i++) {
-    strcat(obs_header, ",");
-    strcat(obs_header, fl_world_obs_name(w, i));
+    const char *nm = fl_world_obs_name(w, i);
+    int q = strpbrk(nm, ",\"\r\n") != NULL;
+    *oh++ = ',';
+    if (q) *oh++ = '"';
+    for (const char *c = nm; *c && c < nm + 40; c++) {
+      if (*c == '"') *oh++ = '"';
+      *oh++ = *c;
+    }
+    if (q) *oh++ = '"';
   }
+  *oh = 0;
   for (int j = 0; j < a.nsolvers; j++) {
     // a peer must express the scene and take its options (else the reason, before any folder)
     fl_peer *pe = NULL;
