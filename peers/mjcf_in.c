@@ -176,9 +176,8 @@ static int apply_settings(fl_world *w, int nset, const char *const *set, const c
 int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_world **out) {
   if (!out || !path) return fl_seterr(FL_ERR_INVAL, "fl_world_from_mjcf: NULL argument");
   *out = NULL;
-  FILE *f = fopen(path, "r");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot read the MJCF model", path);
-  fclose(f);
+  // a regular file of at most 1 GiB (MuJoCo's parser would block on a FIFO)
+  FL_TRY(fl_check_input(path, "MJCF model (.xml)", 1073741824.0));
   // MuJoCo's errors end the process unless caught: jump back here, then restore the handlers
   void (*old_error)(const char *) = mju_user_error;
   void (*old_warning)(const char *) = mju_user_warning;

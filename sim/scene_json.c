@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cjson/cJSON.h>
 
 #include "fl_fem.h"
@@ -569,8 +571,18 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
 
 int fl_world_load_json(const char *path, fl_world **out) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = NULL;
+  // a regular file (a FIFO would block, /dev/zero never end) of at most FL_SCENE_FILE_MAX bytes;
+  // cJSON holds about 8 bytes of tree per byte of text
+  FL_TRY(fl_open_input(path, "scene file (.json)", FL_SCENE_FILE_MAX, &f));
+  {
+    struct stat st;
+    double len = fstat(fileno(f), &st) == 0 ? (double)st.st_size : 0;
+    if (fl_mem_check(path, "parsing the scene file", 9.0 * len) < 0) {
+      fclose(f);
+      return fl_errcode();
+    }
+  }
   size_t cap = 1 << 16, n = 0;
   char *buf = fl_malloc(cap);
   int rc = buf ? FL_OK : fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);

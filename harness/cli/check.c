@@ -172,8 +172,9 @@ static const fl_cmd_spec check_spec = {
 
 
 static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  FILE *f = NULL;
+  // a regular file of at most 64 MiB (a baseline is a few kB)
+  if (fl_open_input(path, "baseline (.json)", 64.0 * 1048576, &f) < 0) return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);

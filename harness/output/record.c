@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -479,8 +480,10 @@ static uint32_t get32(const unsigned char *p) {
 
 int fl_record_read_info(const char *path, fl_record_info *info) {
   memset(info, 0, sizeof *info);
-  FILE *f = fopen(path, "rb");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: no recording there", path);
+  FILE *f = NULL;
+  if (access(path, F_OK) != 0)
+    return fl_seterr(FL_ERR_IO, "%s: cannot open: no recording there", path);
+  FL_TRY(fl_open_input(path, "recording (.flrec)", 0, &f));
   unsigned char head[12];
   size_t got = fread(head, 1, 12, f);
   if (got < 12 || memcmp(head, MAGIC, 8) != 0) {
@@ -651,7 +654,8 @@ int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_co
 
 /* The header of the recording at path (parsed JSON; the caller deletes it) or NULL. */
 static cJSON *read_header(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
+  if (fl_open_input(path, "recording (.flrec)", 0, &f) < 0) f = NULL;
   unsigned char head[12];
   cJSON *h = NULL;
   if (f && fread(head, 1, 12, f) == 12 && memcmp(head, MAGIC, 8) == 0) {
