@@ -146,7 +146,10 @@ static int geom_shape(const mjModel *m, int g, const char *path, fl_shape *s) {
 /* the world's material for sliding friction mu (rigid), made on first use */
 static int material_for(fl_world *w, double mu) {
   char name[32];
-  snprintf(name, sizeof name, "mu=%.9g", mu);
+  // an identifier (fl_name_check): "mu_0.5", "mu_1e-06" ('+' of an exponent dropped)
+  snprintf(name, sizeof name, "mu_%.9g", mu);
+  for (char *q = name; *q; q++)
+    if (*q == '+') memmove(q, q + 1, strlen(q));
   int k = fl_world_find_material(w, name);
   return k >= 0 ? k : fl_world_add_material(w, name, mu, INFINITY, 0);
 }
