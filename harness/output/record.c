@@ -513,6 +513,14 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
                                     "\"frictionlab-recording\", version 1 or 2, solvers, bodies "
                                     "and nvert", path);
   }
+  // a count read as a double: checked before the cast (1e300 or -5 was cast as is)
+  double nvd = nv->valuedouble;
+  if (!(nvd >= 0 && nvd <= (double)INT32_MAX) || nvd != floor(nvd)) {
+    cJSON_Delete(h);
+    fclose(f);
+    return fl_seterr(FL_ERR_FORMAT, "%s: byte 12: header \"nvert\": %g, expected an integer in "
+                                    "[0, 2^31 - 1]", path, nvd);
+  }
   info->version = (int)ver->valuedouble;
   // version 1 frames have no energy, poses without velocities and vertices without fields
   long fixed_len = info->version == 1 ? FRAME_FIXED_V1 : FRAME_FIXED;
@@ -534,7 +542,7 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
     long solver = (int32_t)get32(fixed + 8), nb = (int32_t)get32(fixed + 48);
     long nvf = (int32_t)get32(fixed + 52), nc = (int32_t)get32(fixed + 56);
     long expect = fixed_len + body_len * nb + vert_len * nvf + CONTACT_BYTES * nc;
-    if (tag != FRAME_TAG || nc < 0 || solver < 0 || solver >= info->nsolver || nb != info->nbody ||
+    if (tag != FRAME_TAG || nc < 0 || nb < 0 || nvf < 0 || solver < 0 || solver >= info->nsolver || nb != info->nbody ||
         nvf != nvert || (long)len != expect) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: byte %ld (frame %ld): expected a frame of solver 0..%d "
                                     "with %d bodies and %ld vertices, length %ld", path, off,
