@@ -792,7 +792,14 @@ int fl_world_save_json(const fl_world *w, const char *path) {
                          (int)i, w->body[i].name);
     }
   }
+  fl__json_nonfinite = 0;
   cJSON *r = world_json(w);
+  if (r && fl__json_nonfinite > 0) {
+    cJSON_Delete(r);
+    return fl_seterr(FL_ERR_INVAL, "%s: the scene holds %ld numbers that are inf or nan (a state "
+                     "that blew up?); JSON has no such numbers: not written", path,
+                     fl__json_nonfinite);
+  }
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);
   if (!text) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);

@@ -28,6 +28,8 @@ __attribute__((format(printf, 3, 4))) int fl__json_jerr(const jctx *c, const cha
                                                         const char *fmt, ...);
 int fl__json_name(const jctx *c, const char *path, const char *key, const char *name,
                   const char *what);
+/* numbers fl__json_num was given that were inf or nan, since the caller reset it */
+extern _Thread_local long fl__json_nonfinite;
 int fl__json_jfail(const jctx *c, const char *path, int rc);
 void fl__json_sub(char *out, size_t n, const char *path, const char *key);
 void fl__json_idx(char *out, size_t n, const char *path, int i);

@@ -227,9 +227,16 @@ int fl__json_material_ref(const jctx *c, const cJSON *obj, const char *key, cons
 
 /* A number with 17 significant digits, so that it reads back to the same double (cJSON's own
  * printer accepts a one-ulp difference). */
+_Thread_local long fl__json_nonfinite = 0;
+
 cJSON *fl__json_num(double x) {
   char buf[40];
   if (x == 0) return cJSON_CreateNumber(0);
+  // inf and nan are not JSON: counted (the writer refuses the scene) and written as null
+  if (!isfinite(x)) {
+    fl__json_nonfinite++;
+    return cJSON_CreateNull();
+  }
   snprintf(buf, sizeof buf, "%.17g", x);
   return cJSON_CreateRaw(buf);
 }
