@@ -159,7 +159,9 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
     FL_TRY(fl__json_get_str(c, b, "name", path, NULL, &name));
     FL_TRY(fl__json_name(c, path, "name", name, "body name"));
-    if (fl_world_find_body(c->w, name) >= 0 || fl_world_find_fem(c->w, name) >= 0)
+    int rb, rf;
+    fl__names_find(c, name, &rb, &rf);
+    if (rb >= 0 || rf >= 0)
       return fl__json_jerr(c, path, "a second body named '%s' (names must be unique)", name);
   }
   fl_body_desc d;
@@ -236,6 +238,7 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
     fl_shape_free(&s);
     return fl__json_jfail(c, path, rc);
   }
+  FL_TRY(fl__names_add_last(c, 0));
   c->w->body[rc].hydro_modulus = hmod;
   c->w->body[rc].hydro_mesh = hmesh;
   return FL_OK;
@@ -369,7 +372,8 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
     fl__json_idx(q, sizeof q, p, i);
     int b = -1;
     if (fem) {
-      b = cJSON_IsString(e) ? fl_world_find_fem(c->w, e->valuestring) : -1;
+      int rb = -1;
+      if (cJSON_IsString(e)) fl__names_find(c, e->valuestring, &rb, &b);
       if (b < 0) rc = fl__json_jerr(c, q, "expected the name of a deformable body");
     } else {
       cJSON *tmp = cJSON_CreateObject();
@@ -474,7 +478,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   }
   fl_world *w = NULL;
   int rc = fl_world_create(&w);
-  jctx c = {where, w};
+  fl__names names = {NULL, 0, 0};
+  jctx c = {where, w, &names};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
                                      "margin", "speculative", "max_recovery_speed",
                                      "friction_rule", "materials",
@@ -543,6 +548,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
     rc = fl__json_jerr(&c, "start_separated", "expected true or false");
   if (rc >= 0) w->start_separated = cJSON_IsTrue(ss);
   cJSON_Delete(root);
+  fl__names_free(&names);
+  c.names = NULL; // later lookups (start_separated's message) do not need it
   if (rc < 0) {
     fl_world_free(w);
     return rc;
@@ -783,14 +790,27 @@ static cJSON *world_json(const fl_world *w) {
 }
 
 
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+
 int fl_world_save_json(const fl_world *w, const char *path) {
-  // names must be unique for references by name
-  for (fl_int i = 0; i < w->nbody; i++) {
-    for (fl_int k = 0; k < i; k++) {
-      if (strcmp(w->body[i].name, w->body[k].name) == 0)
-        return fl_seterr(FL_ERR_INVAL, "%s: bodies %d and %d share the name '%s'", path, (int)k,
-                         (int)i, w->body[i].name);
+  // names must be unique for references by name: sorted, then neighbours compared (a pairwise
+  // check was quadratic in bodies)
+  if (w->nbody > 1) {
+    const char **nm = fl_malloc(sizeof *nm * (size_t)w->nbody);
+    if (!nm) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+    for (fl_int i = 0; i < w->nbody; i++) nm[i] = w->body[i].name;
+    qsort(nm, (size_t)w->nbody, sizeof *nm, cmp_name);
+    for (fl_int i = 1; i < w->nbody; i++) {
+      if (strcmp(nm[i], nm[i - 1]) == 0) {
+        int rc = fl_seterr(FL_ERR_INVAL, "%s: two bodies share the name '%s'", path, nm[i]);
+        fl_free(nm);
+        return rc;
+      }
     }
+    fl_free(nm);
   }
   fl__json_nonfinite = 0;
   cJSON *r = world_json(w);
