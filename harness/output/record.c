@@ -205,11 +205,16 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   if (isfinite(smallest)) cJSON_AddNumberToObject(h, "pen_limit", 0.01 * smallest);
   cJSON *meshes = cJSON_AddArrayToObject(h, "meshes");
   cJSON *bodies = cJSON_AddArrayToObject(h, "bodies");
+  // spheres and boxes share one unit mesh each: made once, not tessellated, printed and
+  // compared per body (a 1e5-sphere scene spent two minutes here)
+  int unit_mesh[2] = {-1, -1};
   for (fl_int i = 0; i < w->nbody; i++) {
     const fl_body *b = &w->body[i];
     double pc[2];
     plane_centre(b, mid, pc);
-    int mi = add_mesh(meshes, &b->shape, half, pc);
+    int u = b->shape.type == FL_SHAPE_SPHERE ? 0 : b->shape.type == FL_SHAPE_BOX ? 1 : -1;
+    int mi = u >= 0 && unit_mesh[u] >= 0 ? unit_mesh[u] : add_mesh(meshes, &b->shape, half, pc);
+    if (u >= 0 && mi >= 0) unit_mesh[u] = mi;
     if (mi < 0) {
       cJSON_Delete(h);
       return NULL;
