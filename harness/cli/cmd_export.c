@@ -61,7 +61,9 @@ static const fl_cmd_spec export_spec = {
   "and, as FCLIB's /guesses/1, the warm start a simulation offers at that step (step k-1's\n"
   "impulses matched by contact feature; `solve --set warm_start=true` starts from it).\n"
   "A scene's joints (bilateral rows) go to FCLIB's /fclib_global/G and /vectors/b, their\n"
-  "impulses to /solution/l and /guesses/1/l. --scene-json FILE\n"
+  "impulses to /solution/l and /guesses/1/l. A step with no contact and no joint has nothing\n"
+  "to solve: it is skipped with a warning (manifest: skipped_steps); none in A..B is an error.\n"
+  "--scene-json FILE\n"
   "writes the scene as a scene file instead: its initial state, or with --steps N the state\n"
   "after N steps with the solver.\n",
   NULL, export_flags};
@@ -81,6 +83,8 @@ typedef struct export_step_ctx {
   long first;   /* the first step written */
   double cap;   /* m/s, the recovery cap from step `first` on (INFINITY: none) */
   fl_progress *bar;
+  cJSON *skipped; /* the manifest's steps with nothing to solve (no file written) */
+  long written;   /* files written */
 } export_step_ctx;
 
 
@@ -125,7 +129,14 @@ static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
   (void)val;
   export_step_ctx *c = ctx;
   int rc = FL_OK;
-  if (k >= c->first) {
+  const fl_problem *pk = fl_world_problem(w);
+  if (k >= c->first && pk && pk->nc == 0 && pk->nh == 0) {
+    // no contact and no joint: `solve` refuses such a file (nothing to solve), so none is
+    // written; said on stderr and in the manifest's "skipped_steps" (issue 51)
+    fprintf(stderr, "frictionlab export: warning: step %ld has no contact and no joint (nothing "
+                    "to solve): no file written for it\n", k);
+    cJSON_AddItemToArray(c->skipped, cJSON_CreateNumber((double)k));
+  } else if (k >= c->first) {
     char path[4096], name[256], title[256];
     snprintf(name, sizeof name, "%s-step%ld.hdf5", w->name, k);
     snprintf(path, sizeof path, "%s/%s", fl_results_staging(c->res), name);
@@ -138,7 +149,7 @@ static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
     const double *v, *g;
     fl_world_solution(w, &v, &g);
     rc = fl_problem_save_fclib(fl_world_problem(w), path, title, v, g);
-    if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name));
+    if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name)), c->written++;
     if (rc >= 0) rc = overlap_summary(fl_world_problem(w), name, c->overlap);
   }
   // the cap holds from the first step written on (this callback runs after step k)
@@ -304,7 +315,8 @@ int fl_cmd_export(int argc, char **argv) {
   fl_results_add_solver(res, s);
   fl_progress bar;
   fl_progress_begin(&bar, "export", b + 1);
-  export_step_ctx c = {res, files, overlap, a, cap, &bar};
+  cJSON *skipped = cJSON_AddArrayToObject(man, "skipped_steps");
+  export_step_ctx c = {res, files, overlap, a, cap, &bar, skipped, 0};
   if (a == 0 && isfinite(cap)) w->max_recovery = cap;
   if (isfinite(cap)) cJSON_AddNumberToObject(man, "max_recovery_speed", cap);
   fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = b + 1, .each = export_each, .ctx = &c};
@@ -312,6 +324,9 @@ int fl_cmd_export(int argc, char **argv) {
   fl_progress_end(&bar);
   fl_solver_destroy(s);
   fl_world_free(w);
+  if (rc >= 0 && c.written == 0)
+    rc = fl_seterr(FL_ERR_INVAL, "%s: steps %ld..%ld have no contact and no joint: nothing to "
+                   "export (FCLIB problems need at least one; try later steps)", input, a, b);
   if (rc < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
     fl_results_abort(res);
