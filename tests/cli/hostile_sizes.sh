@@ -77,4 +77,6 @@ done
 # solve --mem-limit / --wall-limit far past what an rlimit or a timer holds
 expect_fail "solve --mem-limit 1e15" 2 "--mem-limit 1e15: expected a positive number up to 1e+06" "$out" -- solve box_on_plane --mem-limit 1e15 --out "$out"
 expect_fail "solve --wall-limit 1e300" 2 "--wall-limit 1e300: expected a positive number up to 1e+09" "$out" -- solve box_on_plane --wall-limit 1e300 --out "$out"
+# a documented maximum that made a default run last tens of minutes (1.2 s a step at 1024 sides)
+expect_fail "cylinder_stack segments=1024" 2 "option segments=1024 is out of range: expected an integer in [3, 256]" "$out" -- run cylinder_stack --set segments=1024 --out "$out"
 finish
