@@ -95,7 +95,10 @@ int fl_outfile_open(fl_outfile *o, const char *path, const char *what) {
     o->tmp[0] = 0;
     return fl_seterr(FL_ERR_IO, "%s: cannot write beside it: %s", path, strerror(errno));
   }
-  fchmod(fd, 0644 & ~(mode_t)0); // mkstemp makes 0600; outputs are ordinary files
+  // mkstemp makes 0600; an output gets the mode a plain fopen would give it (0666 & ~umask)
+  mode_t um = umask(0);
+  umask(um);
+  fchmod(fd, 0666 & ~um);
   o->f = fdopen(fd, "wb");
   if (!o->f) {
     close(fd);
