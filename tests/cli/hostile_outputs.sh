@@ -37,6 +37,14 @@ rc=$?
 [[ $rc -eq 1 && -d "$d/dir.json" ]] && grep -q "is a folder" "$tmp/stderr" && no_tmp &&
   pass "a folder is refused" || fail "folder: exit $rc, $(cat "$tmp/stderr")"
 
+# a solver's monitor file is written in place, row by row, but never into a FIFO (it blocked)
+mkfifo "$d/mon.csv"
+timeout 20 "$bin" solve box_on_plane --solver pgs --set "monitor=csv:$d/mon.csv" --out "$tmp/mon" >/dev/null 2>"$tmp/stderr"
+rc=$?
+[[ $rc -ne 124 && -p "$d/mon.csv" ]] && grep -q "FL_ERR_IO" "$tmp/mon/steps.csv" &&
+  pass "a monitor csv: into a FIFO is refused (the pair's status: FL_ERR_IO)" ||
+  fail "monitor FIFO: exit $rc, $(cat "$tmp/stderr")"
+
 # a device node (needs the right to make one: root outside a restricted container)
 if mknod "$d/null.json" c 1 3 2>/dev/null; then
   "$bin" export ball_slope --scene-json "$d/null.json" >/dev/null 2>"$tmp/stderr"
