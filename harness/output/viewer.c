@@ -44,12 +44,16 @@ static void base64(FILE *f, const unsigned char *in, size_t n) {
 int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info *info) {
   fl_record_info own;
   if (!info) info = &own;
+  // the recording first: a bad one says so whether or not this build has a viewer
+  FL_TRY(fl_record_read_info(rec_path, info));
   if (!fl_viewer_available())
     return fl_seterr(FL_ERR_UNSUPPORTED, "this build has no viewer: three.js was not found when "
                                          "it was built (scripts/setup installs it into "
                                          "viewer/node_modules with npm; then rebuild)");
-  // a malformed frame is an error; a cut tail is not (its whole frames are shown)
-  FL_TRY(fl_record_read_info(rec_path, info));
+  // (a malformed frame is an error; a cut tail is not: its whole frames are shown)
+  // the recording is held whole, then base64 (4/3) into the page: sized before it is read
+  FL_TRY(fl_mem_check(rec_path, "the recording embedded in viewer.html",
+                      (double)info->bytes_whole * (1 + 4.0 / 3)));
   FILE *in = fopen(rec_path, "rb");
   unsigned char *data = in ? fl_malloc((size_t)info->bytes_whole + 1) : NULL;
   if (!in || !data || fread(data, 1, (size_t)info->bytes_whole, in) != (size_t)info->bytes_whole) {
