@@ -30,7 +30,7 @@
 
 typedef struct export_args {
   fl_arg_multi pos, set_arg;
-  const char *out, *steps, *solver, *scene_json, *max_recovery;
+  const char *out, *steps, *solver, *scene_json, *max_recovery, *mem_limit;
   int force;
 } export_args;
 
@@ -51,6 +51,9 @@ static const fl_arg_desc export_flags[] = {
    "write the scene as a scene file (docs/scene-format.md) instead, through a temporary file; "
    "an existing regular file is replaced, anything else (folder, symlink, FIFO, device) never"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
+   "the limit memory estimates are checked against before allocating; default 8 GiB or "
+   "FL_MEM_LIMIT_MB"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -165,6 +168,7 @@ int fl_cmd_export(int argc, char **argv) {
   memset(&ea, 0, sizeof ea);
   int prc = fl_args_parse(&export_spec, argc, argv, &ea);
   if (prc) return prc == 1 ? 0 : EXIT_USAGE;
+  if (fl_cli_mem_limit("export", ea.mem_limit)) return EXIT_USAGE;
   const char *out = ea.out, *steps = ea.steps, *solver = ea.solver, *scene_json = ea.scene_json;
   int force = ea.force;
   if (ea.pos.n == 0) {

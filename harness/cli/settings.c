@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../sim/fl_world.h"
@@ -61,6 +62,22 @@ int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const 
   w->margin = p.margin;
   w->fem_solve = p.fem_solve == 0 ? FL_FEM_FULL : FL_FEM_SCHUR;
   return FL_OK;
+}
+
+
+int fl_cli_mem_limit(const char *cmd, const char *gb) {
+  if (!gb) return 0;
+  char *end;
+  double g = strtod(gb, &end);
+  if (end == gb || *end || !(g > 0) || !(g <= 1e6)) {
+    fprintf(stderr, "frictionlab %s: --mem-limit %s: expected a number of GB in (0, 1e6]\n", cmd,
+            gb);
+    return 2;
+  }
+  char mb[64];
+  snprintf(mb, sizeof mb, "%.17g", g * 1024);
+  setenv("FL_MEM_LIMIT_MB", mb, 1);
+  return 0;
 }
 
 

@@ -34,8 +34,12 @@ cat >box.json <<'JSON'
 JSON
 expect_fail "FEM box of 100^3 cells" 1 "box.json: bodies[1].mesh: box mesh: 1030301 vertices and 6000000 tets" "$out" -- run box.json --steps 1 --out "$out"
 peak_ok "FEM box of 100^3 cells" run box.json --steps 1 --out "$out"
-# the limit is a setting: 64 MiB refuses elastic_cube's default mesh
-FL_MEM_LIMIT_MB=1 expect_fail "FL_MEM_LIMIT_MB=1 on elastic_cube" 1 "above the limit of 0.00105 GB (FL_MEM_LIMIT_MB)" "$out" -- run elastic_cube --steps 1 --out "$out"
+# the limit is a setting (--mem-limit GB of run and export, or FL_MEM_LIMIT_MB): 1 MiB refuses elastic_cube's default mesh
+FL_MEM_LIMIT_MB=1 expect_fail "FL_MEM_LIMIT_MB=1 on elastic_cube" 1 "above the limit of 0.00105 GB (raise it with --mem-limit GB or FL_MEM_LIMIT_MB)" "$out" -- run elastic_cube --steps 1 --out "$out"
+expect_fail "run --mem-limit 0.001 on elastic_cube" 1 "above the limit of 0.00107 GB" "$out" -- run elastic_cube --mem-limit 0.001 --steps 1 --out "$out"
+expect_fail "run --mem-limit 1e7" 2 "--mem-limit 1e7: expected a number of GB in (0, 1e6]" "$out" -- run elastic_cube --mem-limit 1e7 --out "$out"
+FL_MEM_LIMIT_MB=1 "$bin" run elastic_cube --mem-limit 1 --steps 1 --out "$tmp/ml" >/dev/null 2>"$tmp/stderr" &&
+  pass "--mem-limit 1 (GB) raises FL_MEM_LIMIT_MB=1: elastic_cube runs" || fail "--mem-limit 1: $(cat "$tmp/stderr")"
 
 # 5000 spheres, every pair within the margin: 12.5 million candidate pairs
 python3 - <<'PY'
