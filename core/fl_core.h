@@ -106,6 +106,37 @@ int fl_mem_check(const char *where, const char *what, double bytes);
  * double. */
 int fl_parse_ll(const char *s, char **end, long long lo, long long hi, long long *v);
 
+/*---- files in and out, names (issue 51) ----*/
+
+/* Opens `path` for reading as an input of kind `what` (e.g. "scene file"): anything but a
+ * regular file (a FIFO, folder, device, socket) is refused without blocking on it, and so is a
+ * file of more than max_bytes (<= 0: no limit). Returns FL_OK and *out (fclose it), or FL_ERR_IO
+ * with "<path>: is a FIFO, not a <what> (expected a regular file)" or "<path>: N bytes, above
+ * the limit of M bytes for a <what>". */
+int fl_open_input(const char *path, const char *what, double max_bytes, FILE **out);
+/* The same check for readers that open by name themselves (libhdf5): FL_OK or FL_ERR_IO. */
+int fl_check_input(const char *path, const char *what, double max_bytes);
+/* A single-file output is replaced only when it is absent or a regular file: a symlink, FIFO,
+ * device, socket or folder at `path` is never replaced (FL_ERR_IO naming what it is). */
+int fl_check_output(const char *path, const char *what);
+/* Writing a single-file output atomically: open makes a fresh temporary file beside `path`
+ * (mkstemp) after fl_check_output; commit closes it and renames it onto `path` (checked again);
+ * abort closes and removes it. Each returns FL_OK or FL_ERR_IO (the temporary is then removed). */
+typedef struct fl_outfile {
+  FILE *f;
+  char path[4096], tmp[4200];
+} fl_outfile;
+int fl_outfile_open(fl_outfile *o, const char *path, const char *what);
+int fl_outfile_commit(fl_outfile *o);
+void fl_outfile_abort(fl_outfile *o);
+
+/* Names (scenes, bodies, materials, solver variants) are identifiers: 1 to FL_NAME_MAX
+ * characters of [A-Za-z0-9_.-], not starting with '.' or '-', so that a name is a safe file name
+ * part and a plain CSV cell. FL_OK, or FL_ERR_INVAL with "<where>: <what> '<name>': character
+ * N (0xHH) is not allowed; ..." (the name is shown with unprintable bytes escaped). */
+#define FL_NAME_MAX 31
+int fl_name_check(const char *name, const char *where, const char *what);
+
 /*---- arena: scratch memory with marks (MuJoCo's stack) ----*/
 
 typedef struct fl_arena {

@@ -31,7 +31,8 @@ int fl_mem_check(const char *where, const char *what, double bytes) {
   double lim = fl_mem_limit();
   if (bytes >= 0 && bytes <= lim) return FL_OK;
   return fl_seterr(FL_ERR_NOMEM, "%s: %s needs about %.3g GB, above the limit of %.3g GB "
-                   "(FL_MEM_LIMIT_MB)", where, what, bytes / 1e9, lim / 1e9);
+                   "(raise it with --mem-limit GB or FL_MEM_LIMIT_MB)", where, what, bytes / 1e9,
+                   lim / 1e9);
 }
 
 

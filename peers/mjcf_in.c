@@ -146,7 +146,10 @@ static int geom_shape(const mjModel *m, int g, const char *path, fl_shape *s) {
 /* the world's material for sliding friction mu (rigid), made on first use */
 static int material_for(fl_world *w, double mu) {
   char name[32];
-  snprintf(name, sizeof name, "mu=%.9g", mu);
+  // an identifier (fl_name_check): "mu_0.5", "mu_1e-06" ('+' of an exponent dropped)
+  snprintf(name, sizeof name, "mu_%.9g", mu);
+  for (char *q = name; *q; q++)
+    if (*q == '+') memmove(q, q + 1, strlen(q));
   int k = fl_world_find_material(w, name);
   return k >= 0 ? k : fl_world_add_material(w, name, mu, INFINITY, 0);
 }
@@ -176,9 +179,8 @@ static int apply_settings(fl_world *w, int nset, const char *const *set, const c
 int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_world **out) {
   if (!out || !path) return fl_seterr(FL_ERR_INVAL, "fl_world_from_mjcf: NULL argument");
   *out = NULL;
-  FILE *f = fopen(path, "r");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot read the MJCF model", path);
-  fclose(f);
+  // a regular file of at most 1 GiB (MuJoCo's parser would block on a FIFO)
+  FL_TRY(fl_check_input(path, "MJCF model (.xml)", 1073741824.0));
   // MuJoCo's errors end the process unless caught: jump back here, then restore the handlers
   void (*old_error)(const char *) = mju_user_error;
   void (*old_warning)(const char *) = mju_user_warning;
@@ -213,6 +215,14 @@ int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_wo
     snprintf(w->name, sizeof w->name, "%s", base ? base + 1 : path);
     char *dot = strrchr(w->name, '.');
     if (dot) *dot = 0;
+    // the scene's name goes into file names: an identifier (fl_name_check), other bytes as '_'
+    for (char *q = w->name; *q; q++) {
+      unsigned char ch = (unsigned char)*q;
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '_' || ch == '-' || (ch == '.' && q != w->name)))
+        *q = '_';
+    }
+    w->name[FL_NAME_MAX] = 0;
     w->dt = m->opt.timestep;
     for (int k = 0; k < 3; k++) w->gravity[k] = m->opt.gravity[k];
     w->mu_rule = FL_MU_MAX; // MuJoCo's rule for geoms that meet

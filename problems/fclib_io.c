@@ -461,13 +461,11 @@ static int rd_open(rd *r, const char *path) {
   struct stat st;
   r->path = path;
   r->f    = -1;
+  // a regular file: a FIFO would block libhdf5's open, a folder or device is no HDF5 file (each
+  // dataset is checked against fl_mem_limit() before it is read, so no limit on the whole file)
+  FL_TRY(fl_check_input(path, "FCLIB .hdf5 file", 0));
   if (stat(path, &st) != 0)
     return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  if (S_ISDIR(st.st_mode))
-    return fl_seterr(FL_ERR_IO, "%s: is a directory, expected an FCLIB .hdf5 file", path);
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  fclose(fp);
   if (st.st_size == 0)
     return fl_seterr(FL_ERR_FORMAT, "%s: empty file (0 bytes), expected an FCLIB HDF5 file", path);
   htri_t is = H5Fis_hdf5(path);
@@ -1239,7 +1237,9 @@ static int compliant_dofs(const fl_problem *p, const double *v, const double *ga
 static int save_guess(const wr *w, const fl_problem *p, const fl_csr *J, const double *wv) {
   fl_int nc3 = 3 * p->nc, nv = p->nv;
   fl_dynamics *dyn = NULL;
-  double *buf = (double *)fl_calloc((size_t)(2 * nv + nc3 + 1), sizeof(double));
+  // u = J v has a row per contact component and per bilateral row (nc3 + nh): room for all of
+  // them, although only the contact part goes to the file
+  double *buf = (double *)fl_calloc((size_t)(2 * nv + fl_problem_nrows(p) + 1), sizeof(double));
   if (!buf) return fl_seterr(FL_ERR_NOMEM, "%s: /guesses: out of memory", w->path);
   double *v = buf, *t = buf + nv, *u = t + nv;
   int rc = fl_dynamics_create(p, &dyn);

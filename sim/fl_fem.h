@@ -150,6 +150,10 @@ typedef struct fl_fem_timing {
 } fl_fem_timing;
 void fl_world_fem_timing(const fl_world *w, fl_fem_timing *t);
 
+/* The memory a deformable body's FEM system takes per tet (bytes), used to refuse a mesh before
+ * it is built (fl_world_add_fem checks all bodies' tets against fl_mem_limit()). */
+#define FL_FEM_BYTES_PER_TET 8192.0
+
 #ifdef __cplusplus
 }
 #endif

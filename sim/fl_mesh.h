@@ -14,6 +14,9 @@
  */
 #ifndef FL_MESH_H
 #define FL_MESH_H
+
+/* The largest .msh or .vtu file read (bytes): 2 GiB. */
+#define FL_MESH_FILE_MAX 2147483648.0
 // layer 4: a source of a lower layer that includes this fails to build (docs/layers.md)
 #if defined(FL_LAYER) && FL_LAYER < 4
 #error "sim/fl_mesh.h is in sim/, layer 4: a lower layer may not include it (docs/layers.md)"

@@ -433,6 +433,9 @@ typedef struct fl_overlap {
 } fl_overlap;
 /* Overlaps deeper than FL_OVERLAP_TOL (m): round-off of bodies placed exactly touching. */
 #define FL_OVERLAP_TOL 1e-6
+
+/* The largest scene file fl_world_load_json reads (bytes): 1 GiB, about 5 million bodies. */
+#define FL_SCENE_FILE_MAX 1073741824.0
 /* The pairs of rigid bodies overlapping by more than tol (m) at the current poses, deepest
  * first: the first max of them into out (may be NULL when max is 0), their number into *n.
  * Hydroelastic patches (whose penetration is their model) are left out, and so are deformable

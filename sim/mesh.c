@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fl_fem.h"
 #include "fl_mesh.h"
 
 void fl_mesh_free(fl_mesh *m) {
@@ -297,9 +298,12 @@ static int check_mesh_size(const char *gen, long long nv, long long nt) {
   if (nv > INT32_MAX / 3 || nt > INT32_MAX / 4)
     return fl_seterr(FL_ERR_INVAL, "%s mesh: %lld vertices and %lld tets, above the limit of "
                      "2^31/3 vertices and 2^29 tets", gen, nv, nt);
-  char what[96];
-  snprintf(what, sizeof what, "%lld vertices and %lld tets", nv, nt);
-  double bytes = (double)nv * 2 * 3 * sizeof(double) + (double)nt * (2 * 4 * sizeof(fl_int) + 96);
+  char what[160];
+  snprintf(what, sizeof what, "%lld vertices and %lld tets (with their FEM system, about 8 kB "
+           "a tet)", nv, nt);
+  // a generated mesh becomes a deformable body: its FEM system counts too (fl_world_add_fem)
+  double bytes = (double)nv * 2 * 3 * sizeof(double) +
+                 (double)nt * (2 * 4 * sizeof(fl_int) + 96 + FL_FEM_BYTES_PER_TET);
   int rc = fl_mem_check("mesh", what, bytes);
   return rc < 0 ? fl_seterr(rc, "%s %s", gen, fl_errmsg()) : FL_OK;
 }

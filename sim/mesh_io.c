@@ -77,8 +77,8 @@ static int parse_ints(lines *L, const char *s, int n, long long lo, long long hi
 #define MSH_MAX_TAG 100000000LL /* node tags index a table: at most 1e8 (0.4 GB) */
 
 static int read_msh(const char *path, fl_mesh **out) {
-  lines L = {fopen(path, "r"), path, 0, NULL, 0};
-  if (!L.f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  lines L = {NULL, path, 0, NULL, 0};
+  FL_TRY(fl_open_input(path, "Gmsh .msh file", FL_MESH_FILE_MAX, &L.f));
   double *X = NULL;
   fl_int *T = NULL, *map = NULL, nv = 0, nt = 0, capt = 0;
   long long maxtag = 0;
@@ -305,13 +305,13 @@ static int as_index(double x, long lo, long hi, long *out) {
 
 
 static int read_vtu(const char *path, fl_mesh **out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  // a regular file of known size (a folder, FIFO or device has none)
+  // a regular file of known size (a folder, FIFO or device has none), opened without blocking
+  FILE *f = NULL;
+  FL_TRY(fl_open_input(path, "VTK .vtu file", FL_MESH_FILE_MAX, &f));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fileno(f), &st) != 0) {
     fclose(f);
-    return fl_seterr(FL_ERR_IO, "%s: not a regular file, expected a VTK .vtu file", path);
+    return fl_seterr(FL_ERR_IO, "%s: cannot stat", path);
   }
   long long len = (long long)st.st_size;
   // the text, then up to one double per two bytes of it (numbers and separators)

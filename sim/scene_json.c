@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <cjson/cJSON.h>
 
 #include "fl_fem.h"
@@ -34,8 +36,7 @@ static int parse_material(const jctx *c, const cJSON *m, const char *path) {
   FL_TRY(fl__json_get_num(c, m, "mu", path, 1, 0, 0, 1e6, 0, &mu));
   FL_TRY(fl__json_get_num(c, m, "stiffness", path, 0, INFINITY, 1e-300, INFINITY, 1, &k));
   FL_TRY(fl__json_get_num(c, m, "tau_d", path, 0, 0, 0, 1e6, 0, &tau));
-  if (strlen(name) >= 32 || !name[0])
-    return fl__json_jerr(c, path, "name must have 1 to 31 characters");
+  FL_TRY(fl__json_name(c, path, "name", name, "material name"));
   int existing = fl_world_find_material(c->w, name);
   if (existing == 0) {
     // "default" redefines the built-in material
@@ -157,9 +158,10 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
   const char *name = NULL;
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
     FL_TRY(fl__json_get_str(c, b, "name", path, NULL, &name));
-    if (!name[0] || strlen(name) >= 32)
-      return fl__json_jerr(c, path, "name must have 1 to 31 characters");
-    if (fl_world_find_body(c->w, name) >= 0 || fl_world_find_fem(c->w, name) >= 0)
+    FL_TRY(fl__json_name(c, path, "name", name, "body name"));
+    int rb, rf;
+    fl__names_find(c, name, &rb, &rf);
+    if (rb >= 0 || rf >= 0)
       return fl__json_jerr(c, path, "a second body named '%s' (names must be unique)", name);
   }
   fl_body_desc d;
@@ -236,6 +238,7 @@ static int parse_body(const jctx *c, const cJSON *b, const char *path) {
     fl_shape_free(&s);
     return fl__json_jfail(c, path, rc);
   }
+  FL_TRY(fl__names_add_last(c, 0));
   c->w->body[rc].hydro_modulus = hmod;
   c->w->body[rc].hydro_mesh = hmesh;
   return FL_OK;
@@ -369,7 +372,8 @@ static int parse_group(const jctx *c, const cJSON *g, const char *path) {
     fl__json_idx(q, sizeof q, p, i);
     int b = -1;
     if (fem) {
-      b = cJSON_IsString(e) ? fl_world_find_fem(c->w, e->valuestring) : -1;
+      int rb = -1;
+      if (cJSON_IsString(e)) fl__names_find(c, e->valuestring, &rb, &b);
       if (b < 0) rc = fl__json_jerr(c, q, "expected the name of a deformable body");
     } else {
       cJSON *tmp = cJSON_CreateObject();
@@ -474,7 +478,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   }
   fl_world *w = NULL;
   int rc = fl_world_create(&w);
-  jctx c = {where, w};
+  fl__names names = {NULL, 0, 0};
+  jctx c = {where, w, &names};
   static const char *const keys[] = {"format", "version", "name", "gravity", "dt", "duration",
                                      "margin", "speculative", "max_recovery_speed",
                                      "friction_rule", "materials",
@@ -491,6 +496,7 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) rc = fl__json_get_num(&c, root, "version", "", 0, 1, 1, 1, 0, &ver);
   const char *name = "scene";
   if (rc >= 0) rc = fl__json_get_str(&c, root, "name", "", "scene", &name);
+  if (rc >= 0) rc = fl__json_name(&c, "", "name", name, "scene name");
   if (rc >= 0) snprintf(w->name, sizeof w->name, "%s", name);
   static const double g0[3] = {0, 0, -9.81};
   if (rc >= 0) rc = fl__json_get_vec(&c, root, "gravity", "", 3, 0, g0, 0, w->gravity);
@@ -542,6 +548,8 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
     rc = fl__json_jerr(&c, "start_separated", "expected true or false");
   if (rc >= 0) w->start_separated = cJSON_IsTrue(ss);
   cJSON_Delete(root);
+  fl__names_free(&names);
+  c.names = NULL; // later lookups (start_separated's message) do not need it
   if (rc < 0) {
     fl_world_free(w);
     return rc;
@@ -570,8 +578,18 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
 
 int fl_world_load_json(const char *path, fl_world **out) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = NULL;
+  // a regular file (a FIFO would block, /dev/zero never end) of at most FL_SCENE_FILE_MAX bytes;
+  // cJSON holds about 8 bytes of tree per byte of text
+  FL_TRY(fl_open_input(path, "scene file (.json)", FL_SCENE_FILE_MAX, &f));
+  {
+    struct stat st;
+    double len = fstat(fileno(f), &st) == 0 ? (double)st.st_size : 0;
+    if (fl_mem_check(path, "parsing the scene file", 9.0 * len) < 0) {
+      fclose(f);
+      return fl_errcode();
+    }
+  }
   size_t cap = 1 << 16, n = 0;
   char *buf = fl_malloc(cap);
   int rc = buf ? FL_OK : fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
@@ -772,32 +790,50 @@ static cJSON *world_json(const fl_world *w) {
 }
 
 
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+
 int fl_world_save_json(const fl_world *w, const char *path) {
-  // names must be unique for references by name
-  for (fl_int i = 0; i < w->nbody; i++) {
-    for (fl_int k = 0; k < i; k++) {
-      if (strcmp(w->body[i].name, w->body[k].name) == 0)
-        return fl_seterr(FL_ERR_INVAL, "%s: bodies %d and %d share the name '%s'", path, (int)k,
-                         (int)i, w->body[i].name);
+  // names must be unique for references by name: sorted, then neighbours compared (a pairwise
+  // check was quadratic in bodies)
+  if (w->nbody > 1) {
+    const char **nm = fl_malloc(sizeof *nm * (size_t)w->nbody);
+    if (!nm) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
+    for (fl_int i = 0; i < w->nbody; i++) nm[i] = w->body[i].name;
+    qsort(nm, (size_t)w->nbody, sizeof *nm, cmp_name);
+    for (fl_int i = 1; i < w->nbody; i++) {
+      if (strcmp(nm[i], nm[i - 1]) == 0) {
+        int rc = fl_seterr(FL_ERR_INVAL, "%s: two bodies share the name '%s'", path, nm[i]);
+        fl_free(nm);
+        return rc;
+      }
     }
+    fl_free(nm);
   }
+  fl__json_nonfinite = 0;
   cJSON *r = world_json(w);
+  if (r && fl__json_nonfinite > 0) {
+    cJSON_Delete(r);
+    return fl_seterr(FL_ERR_INVAL, "%s: the scene holds %ld numbers that are inf or nan (a state "
+                     "that blew up?); JSON has no such numbers: not written", path,
+                     fl__json_nonfinite);
+  }
   char *text = r ? cJSON_Print(r) : NULL;
   cJSON_Delete(r);
   if (!text) return fl_seterr(FL_ERR_NOMEM, "%s: out of memory", path);
-  char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  int rc = FL_OK;
-  if (!f) {
-    rc = fl_seterr(FL_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-  } else {
+  // never onto a device, FIFO, symlink or folder; through a fresh temporary file (issue 51)
+  fl_outfile o;
+  int rc = fl_outfile_open(&o, path, "scene file");
+  if (rc >= 0) {
     size_t n = strlen(text);
-    if (fwrite(text, 1, n, f) != n || fputc('\n', f) == EOF) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
-    if (fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write error", tmp);
-    if (rc >= 0 && rename(tmp, path) != 0)
-      rc = fl_seterr(FL_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-    if (rc < 0) remove(tmp);
+    if (fwrite(text, 1, n, o.f) != n || fputc('\n', o.f) == EOF) {
+      fl_outfile_abort(&o);
+      rc = fl_seterr(FL_ERR_IO, "%s: write error", path);
+    } else {
+      rc = fl_outfile_commit(&o);
+    }
   }
   free(text);
   return rc;

@@ -240,9 +240,10 @@ int fl__json_parse_deformable(const jctx *c, const cJSON *b, const char *path) {
   const char *name = NULL;
   if (cJSON_GetObjectItemCaseSensitive(b, "name")) {
     FL_TRY(fl__json_get_str(c, b, "name", path, NULL, &name));
-    if (!name[0] || strlen(name) >= 32)
-      return fl__json_jerr(c, path, "name must have 1 to 31 characters");
-    if (fl_world_find_body(c->w, name) >= 0 || fl_world_find_fem(c->w, name) >= 0)
+    FL_TRY(fl__json_name(c, path, "name", name, "body name"));
+    int rb, rf;
+    fl__names_find(c, name, &rb, &rf);
+    if (rb >= 0 || rf >= 0)
       return fl__json_jerr(c, path, "a second body named '%s' (names must be unique)", name);
   }
   d.name = name;
@@ -304,6 +305,7 @@ int fl__json_parse_deformable(const jctx *c, const cJSON *b, const char *path) {
   FL_TRY(parse_mesh(c, me, p, &src, &mesh));
   int k = fl_world_add_fem(c->w, &d, &mesh);
   if (k < 0) return fl__json_jfail(c, path, k);
+  FL_TRY(fl__names_add_last(c, 1));
   fl_fem_body *fb = c->w->fem[k];
   fb->src = src;
   double ramp[2] = {0, 0};

@@ -16,16 +16,34 @@
 #include "world_impl.h"
 
 /* The file being read (for messages) and the world it fills. */
+/* The loader's index of body names (rigid and deformable): open addressing over the world's
+ * arrays, so that a file of N bodies loads in O(N), not O(N^2) (issue 51). */
+typedef struct fl__names {
+  long *slot; /* 0 empty; b + 1 rigid body b; -(k + 1) deformable body k */
+  size_t cap, n;
+} fl__names;
+
 typedef struct jctx {
   const char *file;
   fl_world *w;
+  fl__names *names; /* may be NULL: lookups fall back to the world's linear search */
 } jctx;
+
+/* the body named `name`: FL_OK and *rigid >= 0 or *fem >= 0 (the other -1), both -1 if none */
+void fl__names_find(const jctx *c, const char *name, int *rigid, int *fem);
+/* indexes the last rigid (fem = 0) or deformable (fem = 1) body added; FL_OK or FL_ERR_NOMEM */
+int fl__names_add_last(const jctx *c, int fem);
+void fl__names_free(fl__names *t);
 
 //---- scene_json_kit.c: checked accessors ----
 
 /* FL_ERR_FORMAT with "<file>: <path>: <message>". */
 __attribute__((format(printf, 3, 4))) int fl__json_jerr(const jctx *c, const char *path,
                                                         const char *fmt, ...);
+int fl__json_name(const jctx *c, const char *path, const char *key, const char *name,
+                  const char *what);
+/* numbers fl__json_num was given that were inf or nan, since the caller reset it */
+extern _Thread_local long fl__json_nonfinite;
 int fl__json_jfail(const jctx *c, const char *path, int rc);
 void fl__json_sub(char *out, size_t n, const char *path, const char *key);
 void fl__json_idx(char *out, size_t n, const char *path, int i);

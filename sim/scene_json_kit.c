@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fl_fem.h"
 #include "scene_json_impl.h"
 
 //---- error context ----
@@ -32,6 +34,94 @@ int fl__json_jfail(const jctx *c, const char *path, int rc) {
   snprintf(msg, sizeof msg, "%s", fl_errmsg());
   if (rc == FL_ERR_NOMEM) return fl_seterr(rc, "%s: %s: %s", c->file, path, msg);
   return fl__json_jerr(c, path, "%s", msg);
+}
+
+
+//---- the index of body names ----
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+
+static const char *slot_name(const fl_world *w, long v) {
+  return v > 0 ? w->body[v - 1].name : w->fem[-v - 1]->name;
+}
+
+
+void fl__names_find(const jctx *c, const char *name, int *rigid, int *fem) {
+  *rigid = *fem = -1;
+  const fl__names *t = c->names;
+  if (!t) {
+    *rigid = fl_world_find_body(c->w, name);
+    *fem = fl_world_find_fem(c->w, name);
+    return;
+  }
+  if (!t->cap) return;
+  for (size_t i = name_hash(name) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+    long v = t->slot[i];
+    if (!v) return;
+    if (strcmp(slot_name(c->w, v), name) == 0) {
+      if (v > 0) *rigid = (int)(v - 1);
+      else *fem = (int)(-v - 1);
+      return;
+    }
+  }
+}
+
+
+static void names_put(fl__names *t, const fl_world *w, long v) {
+  for (size_t i = name_hash(slot_name(w, v)) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+    if (!t->slot[i]) {
+      t->slot[i] = v;
+      t->n++;
+      return;
+    }
+  }
+}
+
+
+int fl__names_add_last(const jctx *c, int fem) {
+  fl__names *t = c->names;
+  if (!t) return FL_OK;
+  if (2 * (t->n + 1) > t->cap) { // load at most 1/2: rebuild at twice the size
+    size_t cap = t->cap ? 2 * t->cap : 1024;
+    long *old = t->slot;
+    size_t ocap = t->cap;
+    t->slot = fl_calloc(cap, sizeof(long));
+    if (!t->slot) {
+      t->slot = old;
+      return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (name index)", c->file);
+    }
+    t->cap = cap;
+    t->n = 0;
+    for (size_t i = 0; i < ocap; i++)
+      if (old[i]) names_put(t, c->w, old[i]);
+    fl_free(old);
+  }
+  names_put(t, c->w, fem ? -(long)c->w->nfem : (long)c->w->nbody);
+  return FL_OK;
+}
+
+
+void fl__names_free(fl__names *t) {
+  fl_free(t->slot);
+  t->slot = NULL;
+  t->cap = t->n = 0;
+}
+
+
+/* A name read at path.key is an identifier (fl_name_check): FL_OK or FL_ERR_FORMAT naming the
+ * file, the place and the offending character. */
+int fl__json_name(const jctx *c, const char *path, const char *key, const char *name,
+                  const char *what) {
+  char p[256], where[600];
+  fl__json_sub(p, sizeof p, path, key);
+  snprintf(where, sizeof where, "%s: %s", c->file, p);
+  if (fl_name_check(name, where, what) < 0) return fl_seterr(FL_ERR_FORMAT, "%s", fl_errmsg());
+  return FL_OK;
 }
 
 
@@ -184,7 +274,8 @@ int fl__json_get_body_ref(const jctx *c, const cJSON *obj, const char *key, cons
     return fl__json_jerr(c, p, "missing; expected a body name or index");
   }
   if (cJSON_IsString(v)) {
-    int b = fl_world_find_body(c->w, v->valuestring);
+    int b, f;
+    fl__names_find(c, v->valuestring, &b, &f);
     if (b < 0) return fl__json_jerr(c, p, "no body named '%s'", v->valuestring);
     *out = b;
     return FL_OK;
@@ -215,9 +306,16 @@ int fl__json_material_ref(const jctx *c, const cJSON *obj, const char *key, cons
 
 /* A number with 17 significant digits, so that it reads back to the same double (cJSON's own
  * printer accepts a one-ulp difference). */
+_Thread_local long fl__json_nonfinite = 0;
+
 cJSON *fl__json_num(double x) {
   char buf[40];
   if (x == 0) return cJSON_CreateNumber(0);
+  // inf and nan are not JSON: counted (the writer refuses the scene) and written as null
+  if (!isfinite(x)) {
+    fl__json_nonfinite++;
+    return cJSON_CreateNull();
+  }
   snprintf(buf, sizeof buf, "%.17g", x);
   return cJSON_CreateRaw(buf);
 }

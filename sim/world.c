@@ -56,6 +56,7 @@ static int check_law(const char *what, double mu, double k, double tau) {
 int fl_world_add_material(fl_world *w, const char *name, double mu, double stiffness,
                           double tau_d) {
   FL_TRY(check_law(name ? name : "material", mu, stiffness, tau_d));
+  if (name) FL_TRY(fl_name_check(name, "fl_world_add_material", "material name"));
   FL_TRY(fl_grow((void **)&w->mat, &w->cap_mat, w->nmat + 1, sizeof(fl_material), "world"));
   fl_material *m = &w->mat[w->nmat];
   snprintf(m->name, sizeof m->name, "%s", name ? name : "");
@@ -184,6 +185,8 @@ int fl_world_add_body(fl_world *w, const fl_body_desc *d, fl_shape *shape) {
   char nm[32];
   if (d->name) snprintf(nm, sizeof nm, "%s", d->name);
   else snprintf(nm, sizeof nm, "body%d", (int)w->nbody);
+  // names become file-name parts and CSV cells: identifiers only (issue 51)
+  if (d->name) FL_TRY(fl_name_check(d->name, "fl_world_add_body", "body name"));
   if (d->kind < FL_BODY_DYNAMIC || d->kind > FL_BODY_PRESCRIBED)
     return fl_seterr(FL_ERR_INVAL, "body %s: kind %d, expected dynamic, fixed or prescribed", nm,
                      (int)d->kind);
@@ -254,6 +257,20 @@ int fl_world_add_body(fl_world *w, const fl_body_desc *d, fl_shape *shape) {
       if (!sym || fl_chol_factor(I, 3) < 0)
         return fl_seterr(FL_ERR_INVAL, "body %s: inertia is not symmetric positive definite", nm);
     }
+    // derived quantities: a box of size 1e100 has an infinite inertia, one of 1e-120 a zero
+    // one; either makes every step fail ("singular inertia") and breaks JSON out (issue 51)
+    double I[9], Iinv[9];
+    memcpy(I, b.inertia, sizeof I);
+    int ok = isfinite(b.mass) && b.mass > 0 && isfinite(1 / b.mass);
+    for (int k = 0; k < 9; k++) ok = ok && isfinite(I[k]);
+    ok = ok && fl_chol_factor(I, 3) >= 0 && fl_m3_inv(b.inertia, Iinv) >= 0;
+    for (int k = 0; ok && k < 9; k++) ok = isfinite(Iinv[k]);
+    if (!ok)
+      return fl_seterr(FL_ERR_INVAL, "body %s: mass %g kg, inertia diagonal [%g, %g, %g] kg m^2 "
+                       "(from its shape and %s): expected finite, positive values with a finite "
+                       "inverse (is a size or the density too large or too small?)", nm, b.mass,
+                       b.inertia[0], b.inertia[4], b.inertia[8],
+                       d->density > 0 ? "density" : "mass");
   }
   b.size = isfinite(shape->radius) ? 2 * shape->radius : INFINITY;
   memcpy(b.pos0, b.pos, sizeof b.pos);

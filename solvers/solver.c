@@ -273,6 +273,8 @@ int fl_solver_register(const fl_solver_ops *ops) {
   if (ops->abi_version != FL_SOLVER_ABI)
     return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s has ABI %d, expected %d",
                      ops->name, ops->abi_version, FL_SOLVER_ABI);
+  // a solver's name heads CSV columns and folder names: an identifier (issue 51)
+  FL_TRY(fl_name_check(ops->name, "fl_solver_register", "solver name"));
   if (fl_solver_find(ops->name))
     return fl_seterr(FL_ERR_INVAL, "fl_solver_register: solver %s is already registered",
                      ops->name);
@@ -904,6 +906,12 @@ static int open_monitors(fl_solver *s) {
   const char *m = s->common.monitor;
   x->mon_stdout = strcmp(m, "stdout") == 0;
   if (strncmp(m, "csv:", 4) == 0) {
+    // written in place (rows as the solver runs), but never into a device, FIFO or symlink
+    if (fl_check_output(m + 4, "monitor file") < 0) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", fl_errmsg()); // fl_seterr rewrites the message buffer
+      return fl_seterr(FL_ERR_IO, "solver %s: monitor csv: %s", s->ops->name, msg);
+    }
     x->mon_file = fopen(m + 4, "w");
     if (!x->mon_file)
       return fl_seterr(FL_ERR_IO, "solver %s: monitor csv:%s: cannot open for writing: %s",

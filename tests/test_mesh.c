@@ -278,14 +278,14 @@ FL_TEST(hostile_meshes_rejected) {
   snprintf(p, sizeof p, "%s/folder.vtu", dir);
   ASSERT(mkdir(p, 0700) == 0);
   ASSERT(fl_mesh_read(p, &m) == FL_ERR_IO && m == NULL);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "not a regular file");
+  ASSERT_STR_CONTAINS(fl_errmsg(), "is a folder, not a VTK .vtu file");
   rmdir(p);
   snprintf(p, sizeof p, "%s/fifo.vtu", dir);
   ASSERT(mkfifo(p, 0600) == 0);
   int fd = open(p, O_RDWR | O_NONBLOCK); // a writer end, so that opening to read does not block
   ASSERT(fd >= 0);
   ASSERT(fl_mesh_read(p, &m) == FL_ERR_IO && m == NULL);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "not a regular file");
+  ASSERT_STR_CONTAINS(fl_errmsg(), "is a FIFO, not a VTK .vtu file");
   close(fd);
   remove(p);
   // generators: counts whose products overflow a 32-bit int are refused with the estimate

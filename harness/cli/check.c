@@ -172,8 +172,9 @@ static const fl_cmd_spec check_spec = {
 
 
 static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  FILE *f = NULL;
+  // a regular file of at most 64 MiB (a baseline is a few kB)
+  if (fl_open_input(path, "baseline (.json)", 64.0 * 1048576, &f) < 0) return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
@@ -190,17 +191,13 @@ static char *read_file(const char *path) {
 
 /* writes JSON text to path through a temporary file */
 static int write_text(const char *path, const char *text) {
-  char tmp[4200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-  int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-  if (fclose(f) != 0) ok = 0;
-  if (!ok || rename(tmp, path) != 0) {
-    remove(tmp);
+  fl_outfile o;
+  FL_TRY(fl_outfile_open(&o, path, "baseline"));
+  if (fputs(text, o.f) < 0 || fputc('\n', o.f) == EOF) {
+    fl_outfile_abort(&o);
     return fl_seterr(FL_ERR_IO, "%s: write failed", path);
   }
-  return FL_OK;
+  return fl_outfile_commit(&o);
 }
 
 

@@ -31,7 +31,7 @@
 
 typedef struct export_args {
   fl_arg_multi pos, set_arg;
-  const char *out, *steps, *solver, *scene_json, *max_recovery;
+  const char *out, *steps, *solver, *scene_json, *max_recovery, *mem_limit;
   int force;
 } export_args;
 
@@ -49,8 +49,12 @@ static const fl_arg_desc export_flags[] = {
    "(from step A on; the history before A keeps the scene's law): FCLIB's free velocity "
    "asks at most V of separation, and the files' titles say so"},
   {"--scene-json", FL_ARG_STR, A(scene_json), 0, 0, "FILE", NULL,
-   "write the scene as a scene file (docs/scene-format.md) instead"},
+   "write the scene as a scene file (docs/scene-format.md) instead, through a temporary file; "
+   "an existing regular file is replaced, anything else (folder, symlink, FIFO, device) never"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
+   "the limit memory estimates are checked against before allocating; default 8 GiB or "
+   "FL_MEM_LIMIT_MB"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -60,7 +64,10 @@ static const fl_cmd_spec export_spec = {
   "DIR/<scene>-step<k>.hdf5 (--steps A:B --out DIR), each with the solution the solver found\n"
   "and, as FCLIB's /guesses/1, the warm start a simulation offers at that step (step k-1's\n"
   "impulses matched by contact feature; `solve --set warm_start=true` starts from it).\n"
-  "Scenes with joints cannot be exported (FCLIB has no bilateral rows). --scene-json FILE\n"
+  "A scene's joints (bilateral rows) go to FCLIB's /fclib_global/G and /vectors/b, their\n"
+  "impulses to /solution/l and /guesses/1/l. A step with no contact and no joint has nothing\n"
+  "to solve: it is skipped with a warning (manifest: skipped_steps); none in A..B is an error.\n"
+  "--scene-json FILE\n"
   "writes the scene as a scene file instead: its initial state, or with --steps N the state\n"
   "after N steps with the solver.\n",
   NULL, export_flags};
@@ -80,6 +87,8 @@ typedef struct export_step_ctx {
   long first;   /* the first step written */
   double cap;   /* m/s, the recovery cap from step `first` on (INFINITY: none) */
   fl_progress *bar;
+  cJSON *skipped; /* the manifest's steps with nothing to solve (no file written) */
+  long written;   /* files written */
 } export_step_ctx;
 
 
@@ -124,7 +133,14 @@ static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
   (void)val;
   export_step_ctx *c = ctx;
   int rc = FL_OK;
-  if (k >= c->first) {
+  const fl_problem *pk = fl_world_problem(w);
+  if (k >= c->first && pk && pk->nc == 0 && pk->nh == 0) {
+    // no contact and no joint: `solve` refuses such a file (nothing to solve), so none is
+    // written; said on stderr and in the manifest's "skipped_steps" (issue 51)
+    fprintf(stderr, "frictionlab export: warning: step %ld has no contact and no joint (nothing "
+                    "to solve): no file written for it\n", k);
+    cJSON_AddItemToArray(c->skipped, cJSON_CreateNumber((double)k));
+  } else if (k >= c->first) {
     char path[4096], name[256], title[256];
     snprintf(name, sizeof name, "%s-step%ld.hdf5", w->name, k);
     snprintf(path, sizeof path, "%s/%s", fl_results_staging(c->res), name);
@@ -137,7 +153,7 @@ static int export_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
     const double *v, *g;
     fl_world_solution(w, &v, &g);
     rc = fl_problem_save_fclib(fl_world_problem(w), path, title, v, g);
-    if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name));
+    if (rc >= 0) cJSON_AddItemToArray(c->files, cJSON_CreateString(name)), c->written++;
     if (rc >= 0) rc = overlap_summary(fl_world_problem(w), name, c->overlap);
   }
   // the cap holds from the first step written on (this callback runs after step k)
@@ -153,6 +169,7 @@ int fl_cmd_export(int argc, char **argv) {
   memset(&ea, 0, sizeof ea);
   int prc = fl_args_parse(&export_spec, argc, argv, &ea);
   if (prc) return prc == 1 ? 0 : EXIT_USAGE;
+  if (fl_cli_mem_limit("export", ea.mem_limit)) return EXIT_USAGE;
   const char *out = ea.out, *steps = ea.steps, *solver = ea.solver, *scene_json = ea.scene_json;
   int force = ea.force;
   if (ea.pos.n == 0) {
@@ -211,6 +228,12 @@ int fl_cmd_export(int argc, char **argv) {
               out ? "--out" : "--max-recovery-speed");
       fl_world_free(w);
       return EXIT_USAGE;
+    }
+    // a device, FIFO, symlink or folder at FILE is never replaced, --force or not (issue 51)
+    if (fl_check_output(scene_json, "--scene-json file") < 0) {
+      fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
+      fl_world_free(w);
+      return 1;
     }
     fl_solver *s = NULL;
     if (n > 0) {
@@ -278,6 +301,13 @@ int fl_cmd_export(int argc, char **argv) {
     fl_world_free(w);
     return EXIT_USAGE;
   }
+  // the scene's name makes the files' names: an identifier, so that they stay inside DIR
+  if (fl_name_check(w->name, "export", "scene name") < 0) {
+    fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
+    fl_solver_destroy(s);
+    fl_world_free(w);
+    return 1;
+  }
   fl_results *res = NULL;
   if (fl_results_begin(out, "export", force, &res) < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
@@ -293,7 +323,8 @@ int fl_cmd_export(int argc, char **argv) {
   fl_results_add_solver(res, s);
   fl_progress bar;
   fl_progress_begin(&bar, "export", b + 1);
-  export_step_ctx c = {res, files, overlap, a, cap, &bar};
+  cJSON *skipped = cJSON_AddArrayToObject(man, "skipped_steps");
+  export_step_ctx c = {res, files, overlap, a, cap, &bar, skipped, 0};
   if (a == 0 && isfinite(cap)) w->max_recovery = cap;
   if (isfinite(cap)) cJSON_AddNumberToObject(man, "max_recovery_speed", cap);
   fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = b + 1, .each = export_each, .ctx = &c};
@@ -301,6 +332,9 @@ int fl_cmd_export(int argc, char **argv) {
   fl_progress_end(&bar);
   fl_solver_destroy(s);
   fl_world_free(w);
+  if (rc >= 0 && c.written == 0)
+    rc = fl_seterr(FL_ERR_INVAL, "%s: steps %ld..%ld have no contact and no joint: nothing to "
+                   "export (FCLIB problems need at least one; try later steps)", input, a, b);
   if (rc < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
     fl_results_abort(res);

@@ -43,6 +43,7 @@ typedef struct run_args {
   long steps;                     /* -1: duration/dt */
   long every;                     /* observables every k steps */
   const char *out;
+  const char *mem_limit; /* --mem-limit GB: FL_MEM_LIMIT_MB for this process */
   int force;
   long vtk;          /* > 0: bodies, contacts and deformable meshes as VTK every vtk steps */
   long record;       /* recording interval in steps: 0 off, -1 automatic (RECORD_BUDGET) */
@@ -83,6 +84,9 @@ static const fl_arg_desc run_flags[] = {
    "normal, impulse, phi, slip) and <body>_<step>.vtu per deformable body (velocity, von Mises "
    "stress); each series has its .pvd, the time series ParaView opens"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
+  {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
+   "the limit memory estimates (meshes, FEM systems, broad-phase pairs, files) are checked "
+   "against before allocating; default 8 GiB or FL_MEM_LIMIT_MB"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
 
@@ -119,6 +123,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
   a->record = -1;
   int rc = fl_args_parse(&run_spec, argc, argv, a);
   if (rc) return rc == 1 ? 1 : EXIT_USAGE;
+  if (fl_cli_mem_limit("run", a->mem_limit)) return EXIT_USAGE;
   if (a->pos.n == 0) {
     fprintf(stderr, "frictionlab run: no problem given (expected a scene name or FILE.json; "
                     "see `frictionlab list problems`)\n");
@@ -717,16 +722,26 @@ int fl_cmd_run(int argc, char **argv) {
   snprintf(wname, sizeof wname, "%s", w->name);
   fl_int nobs = fl_world_nobs(w);
   // observable names for the CSV headers
-  char *obs_header = fl_malloc((size_t)nobs * 41 + 1);
+  // (each cell quoted per RFC 4180 when it holds a comma, quote or line break; appended at the
+  // end, not by strcat, which is quadratic in the number of observables)
+  char *obs_header = fl_malloc((size_t)nobs * 84 + 1);
   if (!obs_header) {
     fl_world_free(w);
     return 1;
   }
-  obs_header[0] = 0;
+  char *oh = obs_header;
   for (fl_int i = 0; i < nobs; i++) {
-    strcat(obs_header, ",");
-    strcat(obs_header, fl_world_obs_name(w, i));
+    const char *nm = fl_world_obs_name(w, i);
+    int q = strpbrk(nm, ",\"\r\n") != NULL;
+    *oh++ = ',';
+    if (q) *oh++ = '"';
+    for (const char *c = nm; *c && c < nm + 40; c++) {
+      if (*c == '"') *oh++ = '"';
+      *oh++ = *c;
+    }
+    if (q) *oh++ = '"';
   }
+  *oh = 0;
   for (int j = 0; j < a.nsolvers; j++) {
     // a peer must express the scene and take its options (else the reason, before any folder)
     fl_peer *pe = NULL;

@@ -243,13 +243,15 @@ static int parse_norm(solve_args *a, const char *v) {
 
 
 // a positive finite number, or NULL (no limit: *x = 0); 0 ok, EXIT_USAGE with a message
-static int parse_limit(const char *flag, const char *v, double *x) {
+static int parse_limit(const char *flag, const char *v, double max, double *x) {
   *x = 0;
   if (!v) return 0;
   char  *end;
   double d = strtod(v, &end);
-  if (end == v || *end || !isfinite(d) || !(d > 0)) {
-    fprintf(stderr, "frictionlab solve: %s %s: expected a positive number\n", flag, v);
+  // bounded: the value is cast to an integer (rlim_t, seconds) later
+  if (end == v || *end || !isfinite(d) || !(d > 0) || d > max) {
+    fprintf(stderr, "frictionlab solve: %s %s: expected a positive number up to %g\n", flag, v,
+            max);
     return EXIT_USAGE;
   }
   *x = d;
@@ -286,8 +288,8 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
     fprintf(stderr, "frictionlab solve: --retry-failed goes with --resume\n");
     return EXIT_USAGE;
   }
-  if (parse_limit("--wall-limit", j->wall_limit, &a->wall_limit) != 0 ||
-      parse_limit("--mem-limit", j->mem_limit, &a->mem_limit) != 0)
+  if (parse_limit("--wall-limit", j->wall_limit, 1e9, &a->wall_limit) != 0 ||
+      parse_limit("--mem-limit", j->mem_limit, 1e6, &a->mem_limit) != 0)
     return EXIT_USAGE;
   if (a->save_solution && fl_campaign_size() > 1) {
     // the answers are written by the process that solves the pair, into rank 0's folder

@@ -106,4 +106,9 @@ int fl_settings_scene_has(const char *scene, const char *key);
 #ifdef __cplusplus
 }
 #endif
+/* --mem-limit GB of run and export: the limit memory estimates are checked against
+ * (fl_mem_limit(); FL_MEM_LIMIT_MB for this process). NULL: unchanged. Returns 0, or 2 after a
+ * message on stderr naming `cmd` when gb is not a number in (0, 1e6]. */
+int fl_cli_mem_limit(const char *cmd, const char *gb);
+
 #endif /* FL_SETTINGS_H */

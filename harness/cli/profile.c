@@ -157,8 +157,8 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   //---- pass 1: steps.csv names the problems and solvers ----
   if (snprintf(path, sizeof path, "%s/steps.csv", dir) >= (int)sizeof path)
     return fl_seterr(FL_ERR_INVAL, "%s: folder name too long", dir);
-  FILE *in = fopen(path, "r");
-  if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  FILE *in = NULL;
+  FL_TRY(fl_open_input(path, "results table (.csv)", 0, &in));
   if (!fgets(hbuf, sizeof hbuf, in)) {
     fclose(in);
     return fl_seterr(FL_ERR_FORMAT, "%s: empty file, expected a header row", path);
@@ -187,8 +187,7 @@ static int read_costs(const char *dir, double tol, names *probs, names *solvers,
   //---- pass 2: first record under the tolerance ----
   if (snprintf(path, sizeof path, "%s/iters.csv", dir) >= (int)sizeof path)
     return fl_seterr(FL_ERR_INVAL, "%s: folder name too long", dir);
-  in = fopen(path, "r");
-  if (!in) return fl_seterr(FL_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  FL_TRY(fl_open_input(path, "results table (.csv)", 0, &in));
   if (!fgets(hbuf, sizeof hbuf, in)) {
     fclose(in);
     return fl_seterr(FL_ERR_FORMAT, "%s: empty file, expected a header row", path);

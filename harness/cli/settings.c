@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../sim/fl_world.h"
@@ -21,9 +22,11 @@ typedef struct file_params {
 
 #define FP(m) offsetof(file_params, m)
 static const fl_option_desc file_table[] = {
-  {"dt", FL_OPT_REAL, FP(dt), 1e-300, 1e300, 1e-3, NULL, "time step (s)"},
-  {"duration", FL_OPT_REAL, FP(duration), 0, 1e300, 1, NULL, "default run length (s)"},
-  {"margin", FL_OPT_REAL, FP(margin), 0, 1e300, 1e-3, NULL, "speculative contact margin (m)"},
+  // the scene file's own ranges (fl_world_parse_json: dt, duration, margin), so that --set
+  // cannot pass what the file could not hold
+  {"dt", FL_OPT_REAL, FP(dt), 1e-12, 10, 1e-3, NULL, "time step (s)"},
+  {"duration", FL_OPT_REAL, FP(duration), 0, 1e9, 1, NULL, "default run length (s)"},
+  {"margin", FL_OPT_REAL, FP(margin), 0, 1e6, 1e-3, NULL, "speculative contact margin (m)"},
   {"fem_solve", FL_OPT_ENUM, FP(fem_solve), 0, 1, 1, "full|schur",
    "deformable bodies: the sparse block of every free dof, or the Schur complement"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
@@ -41,6 +44,12 @@ int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const 
     const char *eq = strchr(kv[i], '=');
     char key[128];
     snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - kv[i]) : 0, kv[i]);
+    if (eq && fl_options_find(file_table, key)) {
+      // a known key: its type or range error as fl_options_set words it
+      int rc = fl_options_set(file_table, &p, path, key, eq + 1);
+      if (rc < 0) return fl_seterr(rc, "--set scene.%s: %s", kv[i], fl_errmsg());
+      continue;
+    }
     if (!eq || fl_options_set(file_table, &p, path, key, eq + 1) < 0)
       return fl_seterr(FL_ERR_UNKNOWN_OPTION,
                        "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
@@ -53,6 +62,22 @@ int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const 
   w->margin = p.margin;
   w->fem_solve = p.fem_solve == 0 ? FL_FEM_FULL : FL_FEM_SCHUR;
   return FL_OK;
+}
+
+
+int fl_cli_mem_limit(const char *cmd, const char *gb) {
+  if (!gb) return 0;
+  char *end;
+  double g = strtod(gb, &end);
+  if (end == gb || *end || !(g > 0) || !(g <= 1e6)) {
+    fprintf(stderr, "frictionlab %s: --mem-limit %s: expected a number of GB in (0, 1e6]\n", cmd,
+            gb);
+    return 2;
+  }
+  char mb[64];
+  snprintf(mb, sizeof mb, "%.17g", g * 1024);
+  setenv("FL_MEM_LIMIT_MB", mb, 1);
+  return 0;
 }
 
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -204,11 +205,16 @@ static cJSON *header_json(const fl_world *w, const char *problem, int nsolver,
   if (isfinite(smallest)) cJSON_AddNumberToObject(h, "pen_limit", 0.01 * smallest);
   cJSON *meshes = cJSON_AddArrayToObject(h, "meshes");
   cJSON *bodies = cJSON_AddArrayToObject(h, "bodies");
+  // spheres and boxes share one unit mesh each: made once, not tessellated, printed and
+  // compared per body (a 1e5-sphere scene spent two minutes here)
+  int unit_mesh[2] = {-1, -1};
   for (fl_int i = 0; i < w->nbody; i++) {
     const fl_body *b = &w->body[i];
     double pc[2];
     plane_centre(b, mid, pc);
-    int mi = add_mesh(meshes, &b->shape, half, pc);
+    int u = b->shape.type == FL_SHAPE_SPHERE ? 0 : b->shape.type == FL_SHAPE_BOX ? 1 : -1;
+    int mi = u >= 0 && unit_mesh[u] >= 0 ? unit_mesh[u] : add_mesh(meshes, &b->shape, half, pc);
+    if (u >= 0 && mi >= 0) unit_mesh[u] = mi;
     if (mi < 0) {
       cJSON_Delete(h);
       return NULL;
@@ -479,8 +485,10 @@ static uint32_t get32(const unsigned char *p) {
 
 int fl_record_read_info(const char *path, fl_record_info *info) {
   memset(info, 0, sizeof *info);
-  FILE *f = fopen(path, "rb");
-  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot open: no recording there", path);
+  FILE *f = NULL;
+  if (access(path, F_OK) != 0)
+    return fl_seterr(FL_ERR_IO, "%s: cannot open: no recording there", path);
+  FL_TRY(fl_open_input(path, "recording (.flrec)", 0, &f));
   unsigned char head[12];
   size_t got = fread(head, 1, 12, f);
   if (got < 12 || memcmp(head, MAGIC, 8) != 0) {
@@ -510,6 +518,14 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
                                     "\"frictionlab-recording\", version 1 or 2, solvers, bodies "
                                     "and nvert", path);
   }
+  // a count read as a double: checked before the cast (1e300 or -5 was cast as is)
+  double nvd = nv->valuedouble;
+  if (!(nvd >= 0 && nvd <= (double)INT32_MAX) || nvd != floor(nvd)) {
+    cJSON_Delete(h);
+    fclose(f);
+    return fl_seterr(FL_ERR_FORMAT, "%s: byte 12: header \"nvert\": %g, expected an integer in "
+                                    "[0, 2^31 - 1]", path, nvd);
+  }
   info->version = (int)ver->valuedouble;
   // version 1 frames have no energy, poses without velocities and vertices without fields
   long fixed_len = info->version == 1 ? FRAME_FIXED_V1 : FRAME_FIXED;
@@ -531,7 +547,7 @@ int fl_record_read_info(const char *path, fl_record_info *info) {
     long solver = (int32_t)get32(fixed + 8), nb = (int32_t)get32(fixed + 48);
     long nvf = (int32_t)get32(fixed + 52), nc = (int32_t)get32(fixed + 56);
     long expect = fixed_len + body_len * nb + vert_len * nvf + CONTACT_BYTES * nc;
-    if (tag != FRAME_TAG || nc < 0 || solver < 0 || solver >= info->nsolver || nb != info->nbody ||
+    if (tag != FRAME_TAG || nc < 0 || nb < 0 || nvf < 0 || solver < 0 || solver >= info->nsolver || nb != info->nbody ||
         nvf != nvert || (long)len != expect) {
       rc = fl_seterr(FL_ERR_FORMAT, "%s: byte %ld (frame %ld): expected a frame of solver 0..%d "
                                     "with %d bodies and %ld vertices, length %ld", path, off,
@@ -651,7 +667,8 @@ int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_co
 
 /* The header of the recording at path (parsed JSON; the caller deletes it) or NULL. */
 static cJSON *read_header(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
+  if (fl_open_input(path, "recording (.flrec)", 0, &f) < 0) f = NULL;
   unsigned char head[12];
   cJSON *h = NULL;
   if (f && fread(head, 1, 12, f) == 12 && memcmp(head, MAGIC, 8) == 0) {

@@ -44,12 +44,16 @@ static void base64(FILE *f, const unsigned char *in, size_t n) {
 int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info *info) {
   fl_record_info own;
   if (!info) info = &own;
+  // the recording first: a bad one says so whether or not this build has a viewer
+  FL_TRY(fl_record_read_info(rec_path, info));
   if (!fl_viewer_available())
     return fl_seterr(FL_ERR_UNSUPPORTED, "this build has no viewer: three.js was not found when "
                                          "it was built (scripts/setup installs it into "
                                          "viewer/node_modules with npm; then rebuild)");
-  // a malformed frame is an error; a cut tail is not (its whole frames are shown)
-  FL_TRY(fl_record_read_info(rec_path, info));
+  // (a malformed frame is an error; a cut tail is not: its whole frames are shown)
+  // the recording is held whole, then base64 (4/3) into the page: sized before it is read
+  FL_TRY(fl_mem_check(rec_path, "the recording embedded in viewer.html",
+                      (double)info->bytes_whole * (1 + 4.0 / 3)));
   FILE *in = fopen(rec_path, "rb");
   unsigned char *data = in ? fl_malloc((size_t)info->bytes_whole + 1) : NULL;
   if (!in || !data || fread(data, 1, (size_t)info->bytes_whole, in) != (size_t)info->bytes_whole) {
@@ -58,13 +62,12 @@ int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info 
     return fl_seterr(FL_ERR_IO, "%s: cannot read", rec_path);
   }
   fclose(in);
-  char tmp[1200];
-  snprintf(tmp, sizeof tmp, "%s.tmp", html_path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) {
+  fl_outfile o;
+  if (fl_outfile_open(&o, html_path, "viewer page") < 0) {
     fl_free(data);
-    return fl_seterr(FL_ERR_IO, "%s: cannot write", tmp);
+    return fl_errcode();
   }
+  FILE *f = o.f;
   static const char *const marker[3] = {"/*FL:THREE*/", "/*FL:DATA*/", "/*FL:VIEWER*/"};
   const char *t = (const char *)fl_viewer_template, *end = t + fl_viewer_template_len;
   int rc = FL_OK;
@@ -83,8 +86,7 @@ int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info 
   }
   if (rc >= 0) fwrite(t, 1, (size_t)(end - t), f);
   fl_free(data);
-  if (ferror(f) | fclose(f)) rc = rc < 0 ? rc : fl_seterr(FL_ERR_IO, "%s: write failed", tmp);
-  if (rc >= 0 && rename(tmp, html_path) != 0) rc = fl_seterr(FL_ERR_IO, "%s: cannot rename", html_path);
-  if (rc < 0) remove(tmp);
+  if (rc < 0) fl_outfile_abort(&o);
+  else rc = fl_outfile_commit(&o);
   return rc;
 }

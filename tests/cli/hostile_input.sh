@@ -61,7 +61,7 @@ scene "$tmp/twice.json" '{"type": "file", "path": "twice.msh"}'
 expect_fail ".msh with one tet twice" 1 "overlap (a repeated tet?)" "$out" -- run "$tmp/twice.json" --out "$out"
 mkdir "$tmp/dir.vtu"
 scene "$tmp/dir.json" '{"type": "file", "path": "dir.vtu"}'
-expect_fail ".vtu that is a folder" 1 "not a regular file" "$out" -- run "$tmp/dir.json" --out "$out"
+expect_fail ".vtu that is a folder" 1 "is a folder, not a VTK .vtu file" "$out" -- run "$tmp/dir.json" --out "$out"
 
 # generated meshes whose sizes overflowed a 32-bit int
 scene "$tmp/cells.json" '{"type": "box", "size": [1, 1, 1], "cells": [1000, 1000, 1000]}'
