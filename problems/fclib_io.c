@@ -785,6 +785,28 @@ fail:
   return rc;
 }
 
+static int save_check(const fl_problem *p, const char *path, const double *v, const double *gamma);
+
+/* A loaded problem passes fl_problem_validate and fits the FCLIB form it is saved in; the
+ * message names the file and the group, then the entry in the problem's terms (local: W, q;
+ * global: A = M, J = [H^T; G^T], b = [w; b]). */
+static int loaded_check(const fl_problem *p, const char *path) {
+  char where[1200];
+  snprintf(where, sizeof where, "%s: %s", path,
+           p->kind == FL_PROBLEM_LOCAL ? "/fclib_local"
+                                       : "/fclib_global (A = M, J = [H^T; G^T], b = [w; b])");
+  FL_TRY(fl_problem_validate(p, where));
+  if (p->gamma_guess) {
+    fl_int bad;
+    if (!all_finite(p->gamma_guess, fl_problem_nrows(p), &bad))
+      return fl_seterr(FL_ERR_FORMAT, "%s: /guesses/1: entry %d is %g, expected finite values",
+                       path, (int)bad, p->gamma_guess[bad]);
+  }
+  int rc = save_check(p, path, NULL, NULL);
+  if (rc < 0) return fl_seterr(FL_ERR_FORMAT, "%s (loaded, but not an FCLIB problem)", fl_errmsg());
+  return FL_OK;
+}
+
 /* The whole load, or with probe only the reading of every dataset it needs. */
 static int load_fclib(const char *path, int probe, fl_problem **out) {
   h5q q;
@@ -816,6 +838,12 @@ static int load_fclib(const char *path, int probe, fl_problem **out) {
   h5_loud(&q);
   if (rc < 0 || probe) return rc;
   file_stem(path, p->name, sizeof p->name);
+  // what every caller assumes of a problem (a negative W diagonal is no friction problem, yet
+  // solvers "converged" on one), and what saving it back needs (issue 56)
+  if ((rc = loaded_check(p, path)) < 0) {
+    fl_problem_free(p);
+    return rc;
+  }
   *out = p;
   return FL_OK;
 }

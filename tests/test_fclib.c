@@ -1459,6 +1459,30 @@ static int h5_unwritten(const char *file, const char *hp, hsize_t n) {
 }
 
 /* Inputs that loaded wrongly or asked for huge memory before: each is refused with a message. */
+/* A file that reads cleanly but is no friction problem: fl_problem_validate refuses it, so the
+ * loader does (a negative W diagonal loaded, and nsn "converged" on it; issue 56, found by
+ * fuzz_fclib; the file as found is tests/data/fuzz/fclib-negative-diagonal.hdf5). */
+FL_TEST(bad_invalid_problem) {
+  char path[512];
+  ASSERT(tmp_dir());
+  fl_problem *p;
+  ASSERT_OK(small_local(&p));
+  for (fl_int k = p->W->rowptr[3]; k < p->W->rowptr[4]; k++)
+    if (p->W->col[k] == 3) p->W->val[k] = -2.67912e79;
+  ASSERT_EQ(fl_csr_get(p->W, 3, 3), -2.67912e79);
+  tmp_path(path, sizeof path, "negative_diagonal.hdf5");
+  ASSERT_OK(fl_problem_save_fclib(p, path, NULL, NULL, NULL)); // the writer keeps what it is given
+  fl_problem_free(p);
+  EXPECT_LOAD_ERROR(path, FL_ERR_FORMAT, "/fclib_local: W(3, 3) = -2.67912e+79, expected a diagonal >= 0");
+  // the committed input: W(0, 0) of fclib-local-ok.hdf5 rewritten
+  char src[1024];
+  snprintf(src, sizeof src, "%s/tests/data/fuzz/fclib-negative-diagonal.hdf5",
+           getenv("FL_SOURCE_DIR") ? getenv("FL_SOURCE_DIR") : "..");
+  EXPECT_LOAD_ERROR(src, FL_ERR_FORMAT, "/fclib_local: W(0, 0) = -2.67912e+79, expected a diagonal >= 0");
+  tmp_clean();
+  return 0;
+}
+
 FL_TEST(bad_hostile) {
   char path[512];
   ASSERT(tmp_dir());

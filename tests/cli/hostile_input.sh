@@ -17,6 +17,9 @@ out=$tmp/out
 expect_fail "FCLIB duplicates summing to inf" 1 "entry (0, 0) is inf after summing" "$out" -- solve "$data/fclib-duplicates-sum-to-inf.hdf5" --out "$out"
 expect_fail "FCLIB empty local problem" 1 "0 x 0, an empty problem" "$out" -- solve "$data/fclib-empty-local.hdf5" --out "$out"
 expect_fail "FCLIB spacedim of 2^31 entries" 1 "2147483648 entries, expected one integer" "$out" -- solve "$data/fclib-spacedim-2e31-entries.hdf5" --out "$out"
+# a file that reads cleanly but is no friction problem (W diagonal -2.7e79; fuzz_fclib, issue 56):
+# refused like fl_problem_validate refuses it, where solve ran it and nsn "converged"
+expect_fail "FCLIB negative W diagonal" 1 "fclib-negative-diagonal.hdf5: /fclib_local: W(0, 0) = -2.67912e+79, expected a diagonal >= 0" "$out" -- solve "$data/fclib-negative-diagonal.hdf5" --out "$out"
 # a libhdf5 crash while reading (the child that reads first is made to fault): exit 1 and a
 # message, where it was a segfault (exit 139)
 FL_FCLIB_CHILD_FAULT=1 expect_fail "FCLIB file that crashes the HDF5 reader" 1 "the HDF5 library crashed reading it (signal 11" "$out" -- solve "$data/fclib-local-ok.hdf5" --out "$out"

@@ -1,28 +1,32 @@
 # SPDX-License-Identifier: Apache-2.0
-# frictionlab reproduce all --quick: every available figure gets its data (CSV with rows), a
+# frictionlab reproduce NAME --quick: every available figure gets its data (CSV with rows), a
 # gnuplot PNG, a matplotlib PNG and PDF, a summary and a manifest; unavailable figures are
-# listed with what they need, never faked; bad names are errors.
+# refused with what they need, never faked; bad names are errors.
 # ctest-label: slow
 # (every recipe simulates scenes: minutes under the sanitizers, so the Release pass runs it)
+# One CTest test per part (`reproduce all` ran past ten minutes under load; a part of five
+# figures past two minutes at a load of 16 on 2 cores): the part names the figures it makes,
+# and part "rest" checks that every available figure belongs to one part.
+# ctest-parts: han-fig4 han-fig5 han-table1 macklin-a macklin-b masterjohn zong rest
 source "$(dirname "$0")/common.bash"
+part=${2:?usage: bash reproduce.sh FRICTIONLAB PART}
 command -v gnuplot >/dev/null 2>&1 && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null ||
   { echo "skipped: gnuplot or matplotlib (/usr/bin/python3) missing"; exit 77; }
 
+declare -A figures=(
+  [han-fig4]="han-fig4"
+  [han-fig5]="han-fig5"
+  [han-table1]="han-table1"
+  [macklin-a]="macklin-fig15 macklin-fig18 macklin-fig19 macklin-fig20 macklin-fig22"
+  [macklin-b]="macklin-fig26 macklin-fig27 macklin-fig28 macklin-fig30 macklin-fig31"
+  [masterjohn]="masterjohn-fig5 masterjohn-fig6"
+  [zong]="zong-fig3 zong-fig6"
+  [rest]="peers-heavy-stack"
+)
+[[ -n ${figures[$part]+x} ]] || { echo "unknown part '$part' (expected: ${!figures[*]})"; exit 2; }
 out=$tmp/figs
-"$bin" reproduce all --quick --out "$out" >"$tmp/all.out" 2>"$tmp/all.err"
-rc=$?
-[[ $rc -eq 0 ]] && pass "reproduce all --quick exits 0" || fail "exit $rc: $(tail -n 20 "$tmp/all.err")"
-grep -q "^reproduce all: [0-9]* written, 0 failed" "$tmp/all.out" && pass "summary line" ||
-  fail "summary: $(tail -n 2 "$tmp/all.out")"
-# piped to a file (as under a scheduler), stderr still says each figure as it starts and ends
-nw=$(sed -n 's/^reproduce all: \([0-9]*\) written.*/\1/p' "$tmp/all.out")
-ns=$(grep -c "^\[reproduce all: figure [0-9]* of [0-9]*, .* elapsed, about .* left\] " "$tmp/all.err")
-ne=$(grep -c "^\[reproduce all: [0-9]* of [0-9]* done, .* elapsed\] .* ended in " "$tmp/all.err")
-[[ $ns -eq $nw && $ne -eq $nw ]] && pass "stderr to a file: $ns figures started and $ne ended, each said" ||
-  fail "progress in a log: $ns start lines, $ne end lines, $nw figures"
 
 is_png() { [[ -s "$1" ]] && [[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]]; }
-nfig=0
 # available figures: a "  NAME PAPER ..." line not followed by an "unavailable:" line (the
 # list ends at the first blank line, before the papers)
 available=$("$bin" list figures | awk '
@@ -31,10 +35,10 @@ available=$("$bin" list figures | awk '
   /unavailable:/ { name = ""; next }
   /^  [a-z]/ { if (name != "") print name; name = $1; next }
   END { if (name != "") print name }')
-for name in $available; do
-  d=$out/$name
-  nfig=$((nfig + 1))
-  [[ -d $d ]] || { fail "$name: no folder"; continue; }
+# check_figure NAME: the folder of a figure made under $out
+check_figure() {
+  local name=$1 d=$out/$1 rows
+  [[ -d $d ]] || { fail "$name: no folder"; return; }
   is_png "$d/figure.png" && is_png "$d/figure-gnuplot.png" && pass "$name: both PNGs" ||
     fail "$name: PNGs missing"
   [[ "$(head -c 4 "$d/figure.pdf")" == "%PDF" ]] && pass "$name: PDF" || fail "$name: no PDF"
@@ -58,44 +62,31 @@ PY
   /usr/bin/python3 "${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/plot_figure.py" \
     "$d/figure.json" --check >"$tmp/check.out" 2>&1 && pass "$name: legends have curves, titles fit" ||
     fail "$name: $(cat "$tmp/check.out")"
-done
-((nfig >= 5)) && pass "$nfig figures available" || fail "only $nfig figures available"
+}
 
-# han-table1: seed 000 Fig. 2's cost split as stacked bars, one per example, named on the x
-# axis; the five shares of a step add up to 100 %
-/usr/bin/python3 - "$out/han-table1" <<'PY' && pass "han-table1: stacked bars of shares adding to 100 %" ||
-import csv, json, os, sys
-d = sys.argv[1]
-panel = json.load(open(os.path.join(d, "figure.json")))["panels"][0]
-assert panel["xtics"] == "example" and len(panel["series"]) == 5, panel
-assert all(s["style"] == "bars" for s in panel["series"]), panel
-rows = list(csv.DictReader(open(os.path.join(d, "table1.csv"))))
-assert len(rows) >= 5, rows
-for r in rows:
-    total = sum(float(r[s["y"]]) for s in panel["series"])
-    assert abs(total - 100) < 0.6, (r["example"], total)
-PY
-  fail "han-table1: the cost split is not stacked shares of 100 %"
-grep -q "with histograms" "$out/han-table1/figure.gp" && pass "han-table1: gnuplot draws histograms" ||
-  fail "han-table1: figure.gp has no histograms"
-# han-fig5: seed 000's setup (knife edges) stands at mu 1.0 and falls at 0.2, both stone models
-for k in rigid deformable; do
-  grep -q "^knife edges, $k stones, mu = 1.0: .* stands by the 1 % rule" "$out/han-fig5/summary.txt" &&
-    grep -q "^knife edges, $k stones, mu = 0.2: .* falls by the 1 % rule" "$out/han-fig5/summary.txt" &&
-    pass "han-fig5: $k stones on knife edges stand at 1.0, fall at 0.2" ||
-    fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
+nfig=0
+for name in ${figures[$part]}; do
+  grep -qx -- "$name" <<<"$available" || { echo "($name unavailable here)"; continue; }
+  nfig=$((nfig + 1))
+  # han-fig4 runs twice at once, in one process and with --jobs 2: the same figure
+  if [[ $name == han-fig4 ]]; then
+    "$bin" reproduce han-fig4 --quick --jobs 2 --out "$tmp/jobs" >"$tmp/jobs.out" 2>"$tmp/jobs.err" &
+    jpid=$!
+  fi
+  "$bin" reproduce "$name" --quick --out "$out" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  rc=$?
+  [[ $rc -eq 0 ]] && pass "reproduce $name --quick exits 0" || fail "$name: exit $rc: $(tail -n 20 "$tmp/$name.err")"
+  check_figure "$name"
 done
 
-# unavailable figures are listed with what they need
-grep -q "unavailable (needs" "$tmp/all.out" && pass "unavailable figures listed" || pass "every figure available"
-"$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
-[[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
-  pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+case $part in
+han-fig4)
 # --jobs: han-fig4's meshes in worker processes give the same figure as one process
-"$bin" reproduce han-fig4 --quick --jobs 2 --out "$tmp/jobs" >"$tmp/o" 2>"$tmp/e"
+if [[ -n ${jpid:-} ]]; then
+wait "$jpid"
 rc=$?
-[[ $rc -eq 0 ]] && grep -q "worker processes" "$tmp/o" && pass "han-fig4 --jobs 2 exits 0" ||
-  fail "han-fig4 --jobs 2: exit $rc: $(tail -n 5 "$tmp/e")"
+[[ $rc -eq 0 ]] && grep -q "worker processes" "$tmp/jobs.out" && pass "han-fig4 --jobs 2 exits 0" ||
+  fail "han-fig4 --jobs 2: exit $rc: $(tail -n 5 "$tmp/jobs.err")"
 cmp -s "$out/han-fig4/targets.csv" "$tmp/jobs/han-fig4/targets.csv" &&
   pass "han-fig4: the same targets with --jobs 2" || fail "han-fig4: targets differ with --jobs 2"
 for m in 1 2; do
@@ -129,7 +120,55 @@ for bad in 0 x 65; do
   [[ $? -eq 2 ]] && grep -q -- "--jobs .*expected an integer in \[1, 64\]" "$tmp/e" && [[ ! -e "$tmp/bad" ]] &&
     pass "--jobs $bad refused" || fail "--jobs $bad: $(cat "$tmp/e")"
 done
-"$bin" reproduce macklin-fig28 --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
-[[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
-  fail "overwrite: $(cat "$tmp/e")"
+fi
+  ;;
+han-table1)
+# han-table1: seed 000 Fig. 2's cost split as stacked bars, one per example, named on the x
+# axis; the five shares of a step add up to 100 %
+/usr/bin/python3 - "$out/han-table1" <<'PY' && pass "han-table1: stacked bars of shares adding to 100 %" ||
+import csv, json, os, sys
+d = sys.argv[1]
+panel = json.load(open(os.path.join(d, "figure.json")))["panels"][0]
+assert panel["xtics"] == "example" and len(panel["series"]) == 5, panel
+assert all(s["style"] == "bars" for s in panel["series"]), panel
+rows = list(csv.DictReader(open(os.path.join(d, "table1.csv"))))
+assert len(rows) >= 5, rows
+for r in rows:
+    total = sum(float(r[s["y"]]) for s in panel["series"])
+    assert abs(total - 100) < 0.6, (r["example"], total)
+PY
+  fail "han-table1: the cost split is not stacked shares of 100 %"
+grep -q "with histograms" "$out/han-table1/figure.gp" && pass "han-table1: gnuplot draws histograms" ||
+  fail "han-table1: figure.gp has no histograms"
+  ;;
+han-fig5)
+# han-fig5: seed 000's setup (knife edges) stands at mu 1.0 and falls at 0.2, both stone models
+for k in rigid deformable; do
+  grep -q "^knife edges, $k stones, mu = 1.0: .* stands by the 1 % rule" "$out/han-fig5/summary.txt" &&
+    grep -q "^knife edges, $k stones, mu = 0.2: .* falls by the 1 % rule" "$out/han-fig5/summary.txt" &&
+    pass "han-fig5: $k stones on knife edges stand at 1.0, fall at 0.2" ||
+    fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
+done
+
+  ;;
+rest)
+  # every available figure is made by one part
+  all="${figures[*]}"
+  for name in $available; do
+    tr ' ' '\n' <<<"$all" | grep -qx -- "$name" || fail "figure $name is in no part of tests/cli/reproduce.sh"
+  done
+  n=$(wc -w <<<"$available")
+  ((n >= 5)) && pass "$n figures available, each in one part" || fail "only $n figures available"
+  "$bin" list figures | grep -q "unavailable" && pass "unavailable figures listed" || pass "every figure available"
+  "$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
+  [[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
+    pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+  # a figure made above (peers-heavy-stack needs MuJoCo: else one made here)
+  fig=peers-heavy-stack
+  [[ -f $out/$fig/manifest.json ]] || { fig=macklin-fig28; "$bin" reproduce $fig --quick --out "$out" >/dev/null 2>&1; }
+  "$bin" reproduce $fig --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
+  [[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
+    fail "overwrite: $(cat "$tmp/e")"
+  ;;
+esac
 finish
