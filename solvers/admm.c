@@ -219,16 +219,7 @@ static double admm_error(const fl_solver *sv, const fl_problem *p, const double 
 static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   admm_data *d = sv->data;
   const admm_opts *o = sv->opts;
-  if (d->empty) {
-    if (v && p->kind == FL_PROBLEM_GLOBAL) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-    sv->cur_v = p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
-    sv->cur_gamma = gamma;
-    fl_iter_stat st0;
-    fl_iter_stat_init(&st0, 0);
-    st0.error = 0;
-    fl_solver_record(sv, &st0);
-    return FL_OK;
-  }
+  if (d->empty) return fl__solver_answer_empty(sv, p, v, gamma);
   const fl_problem *pg = p;
   if (d->pl) p = d->pl;
   fl_int n = 3 * p->nc;
