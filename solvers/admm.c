@@ -59,10 +59,7 @@ typedef struct {
   fl_dynamics *dyn; /* global problems: A's factors, for B = J A^-1 */
   const fl_csr *B;  /* J A^-1, owned by dyn */
   fl_csr *Ws;       /* W not symmetric: its symmetric part (owned), factorized in W's place */
-  cholmod_common cc;
-  cholmod_factor *L;
-  cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
-  int started;
+  fl__chol ch;       /* W + rho I's factor (local_kit.h) */
   double *r, *xi, *s, *u, *rhs, *zold, *tmp, *zbest; /* (n) */
   double wmean, norm_q;
   double raw; /* the last admm_error's raw (unnormalized) residual */
@@ -73,13 +70,7 @@ typedef struct {
 static void admm_destroy(fl_solver *s) {
   admm_data *d = s->data;
   if (!d) return;
-  if (d->started) {
-    cholmod_free_factor(&d->L, &d->cc);
-    cholmod_free_dense(&d->X, &d->cc);
-    cholmod_free_dense(&d->Y, &d->cc);
-    cholmod_free_dense(&d->E, &d->cc);
-    cholmod_finish(&d->cc);
-  }
+  fl__chol_free(&d->ch);
   fl_problem_free(d->pl);
   fl_dynamics_free(d->dyn);
   fl_free(d->r);
@@ -165,44 +156,30 @@ static int admm_setup(fl_solver *s, const fl_problem *p) {
   d->zbest = fl_malloc(nn * sizeof(double));
   if (!d->r || !d->xi || !d->s || !d->u || !d->rhs || !d->zold || !d->tmp || !d->zbest)
     return fl_seterr(FL_ERR_NOMEM, "admm: out of memory");
-  if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "admm: cholmod_start failed");
-  d->started = 1;
-  d->cc.print = 0;
-  d->cc.quick_return_if_not_posdef = 1;
-  cholmod_sparse A;
-  const fl_csr *Wf = d->Ws ? d->Ws : W;
-  fl__cholmod_view(Wf, Wf->val, &A);
-  d->L = cholmod_analyze(&A, &d->cc);
-  if (!d->L)
-    return fl_seterr(fl__cholmod_err(d->cc.status), "admm: %s: cholmod_analyze failed (status %d)",
-                     p->name, d->cc.status);
+  if (fl__chol_start(&d->ch) < 0) return fl_seterr(FL_ERR_LIBRARY, "admm: cholmod_start failed");
+  if (fl__chol_analyze(&d->ch, d->Ws ? d->Ws : W) < 0)
+    return fl_seterr(fl__cholmod_err(d->ch.cc.status),
+                     "admm: %s: cholmod_analyze failed (status %d)", p->name, d->ch.cc.status);
   return FL_OK;
 }
 
 
 /* numeric factorization of W + rho I */
 static int factor(admm_data *d, const fl_problem *p, double rho) {
-  cholmod_sparse A;
   const fl_csr *Wf = d->Ws ? d->Ws : p->W;
-  fl__cholmod_view(Wf, Wf->val, &A);
-  double beta[2] = {rho, 0};
-  d->cc.status = CHOLMOD_OK;
-  if (!cholmod_factorize_p(&A, beta, NULL, 0, d->L, &d->cc) || d->cc.status != CHOLMOD_OK ||
-      d->L->minor != d->L->n)
+  if (!fl__chol_factor(&d->ch, Wf, Wf->val, rho))
     return fl_seterr(FL_ERR_LIBRARY, "admm: %s: W + %g I is not positive definite (CHOLMOD "
-                     "status %d): W is not positive semidefinite", p->name, rho, d->cc.status);
+                     "status %d): W is not positive semidefinite", p->name, rho, d->ch.cc.status);
   return FL_OK;
 }
 
 
 /* x = (W + rho I)^-1 b */
 static int chol_solve(admm_data *d, fl_int n, double *b, double *x) {
-  cholmod_dense B;
-  fl__cholmod_dense_view(n, b, &B);
-  if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
-    return fl_seterr(fl__cholmod_err(d->cc.status), "admm: cholmod_solve2 failed (status %d)",
-                     d->cc.status);
-  memcpy(x, d->X->x, (size_t)n * sizeof(double));
+  if (fl__chol_solve(&d->ch, n, b) < 0)
+    return fl_seterr(fl__cholmod_err(d->ch.cc.status), "admm: cholmod_solve2 failed (status %d)",
+                     d->ch.cc.status);
+  memcpy(x, d->ch.X->x, (size_t)n * sizeof(double));
   return FL_OK;
 }
 
@@ -219,16 +196,7 @@ static double admm_error(const fl_solver *sv, const fl_problem *p, const double 
 static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   admm_data *d = sv->data;
   const admm_opts *o = sv->opts;
-  if (d->empty) {
-    if (v && p->kind == FL_PROBLEM_GLOBAL) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-    sv->cur_v = p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
-    sv->cur_gamma = gamma;
-    fl_iter_stat st0;
-    fl_iter_stat_init(&st0, 0);
-    st0.error = 0;
-    fl_solver_record(sv, &st0);
-    return FL_OK;
-  }
+  if (d->empty) return fl__solver_answer_empty(sv, p, v, gamma);
   const fl_problem *pg = p;
   if (d->pl) p = d->pl;
   fl_int n = 3 * p->nc;
@@ -331,7 +299,7 @@ static int admm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gam
 
 static void admm_view(const fl_solver *s, FILE *f) {
   const admm_data *d = s->data;
-  fprintf(f, "admm: W + rho I by CHOLMOD%s\n", d && d->L ? "" : ", not set up");
+  fprintf(f, "admm: W + rho I by CHOLMOD%s\n", d && d->ch.L ? "" : ", not set up");
 }
 
 

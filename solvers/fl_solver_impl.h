@@ -130,4 +130,10 @@ extern const fl_solver_ops fl_pgs_cuda_ops;
 double fl__primal_descent_eval(fl_solver *s, const fl_problem *p, const double *v,
                                double *gamma, double *grad);
 
+/* The answer to a problem without rows (nc = 0, nh = 0), the same for every solver that has
+ * none of its own to give: v = v* on a global problem (when v is given), gamma empty, one
+ * record of iteration 0 with error 0 (so CONVERGED_EXACT, the common metrics of that iterate
+ * on error_every). Called from a solver's solve; returns what that solve returns. */
+int fl__solver_answer_empty(fl_solver *s, const fl_problem *p, double *v, double *gamma);
+
 #endif /* FL_SOLVER_IMPL_H */

@@ -178,9 +178,7 @@ typedef struct {
   double fact_gb;     /* the factors' size estimate (GB) */
   double smooth2;     /* the shift's smoothing: delta_i^2 = smooth2 w_i */
   int nfact;
-  cholmod_common cc;
-  cholmod_factor *L;
-  cholmod_dense *X, *Y, *E;
+  fl__chol ch;        /* the reduced matrix's Cholesky factor (local_kit.h) */
   void *sym, *num;    /* UMFPACK (newton_shift) */
   double *that;       /* (2 nc) unit sliding direction u_t / |u_t| (0 at rest) */
   fl_solver *pol;     /* the polish (pnewton), set up with the problem; NULL: none */
@@ -190,20 +188,14 @@ typedef struct {
   int nxtry, nxit;    /* crossover tries and Newton steps in the last solve */
   double xbest;       /* the crossover's best merit in the last solve (INFINITY: none) */
   int switched;       /* the iteration where the shift was frozen after a stall (0: never) */
-  int started, empty;
+  int empty;
 } ipm_data;
 
 
 static void ipm_destroy(fl_solver *s) {
   ipm_data *d = s->data;
   if (!d) return;
-  if (d->started) {
-    cholmod_free_factor(&d->L, &d->cc);
-    cholmod_free_dense(&d->X, &d->cc);
-    cholmod_free_dense(&d->Y, &d->cc);
-    cholmod_free_dense(&d->E, &d->cc);
-    cholmod_finish(&d->cc);
-  }
+  fl__chol_free(&d->ch);
   if (d->num) umfpack_di_free_numeric(&d->num);
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
   fl_solver_destroy(d->pol);
@@ -337,17 +329,11 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
                        (long)nv, max_b / 1e9);
     return FL_OK;
   }
-  if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "ipm: cholmod_start failed");
-  d->started = 1;
-  d->cc.print = 0;
-  d->cc.quick_return_if_not_posdef = 1;
-  cholmod_sparse As;
-  fl__cholmod_view(d->red.K, d->red.K->val, &As);
-  d->L = cholmod_analyze(&As, &d->cc);
-  if (!d->L)
-    return fl_seterr(fl__cholmod_err(d->cc.status), "ipm: %s: cholmod_analyze failed (status %d)",
-                     p->name, d->cc.status);
-  d->lnz = d->cc.lnz, d->flops = d->cc.fl;
+  if (fl__chol_start(&d->ch) < 0) return fl_seterr(FL_ERR_LIBRARY, "ipm: cholmod_start failed");
+  if (fl__chol_analyze(&d->ch, d->red.K) < 0)
+    return fl_seterr(fl__cholmod_err(d->ch.cc.status),
+                     "ipm: %s: cholmod_analyze failed (status %d)", p->name, d->ch.cc.status);
+  d->lnz = d->ch.cc.lnz, d->flops = d->ch.cc.fl;
   double lb = d->lnz * (sizeof(double) + sizeof(int));
   d->fact_gb = lb / 1e9;
   if (lb > max_b)
@@ -576,13 +562,7 @@ static int factor(ipm_data *d, const fl_problem *p, int newton) {
     d->nfact++;
     return 0;
   }
-  cholmod_sparse As;
-  fl__cholmod_view(K, K->val, &As);
-  double beta[2] = {0, 0};
-  d->cc.status = CHOLMOD_OK;
-  if (!cholmod_factorize_p(&As, beta, NULL, 0, d->L, &d->cc) || d->cc.status != CHOLMOD_OK ||
-      d->L->minor != d->L->n)
-    return -1;
+  if (!fl__chol_factor(&d->ch, K, K->val, 0)) return -1;
   d->nfact++;
   return 0;
 }
@@ -608,10 +588,8 @@ static int direction(ipm_data *d, const fl_problem *p, int newton, double *dy, d
                          NULL) != UMFPACK_OK)
       return -1;
   } else {
-    cholmod_dense B;
-    fl__cholmod_dense_view(nv, d->rhs, &B);
-    if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc)) return -1;
-    memcpy(d->dv, d->X->x, (size_t)nv * sizeof(double));
+    if (fl__chol_solve(&d->ch, nv, d->rhs) < 0) return -1;
+    memcpy(d->dv, d->ch.X->x, (size_t)nv * sizeof(double));
   }
   for (fl_int k = 0; k < nv; k++)
     if (!isfinite(d->dv[k])) return -1;
@@ -881,16 +859,10 @@ done:
 static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   ipm_data *d = sv->data;
   const ipm_opts *o = sv->opts;
+  if (d->empty) return fl__solver_answer_empty(sv, p, v, gamma); // a global problem
   sv->cur_v = v;
   sv->cur_gamma = gamma;
   fl_iter_stat st;
-  if (d->empty) {
-    if (v) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-    fl_iter_stat_init(&st, 0);
-    st.error = 0;
-    fl_solver_record(sv, &st);
-    return FL_OK;
-  }
   fl_int nc = d->nc, n = 3 * nc, nv = d->nv;
   size_t bn = (size_t)n * sizeof(double), bv = (size_t)nv * sizeof(double);
   d->nfact = 0, d->smooth2 = 0;

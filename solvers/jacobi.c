@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* jacobi.c: projected Jacobi on the common contact model (SOLVERS.md section 2).
  *
- * Every contact and bilateral row takes the same local update as in pgs.c ("nf" or "block"),
+ * Every contact and bilateral row takes the local update of relax.c, as in PGS ("nf" or "block"),
  * all computed from the same iterate, then the impulse changes are applied together with a
  * relaxation omega:
  *
@@ -15,7 +15,7 @@
  *
  * The u computed for the own residual of an iterate is reused by the next update, so an
  * iteration costs one product with J and one with (J A^-1)^T; the residual is the same exact
- * natural-map residual as pgs.c's.
+ * natural-map residual as pgs.c's (relax.c).
  */
 #include <math.h>
 #include <string.h>

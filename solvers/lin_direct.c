@@ -25,24 +25,15 @@
 #include "local_kit.h"
 
 typedef struct direct_impl {
-  cholmod_common cc;
+  fl__chol ch;
   double *sval, *dsq; /* scaled values of K (nnz), D^-1/2 (n) */
-  cholmod_factor *L;
-  cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
-  int started;
 } direct_impl;
 
 
 static void direct_destroy(fl_lin *l) {
   direct_impl *d = l->impl;
   if (!d) return;
-  if (d->started) {
-    cholmod_free_factor(&d->L, &d->cc);
-    cholmod_free_dense(&d->X, &d->cc);
-    cholmod_free_dense(&d->Y, &d->cc);
-    cholmod_free_dense(&d->E, &d->cc);
-    cholmod_finish(&d->cc);
-  }
+  fl__chol_free(&d->ch);
   fl_free(d->sval);
   fl_free(d->dsq);
   fl_free(d);
@@ -57,16 +48,11 @@ static int direct_setup(fl_lin *l, const fl_csr *K) {
   d->sval = fl_malloc((size_t)(K->nnz > 0 ? K->nnz : 1) * sizeof(double));
   d->dsq = fl_malloc((size_t)(K->nrow > 0 ? K->nrow : 1) * sizeof(double));
   if (!d->sval || !d->dsq) return fl_seterr(FL_ERR_NOMEM, "lin direct: out of memory");
-  if (!cholmod_start(&d->cc)) return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_start failed");
-  d->started = 1;
-  d->cc.print = 0; /* errors come back as codes, not prints */
-  d->cc.quick_return_if_not_posdef = 1;
-  cholmod_sparse A;
-  fl__cholmod_view(K, K->val, &A);
-  d->L = cholmod_analyze(&A, &d->cc);
-  if (!d->L)
-    return fl_seterr(fl__cholmod_err(d->cc.status),
-                     "lin direct: cholmod_analyze failed (status %d)", d->cc.status);
+  if (fl__chol_start(&d->ch) < 0)
+    return fl_seterr(FL_ERR_LIBRARY, "lin direct: cholmod_start failed");
+  if (fl__chol_analyze(&d->ch, K) < 0)
+    return fl_seterr(fl__cholmod_err(d->ch.cc.status),
+                     "lin direct: cholmod_analyze failed (status %d)", d->ch.cc.status);
   return FL_OK;
 }
 
@@ -82,8 +68,6 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   for (fl_int i = 0; i < n; i++)
     for (fl_int k = K->rowptr[i]; k < K->rowptr[i + 1]; k++)
       d->sval[k] = K->val[k] * d->dsq[i] * d->dsq[K->col[k]];
-  cholmod_sparse A;
-  fl__cholmod_view(K, d->sval, &A);
 
   double res0 = sqrt(fl__lin_dot(n, b, b));
   fl__lin_record(l, res0, NAN);
@@ -93,15 +77,13 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   double beta[2] = {rel, 0};
   int ok = 0;
   for (int attempt = 0; attempt <= 8; attempt++) {
-    d->cc.status = CHOLMOD_OK;
-    int rc = cholmod_factorize_p(&A, beta, NULL, 0, d->L, &d->cc);
-    if (rc && d->cc.status == CHOLMOD_OK && d->L->minor == (size_t)n) {
+    if (fl__chol_factor(&d->ch, K, d->sval, beta[0])) {
       ok = 1;
       break;
     }
-    if (d->cc.status < 0)
-      return fl_seterr(fl__cholmod_err(d->cc.status),
-                       "lin direct: cholmod_factorize failed (status %d)", d->cc.status);
+    if (d->ch.cc.status < 0)
+      return fl_seterr(fl__cholmod_err(d->ch.cc.status),
+                       "lin direct: cholmod_factorize failed (status %d)", d->ch.cc.status);
     beta[0] *= 100;
     l->stat.nreg = attempt + 1;
   }
@@ -115,12 +97,10 @@ static int direct_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) 
   // solve with reused workspaces, then measure the true residual
   double *bs = l->w + n;
   for (fl_int i = 0; i < n; i++) bs[i] = d->dsq[i] * b[i];
-  cholmod_dense B;
-  fl__cholmod_dense_view(n, bs, &B);
-  if (!cholmod_solve2(CHOLMOD_A, d->L, &B, NULL, &d->X, NULL, &d->Y, &d->E, &d->cc))
-    return fl_seterr(fl__cholmod_err(d->cc.status), "lin direct: cholmod_solve2 failed (status %d)",
-                     d->cc.status);
-  const double *y = d->X->x;
+  if (fl__chol_solve(&d->ch, n, bs) < 0)
+    return fl_seterr(fl__cholmod_err(d->ch.cc.status),
+                     "lin direct: cholmod_solve2 failed (status %d)", d->ch.cc.status);
+  const double *y = d->ch.X->x;
   for (fl_int i = 0; i < n; i++) x[i] = d->dsq[i] * y[i];
   double res = fl__lin_residual(K, b, x, l->w);
   l->stat.iters = 1;

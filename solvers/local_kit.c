@@ -83,3 +83,48 @@ void fl__cholmod_dense_view(fl_int n, double *x, cholmod_dense *B) {
   B->xtype = CHOLMOD_REAL;
   B->dtype = CHOLMOD_DOUBLE;
 }
+
+
+int fl__chol_start(fl__chol *c) {
+  if (!cholmod_start(&c->cc)) return -1;
+  c->started = 1;
+  c->cc.print = 0; /* errors come back as codes, not prints */
+  c->cc.quick_return_if_not_posdef = 1;
+  return 0;
+}
+
+
+int fl__chol_analyze(fl__chol *c, const fl_csr *K) {
+  cholmod_sparse A;
+  fl__cholmod_view(K, K->val, &A);
+  c->L = cholmod_analyze(&A, &c->cc);
+  return c->L ? 0 : -1;
+}
+
+
+int fl__chol_factor(fl__chol *c, const fl_csr *K, double *val, double shift) {
+  cholmod_sparse A;
+  fl__cholmod_view(K, val, &A);
+  double beta[2] = {shift, 0};
+  c->cc.status = CHOLMOD_OK;
+  return cholmod_factorize_p(&A, beta, NULL, 0, c->L, &c->cc) && c->cc.status == CHOLMOD_OK &&
+         c->L->minor == c->L->n;
+}
+
+
+int fl__chol_solve(fl__chol *c, fl_int n, double *b) {
+  cholmod_dense B;
+  fl__cholmod_dense_view(n, b, &B);
+  return cholmod_solve2(CHOLMOD_A, c->L, &B, NULL, &c->X, NULL, &c->Y, &c->E, &c->cc) ? 0 : -1;
+}
+
+
+void fl__chol_free(fl__chol *c) {
+  if (!c || !c->started) return;
+  cholmod_free_factor(&c->L, &c->cc);
+  cholmod_free_dense(&c->X, &c->cc);
+  cholmod_free_dense(&c->Y, &c->cc);
+  cholmod_free_dense(&c->E, &c->cc);
+  cholmod_finish(&c->cc);
+  c->started = 0;
+}

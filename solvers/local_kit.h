@@ -53,4 +53,27 @@ static inline int fl__cholmod_err(int status) {
 /* CHOLMOD's view of the n-vector x as a dense n x 1 matrix (no copy; x outlives B). */
 void fl__cholmod_dense_view(fl_int n, double *x, cholmod_dense *B);
 
+/* CHOLMOD's life cycle for a solver's one sparse symmetric matrix (a zeroed struct is
+ * "not started"): start (errors as codes, not prints; a factorization stops at the first
+ * non-positive pivot), analyze the pattern, factorize K + shift I numerically, solve with
+ * reused workspaces, free. The callers write their own messages from cc.status. */
+typedef struct fl__chol {
+  cholmod_common cc;
+  cholmod_factor *L;
+  cholmod_dense *X, *Y, *E; /* solve2 workspaces, reused */
+  int started;
+} fl__chol;
+/* cholmod_start and the settings above: 0, or -1 when cholmod_start failed. */
+int fl__chol_start(fl__chol *c);
+/* The symbolic analysis of K (fl__cholmod_view): 0, or -1 (L NULL; cc.status says why). */
+int fl__chol_analyze(fl__chol *c, const fl_csr *K);
+/* The numeric factorization of K with values val (K's nnz) plus shift I: 1 when it succeeded
+ * and is positive definite, 0 when not (cc.status < 0 for an error of CHOLMOD's). */
+int fl__chol_factor(fl__chol *c, const fl_csr *K, double *val, double shift);
+/* x = c->X->x = (K + shift I)^-1 b for the last factorization (b n-long, not changed): 0, or
+ * -1 when cholmod_solve2 failed (cc.status). */
+int fl__chol_solve(fl__chol *c, fl_int n, double *b);
+/* Frees the factor and workspaces and finishes CHOLMOD when started; NULL-safe. */
+void fl__chol_free(fl__chol *c);
+
 #endif /* FL_LOCAL_KIT_H */

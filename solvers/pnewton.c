@@ -354,16 +354,10 @@ static void stage_mu(pn_data *d, const fl_problem *p, double t) {
 static int pn_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   pn_data *d = sv->data;
   const pn_opts *o = sv->opts;
+  if (d->empty) return fl__solver_answer_empty(sv, p, v, gamma); // a global problem
   sv->cur_v = v;
   sv->cur_gamma = gamma;
   fl_iter_stat st;
-  if (d->empty) {
-    if (v) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-    fl_iter_stat_init(&st, 0);
-    st.error = 0;
-    fl_solver_record(sv, &st);
-    return FL_OK;
-  }
   fl_int nc = d->nc, n = 3 * nc, nv = d->nv;
   size_t bn = (size_t)n * sizeof(double), bv = (size_t)nv * sizeof(double);
   // the guess (gamma, zero without warm_start) projected onto the cones; v = v(r)

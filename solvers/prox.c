@@ -197,16 +197,7 @@ static double prox_error(const fl_solver *s, const fl_problem *p, const double *
 static int prox_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
   prox_data *d = s->data;
   const prox_opts *o = s->opts;
-  if (d->empty) { // nothing to solve
-    if (v && p->kind == FL_PROBLEM_GLOBAL) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
-    s->cur_v = p->kind == FL_PROBLEM_GLOBAL ? v : NULL;
-    s->cur_gamma = gamma;
-    fl_iter_stat st0;
-    fl_iter_stat_init(&st0, 0);
-    st0.error = 0;
-    fl_solver_record(s, &st0);
-    return FL_OK;
-  }
+  if (d->empty) return fl__solver_answer_empty(s, p, v, gamma); // nothing to solve
   fl_problem *pp = d->pp;
   const fl_problem *pg = p; // the problem as given (global or local)
   if (d->pl) p = d->pl;

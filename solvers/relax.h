@@ -68,6 +68,8 @@ extern int fl__pgs_runs;
 /* Sizes the arena and precomputes the diagonal blocks, steps and ||q||; `variant` and `norm`
  * are stored. Local problems with bilateral rows give FL_ERR_UNSUPPORTED. */
 int fl__relax_setup(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
+/* fl__relax_setup without max_per_clique (which only the Jacobi step needs; PGS's setup). */
+int fl__relax_setup_core(fl_solver *s, const fl_problem *p, fl__relax *r, int variant, int norm);
 /* Frees what setup made outside the arena. NULL-safe on a zeroed struct. */
 void fl__relax_free(fl__relax *r);
 
@@ -88,7 +90,7 @@ int fl__relax_colour(fl__relax *r);
 void fl__relax_start(const fl__relax *r, double *v, const double *gamma);
 
 /* Local update of contact i from its velocity u (3) and impulse g (3): out (3) is the new
- * impulse before relaxation (see pgs.c for the formulas). */
+ * impulse before relaxation (see relax.c for the formulas). */
 void fl__relax_contact(const fl__relax *r, fl_int i, const double u[3], const double g[3],
                        double out[3]);
 /* Local update of bilateral row h from its velocity u_h = J_h v + b_h: the new impulse. */
@@ -107,6 +109,33 @@ void fl__relax_residual(fl__relax *r, const double *v, const double *gamma, fl_i
  * normalized with r->norm (none: raw; fclib: raw / (1 + sqrt||q||); siconos: raw /
  * max(||q||, |gamma|, |w|)). */
 double fl__relax_normalize(const fl__relax *r, double raw, double ng2, double nw2);
+
+/* 1 and d1 (and d2) when the columns of row r of m are one run of 6 dofs from d1 (6 entries,
+ * *d2 = -1) or two, from d1 < d2 (12 entries); 0 when not. */
+int fl__relax_row_runs(const fl_csr *m, fl_int r, fl_int *d1, fl_int *d2);
+
+/* The runs' kernels (relax.c and pgs.c). A run of 6 written out (gcc -O2 keeps the loop and its
+ * counter otherwise); terms in order. */
+#define DOT6(acc, a, x)                                                                          \
+  do {                                                                                           \
+    acc += (a)[0] * (x)[0];                                                                      \
+    acc += (a)[1] * (x)[1];                                                                      \
+    acc += (a)[2] * (x)[2];                                                                      \
+    acc += (a)[3] * (x)[3];                                                                      \
+    acc += (a)[4] * (x)[4];                                                                      \
+    acc += (a)[5] * (x)[5];                                                                      \
+  } while (0)
+/* x[0..5] += s a[0..5] two entries at a time: each entry gets the same rounded product and
+ * sum as the scalar statement x[k] += s * a[k] (no fused multiply-add on either path) */
+typedef double v2d __attribute__((vector_size(16), aligned(8), may_alias));
+static inline void axpy6(double *x, double s, const double *a) {
+  v2d sv = {s, s};
+  v2d *xv = (v2d *)x;
+  const v2d *av = (const v2d *)a;
+  v2d x0 = xv[0] + sv * av[0], x1 = xv[1] + sv * av[1], x2 = xv[2] + sv * av[2];
+  xv[0] = x0, xv[1] = x1, xv[2] = x2;
+}
+#define AXPY6(x, s, a) axpy6((x), (s), (a))
 
 /* Row dot and row update on a CSR matrix. */
 static inline double fl__row_dot(const fl_csr *m, fl_int row, const double *x) {

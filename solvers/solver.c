@@ -901,6 +901,19 @@ int fl_solver_record(fl_solver *s, fl_iter_stat *st) {
 
 //---- solve ----
 
+int fl__solver_answer_empty(fl_solver *s, const fl_problem *p, double *v, double *gamma) {
+  int global = p->kind == FL_PROBLEM_GLOBAL;
+  if (v && global) memcpy(v, p->vstar, (size_t)p->nv * sizeof(double));
+  s->cur_v = global ? v : NULL;
+  s->cur_gamma = gamma;
+  fl_iter_stat st;
+  fl_iter_stat_init(&st, 0);
+  st.error = 0;
+  fl_solver_record(s, &st);
+  return FL_OK;
+}
+
+
 static int open_monitors(fl_solver *s) {
   solver_x *x = SX(s);
   const char *m = s->common.monitor;

@@ -704,3 +704,46 @@ FL_TEST(no_convergence_with_infinite_merit) {
   fl_problem_free(p);
   return 0;
 }
+
+
+/* A problem without rows (nc = 0, nh = 0): admm, prox, ipm and pnewton give the answer of
+ * solver.c's fl__solver_answer_empty: v = v*, one record of iteration 0 with error 0, so
+ * CONVERGED_EXACT after 0 iterations (global: 6 free dofs, A = 2 I; local: nothing at all). */
+FL_TEST(no_rows_answer) {
+  static const fl_int ij[6] = {0, 1, 2, 3, 4, 5};
+  static const double two[6] = {2, 2, 2, 2, 2, 2};
+  fl_problem *pg = NULL, *pl = NULL;
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_GLOBAL, 6, 0, 0, 0, &pg));
+  snprintf(pg->name, sizeof pg->name, "free");
+  ASSERT_OK(fl_csr_from_triplets(6, 6, 6, ij, ij, two, &pg->A));
+  ASSERT_OK(fl_csr_alloc(0, 6, 0, &pg->J));
+  for (int k = 0; k < 6; k++) pg->vstar[k] = 0.25 * (k + 1);
+  ASSERT_OK(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, 0, 0, 0, &pl));
+  snprintf(pl->name, sizeof pl->name, "nothing");
+  ASSERT_OK(fl_csr_alloc(0, 0, 0, &pl->W));
+  static double q0[1]; // q of no rows: not NULL, as the local solvers ask for W and q
+  pl->q = q0;
+  const char *names[] = {"admm", "prox", "ipm", "pnewton"};
+  for (int n = 0; n < 4; n++) {
+    for (int local = 0; local < 2; local++) {
+      if (local && n >= 2) continue; // ipm and pnewton need A and J (a local problem is lifted)
+      fl_problem *p = local ? pl : pg;
+      fl_solver *s;
+      fl_result res;
+      double v[6] = {9, 9, 9, 9, 9, 9}, g[1] = {7};
+      ASSERT_OK(make(names[n], p, NULL, &s));
+      ASSERT_OK(fl_solver_solve(s, p, local ? NULL : v, g, &res));
+      ASSERT_EQ(res.reason, FL_CONVERGED_EXACT);
+      ASSERT_EQ(res.iters, 0);
+      ASSERT_EQ(res.history_len, 1);
+      ASSERT_EQ(res.error, 0.0);
+      ASSERT_EQ(g[0], 7.0);
+      for (int k = 0; k < 6 && !local; k++) ASSERT_EQ(v[k], pg->vstar[k]);
+      ASSERT_OK(check_history(s, &res));
+      fl_solver_destroy(s);
+    }
+  }
+  fl_problem_free(pg);
+  fl_problem_free(pl);
+  return 0;
+}
