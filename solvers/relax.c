@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* relax.c: the projected relaxation library (relax.h) that pgs.c, jacobi.c and gpu/ share:
  * the set-up (diagonal blocks of W, steps, the rigid bodies' own set-up and the runs of 6 dofs),
  * the colouring, the local updates of a contact and of a bilateral row, and the own residual.
