@@ -82,8 +82,8 @@ static void plane_poly(const pose *A, const fl_shape *b, const pose *Bp, double 
 
 /* exact cylinder on a plane: its true lowest points. The deepest point of each cap's rim (a
  * cylinder on its side: the two ends of the lowest generator, a line contact that follows the
- * roll), plus 8 fixed points per rim only while that cap lies flat within the margin (a
- * cylinder standing on its cap rests on 8 points). Fixed rim points are left out otherwise:
+ * roll), plus 8 fixed points per rim only while that cap faces the plane flat (a cylinder
+ * standing on its cap rests on 8 points). Fixed rim points are left out otherwise:
  * on a curved rim a fixed point just ahead of the bottom, inside the margin, approaches the
  * plane along a circle, and its linearised constraint kicked a rolling cylinder up once per
  * 45 degrees of roll (issue 50). */
@@ -93,8 +93,10 @@ static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, dou
   double r = b->size[0], h = b->size[1], u[3];
   axpy3(-dot3(n, ax), ax, n, u); // n minus its axial part: the direction across the caps
   double ul = norm3(u);
-  // a cap is flat when its rim's heights span no more than the margin (2 r sin(tilt))
-  int flat = 2 * r * ul <= fmax(margin, 1e-3 * r);
+  // a cap lies flat when tilted by under 0.1 rad (a solver's small tilt keeps the stack's
+  // support; a fixed point's kick scales with r sin(tilt)) or when its rim's heights span no
+  // more than the margin (a small cylinder falling flat meets the plane speculatively)
+  int flat = ul <= 0.1 || 2 * r * ul <= fmax(margin, 1e-3 * r);
   for (int cap = 0; cap < 2; cap++) {
     double sgn = cap ? 1 : -1, cc[3], deep[3] = {0, 0, 0}, q[3];
     int has_deep = ul > 1e-9;

@@ -23,7 +23,7 @@ head -1 "$out/verify.csv" | grep -q "^case,solver,settings,quantity,expected,mea
   fail "summary.txt or manifest.json missing"
 grep -q "^slide " "$tmp/v.out" && pass "the table is printed" || fail "no table on stdout"
 n=$(ls "$out"/cases/*.json 2>/dev/null | wc -l)
-[[ $n -eq 16 ]] && pass "16 case scene files" || fail "$n case scene files, expected 16"
+[[ $n -eq 20 ]] && pass "20 case scene files" || fail "$n case scene files, expected 20"
 "$bin" run "$out/cases/slide.json" --solver prox --steps 5 --out "$tmp/r" >"$tmp/r.out" 2>&1 &&
   pass "a case's scene file runs" || fail "run cases/slide.json: $(tail -n 3 "$tmp/r.out")"
 
