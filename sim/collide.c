@@ -5,7 +5,8 @@
  * solved in rank order and flipped afterwards (normal negated, feature halves swapped), so each
  * algorithm is written once:
  *   plane-sphere, plane-capsule      closed forms
- *   plane-polyhedron                 every vertex within the margin (cylinder: exact rim points)
+ *   plane-polyhedron                 every vertex within the margin (cylinder: its lowest
+ *                                    rim points; a flat cap's rim)
  *   sphere-sphere, -capsule, -box    closed forms; sphere-cylinder on the exact round cylinder
  *   sphere-convex                    closest point on the faces and edges
  *   capsule-capsule                  closest points of the segments, two points when parallel
@@ -79,14 +80,23 @@ static void plane_poly(const pose *A, const fl_shape *b, const pose *Bp, double 
 }
 
 
-/* exact cylinder on a plane: the deepest point of each rim, plus 8 fixed points per rim (so a
- * cylinder standing on its cap rests on 8 points) */
+/* exact cylinder on a plane: its true lowest points. The deepest point of each cap's rim (a
+ * cylinder on its side: the two ends of the lowest generator, a line contact that follows the
+ * roll), plus 8 fixed points per rim only while that cap faces the plane flat (a cylinder
+ * standing on its cap rests on 8 points). Fixed rim points are left out otherwise:
+ * on a curved rim a fixed point just ahead of the bottom, inside the margin, approaches the
+ * plane along a circle, and its linearised constraint kicked a rolling cylinder up once per
+ * 45 degrees of roll (issue 50). */
 static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, double margin,
                            cbuf *B) {
   double n[3] = {A->R[2], A->R[5], A->R[8]}, ax[3] = {Bp->R[2], Bp->R[5], Bp->R[8]};
   double r = b->size[0], h = b->size[1], u[3];
   axpy3(-dot3(n, ax), ax, n, u); // n minus its axial part: the direction across the caps
   double ul = norm3(u);
+  // a cap lies flat when tilted by under 0.1 rad (a solver's small tilt keeps the stack's
+  // support; a fixed point's kick scales with r sin(tilt)) or when its rim's heights span no
+  // more than the margin (a small cylinder falling flat meets the plane speculatively)
+  int flat = ul <= 0.1 || 2 * r * ul <= fmax(margin, 1e-3 * r);
   for (int cap = 0; cap < 2; cap++) {
     double sgn = cap ? 1 : -1, cc[3], deep[3] = {0, 0, 0}, q[3];
     int has_deep = ul > 1e-9;
@@ -100,6 +110,8 @@ static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, dou
         fl__cl_add_a(B, pa, n, phi, FL_FEAT(FL_FEAT_FACE, 0), FL_FEAT(FL_FEAT_EDGE, cap));
       }
     }
+    // the rim of a cap that faces the plane flat (a cap facing away lies above the other one)
+    if (!flat || sgn * dot3(n, ax) > 0) continue;
     for (int k = 0; k < 8; k++) {
       double xl[3] = {r * cos(M_PI / 4 * k), r * sin(M_PI / 4 * k), sgn * h}, x[3], pa[3], dd[3];
       to_world(Bp, xl, x);

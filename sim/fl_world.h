@@ -387,12 +387,16 @@ int fl_world_contact_sides(const fl_world *w, fl_int c, fl_int body[2], fl_int f
  * elastic_<body> and mindetF_<body> per deformable body (at most 32), each group's (see
  * fl_obs_kind), liftoff_ratio and liftoff_speed (see FL_LIFTOFF_SLOPE), then the 13 pose and
  * velocity columns of each posed body (FL_OBS_POSE). */
-/* Lift-off: at a rigid contact of the last solved step that is pressed (normal impulse above
- * 1e-3 m V, m the lighter dynamic side's mass) and sliding (|u_t| > V), the separation speed
- * s = u_n + phi0/dt (m/s; the rate at which the step opens the gap, 0 for an exact rigid
- * Coulomb contact, negative for a compliant one). V = |g| dt (1e-6 m/s without gravity), the
- * speed one step of gravity gives. liftoff_ratio is the largest s/|u_t| over such contacts
- * (0 when none; 0 where no problem was solved, peers included), liftoff_speed that contact's s.
+/* Lift-off, from the poses and velocities any stepper leaves (FrictionLab's solvers and peers
+ * alike): after each step, over the rigid pairs within the margin plus 1 % of the smallest
+ * dynamic body, at each pair's deepest point: pressed when the pair's relative acceleration
+ * over the step, less gravity's, pushes it apart along the normal by more than 1e-3 |g|;
+ * sliding when the point's relative tangential speed |u_t| exceeds V = |g| dt (1e-6 m/s
+ * without gravity); s = min(phi/dt, u_n) - sum of rho |omega|^2 dt over the dynamic sides
+ * (m/s: the gap the step opened and is still opening, less what a corner at rho from a
+ * turning body's centre opens by the rotation alone; 0 for an exact rigid contact, negative
+ * for a compliant one). liftoff_ratio is the largest s/|u_t| over such pairs (0 when none, on
+ * the first observed step, and without observe_geometry), liftoff_speed that pair's s.
  * The automatic limit flags liftoff_ratio > FL_LIFTOFF_SLOPE ("liftoff"): the body leaves the
  * surface it slides on at more than 0.57 deg. */
 #define FL_LIFTOFF_SLOPE 0.01

@@ -346,32 +346,93 @@ static double contact_overlap(const fl_world *w, fl_int j) {
 }
 
 
-/* Lift-off of the last solved step (fl_world.h, FL_LIFTOFF_SLOPE): the largest s/|u_t| over
- * pressed sliding rigid contacts and that contact's s = u_n + phi0/dt (m/s); 0, 0 when none. */
-static void liftoff(const fl_world *w, double *ratio, double *speed) {
+/* velocity of rigid body i's material point x (world frame) */
+static void point_velocity(const fl_body *b, const double x[3], double out[3]) {
+  double r[3] = {x[0] - b->pos[0], x[1] - b->pos[1], x[2] - b->pos[2]}, c[3];
+  fl_v3_cross(b->omega, r, c);
+  for (int k = 0; k < 3; k++) out[k] = b->vel[k] + c[k];
+}
+
+
+/* Lift-off from the poses and velocities every stepper leaves, peers included (fl_world.h,
+ * FL_LIFTOFF_SLOPE): over the rigid pairs within the lift margin after this step, a pair is
+ * pressed when its relative acceleration over the step, less gravity's, pushes its two sides
+ * apart along the normal by more than 1e-3 |g| (the contact pushed; leaving an edge in free
+ * fall does not) and sliding when its deepest point's relative tangential speed exceeds V =
+ * |g| dt; such a pair's s = min(phi/dt, u_n) (its deepest gap after the step over dt, the
+ * rate at which the step opened it, and the normal velocity there: 0 for an exact rigid
+ * contact, < 0 for a compliant one) less rho |omega|^2 dt per turning side (rho: the point's
+ * distance from that side's centre; a corner pivoting through a step opens that much). liftoff_ratio is
+ * the largest s/|u_t|, liftoff_speed that pair's s; 0, 0 on the first observed step. The
+ * values are kept per step, so observing a step twice gives the same answer. */
+static int liftoff(fl_world *w, double *ratio, double *speed) {
+  fl_world_impl *m = w->impl;
   *ratio = *speed = 0;
-  const fl_world_impl *m = w->impl;
-  if (!m || !m->prob || !m->solved || !m->v || !m->gamma) return;
-  const fl_problem *p = m->prob;
-  double V = fl_v3_norm(w->gravity) * p->dt;
-  if (!(V > 1e-6)) V = 1e-6;
-  for (fl_int c = 0; c < m->nct && c < p->nc; c++) {
-    // rigid pairs only
-    if (m->ct[c].a.kind != FL__KIND_RIGID || m->ct[c].b.kind != FL__KIND_RIGID) continue;
-    const fl_body *a = &w->body[m->ct[c].a.id], *b = &w->body[m->ct[c].b.id];
-    double mass = INFINITY;
-    if (a->dof >= 0) mass = a->mass;
-    if (b->dof >= 0 && b->mass < mass) mass = b->mass;
-    if (!(m->gamma[3 * c] > 1e-3 * mass * V)) continue; // not pressed
-    double u[3];
-    for (int r = 0; r < 3; r++) u[r] = row_velocity(p, m->v, 3 * c + r);
-    double ut = hypot(u[1], u[2]), s = u[0] + p->phi0[c] / p->dt;
-    if (!(ut > V)) continue; // not sliding
-    if (s / ut > *ratio) {
-      *ratio = s / ut;
-      *speed = s;
+  if (!w->observe_geometry) return FL_OK;
+  if (m->lift_step == (long)w->step && m->lift_v) {
+    *ratio = m->lift_ratio;
+    *speed = m->lift_speed;
+    return FL_OK;
+  }
+  if (!m->lift_v && !(m->lift_v = fl_malloc((size_t)(w->nbody > 0 ? w->nbody : 1) * 3 * sizeof(double))))
+    return fl_seterr(FL_ERR_NOMEM, "observables: out of memory");
+  int have_prev = m->lift_step >= 0 && m->lift_step + 1 == (long)w->step && w->dt > 0;
+  if (have_prev) {
+    double g = fl_v3_norm(w->gravity), dt = w->dt, V = g * dt;
+    if (!(V > 1e-6)) V = 1e-6;
+    double amin = 1e-3 * V / dt;
+    // the lift margin: the gap a lifted pair opens in a step at a slope well above the limit
+    double smallest = INFINITY;
+    for (fl_int i = 0; i < w->nbody; i++)
+      if (w->body[i].kind == FL_BODY_DYNAMIC && w->body[i].size < smallest) smallest = w->body[i].size;
+    double M = w->margin + (isfinite(smallest) ? 0.01 * smallest : 0);
+    FL_TRY(fl__collide_all(w, M, 0.0, &m->lift_ct, &m->nlift_ct, &m->cap_lift_ct, NULL));
+    // a pair's contacts are consecutive (fl__collide_all appends them pair by pair): its deepest
+    for (fl_int c0 = 0, c1; c0 < m->nlift_ct; c0 = c1) {
+      const fl__contact *ct = &m->lift_ct[c0];
+      for (c1 = c0 + 1; c1 < m->nlift_ct && m->lift_ct[c1].a.id == ct->a.id &&
+                        m->lift_ct[c1].b.id == ct->b.id && m->lift_ct[c1].a.kind == ct->a.kind &&
+                        m->lift_ct[c1].b.kind == ct->b.kind; c1++)
+        if (m->lift_ct[c1].phi < ct->phi) ct = &m->lift_ct[c1];
+      if (ct->a.kind != FL__KIND_RIGID || ct->b.kind != FL__KIND_RIGID) continue;
+      const fl_body *a = &w->body[ct->a.id], *b = &w->body[ct->b.id];
+      const double *va0 = m->lift_v + 3 * ct->a.id, *vb0 = m->lift_v + 3 * ct->b.id;
+      double an = 0;
+      for (int k = 0; k < 3; k++) {
+        double ga = a->kind == FL_BODY_DYNAMIC ? w->gravity[k] : 0;
+        double gb = b->kind == FL_BODY_DYNAMIC ? w->gravity[k] : 0;
+        an += ct->n[k] * (((b->vel[k] - vb0[k]) - (a->vel[k] - va0[k])) / dt - (gb - ga));
+      }
+      if (!(an > amin)) continue; // not pressed
+      double ua[3], ub[3], u[3];
+      point_velocity(a, ct->p, ua);
+      point_velocity(b, ct->p, ub);
+      for (int k = 0; k < 3; k++) u[k] = ub[k] - ua[k];
+      double un = fl_v3_dot(u, ct->n), ut[3];
+      for (int k = 0; k < 3; k++) ut[k] = u[k] - un * ct->n[k];
+      // the gap opened over the step and still opening, less what the step's rotation leaves
+      // at a turning corner (a pivot at rho from the centre: rho omega^2 dt^2 / 2 of gap and
+      // as much of u_n dt; twice that allowed)
+      double turn = 0;
+      const fl_body *side[2] = {a, b};
+      for (int q = 0; q < 2; q++) {
+        if (side[q]->kind != FL_BODY_DYNAMIC) continue;
+        double r[3] = {ct->p[0] - side[q]->pos[0], ct->p[1] - side[q]->pos[1], ct->p[2] - side[q]->pos[2]};
+        turn += fl_v3_norm(r) * fl_v3_dot(side[q]->omega, side[q]->omega) * dt;
+      }
+      double uts = fl_v3_norm(ut), s = fmin(ct->phi / dt, un) - turn;
+      if (!(uts > V)) continue; // not sliding
+      if (s / uts > *ratio) {
+        *ratio = s / uts;
+        *speed = s;
+      }
     }
   }
+  for (fl_int i = 0; i < w->nbody; i++) memcpy(m->lift_v + 3 * i, w->body[i].vel, 3 * sizeof(double));
+  m->lift_step = (long)w->step;
+  m->lift_ratio = *ratio;
+  m->lift_speed = *speed;
+  return FL_OK;
 }
 
 
@@ -656,7 +717,7 @@ int fl_world_observe(fl_world *w, double *val) {
     }
     }
   }
-  liftoff(w, &val[k], &val[k + 1]);
+  FL_TRY(liftoff(w, &val[k], &val[k + 1]));
   k += 2;
   for (fl_int q = 0; q < m->npose; q++) {
     const fl_body *b = &w->body[m->pose_body[q]];

@@ -153,6 +153,8 @@ void fl_world_free(fl_world *w) {
     fl_free(m->all_limit);
     fl_free(m->limit_index);
     fl_free(m->obs_ct);
+    fl_free(m->lift_v);
+    fl_free(m->lift_ct);
     fl_free(m->obs_fct);
     fl_free(m->pose_body);
     fl_free(m);
@@ -165,6 +167,7 @@ int fl__world_impl(fl_world *w) {
   if (w->impl) return FL_OK;
   w->impl = fl_calloc(1, sizeof *w->impl);
   if (!w->impl) return fl_seterr(FL_ERR_NOMEM, "world: out of memory");
+  w->impl->lift_step = -1;
   return FL_OK;
 }
 
@@ -443,6 +446,7 @@ void fl_world_reset_start(fl_world *w) {
   if (w->impl) {
     w->impl->nws = 0;
     w->impl->nws_h = 0;
+    w->impl->lift_step = -1;
   }
 }
 

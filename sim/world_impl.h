@@ -129,6 +129,13 @@ struct fl_world_impl {
   fl_int peer_nc;         /* contacts reported by a peer simulator (fl_world_set_peer_contacts) */
   fl_int nobs_ct, cap_obs_ct;
   fl__contact *obs_ct;    /* contacts found by the observables (margin 0) */
+  /* lift-off from poses (observables.c): the velocities observed after step lift_step (-1:
+   * none), the contacts found within the lift margin, and that step's values */
+  long lift_step;
+  double *lift_v;         /* (3 nbody) */
+  fl_int nlift_ct, cap_lift_ct;
+  fl__contact *lift_ct;
+  double lift_ratio, lift_speed;
   fl_int nobs_fct, cap_obs_fct;
   fl__contact *obs_fct;   /* deformable contacts found by the observables (margin 0) */
   fl_int npose;

@@ -1421,6 +1421,52 @@ FL_TEST(allocation_failures) {
 }
 
 
+/* issue 50: a cylinder on its side keeps one contact line at its lowest generator whatever
+ * its roll angle, with no fixed rim point inside the margin (such a point approaches along a
+ * circle and its linear constraint kicked a rolling cylinder up); a cap lying flat keeps its
+ * rim. */
+FL_TEST(cylinder_rolled_keeps_its_lowest_line) {
+  fl_shape plane, cyl;
+  ASSERT_OK(fl_shape_make_plane(&plane));
+  ASSERT_OK(fl_shape_make_cylinder(0.2, 0.4, 0, &cyl));
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  double o[3] = {0, 0, 0}, up[3] = {0, 0, 1}, margin = 1e-3;
+  for (int k = 0; k <= 16; k++) {
+    // axis along y (body z turned about x), then rolled by a about the axis: the rim point
+    // at 45 degrees sits r (1 - cos) above the bottom, within the margin near a = 45 k degrees
+    double a = k * M_PI / 32 + 0.05, qa[4], qr[4], q[4];
+    qaxis(1, 0, 0, -M_PI / 2, qa);
+    qaxis(0, 0, 1, a, qr);
+    // q = qa * qr (the roll about the body axis first)
+    q[0] = qa[0] * qr[0] - qa[1] * qr[1] - qa[2] * qr[2] - qa[3] * qr[3];
+    q[1] = qa[0] * qr[1] + qa[1] * qr[0] + qa[2] * qr[3] - qa[3] * qr[2];
+    q[2] = qa[0] * qr[2] - qa[1] * qr[3] + qa[2] * qr[0] + qa[3] * qr[1];
+    q[3] = qa[0] * qr[3] + qa[1] * qr[2] - qa[2] * qr[1] + qa[3] * qr[0];
+    double pc[3] = {0.1, 0.2, 0.2 - 1e-4};
+    int n = fl_collide(&plane, o, q_id, &cyl, pc, q, margin, m);
+    ASSERT_EQ(n, 2);
+    ASSERT(all_normal_phi(m, n, up, -1e-4, 1e-13));
+    ASSERT_NEAR(fabs(m[0].p[1] - m[1].p[1]), 0.8, 1e-12);
+    ASSERT_NEAR(m[0].p[0], 0.1, 1e-12);
+  }
+  // upright and tilted by 1 urad or by 0.05 rad (a solver's small tilt): the bottom rim's 8
+  // points within the margin (and its deepest one)
+  double qt[4], pu[3] = {0, 0, 0.4 - 1e-4};
+  qaxis(0, 1, 0, 1e-6, qt);
+  int n = fl_collide(&plane, o, q_id, &cyl, pu, qt, margin, m);
+  ASSERT(n >= 8);
+  for (int i = 0; i < n; i++) ASSERT_NEAR(m[i].phi, -1e-4, 1e-6);
+  // tilted by 0.2 rad: the rim spans 79 mm in height, so only its deepest point
+  qaxis(0, 1, 0, 0.2, qt);
+  double pv[3] = {0, 0, 0.4 * cos(0.2) + 0.2 * sin(0.2) - 1e-4};
+  ASSERT_EQ(fl_collide(&plane, o, q_id, &cyl, pv, qt, margin, m), 1);
+  ASSERT_NEAR(m[0].phi, -1e-4, 1e-13);
+  fl_shape_free(&plane);
+  fl_shape_free(&cyl);
+  return 0;
+}
+
+
 FL_TEST(cylinder_polygon_against_box_and_capsule) {
   // a 24-sided cylinder lying on a box: body z turned to world x about y; its polygon has a
   // vertex at angle 0 (body +x), which the turn sends to world -z: a vertex line at radius r

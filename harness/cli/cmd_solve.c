@@ -77,7 +77,12 @@ typedef struct outcome {
   int code;           /* reason or error code */
   int iters;
   double solve_s, natmap, merit;
+  double own;         /* the solver's own residual at its answer (its model, maybe regularized) */
 } outcome;
+
+/* a converged answer whose common merit is above this is the solution of the solver's own
+ * (regularized) model, not of the rigid law (profile's default tolerance; docs/merit.md) */
+#define OWN_MODEL_MERIT 1e-6
 
 
 /* the command line as declared (fl_args.h) */
@@ -456,7 +461,7 @@ static int record_no_answer(const char *label, const char *sname, const fl_probl
   o->reason  = reason;
   o->code    = code;
   o->iters   = -1;
-  o->solve_s = o->natmap = o->merit = NAN;
+  o->solve_s = o->natmap = o->merit = o->own = NAN;
   cJSON *n = cJSON_CreateObject();
   cJSON_AddStringToObject(n, "problem", label);
   cJSON_AddStringToObject(n, "solver", sname);
@@ -494,7 +499,7 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
                      const char *label, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
   memset(o, 0, sizeof *o);
   o->iters  = -1;
-  o->solve_s = o->natmap = o->merit = NAN;
+  o->solve_s = o->natmap = o->merit = o->own = NAN;
   fl_solver *s = NULL;
   if (make_solver(a, sname, &s) != 0) return 1; // checked before; only out of memory now
 
@@ -525,6 +530,7 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
     o->iters  = res.iters;
     o->solve_s = res.solve_s;
     o->natmap = mrc == FL_OK ? m.natmap : NAN;
+    o->own = res.error;
     int                 nh = 0;
     const fl_iter_stat *h  = fl_solver_history(s, &nh);
     // the common measure of the returned iterate: its history record when the solver kept
@@ -588,6 +594,7 @@ static char *pack_pair(const char *steps, const char *iters, cJSON *notes, const
   put_num(m, "solve_s", o->solve_s);
   put_num(m, "natmap", o->natmap);
   put_num(m, "merit", o->merit);
+  put_num(m, "own", o->own);
   cJSON_AddNumberToObject(m, "broke", broke);
   char *txt = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
@@ -641,6 +648,7 @@ static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, 
   o->solve_s = get_num(m, "solve_s");
   o->natmap  = get_num(m, "natmap");
   o->merit   = get_num(m, "merit");
+  o->own     = get_num(m, "own");
   if (!strcmp(ss->valuestring, "returned")) {
     o->status = "returned";
     o->reason = fl_reason_name(o->code);
@@ -1118,14 +1126,17 @@ static int make_save_dir(solve_args *a, const fl_results *res, fl_problem **prob
 }
 
 
+/* The table: a converged row whose merit is above OWN_MODEL_MERIT is marked "own model": the
+ * solver met its own test on its own (regularized) model, and the merit says how far that
+ * answer is from the rigid law; a note under the table says so once. */
 static void print_table(const solve_args *a, char **labels, int np, const outcome *o) {
-  int wp = 7, ws = 6;
+  int wp = 7, ws = 6, nown = 0;
   for (int i = 0; i < np; i++) wp = (int)strlen(labels[i]) > wp ? (int)strlen(labels[i]) : wp;
   for (int j = 0; j < a->nsolvers; j++) {
     ws = (int)strlen(a->solvers[j]) > ws ? (int)strlen(a->solvers[j]) : ws;
   }
-  printf("%-*s  %-*s  %8s  %-24s  %10s  %10s\n", wp, "problem", ws, "solver", "iters", "reason",
-         "solve_s", "merit");
+  printf("%-*s  %-*s  %8s  %-24s  %10s  %10s  %10s  %s\n", wp, "problem", ws, "solver", "iters",
+         "reason", "solve_s", "own_err", "merit", "note");
   for (int i = 0; i < np; i++) {
     for (int j = 0; j < a->nsolvers; j++) {
       const outcome *r = &o[i * a->nsolvers + j];
@@ -1133,10 +1144,19 @@ static void print_table(const solve_args *a, char **labels, int np, const outcom
       if (r->iters >= 0) printf("%8d  ", r->iters);
       else printf("%8s  ", "-");
       printf("%-24s  ", r->reason ? r->reason : "?");
-      if (isnan(r->solve_s)) printf("%10s  %10s\n", "-", "-");
-      else printf("%10.4g  %10.3e\n", r->solve_s, r->merit);
+      if (isnan(r->solve_s)) {
+        printf("%10s  %10s  %10s\n", "-", "-", "-");
+        continue;
+      }
+      int own = r->code > 0 && !(r->merit <= OWN_MODEL_MERIT);
+      nown += own;
+      printf("%10.4g  %10.3e  %10.3e  %s\n", r->solve_s, r->own, r->merit, own ? "own model" : "");
     }
   }
+  if (nown)
+    printf("own model: %d converged row%s met the solver's own test (own_err) on its own, "
+           "regularized model; merit above %g is how far that answer is from the rigid law "
+           "(docs/merit.md)\n", nown, nown > 1 ? "s" : "", OWN_MODEL_MERIT);
 }
 
 

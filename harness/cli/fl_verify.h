@@ -64,6 +64,14 @@ void fl__verify_ref_1d(double dt, int nsteps, double v0, double mu, double gn, d
  * slip u = v - R w (nsteps + 1 each). */
 void fl__verify_ref_sphere(double dt, int nsteps, double v0, double mu, double gn, double a,
                            double *x, double *v, double *u);
+/* A round body rolling on a rigid plane (sphere k = 5/2, solid cylinder on its side k = 2,
+ * k = m R^2/I) under the same scheme: initial speed v0 and spin w0 = v0/R (rolling; spin = 1)
+ * or none (spin = 0), tangential acceleration a, normal gn. The sticking impulse per unit mass
+ * is us/(1 + k) (us the free slip), bounded by mu gn dt; the spin gains k times it (R w).
+ * Writes x, v and the slip u = v - R w (nsteps + 1 each). Continuous limit when rolling:
+ * a/(1 + 1/k) (2/3 g sin for a cylinder); slipping when mu < tan(theta)/(1 + k). */
+void fl__verify_ref_roll(double dt, int nsteps, double v0, int spin, double mu, double gn,
+                         double a, double k, double *x, double *v, double *u);
 /* A point mass co-rotating at radius r0 on a plane turning at omega (rad/s) about z through the
  * origin, gravity 9.81, friction mu; the surface velocity is taken at the step's start point.
  * Returns the radius (m) after nsteps. */

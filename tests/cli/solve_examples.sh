@@ -24,6 +24,16 @@ ls -a "$tmp/runs" | grep -q staging && fail "staging folder left in $tmp/runs"
 grep -q "results written to $out" "$tmp/stdout" && pass "prints where results went" ||
   fail "stdout does not say where results went"
 
+# the table says when a converged solver answered its own, regularized model (issue 50, item 8):
+# SAP's answer on box_push_slide is 5.3e-3 from the rigid law at abs_tol 1e-10; NSN's is not
+if grep -E '^box_push_slide +sap ' "$tmp/stdout" | grep -qE 'CONVERGED.* own model$' &&
+   ! grep -E '^box_push_slide +nsn ' "$tmp/stdout" | grep -q 'own model' &&
+   grep -q '^own model: .* regularized model; merit above 1e-06' "$tmp/stdout"; then
+  pass "table: SAP's converged answer marked 'own model' with the note, NSN's not"
+else
+  fail "table own-model column: $(grep -E '^(problem|box_push_slide|own model)' "$tmp/stdout")"
+fi
+
 # columns
 steps_header="problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,setup_s,monitor_s,error,merit,history_lost,natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral"
 iters_header="problem,solver,iter,time,error,merit,momentum,objective,step_length,inner_iters"
