@@ -6,9 +6,10 @@ round-off between BLAS libraries (docs/check.md, "Which BLAS").
 
 BASELINES is a folder of baselines (results/baselines); each OTHER holds the same cases recorded
 by `frictionlab check --update --baselines OTHER` under another BLAS (LD_LIBRARY_PATH). For
-every case and quantity, the tolerance becomes at least 4 x the relative spread between the
-baseline and each other record (failed steps: 4 x the difference, in whole steps), the rule
-`--spread-from` applies between two builds; the spread is stored as "spread_blas". Values are
+every case and quantity, the tolerance becomes at least 4 x the difference between the baseline
+and each other record, relative to the baseline's value (failed steps: 4 x the difference, in
+whole steps; a baseline of 0: an absolute tolerance), as `--spread-from` does between two
+builds; the spread (relative to the larger value) is stored as "spread_blas". Values are
 left as recorded. Prints what widened; exits 1 on a case missing from an OTHER.
 """
 import json
@@ -98,10 +99,16 @@ def main(argv):
                             print(f"{name[:-5]:22s} {solver:16s} {q:12s} abs {tol['abs']} -> {want}")
                             tol["abs"] = want
                             changed = True
-                    elif FACTOR * s > tol["rel"]:
-                        print(f"{name[:-5]:22s} {solver:16s} {q:12s} rel {tol['rel']:.4g} -> {FACTOR * s:.4g}"
+                    elif a != 0 and FACTOR * d / abs(a) > tol["rel"]:
+                        # relative to the baseline's value, which check multiplies by 1 + rel
+                        want = FACTOR * d / abs(a)
+                        print(f"{name[:-5]:22s} {solver:16s} {q:12s} rel {tol['rel']:.4g} -> {want:.4g}"
                               f" (values {a:.6g}, {b:.6g})")
-                        tol["rel"] = FACTOR * s
+                        tol["rel"] = want
+                        changed = True
+                    elif a == 0 and FACTOR * d > tol["abs"]:
+                        print(f"{name[:-5]:22s} {solver:16s} {q:12s} abs {tol['abs']:.4g} -> {FACTOR * d:.4g}")
+                        tol["abs"] = FACTOR * d
                         changed = True
                 if any(x > 0 for x in spread.values()):
                     old = rec.get("spread_blas", {})
