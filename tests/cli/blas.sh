@@ -1,8 +1,8 @@
 # The frictionlab program's BLAS (CMake FL_BLAS, issue 52): it runs on OpenBLAS (Debian's
 # openblas-pthread) on one thread without any system alternative changed, LD_LIBRARY_PATH can
 # put the reference BLAS/LAPACK under it instead, and the committed `check` baselines hold
-# under both: the cases below are those whose numbers go through BLAS or LAPACK (CHOLMOD's
-# supernodal factorization, UMFPACK, dsyev). docs/check.md, "Which BLAS".
+# under both: the cases below are among those whose numbers moved between the two BLAS (ipm,
+# pnewton, admm, nsn on the piles and the arch: docs/check.md, "Which BLAS"), with SAP.
 # ctest-label: slow
 source "$(dirname "$0")/common.bash"
 src=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -10,7 +10,8 @@ arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 ref=/usr/lib/$arch/blas
 reflp=/usr/lib/$arch/lapack
 ob=/usr/lib/$arch/openblas-pthread
-cases=${FL_BLAS_CASES:-granular,box_pile,table_pile,arch_masonry}
+# scenes / solvers of each check run (about 15 s a BLAS)
+runs=("box_pile,table_pile,arch_parabolic ipm,pnewton,sap" "granular sap,admm,nsn")
 
 "$bin" version >"$tmp/v" 2>&1 || fail "version: $(cat "$tmp/v")"
 if [[ -e $ob/libblas.so.3 ]]; then
@@ -40,10 +41,13 @@ for which in default reference; do
   else
     env=(env)
   fi
-  "${env[@]}" "$bin" check --baselines "$dir" --only "$cases" >"$tmp/c.$which" 2>&1
-  rc=$?
-  [[ $rc -eq 0 ]] && grep -Eq "^check: [0-9]+ cases, .*: 0 regressions in 0 cases, 0 changed outcomes" "$tmp/c.$which" &&
-    pass "check --only $cases holds under the $which BLAS ($(grep '^check:' "$tmp/c.$which"))" ||
-    fail "check under the $which BLAS: exit $rc: $(grep -E 'REGRESSED|CHANGED|MISSING|^check' "$tmp/c.$which" | head -n 20)"
+  for r in "${runs[@]}"; do
+    read -r only solvers <<<"$r"
+    "${env[@]}" "$bin" check --baselines "$dir" --only "$only" --solver "$solvers" >"$tmp/c.$which" 2>&1
+    rc=$?
+    [[ $rc -eq 0 ]] && grep -Eq "^check: [0-9]+ cases, .*: 0 regressions in 0 cases, 0 changed outcomes" "$tmp/c.$which" &&
+      pass "check --only $only --solver $solvers holds under the $which BLAS ($(grep '^check:' "$tmp/c.$which"))" ||
+      fail "check $only / $solvers under the $which BLAS: exit $rc: $(grep -E 'REGRESSED|CHANGED|MISSING|^check' "$tmp/c.$which" | head -n 20)"
+  done
 done
 finish
