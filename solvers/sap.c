@@ -112,6 +112,10 @@ static const fl_option_desc sap_table[] = {
    "lagged huber: a step that Newton cannot solve (max_iter, line search, stagnation) is "
    "solved again with friction=soft from its best iterate, with a max_iter budget of its own; "
    "counted in the result's fallback (1 = on)"},
+  {"predict", FL_OPT_BOOL, OO(predict), 0, 1, 1, NULL,
+   "lagged huber: where the Newton step reverses the slip of sliding contacts, the step is "
+   "taken again with them (and the sticking ones) sticking, if that descends (one more "
+   "factorization; the same answer, fewer iterations: docs/sap.md section 2.1; 0 = off)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -778,6 +782,32 @@ static int stiction_stage(sap_data *d, const fl_problem *p, const sap_opts *o, c
 }
 
 
+/* lagged huber, after a plain Newton direction dv: marks (hint) the contacts that stick now and
+ * the sliding ones whose slip the full step reverses, u_t . (u_t + du_t) < 0. The line then
+ * passes through their stiction region, where the 1-D cost has a kink: the exact line search
+ * stops there and sticks one such contact per iteration (table_pile: 20 iterations a step);
+ * the direction of the model in which they stick sticks them all at once. Returns how many
+ * slip reversals there are (0: keep the plain direction). */
+static int predict_stick(sap_data *d, const fl_problem *p, const sap_work *w) {
+  fl_csr_gemv(p->J, 1.0, w->dv, 0.0, w->dvc);
+  int n = 0;
+  for (fl_int k = 0; k < d->nc; k++) {
+    const double *u = w->vc + 3 * k, *du = w->dvc + 3 * k;
+    d->hint[k] = 0;
+    if (!(p->mu[k] * d->n0[k] > 0.0)) continue;
+    if (w->mode[k] == MODE_STICK) {
+      d->hint[k] = 1;
+      continue;
+    }
+    if (u[1] * (u[1] + du[1]) + u[2] * (u[2] + du[2]) < 0.0) {
+      d->hint[k] = 1;
+      n++;
+    }
+  }
+  return n;
+}
+
+
 /* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
@@ -808,6 +838,27 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
     if (rc != FL_OK) {
       s->reason = rc;
       return NI_STOP;
+    }
+    if (!hinted && tr == 0 && o->predict && d->huber && predict_stick(d, p, &w)) {
+      // contacts that the full step takes through their stiction region: the direction of the
+      // model in which they (and those sticking now) stick, if it descends on the true cost
+      // (else the plain direction, kept in dp)
+      memcpy(w.dp, w.dv, (size_t)nv * sizeof(double));
+      d->hint_on = 1;
+      eval_all(d, p, w.vc, w.dvc, w.G, NULL);
+      d->hint_on = 0;
+      fl_csr_gemtv(p->J, 1.0, w.dvc, 0.0, w.rhs);
+      for (fl_int i = 0; i < nv; i++) w.rhs[i] -= w.Av[i];
+      rc = newton_factor(d, p, &w);
+      if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
+      if (rc != FL_OK) {
+        s->reason = rc;
+        return NI_STOP;
+      }
+      double dl = 0.0;
+      for (fl_int i = 0; i < nv; i++) dl += w.g[i] * w.dv[i];
+      if (!(dl < 0.0)) memcpy(w.dv, w.dp, (size_t)nv * sizeof(double));
+      break;
     }
     if (!hinted || tr > 0) break;
     // the model's direction must descend on the true cost; else the plain Newton direction

@@ -59,6 +59,7 @@ typedef struct sap_opts {
   double stick_tol;    /* lagged huber: largest slip of a sticking contact (m/s); 0 = off */
   double lag_sigma;    /* lagged huber: R_t = lag_sigma w */
   int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
+  int predict;         /* lagged huber: a step that reverses slips is retaken with them sticking */
 } sap_opts;
 
 /* the CHOLMOD set-up kept across setups (sap_setup.c) */

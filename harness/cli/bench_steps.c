@@ -155,6 +155,8 @@ typedef struct bench_step_ctx {
   double n;            /* steps of the run, the means' divisor */
   double *mean, nc, its, deepest;
   int pen;             /* 1: the penetration after every step */
+  const fl_solver *s;  /* FrictionLab's solver (NULL for a peer): its history's evaluations */
+  double ls;           /* line-search evaluations (fl_iter_stat.neval) per step, mean */
 } bench_step_ctx;
 
 
@@ -186,6 +188,12 @@ static int bench_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
   for (int q = 0; q < NST; q++) b->mean[q] += st[q] / b->n;
   b->nc += (double)info->nc / b->n;
   b->its += (double)info->res.iters / b->n;
+  if (b->s && info->nc + info->nh > 0) {
+    int nh = 0;
+    const fl_iter_stat *h = fl_solver_history(b->s, &nh);
+    for (int i = 0; h && i < nh; i++)
+      if (h[i].neval > 0) b->ls += (double)h[i].neval / b->n;
+  }
   if (b->pen) {
     double p = 0;
     FL_TRY(fl_world_penetration(w, &p));
@@ -196,10 +204,11 @@ static int bench_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
 
 
 /* One solver's run of a->steps steps: means per step of every stage into mean[NST], deepest
- * penetration (when pen != NULL), mean contacts and iterations. cg: toggle callgrind's
- * collection around every step call. */
+ * penetration (when pen != NULL), mean contacts, iterations (it_mean[0]) and line-search
+ * evaluations (it_mean[1]; NAN for a peer). cg: toggle callgrind's collection around every step
+ * call. */
 static int run_one(const step_args *a, const char *sname, int cg, double mean[NST], double *pen,
-                   double *nc_mean, double *it_mean) {
+                   double *nc_mean, double it_mean[2]) {
   fl_world *w = NULL;
   fl_solver *s = NULL;
   fl_peer *peer = NULL;
@@ -219,7 +228,7 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
   fl_stepper inner = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s);
   fl_loop loop = {.stepper = inner, .steps = a->steps, .each = bench_each};
   if (cg) loop.stepper = (fl_stepper){cg_step, NULL, &inner};
-  bench_step_ctx b = {&loop, peer, (double)a->steps, mean, 0, 0, 0, pen != NULL};
+  bench_step_ctx b = {&loop, peer, (double)a->steps, mean, 0, 0, 0, pen != NULL, s, 0};
   loop.ctx = &b;
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   double nc = b.nc, its = b.its, deepest = b.deepest;
@@ -230,7 +239,8 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
   }
   if (pen) *pen = deepest;
   *nc_mean = nc;
-  *it_mean = its;
+  it_mean[0] = its;
+  it_mean[1] = peer ? NAN : b.ls;
   fl_solver_destroy(s);
   fl_peer_free(peer);
   fl_world_free(w);
@@ -244,9 +254,9 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
 static int callgrind_child(const step_args *a) {
 #ifdef FL_HAVE_CALLGRIND_H
   for (int s = 0; s < a->nsolv; s++) {
-    double mean[NST], nc, it;
+    double mean[NST], nc, it[2];
     CALLGRIND_ZERO_STATS;
-    if (run_one(a, a->solv[s], 1, mean, NULL, &nc, &it) < 0) {
+    if (run_one(a, a->solv[s], 1, mean, NULL, &nc, it) < 0) {
       fprintf(stderr, "frictionlab bench (callgrind): %s\n", fl_errmsg());
       return 1;
     }
@@ -442,10 +452,10 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
   if (a.child) return callgrind_child(&a);
   // everything checked before anything is written: the scene, every solver and peer
   for (int s = 0; s < a.nsolv; s++) {
-    double mean[NST], nc, it;
+    double mean[NST], nc, it[2];
     step_args one = a;
     one.steps = 0;
-    if (run_one(&one, a.solv[s], 0, mean, NULL, &nc, &it) < 0) {
+    if (run_one(&one, a.solv[s], 0, mean, NULL, &nc, it) < 0) {
       fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
       return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : 2;
     }
@@ -454,7 +464,8 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
   int ns = a.nsolv, R = a.reps;
   double *m = fl_calloc((size_t)(ns * R * NST), sizeof(double));
   double *tmp = fl_calloc((size_t)R, sizeof(double));
-  double pen[MAXSOLV], nc[MAXSOLV], its[MAXSOLV], instr[MAXSOLV], istage[NIS * MAXSOLV];
+  double pen[MAXSOLV], nc[MAXSOLV], its[MAXSOLV], lss[MAXSOLV], instr[MAXSOLV];
+  double istage[NIS * MAXSOLV];
   if (!m || !tmp) {
     fl_free(m);
     fl_free(tmp);
@@ -466,9 +477,9 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
   fl_progress_begin(&bar, "bench", (long)R * ns);
   for (int r = 0; r < R; r++)
     for (int s = 0; s < ns; s++) {
-      double ncm, itm;
+      double ncm, itm[2];
       if (run_one(&a, a.solv[s], 0, m + (s * R + r) * NST, r == 0 ? &pen[s] : NULL, &ncm,
-                  &itm) < 0) {
+                  itm) < 0) {
         fl_progress_end(&bar);
         fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
         fl_free(m);
@@ -477,7 +488,8 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
       }
       if (r == 0) {
         nc[s] = ncm;
-        its[s] = itm;
+        its[s] = itm[0];
+        lss[s] = itm[1];
       }
       fl_progress_update(&bar, (long)r * ns + s + 1);
     }
@@ -511,10 +523,11 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
   for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%s_s", st_name[q]);
   fprintf(f, ",pen_max,instr_per_step,ratio_median,ratio_instr");
   for (int q = 0; q < NIS; q++) fprintf(f, ",instr_%s", is_name[q]);
+  fprintf(f, ",ls_evals_mean");
   fputc('\n', f);
-  printf("%-16s %9s %9s %8s %8s %8s %8s %8s %8s %8s %10s %12s %7s\n", "solver", "min (us)",
+  printf("%-16s %9s %9s %8s %8s %8s %8s %8s %8s %8s %10s %12s %7s %7s\n", "solver", "min (us)",
          "med (us)", "collide", "assemble", "setup", "solve", "integr.", "other", "iters",
-         "pen_max (m)", "instr/step", "x med");
+         "pen_max (m)", "instr/step", "x med", "ls/step");
   double base = NAN, base_i = NAN;
   for (int s = 0; s < ns; s++) {
     const double *x = m + s * R * NST;
@@ -542,11 +555,13 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
       fputc(',', f);
       if (isfinite(istage[NIS * s + q])) fprintf(f, "%.0f", istage[NIS * s + q]);
     }
+    fputc(',', f);
+    if (isfinite(lss[s])) fprintf(f, "%.6g", lss[s]);
     fputc('\n', f);
-    printf("%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %10.3g %12.0f %7.3g\n",
+    printf("%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %10.3g %12.0f %7.3g %7.1f\n",
            a.solv[s], 1e6 * mn, 1e6 * col[ST_STEP], 1e6 * col[ST_COLLIDE], 1e6 * col[ST_ASSEMBLE],
            1e6 * col[ST_SETUP], 1e6 * col[ST_SOLVE], 1e6 * col[ST_INTEGRATE], 1e6 * col[ST_OTHER],
-           its[s], pen[s], instr[s], col[ST_STEP] / base);
+           its[s], pen[s], instr[s], col[ST_STEP] / base, lss[s]);
   }
   printf("(stage columns: medians over repetitions of the mean per step, us; instr/step from "
          "callgrind, %s)\n", a.callgrind ? "collected inside the step calls only" : "not asked");

@@ -5,8 +5,13 @@
  * the arguments after the sub-command's name and returns the exit status (0 ok, 1 failure,
  * 2 usage error). Adding a sub-command is one line in the table.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE // dladdr, Dl_info
+#endif
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../core/fl_campaign.h"
@@ -77,18 +82,39 @@ static int cmd_help(int argc, char **argv) {
 }
 
 
+/* The BLAS this process runs on (the file that holds dgemm_); OpenBLAS, which the build links
+ * ahead of the system's libblas.so.3 (CMake FL_BLAS), is set to one thread unless
+ * OPENBLAS_NUM_THREADS asks otherwise: results and timings as on one core, other programs
+ * untouched. *threads: OpenBLAS's thread count, 0 for another BLAS. */
+static const char *blas_setup(int *threads) {
+  void (*set)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  int (*get)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+  if (set && !getenv("OPENBLAS_NUM_THREADS")) set(1);
+  *threads = get ? get() : 0;
+  Dl_info di;
+  void *f = dlsym(RTLD_DEFAULT, "dgemm_");
+  return f && dladdr(f, &di) && di.dli_fname ? di.dli_fname : "unknown";
+}
+
+
 static int cmd_version(int argc, char **argv) {
   if (argc > 0 && strcmp(argv[0], "--help") != 0) {
     fprintf(stderr, "frictionlab version: unexpected argument '%s' (expected none)\n", argv[0]);
     return 2;
   }
   printf("frictionlab %s (git %s)\n", fl_version(), FL_GIT_REVISION);
+  int threads;
+  const char *blas = blas_setup(&threads);
+  if (threads > 0) printf("blas: %s (OpenBLAS, %d thread%s)\n", blas, threads, threads > 1 ? "s" : "");
+  else printf("blas: %s\n", blas);
   return 0;
 }
 
 
 int main(int argc, char **argv) {
   fl_harness_set_argv(argc, argv);
+  int blas_threads;
+  blas_setup(&blas_threads);
   // past a file-size limit (ulimit -f) a write fails with EFBIG and the command reports it and
   // removes what it staged, instead of dying on SIGXFSZ with a temporary file left behind
   signal(SIGXFSZ, SIG_IGN);
