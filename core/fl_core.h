@@ -333,7 +333,7 @@ void fl_progress_begin(fl_progress *p, const char *label, long total);
 void fl_progress_update(fl_progress *p, long done);
 void fl_progress_end(fl_progress *p);
 
-/* FrictionLab's version string ("0.2.0"; CHANGELOG.md). */
+/* FrictionLab's version string ("0.3.0"; CHANGELOG.md). */
 const char *fl_version(void);
 
 /* The ABI version of libfrictionlab: the number in its SONAME (libfrictionlab.so.1) and the

@@ -9,7 +9,7 @@
 #include "fl_core.h"
 
 #ifndef FL_VERSION_STRING
-#define FL_VERSION_STRING "0.2.0"
+#define FL_VERSION_STRING "0.3.0"
 #endif
 
 const char *fl_version(void) { return FL_VERSION_STRING; }

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """scripts/baseline_spread.py: widens the tolerances of `check` baselines so that they cover the
 round-off between BLAS libraries (docs/check.md, "Which BLAS").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The frictionlab program's BLAS (CMake FL_BLAS, issue 52): it runs on OpenBLAS (Debian's
 # openblas-pthread) on one thread without any system alternative changed, LD_LIBRARY_PATH can
 # put the reference BLAS/LAPACK under it instead, and the committed `check` baselines hold
