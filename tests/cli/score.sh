@@ -21,7 +21,7 @@ rc=$?
 grep -q '"solutions"' "$tmp/s/manifest.json" || fail "manifest.json does not name the solutions folder"
 
 checked=0
-# solve's table: problem solver iters reason solve_s merit
+# solve's table, its columns found by their names in the header line
 while read -r label solver iters reason solve_s merit; do
   [[ $iters == - ]] && continue # no answer (unsupported)
   file=$tmp/s/solutions/$label.$solver.hdf5
@@ -34,7 +34,10 @@ while read -r label solver iters reason solve_s merit; do
   else
     fail "$label / $solver: solve printed merit $merit, score printed $got: $out"
   fi
-done < <(awk 'NR > 1 && NF == 6 && $1 != "" && $1 != "results"' "$tmp/solve.out")
+done < <(awk 'NR == 1 {for (i = 1; i <= NF; i++) c[$i] = i; next}
+               NF >= 7 && $(c["reason"]) ~ /^[A-Z][A-Z_]*$/ {
+                 print $(c["problem"]), $(c["solver"]), $(c["iters"]), $(c["reason"]),
+                       $(c["solve_s"]), $(c["merit"])}' "$tmp/solve.out")
 ((checked >= 6)) && pass "score gives the merit solve printed for each of $checked saved answers (${#probs[@]} problems x pgs, nsn, sap)" ||
   fail "only $checked answers scored"
 
