@@ -165,7 +165,17 @@ static int staging_tag(const char *r, long *pid, int *old) {
 static int holds_pairs(const char *parent, const char *name) {
   char path[4096];
   if (snprintf(path, sizeof path, "%s/%s/pairs", parent, name) >= (int)sizeof path) return 0;
-  return dir_empty(path) == 0;
+  DIR *d = opendir(path);
+  if (!d) return 0;
+  // a committed record is "<id>.json"; "<id>.json.tmp-PID" is a pair cut off while written
+  struct dirent *e;
+  int            found = 0;
+  while (!found && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    found    = e->d_name[0] != '.' && n > 5 && strcmp(e->d_name + n - 5, ".json") == 0;
+  }
+  closedir(d);
+  return found;
 }
 
 

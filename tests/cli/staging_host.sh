@@ -36,4 +36,16 @@ kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 [[ "$seen" == ".slow.staging-$host-$pid" ]] && pass "staging folder named .slow.staging-HOST-PID" ||
   fail "staging name '$seen', expected .slow.staging-$host-$pid"
+
+# a killed campaign's staging folder is kept for --resume only when a pair record was committed
+# in it; a record cut off while written (<id>.json.tmp-PID) is not a finished pair
+mkdir -p "$par/.cut.staging-$host-$dead/pairs" "$par/.done.staging-$host-$dead/pairs"
+touch "$par/.cut.staging-$host-$dead/pairs/0123456789abcdef.json.tmp-$dead"
+echo '{}' >"$par/.done.staging-$host-$dead/pairs/0123456789abcdef.json"
+"$bin" solve one_contact_slide --solver pgs --out "$par/after2" >/dev/null 2>"$tmp/stderr" ||
+  fail "solve failed: $(cat "$tmp/stderr")"
+[[ ! -e "$par/.cut.staging-$host-$dead" && -d "$par/.done.staging-$host-$dead" ]] &&
+  grep -q "kept .*done.staging-$host-$dead: it holds finished pairs" "$tmp/stderr" &&
+  pass "a staging folder with a committed pair is kept for --resume, one with a half-written record removed" ||
+  fail "pairs staging: $(ls -a "$par" | tr '\n' ' '); $(cat "$tmp/stderr")"
 finish
