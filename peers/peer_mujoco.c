@@ -287,7 +287,6 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f) {
 //---- options ----
 
 
-static const char *const mj_solver_names[] = {"PGS", "CG", "Newton"};
 static const char *const peer_keys[] = {"cone", "solref", "solimp", "iterations", "tolerance",
                                         NULL};
 
@@ -370,6 +369,8 @@ int fl__mjcf_options(const char *name, const char *group, const char *solver, in
 
 
 #ifdef FL_HAVE_MUJOCO
+static const char *const mj_solver_names[] = {"PGS", "CG", "Newton"};
+
 /* Options of peer `name` from the settings (see fl_peer.h). */
 static int peer_options(const char *name, int nset, const char *const *set, fl_mjcf_opts *o) {
   return fl__mjcf_options(name, "mujoco", mj_solver_names[peer_index(name)], nset, set, o);

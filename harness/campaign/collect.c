@@ -284,7 +284,7 @@ int fl_cmd_collect(int argc, char **argv) {
       size_t len = strlen(e->d_name);
       if (len < 6 || len >= sizeof tab[0].file || strcmp(e->d_name + len - 5, ".json")) continue;
       char path[4300];
-      snprintf(path, sizeof path, "%s/%s", pdir, e->d_name);
+      if (snprintf(path, sizeof path, "%s/%s", pdir, e->d_name) >= (int)sizeof path) continue;
       char  *t = read_text(path);
       cJSON *r = t ? cJSON_Parse(t) : NULL;
       fl_free(t);
@@ -326,7 +326,7 @@ int fl_cmd_collect(int argc, char **argv) {
         t2->dir   = d;
         t2->hash  = h;
         t2->broke = cJSON_IsNumber(rb) && rb->valueint;
-        snprintf(t2->file, sizeof t2->file, "%s", e->d_name);
+        memcpy(t2->file, e->d_name, len + 1); /* len < sizeof file, checked above */
         nrec++;
       }
       cJSON_Delete(r);

@@ -406,7 +406,8 @@ int fl_pairs_orphans(const char *target, char ***out, int *n) {
   char *slash = strrchr(parent, '/');
   const char *base = slash ? slash + 1 : parent;
   host_name(host, sizeof host);
-  snprintf(prefix, sizeof prefix, ".%s.staging-%s-", base, host);
+  if (snprintf(prefix, sizeof prefix, ".%s.staging-%s-", base, host) >= (int)sizeof prefix)
+    return FL_OK; /* unreachable: base and host are each at most 255 bytes */
   char pdir[4096];
   snprintf(pdir, sizeof pdir, "%s", slash ? (slash == parent ? "/" : parent) : ".");
   if (slash && slash != parent) pdir[slash - parent] = '\0';
