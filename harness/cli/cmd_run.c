@@ -85,7 +85,8 @@ static const fl_arg_desc run_flags[] = {
    "stress); each series has its .pvd, the time series ParaView opens"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
   {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
-   "the limit memory estimates (meshes, FEM systems, broad-phase pairs, files) are checked "
+   "the limit memory estimates (meshes, FEM systems, broad-phase pairs, contact problems, "
+   "files) are checked "
    "against before allocating; default 8 GiB or FL_MEM_LIMIT_MB"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
@@ -845,7 +846,17 @@ int fl_cmd_run(int argc, char **argv) {
   for (int j = 0; j < a.nsolvers; j++) {
     cJSON *r = cJSON_AddObjectToObject(runs, a.solvers[j]);
     cJSON *final = cJSON_CreateObject();
-    simulate(&a, j, nsteps, steps, iters, obs, rec, &bar, (long)j * nsteps, &sums[j], final);
+    int src = simulate(&a, j, nsteps, steps, iters, obs, rec, &bar, (long)j * nsteps, &sums[j], final);
+    // a size refused against the memory limit (contact problem, broad phase) is the scene's, not
+    // the solver's: no results folder, the estimate and the limit on stderr (issue 51, item 5)
+    if (src == FL_ERR_NOMEM) {
+      fl_progress_end(&bar);
+      fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], sums[j].error);
+      cJSON_Delete(final);
+      fl_record_free(rec);
+      fl_results_abort(res);
+      return 1;
+    }
     cJSON_AddNumberToObject(r, "steps", (double)sums[j].steps);
     cJSON_AddNumberToObject(r, "iterations", (double)sums[j].iters);
     cJSON_AddNumberToObject(r, "steps_not_converged", sums[j].failed);
