@@ -194,6 +194,7 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->acdk);
   fl_free(d->acwd);
   fl_problem_free(d->pl);
+  fl_free(d->plq);
   fl_free(d->acG);
   fl_free(d->acpiv);
   if (d->num) umfpack_di_free_numeric(&d->num);
@@ -296,6 +297,56 @@ static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   return FL_OK;
 }
 
+/* ncp=ac on a global problem p with bilateral rows: its local form over all n = 3 nc + nh rows
+ * into d->pl (as fl_problem_local_problem, which has no bilateral rows), and d->dyn:
+ * W = J A^-1 J^T + diag(R_n, 0, 0, ..., c_h), q = J v* + b - (vhat_n, 0, 0, ..., -g0_h/dt),
+ * so that (W gamma + q)_h = J_h v + b_h + g0_h/dt + c_h gamma_h is the row's residual; its
+ * bounds lo, hi are kept (d->plq holds q, lo, hi; g0 and compliance are folded in) */
+static int ac_local_with_rows(nsn_data *d, const fl_problem *p) {
+  fl_int nc = p->nc, nh = p->nh, m = 3 * nc, n = m + nh;
+  FL_TRY(fl_dynamics_create(p, &d->dyn));
+  if (!fl_dynamics_JAinv(d->dyn))
+    return fl_errcode() < 0 ? fl_errcode() : fl_seterr(FL_ERR_NOMEM, "%s: J A^-1", p->name);
+  FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, nc, 0, 0, &d->pl));
+  fl_problem *l = d->pl;
+  memcpy(l->name, p->name, sizeof l->name);
+  l->dt = p->dt;
+  memcpy(l->mu, p->mu, (size_t)nc * sizeof(double));
+  d->plq = fl_malloc(((size_t)n + 2 * (size_t)nh) * sizeof(double));
+  if (!d->plq) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (%s, local form)", p->name);
+  l->nh = nh;
+  l->q = d->plq;
+  l->lo = d->plq + n;
+  l->hi = l->lo + nh;
+  FL_TRY(fl_dynamics_delassus(d->dyn, &l->W));
+  double *q = l->q;
+  for (fl_int r = 0; r < n; r++) q[r] = p->b ? p->b[r] : 0.0;
+  fl_csr_gemv(p->J, 1.0, p->vstar, 1.0, q);
+  for (fl_int r = 0; r < n; r++) { // the diagonal terms: R_n, c_h (W's pattern holds W_rr)
+    double add = 0;
+    if (r < m) {
+      if (r % 3 == 0) {
+        double vhat;
+        fl_problem_normal_law(p, r / 3, &add, &vhat);
+        q[r] -= vhat;
+      }
+    } else {
+      fl_int h = r - m;
+      add = p->compliance ? p->compliance[h] : 0;
+      q[r] += (p->g0 ? p->g0[h] : 0) / p->dt;
+      l->lo[h] = p->lo ? p->lo[h] : -INFINITY;
+      l->hi[h] = p->hi ? p->hi[h] : INFINITY;
+    }
+    if (add == 0) continue;
+    fl_int k = l->W->rowptr[r];
+    while (k < l->W->rowptr[r + 1] && l->W->col[k] != r) k++;
+    if (k == l->W->rowptr[r + 1])
+      return fl_seterr(FL_ERR_STATE, "nsn: %s: W has no diagonal entry in row %d", p->name, (int)r);
+    l->W->val[k] += add;
+  }
+  return FL_OK;
+}
+
 static int nsn_setup(fl_solver *s, const fl_problem *p) {
   nsn_data *d = s->data;
   const nsn_opts *o = s->opts;
@@ -304,11 +355,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->nv = p->nv;
   d->n = fl_problem_nrows(p);
   d->global = p->kind == FL_PROBLEM_GLOBAL;
-  // auto: Alart-Curnier, except on global problems with bilateral rows (its local form
-  // cannot express them) or without contacts (nothing for it to solve), which keep
-  // Fischer-Burmeister
-  d->ncp = o->ncp == NCP_AUTO ? (d->global && (p->nh > 0 || p->nc == 0) ? NCP_FB : NCP_AC)
-                              : o->ncp;
+  // auto: Alart-Curnier (bilateral rows included, as equality rows of its local form), except
+  // on global problems without contacts, which keep Fischer-Burmeister
+  d->ncp = o->ncp == NCP_AUTO ? (d->global && p->nc == 0 ? NCP_FB : NCP_AC) : o->ncp;
   d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
                                      : o->line_search;
   d->acreg = o->ac_reg >= 0 ? o->ac_reg : 1e-11;
@@ -325,10 +374,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   if (d->ncp == NCP_AC && d->global) {
     // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
     if (p->nh > 0)
-      return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac: global problem %s has %d bilateral "
-                       "rows, which its local form (W, q, mu) cannot express (use ncp=fb or min)",
-                       p->name, (int)p->nh);
-    FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
+      FL_TRY(ac_local_with_rows(d, p));
+    else
+      FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
     d->B = fl_dynamics_JAinv(d->dyn);
     p = d->pl; // from here on the local problem
     d->global = 0;
@@ -343,7 +391,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(fl_dynamics_delassus(d->dyn, &d->Wown));
     d->W = d->Wown;
   } else {
-    if (p->nh > 0 || !p->W || !p->q)
+    if ((p->nh > 0 && p != d->pl) || !p->W || !p->q)
       return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: local problem %s needs W and q and no "
                        "bilateral rows", p->name);
     d->W = p->W;
