@@ -409,6 +409,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
     for (fl_int r = 0; r < Wc->nrow; r++) {
       d->acdk[r] = -1;
       d->acwd[r] = d->acwd[nr + (size_t)r] = 0;
+      if (r >= 3 * d->nc) continue; // contact rows only: joints stay rigid
       for (fl_int k = Wc->rowptr[r]; k < Wc->rowptr[r + 1]; k++)
         if (Wc->col[k] == r) {
           d->acdk[r] = k;
