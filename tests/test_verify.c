@@ -212,6 +212,26 @@ FL_TEST(drag) { return cases_pass("drag", 4); }
 FL_TEST(sphere_slide) { return cases_pass("sphere_slide", 3); }
 FL_TEST(sphere_roll) { return cases_pass("sphere_roll", 3); }
 FL_TEST(turntable) { return cases_pass("turntable_stick,turntable_slip", 2); }
+/* issue 50: the driven turntable (a revolute joint's drive row holds the table at 2 pi rad/s):
+ * sticking, the radius after k steps is r0 (1 + omega^2 dt^2)^(k/2), and step k + 1 asks for
+ * omega^2 r_k of friction, so the recursion's first slipping step is k + 1 with the closed
+ * form k = floor(2 ln(r_c/r0) / ln(1 + omega^2 dt^2)) + 1; NSN at its defaults (Alart-Curnier
+ * with the joint's rows) releases the cube there (release_s: slip above 1e-4 m/s, within one
+ * step at dt 0.01 and 0.1 % at 1e-3) and ends at the recursion's radius within 0.1 % */
+FL_TEST(turntable_driven) {
+  double mu = 0.5, om = 2 * M_PI, rc = mu * G / (om * om), r0 = 0.95 * rc;
+  double dts[2] = {0.01, 1e-3};
+  for (int k = 0; k < 2; k++) {
+    double dt = dts[k], w2 = om * om * dt * dt;
+    int n = (int)(3.0 / dt), kr;
+    fl__verify_ref_turntable_release(dt, n, r0, om, mu, 0, &kr);
+    int kc = (int)floor(2 * log(rc / r0) / log1p(w2)) + 1;
+    ASSERT_EQ(kr, kc + 1); /* the step after: its start point is r_kc's end point */
+    ASSERT(r0 * pow(1 + w2, 0.5 * (kc - 1)) * om * om <= mu * G);
+    ASSERT(r0 * pow(1 + w2, 0.5 * kc) * om * om > mu * G);
+  }
+  return cases_pass_row(0, "turntable_driven,turntable_coarse", "", 4);
+}
 FL_TEST(heavy_on_light) { return cases_pass("heavy_on_light", 4); }
 FL_TEST(compliant_sink) { return cases_pass("compliant_sink", 1); }
 /* the 25-stone arch on knife edges stands at mu 1.0 and falls at 0.2 (seed 000) */
