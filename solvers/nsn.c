@@ -67,13 +67,15 @@
  * "Robustness and the proximal loop"). Every path falls back to the projection step when the
  * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  *
- * ncp=ac on a global problem (the default, ncp=auto, unless it has bilateral rows): solved in
+ * ncp=ac on a global problem (the default, ncp=auto, unless it has no contacts): solved in
  * its local form (fl_problem_local_form, formed in setup as prox does: W = J A^-1 J^T +
- * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; bilateral rows,
- * which the local form cannot express, are refused. On global problems the auto values make it
- * near-rigid (ac.compliance: W_ii (1 + 3e-4)), non-monotone in its search (ac.nonmono), polished
- * on the rigid problem once the near-rigid one converged (ac.polish), and a solve that fails
- * hands out its best iterate with no kinetic energy added (ac.best; fl__nsn_solve_ac).
+ * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; with bilateral rows
+ * the local form covers them too (ac_local_with_rows: W_hh + c_h, q_h = J_h v* + b_h + g0_h/dt),
+ * each an equality row F_h = rho_h u_h or held at its bound. On global problems the auto values
+ * make the contact rows near-rigid (ac.compliance: W_ii (1 + 3e-4); joint rows stay rigid),
+ * non-monotone in its search (ac.nonmono), polished on the rigid problem once the near-rigid
+ * one converged (ac.polish), and a solve that fails hands out its best iterate with no kinetic
+ * energy added (ac.best; fl__nsn_solve_ac).
  * World steps have redundant contacts (four or more per face), where W is singular, so there
  * the Jacobian is regularized (ac.reg) and a solve that has not converged after ac.restart
  * iterations restarts once from gamma = 0 with a Tikhonov continuation (fl__nsn_solve_ac). Their
@@ -96,8 +98,8 @@ static const fl_option_desc nsn_options[] = {
   {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
-   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac, except fb on global problems with "
-   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
+   "form W = J A^-1 J^T, q (bilateral rows as equality rows, or held at their bounds); auto = "
+   "ac, except fb on global problems without contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
    "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
    "not converge returns a negative reason and its best iterate, capped so that it adds no "
    "kinetic energy (docs/nsn.md)"},

@@ -240,13 +240,13 @@ FL_TEST(arch_knife_edges) { return cases_pass_at(0, "arch_stand,arch_fall", 2); 
  * (9 s in Release: labelled slow, out of the sanitizer pass) */
 FL_TEST(slow_semiarch_sliding_limit) { return cases_pass_at(0, "semiarch_stand,semiarch_fall", 2); }
 /* Hertz line contact on the 12-ring FEM cylinder: the plates' approach within 2 % (NSN at its
- * defaults; ncp=ac takes no bilateral rows). 10 s in Release: labelled slow. */
+ * defaults: Alart-Curnier with the bilateral rows). 10 s in Release: labelled slow. */
 FL_TEST(slow_hertz_line) { return cases_pass_row(0, "hertz_line", "", 1); }
 /* zong-fig6's FEM cube (2 cells per edge in --quick): the panels' normal forces equal the
  * push and each carries m g / 2 of friction, the cube at rest; frictionless and without
  * gravity it takes the uniaxial strains F/(E a^2) and nu F/(E a^2). NSN with the settings of
- * docs/bench-world.md (ncp=ac takes no joints; the default leaves the friction split 0.16 %
- * uneven on this mesh after 5 failed steps). */
+ * docs/bench-world.md (the default passes too since NSN's Alart-Curnier takes the joints'
+ * rows; with Fischer-Burmeister it left the friction split 0.16 % uneven after 5 failed steps). */
 FL_TEST(elastic_cube) {
   return cases_pass_row(1, "cube_hang,cube_compress", "line_search=backtrack,warm_start=true", 10);
 }
