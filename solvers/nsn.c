@@ -99,8 +99,9 @@ static const fl_option_desc nsn_options[] = {
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
    "form W = J A^-1 J^T, q (bilateral rows as equality rows, or held at their bounds); auto = "
-   "ac, except fb on global problems without contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
-   "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
+   "ac, except fb on global problems without contacts. On world steps ac is near-rigid "
+   "(ac.compliance 3e-4 on contact rows) with a rigid polish (ac.polish), so stick and slip "
+   "are Coulomb's to rounding; a step that does "
    "not converge returns a negative reason and its best iterate, capped so that it adds no "
    "kinetic energy (docs/nsn.md)"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
