@@ -35,10 +35,6 @@
 
 #define EXIT_USAGE 2
 
-/* solve --save-solution, for the fl_solve_run that fl_cmd_solve starts (kept out of
- * fl_solve_job, which profile fills too) */
-static int save_solution_flag;
-
 /* One --set as given (points into argv). */
 typedef struct setting {
   const char *arg;
@@ -275,8 +271,7 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   a->force = j->force;
   a->examples = j->examples;
   a->keep_going = j->keep_going;
-  a->save_solution = save_solution_flag; // solve's own flag; profile's solves save nothing
-  save_solution_flag = 0;
+  a->save_solution = j->save_solution;
   for (int i = 0; i < j->nsolver_arg; i++)
     if (add_solvers(a, j->solver_arg[i]) != 0) return -1;
   for (int i = 0; i < j->nset; i++)
@@ -1268,8 +1263,7 @@ int fl_cmd_solve(int argc, char **argv) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
                       c.examples, c.keep_going, c.wall_limit, c.mem_limit, c.shard, c.resume,
-                      c.retry_failed};
-    save_solution_flag = c.save_solution;
+                      c.retry_failed, c.save_solution};
     rc = fl_solve_run(&j);
   } else {
     rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;
