@@ -441,6 +441,7 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
 /* workspace of one solve (arena) */
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
+  double *upd;    /* (nv) zeros: predict's rank-one update vector (the simplicial factor) */
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -808,6 +809,69 @@ static int predict_stick(sap_data *d, const fl_problem *p, const sap_work *w) {
 }
 
 
+/* L D L^T + x x^T in place (simplicial LDL^T, columns' rows ascending, the diagonal D first):
+ * Gill, Golub, Murray and Saunders' method C1 along the elimination tree from j, the first
+ * nonzero of x (x's nonzeros lie on that path: they are a clique of H). Leaves x zero. */
+static void ldl_rank1(const int *Lp, const int *Li, const int *Lnz, double *Lx, double *x, int j) {
+  double alpha = 1.0;
+  while (j >= 0) {
+    int p0 = Lp[j], n = Lnz[j];
+    double pj = x[j];
+    x[j] = 0.0;
+    if (pj != 0.0) {
+      double dj = Lx[p0], dbar = dj + alpha * pj * pj, beta = pj * alpha / dbar;
+      alpha *= dj / dbar;
+      Lx[p0] = dbar;
+      for (int q = p0 + 1; q < p0 + n; q++) {
+        int i = Li[q];
+        x[i] -= pj * Lx[q];
+        Lx[q] += beta * x[i];
+      }
+    }
+    j = n > 1 ? Li[p0 + 1] : -1;
+  }
+}
+
+
+/* predict on the simplicial factor: the predicted model's H differs from the plain one only in
+ * the tangent blocks of the hinted contacts that slide now, f (I - t t^T)/|u_t| -> I/R_t, i.e.
+ * by t t^T/R_t + (1/R_t - f/|u_t|) s s^T (s = t turned by 90 degrees, both terms >= 0 since
+ * |u_t| >= f R_t): two rank-one updates of L per such contact instead of assembling and
+ * factorizing H again (the same matrix up to round-off). Returns 1 when L is the predicted
+ * model's factor, 0 when this factor cannot be updated (dense, supernodal, LL^T). */
+static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
+  cholmod_factor *L = d->L;
+  if (d->dense || !d->perm || !w->upd || L->is_super || L->is_ll || L->xtype != CHOLMOD_REAL)
+    return 0;
+  const int *Lp = L->p, *Li = L->i, *Lnz = L->nz, *pinv = d->perm + d->nv;
+  double *Lx = L->x, *x = w->upd;
+  for (fl_int k = 0; k < d->nc; k++) {
+    if (!d->hint[k]) continue;
+    const double *u = w->vc + 3 * k;
+    double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1], ut = hypot(u[1], u[2]);
+    if (!(f > 0.0) || ut < f * rt || !(ut > 0.0)) continue; // its block is I/R_t already
+    double n1 = u[1] / ut, n2 = u[2] / ut;
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    const double *B1 = d->Jb + d->jptr[k] + m, *B2 = B1 + m;
+    for (int c = 0; c < 2; c++) {
+      double lam = c == 0 ? 1.0 / rt : 1.0 / rt - f / ut;
+      if (!(lam > 0.0)) continue;
+      double sq = sqrt(lam), c1 = c == 0 ? n1 : -n2, c2 = c == 0 ? n2 : n1;
+      int jmin = (int)d->nv;
+      for (fl_int a = 0; a < m; a++) {
+        int j = pinv[S[a]];
+        x[j] = sq * (c1 * B1[a] + c2 * B2[a]);
+        if (j < jmin) jmin = j;
+      }
+      ldl_rank1(Lp, Li, Lnz, Lx, x, jmin);
+    }
+  }
+  d->nupdate++;
+  return 1;
+}
+
+
 /* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
@@ -849,7 +913,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
       d->hint_on = 0;
       fl_csr_gemtv(p->J, 1.0, w.dvc, 0.0, w.rhs);
       for (fl_int i = 0; i < nv; i++) w.rhs[i] -= w.Av[i];
-      rc = newton_factor(d, p, &w);
+      rc = predict_update(d, p, &w) ? FL_OK : newton_factor(d, p, &w);
       if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
       if (rc != FL_OK) {
         s->reason = rc;
@@ -1031,6 +1095,12 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.T = FL_ALLOC(ar, 3 * d->mmax + 1, double);
   w.mode = FL_ALLOC(ar, d->ncon + 1, int);
   w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
+  w.upd = NULL;
+  if (o->predict && d->perm) {
+    w.upd = FL_ALLOC(ar, nv + 1, double);
+    if (!w.upd) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+    memset(w.upd, 0, (size_t)nv * sizeof(double));
+  }
   if (!w.vc || !w.dvc || !w.G || !w.g || !w.dv || !w.dp || !w.vmv || !w.Avs || !w.Av || !w.jg ||
       !w.rhs || !w.T || !w.mode || !w.mode_prev)
     return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
@@ -1044,6 +1114,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   for (fl_int i = 0; i < nv; i++)
     if (!d->part[i]) v[i] = p->vstar[i];
   d->nfactor = 0;
+  d->nupdate = 0;
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
   d->hint_on = 0;
@@ -1133,7 +1204,8 @@ static void sap_view(const fl_solver *s, FILE *f) {
             d->L->is_super ? "supernodal" : "simplicial", ((const int *)d->H->p)[d->nv],
             d->cm.lnz, d->cm.fl);
   }
-  fprintf(f, "  sap: %d factorizations in the last solve\n", d->nfactor);
+  fprintf(f, "  sap: %d factorizations and %d predicted updates in the last solve\n", d->nfactor,
+          d->nupdate);
 }
 
 
