@@ -453,13 +453,23 @@ typedef struct sap_work {
  * n = 3 fixed, the same products summed in the same order, unrolled; without the loop's
  * leading 0.0 + (it turns a -0 sum into +0, and H never holds -0): bit-identical H */
 static void contact_block(const double *G, const double *B, fl_int m, double *T,
-                          const fl_int *hp, double *hx) {
+                          const fl_int *hp, double *hx, int huber) {
   const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
   double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
-  for (fl_int a = 0; a < m; a++) {
-    T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
-    T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
-    T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+  if (huber) {
+    // the Huber block has G[1] = G[2] = G[3] = G[6] = +0: their terms are left out (T may
+    // then hold +0 where it held -0, which leaves every sum into hx, never -0, unchanged)
+    for (fl_int a = 0; a < m; a++) {
+      T0[a] = G[0] * B0[a];
+      T1[a] = G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[7] * B1[a] + G[8] * B2[a];
+    }
+  } else {
+    for (fl_int a = 0; a < m; a++) {
+      T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
+      T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+    }
   }
   for (fl_int b = 0; b < m; b++) {
     double t0 = T0[b], t1 = T1[b], t2 = T2[b];
@@ -484,6 +494,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
       if (d->apos[q] >= 0) hx[d->apos[q]] += A->val[q];
   }
   // constraint blocks M = J_k^T G_k J_k
+  int huber = d->model == MODEL_LAGGED && d->huber;
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int n = con_nrow(d, k);
     const double *Gk = w->G + (k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc));
@@ -494,7 +505,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B = d->Jb + d->jptr[k];
     if (n == 3 && !d->dense) {
-      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx);
+      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx, huber);
       continue;
     }
     // T = G_k J_k (n x m)
