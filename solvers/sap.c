@@ -441,7 +441,7 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
 /* workspace of one solve (arena) */
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
-  double *upd;    /* (nv) zeros: predict's rank-one update vector (the simplicial factor) */
+  double *upd;    /* (2 nv) zeros: predict's two rank-one update vectors (the simplicial factor) */
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -820,23 +820,45 @@ static int predict_stick(sap_data *d, const fl_problem *p, const sap_work *w) {
 }
 
 
-/* L D L^T + x x^T in place (simplicial LDL^T, columns' rows ascending, the diagonal D first):
- * Gill, Golub, Murray and Saunders' method C1 along the elimination tree from j, the first
- * nonzero of x (x's nonzeros lie on that path: they are a clique of H). Leaves x zero. */
-static void ldl_rank1(const int *Lp, const int *Li, const int *Lnz, double *Lx, double *x, int j) {
-  double alpha = 1.0;
+/* L D L^T + x x^T + y y^T in place (simplicial LDL^T, columns' rows ascending, the diagonal D
+ * first): Gill, Golub, Murray and Saunders' method C1 along the elimination tree from j, the
+ * first nonzero of x and y (their nonzeros lie on that path: a clique of H). Each entry gets
+ * the x update then the y update, the arithmetic of two rank-one updates in turn, with L's
+ * column read once. Leaves x and y zero. */
+static void ldl_rank2(const int *Lp, const int *Li, const int *Lnz, double *Lx, double *x,
+                      double *y, int j) {
+  double ax = 1.0, ay = 1.0;
   while (j >= 0) {
     int p0 = Lp[j], n = Lnz[j];
-    double pj = x[j];
-    x[j] = 0.0;
-    if (pj != 0.0) {
-      double dj = Lx[p0], dbar = dj + alpha * pj * pj, beta = pj * alpha / dbar;
-      alpha *= dj / dbar;
+    double px = x[j], py = y[j], bx = 0.0, by = 0.0;
+    x[j] = y[j] = 0.0;
+    if (px != 0.0) {
+      double dj = Lx[p0], dbar = dj + ax * px * px;
+      bx = px * ax / dbar;
+      ax *= dj / dbar;
       Lx[p0] = dbar;
+    }
+    if (py != 0.0) {
+      double dj = Lx[p0], dbar = dj + ay * py * py;
+      by = py * ay / dbar;
+      ay *= dj / dbar;
+      Lx[p0] = dbar;
+    }
+    if (px != 0.0 && py != 0.0) {
       for (int q = p0 + 1; q < p0 + n; q++) {
         int i = Li[q];
-        x[i] -= pj * Lx[q];
-        Lx[q] += beta * x[i];
+        double l = Lx[q];
+        x[i] -= px * l;
+        l += bx * x[i];
+        y[i] -= py * l;
+        Lx[q] = l + by * y[i];
+      }
+    } else if (px != 0.0 || py != 0.0) {
+      double p = px != 0.0 ? px : py, b = px != 0.0 ? bx : by, *z = px != 0.0 ? x : y;
+      for (int q = p0 + 1; q < p0 + n; q++) {
+        int i = Li[q];
+        z[i] -= p * Lx[q];
+        Lx[q] += b * z[i];
       }
     }
     j = n > 1 ? Li[p0 + 1] : -1;
@@ -855,7 +877,7 @@ static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
   if (d->dense || !d->perm || !w->upd || L->is_super || L->is_ll || L->xtype != CHOLMOD_REAL)
     return 0;
   const int *Lp = L->p, *Li = L->i, *Lnz = L->nz, *pinv = d->perm + d->nv;
-  double *Lx = L->x, *x = w->upd;
+  double *Lx = L->x, *x = w->upd, *y = w->upd + d->nv;
   for (fl_int k = 0; k < d->nc; k++) {
     if (!d->hint[k]) continue;
     const double *u = w->vc + 3 * k;
@@ -865,18 +887,17 @@ static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
     const fl_int *S = d->dof + d->dptr[k];
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B1 = d->Jb + d->jptr[k] + m, *B2 = B1 + m;
-    for (int c = 0; c < 2; c++) {
-      double lam = c == 0 ? 1.0 / rt : 1.0 / rt - f / ut;
-      if (!(lam > 0.0)) continue;
-      double sq = sqrt(lam), c1 = c == 0 ? n1 : -n2, c2 = c == 0 ? n2 : n1;
-      int jmin = (int)d->nv;
-      for (fl_int a = 0; a < m; a++) {
-        int j = pinv[S[a]];
-        x[j] = sq * (c1 * B1[a] + c2 * B2[a]);
-        if (j < jmin) jmin = j;
-      }
-      ldl_rank1(Lp, Li, Lnz, Lx, x, jmin);
+    // x along t, y along s (zero when the slip sits on the region's edge)
+    double lt = 1.0 / rt, ls = 1.0 / rt - f / ut;
+    double sx = sqrt(lt), sy = ls > 0.0 ? sqrt(ls) : 0.0;
+    int jmin = (int)d->nv;
+    for (fl_int a = 0; a < m; a++) {
+      int j = pinv[S[a]];
+      x[j] = sx * (n1 * B1[a] + n2 * B2[a]);
+      y[j] = sy * (-n2 * B1[a] + n1 * B2[a]);
+      if (j < jmin) jmin = j;
     }
+    ldl_rank2(Lp, Li, Lnz, Lx, x, y, jmin);
   }
   d->nupdate++;
   return 1;
@@ -1108,9 +1129,9 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
   w.upd = NULL;
   if (o->predict && d->perm) {
-    w.upd = FL_ALLOC(ar, nv + 1, double);
+    w.upd = FL_ALLOC(ar, 2 * nv + 1, double);
     if (!w.upd) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
-    memset(w.upd, 0, (size_t)nv * sizeof(double));
+    memset(w.upd, 0, 2 * (size_t)nv * sizeof(double));
   }
   if (!w.vc || !w.dvc || !w.G || !w.g || !w.dv || !w.dp || !w.vmv || !w.Avs || !w.Av || !w.jg ||
       !w.rhs || !w.T || !w.mode || !w.mode_prev)
