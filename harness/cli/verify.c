@@ -28,6 +28,7 @@
 
 #include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
+#include "../../sim/fl_fem.h"
 #include "../figures/fl_figure.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -122,6 +123,7 @@ static void traj_free(vtraj *tr) {
     fl_free(tr->x[b]);
     fl_free(tr->v[b]);
     fl_free(tr->w[b]);
+    fl_free(tr->q[b]);
   }
 }
 
@@ -130,10 +132,24 @@ static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprob
   int i = tr->n++;
   tr->t[i] = w->t;
   for (int b = 0; b < nprobe; b++) {
+    if (probe[b] < 0) { // deformable body -1 - probe[b]: centre of mass, mean velocity
+      int k = -1 - probe[b];
+      double p[3], com[3], m = w->fem[k]->mass;
+      fl_fem_momentum(w, k, p, com);
+      for (int c = 0; c < 3; c++) {
+        tr->x[b][3 * i + c] = com[c];
+        tr->v[b][3 * i + c] = p[c] / m;
+        tr->w[b][3 * i + c] = 0;
+      }
+      static const double q1[4] = {1, 0, 0, 0};
+      memcpy(tr->q[b] + 4 * i, q1, sizeof q1);
+      continue;
+    }
     const fl_body *bd = &w->body[probe[b]];
     memcpy(tr->x[b] + 3 * i, bd->pos, 3 * sizeof(double));
     memcpy(tr->v[b] + 3 * i, bd->vel, 3 * sizeof(double));
     memcpy(tr->w[b] + 3 * i, bd->omega, 3 * sizeof(double));
+    memcpy(tr->q[b] + 4 * i, bd->quat, 4 * sizeof(double));
   }
 }
 
@@ -168,7 +184,7 @@ static int verify_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
   const vcase *c = v->c;
   vtraj *tr = v->tr;
   if (c->rest_R > 0) {
-    const fl_body *pb = &w->body[v->probe[0]];
+    const fl_body *pb = &w->body[v->probe[0]]; /* a rigid probe (the coin) */
     if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
       traj_store(tr, w, v->probe, v->nprobe);
       return FL_LOOP_STOP;
@@ -206,7 +222,9 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
   for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
     probe[b] = fl_world_find_body(w, c->probe[b]);
-    if (probe[b] < 0) {
+    int kf = probe[b] < 0 ? fl_world_find_fem(w, c->probe[b]) : -1;
+    if (kf >= 0) probe[b] = -1 - kf; /* a deformable probe (traj_store) */
+    if (probe[b] < 0 && kf < 0) {
       rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no body %s", c->name, c->probe[b]);
       goto done;
     }
@@ -262,7 +280,8 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     tr.x[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
     tr.v[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
     tr.w[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
-    okm = okm && tr.x[b] && tr.v[b] && tr.w[b];
+    tr.q[b] = fl_malloc((size_t)(steps + 1) * 4 * sizeof(double));
+    okm = okm && tr.x[b] && tr.v[b] && tr.w[b] && tr.q[b];
   }
   if (!okm) {
     rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
@@ -393,7 +412,7 @@ static const char verify_about[] =
 
 /* the command's spec, its notes listing the cases */
 static const fl_cmd_spec *verify_spec(void) {
-  static char notes[4096];
+  static char notes[8192];
   static fl_cmd_spec spec = {"verify", NULL, 0, 0, verify_about, notes, verify_flags};
   if (!notes[0]) {
     size_t u = (size_t)snprintf(notes, sizeof notes, "cases:\n");

@@ -154,6 +154,53 @@ double fl__verify_ref_turntable_release(double dt, int nsteps, double r0, double
 }
 
 
+/* Two blocks (docs/verify.md, block_on_block): a lower block (m1) on a rigid plane (mu0), an
+ * upper one (m2) on it (mu1), a horizontal force F(t) = F a(t) on the lower one (a: the ramp
+ * factor, here 1). The normal impulses of a flat rigid stack are fixed, N0 = (m1 + m2) g dt under
+ * the lower block and N1 = m2 g dt between the blocks, so the step's friction impulses are the
+ * minimizer of the convex 0.5 m1 (a - as)^2 + 0.5 m2 (b - bs)^2 + mu0 N0 |a| + mu1 N1 |b - a|
+ * (a, b the velocities after the step, as = v1 + dt F/m1 and bs = v2 the free ones): maximal
+ * dissipation. Found by trying each contact's three states (stuck, slipping either way) and
+ * keeping the consistent one; x += dt v. Writes x1, v1, x2, v2 (nsteps + 1 each). */
+void fl__verify_ref_blocks(double dt, int nsteps, double m1, double m2, double F, double mu0,
+                           double mu1, double *x1, double *v1, double *x2, double *v2) {
+  double N0 = (m1 + m2) * G * dt, N1 = m2 * G * dt, f0 = mu0 * N0, f1 = mu1 * N1;
+  double e0 = f0 * (1 + 1e-12) + 1e-300, e1 = f1 * (1 + 1e-12) + 1e-300; /* a bound met exactly
+                                                                           still sticks */
+  x1[0] = x2[0] = v1[0] = v2[0] = 0;
+  for (int i = 0; i < nsteps; i++) {
+    double as = v1[i] + dt * F / m1, bs = v2[i], a = NAN, b = NAN;
+    static const int order[3] = {0, 1, -1}; /* stuck first: a tie is sticking */
+    for (int i0 = 0; i0 < 3 && isnan(a); i0++)
+      for (int i1 = 0; i1 < 3 && isnan(a); i1++) {
+        int s0 = order[i0], s1 = order[i1]; /* signs of a and of b - a; 0 stuck */
+        double ta, tb;
+        if (s0 && s1) {
+          ta = as - (f0 * s0 - f1 * s1) / m1;
+          tb = bs - f1 * s1 / m2;
+          if ((ta > 0 ? 1 : ta < 0 ? -1 : 0) != s0 || (tb - ta > 0 ? 1 : tb - ta < 0 ? -1 : 0) != s1) continue;
+        } else if (s0) { /* the blocks move together at c; the upper one needs t1 */
+          ta = tb = (m1 * as + m2 * bs - f0 * s0) / (m1 + m2);
+          if ((ta > 0 ? 1 : ta < 0 ? -1 : 0) != s0 || fabs(m2 * (tb - bs)) > e1) continue;
+        } else if (s1) { /* the lower one held by the ground */
+          ta = 0;
+          tb = bs - f1 * s1 / m2;
+          if ((tb > 0 ? 1 : tb < 0 ? -1 : 0) != s1 || fabs(-m1 * as - f1 * s1) > e0) continue;
+        } else {
+          ta = tb = 0;
+          if (fabs(m2 * bs) > e1 || fabs(-m1 * as - m2 * bs) > e0) continue;
+        }
+        a = ta;
+        b = tb;
+      }
+    v1[i + 1] = a;
+    v2[i + 1] = b;
+    x1[i + 1] = x1[i] + dt * a;
+    x2[i + 1] = x2[i] + dt * b;
+  }
+}
+
+
 //---- scenes ----
 
 static void ground_json(char *buf, size_t n, const char *extra) {
@@ -301,6 +348,28 @@ static void scene_turntable_driven(const vcase *c, double dur, char *buf, size_t
   append(buf, n, "\"joints\": [{\"type\": \"revolute\", \"body_a\": null, \"body_b\": \"table\", "
                  "\"anchor_a\": [0, 0, -0.05], \"anchor_b\": [0, 0, 0], \"axis\": [0, 0, 1], "
                  "\"drive\": {\"velocity\": %.17g}}]}\n", om);
+}
+
+
+/* p: mu0 (ground), mu1 (between), m1 (lower), m2 (upper), F (N, on the lower block along x):
+ * a 1.2 x 0.4 x 0.1 m lower block on the plane, a 0.2 x 0.2 x 0.1 m upper block on it 0.45 m
+ * ahead of its centre (the lower block runs ahead: 0.95 m of slip before the upper block's
+ * rear edge reaches the lower one's) */
+static void scene_blocks(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"g\", \"mu\": 0.5}, {\"name\": \"lo\", \"mu\": 0.5}, "
+                 "{\"name\": \"up\", \"mu\": 0.5}],\n\"pairs\": [{\"materials\": [\"g\", \"lo\"], "
+                 "\"mu\": %.17g}, {\"materials\": [\"lo\", \"up\"], \"mu\": %.17g}, "
+                 "{\"materials\": [\"g\", \"up\"], \"mu\": %.17g}],\n\"bodies\": [",
+         c->p[0], c->p[1], c->p[1]);
+  ground_json(buf, n, ", \"material\": \"g\"");
+  append(buf, n, ",\n{\"name\": \"lower\", \"material\": \"lo\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.6, 0.2, 0.05]}, \"mass\": %.17g, \"position\": [0, 0, 0.05]},\n"
+                 "{\"name\": \"upper\", \"material\": \"up\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.1, 0.1, 0.05]}, \"mass\": %.17g, \"position\": [0.45, 0, 0.15]}],\n"
+                 "\"forces\": [{\"body\": \"lower\", \"force\": [%.17g, 0, 0]}]}\n",
+         c->p[2], c->p[3], c->p[4]);
 }
 
 
@@ -573,6 +642,33 @@ static int judge_turntable_driven(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* Two blocks (p as scene_blocks): each block's displacement and speed along x against the
+ * scheme's (fl__verify_ref_blocks); sticking, the upper block's slip on the lower one (0);
+ * neither leaves its support. Probes: lower (0), upper (1). */
+static int judge_blocks(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double *x = fl_malloc((size_t)(n + 1) * 4 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v1 = x + n + 1, *x2 = v1 + n + 1, *v2 = x2 + n + 1;
+  fl__verify_ref_blocks(tr->dt, n, c->p[2], c->p[3], c->p[4], c->p[0], c->p[1], x, v1, x2, v2);
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int last = tr->n - 1, nq = 0;
+  double d1 = disp_along(tr, 0, last, ex), d2 = disp_along(tr, 1, last, ex);
+  setq(&q[nq++], "lower_disp_m", x[n], d1, TOL_REL);
+  setq(&q[nq++], "lower_speed_m_s", v1[n], tr->v[0][3 * last], TOL_REL);
+  if (x2[n] == x[n]) {
+    setq(&q[nq++], "upper_slip_m", 0, d2 - d1, TOL_POS);
+  } else {
+    setq(&q[nq++], "upper_disp_m", x2[n], d2, TOL_REL);
+    setq(&q[nq++], "upper_speed_m_s", v2[n], tr->v[1][3 * last], TOL_REL);
+  }
+  double l0 = max_along(tr, 0, ez), l1 = max_along(tr, 1, ez);
+  setq(&q[nq++], "lift_max_m", 0, l0 > l1 || isnan(l0) ? l0 : l1, TOL_POS);
+  fl_free(x);
+  return nq;
+}
+
+
 static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
   // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
   const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
@@ -774,6 +870,12 @@ const vcase fl__verify_cases[] = {
    0, scene_turntable_driven, judge_turntable_driven, 0.001, 3.0, 3.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_coarse", "the driven turntable at dt 0.01 (full suite only)", {0.5, 2 * PI, 0.95},
    0, scene_turntable_driven, judge_turntable_driven, 0.01, 1.0, 1.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"block_on_block_stick", "block on a block pulled by 9 N (mu 0.1 below, 0.3 between): moves together, "
+   "a = (F - mu0 (m1 + m2) g)/(m1 + m2)", {0.1, 0.3, 2, 1, 9},
+   0, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"block_on_block_slip", "the same pulled by 14 N: the upper block slips, a2 = mu1 g, "
+   "a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1", {0.1, 0.3, 2, 1, 14},
+   0, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
    1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
