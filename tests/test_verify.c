@@ -266,6 +266,27 @@ FL_TEST(tip_vs_slide_sap) { return defaults_pass(TIPS, "sap", 8); }
 FL_TEST(tip_vs_slide_nsn) { return defaults_pass(TIPS, "nsn", 8) || cases_pass_at(0, TIPS, 8); }
 FL_TEST(tip_vs_slide_pgs) { return defaults_pass(TIPS, "pgs", 8); }
 
+/* issue 50: a stack of five boxes and a 3-2-1 pyramid placed touching stay at rest (no body
+ * moves 0.1 mm or reaches 1 mm/s in 2 s): NSN at its defaults and with Alart-Curnier, PGS at its
+ * defaults on the pyramid and with 1000 sweeps on both, SAP with beta 0.01 on both. SAP at its
+ * defaults (beta 1) settles the stack by 0.40 mm (its near-rigid contact's give) and PGS's 100
+ * sweeps let it sink 2.3 mm: failures reported in docs/verify.md, not asserted here */
+#define RESTS "stack_rest,pyramid_rest"
+static int rest_row(const char *solver, const char *settings, const char *only, int nq) {
+  fl_register_all();
+  fl_verify_opts o = {0, only, solver, 0, NULL};
+  seen s = {settings, 0, 0, 0, ""};
+  ASSERT_OK(fl__verify_run(&o, on_row, &s));
+  if (s.npass != s.nq) fprintf(stderr, "%s %s failed: %s\n", solver, settings, s.why);
+  ASSERT_EQ(s.nother, 0);
+  ASSERT_EQ(s.nq, nq);
+  ASSERT_EQ(s.npass, s.nq);
+  return 0;
+}
+FL_TEST(rest_nsn) { return defaults_pass(RESTS, "nsn", 4) || cases_pass_at(0, RESTS, 4); }
+FL_TEST(rest_pgs) { return defaults_pass("pyramid_rest", "pgs", 2) || rest_row("pgs", "max_iter=1000", RESTS, 4); }
+FL_TEST(rest_sap) { return rest_row("sap", "beta=0.01", RESTS, 4); }
+
 FL_TEST(slope_gravity_tilted) { return cases_pass("slope_below_g,slope_at_g,slope_above_g", 9); }
 FL_TEST(slope_plane_tilted) { return cases_pass("slope_below_tilt,slope_at_tilt,slope_above_tilt", 9); }
 FL_TEST(drag) { return cases_pass("drag", 4); }

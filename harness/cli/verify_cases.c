@@ -391,6 +391,30 @@ static void scene_tip(const vcase *c, double dur, char *buf, size_t n) {
 }
 
 
+/* p: layout (0: a stack of five 0.2 x 0.2 x 0.1 m boxes; 1: a 3-2-1 pyramid of 0.2 m cubes,
+ * 1 cm apart in a row, each upper cube centred over a gap), circumradius (m): 1 kg bodies
+ * b1, b2, ... placed exactly touching, at rest, default material (mu 0.5) */
+static void scene_rest(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"bodies\": [");
+  ground_json(buf, n, NULL);
+  int k = 0;
+  if (c->p[0] == 0) {
+    for (k = 0; k < 5; k++)
+      append(buf, n, ",\n{\"name\": \"b%d\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.05]}, "
+                     "\"mass\": 1, \"position\": [0, 0, %.17g]}", k + 1, 0.05 + 0.1 * k);
+  } else {
+    for (int row = 0; row < 3; row++)
+      for (int j = 0; j < 3 - row; j++, k++)
+        append(buf, n, ",\n{\"name\": \"b%d\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1]}, "
+                       "\"mass\": 1, \"position\": [%.17g, 0, %.17g]}",
+               k + 1, 0.21 * (j - 0.5 * (2 - row)), 0.1 + 0.2 * row);
+  }
+  append(buf, n, "]}\n");
+}
+
+
 /* p: heavy mass (kg), gap (m): a 0.2 m cube of 1 kg on the ground, a 0.2 m cube of p0 kg
  * released p1 above it */
 static void scene_heavy(const vcase *c, double dur, char *buf, size_t n) {
@@ -774,6 +798,27 @@ static int judge_tip(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* A resting stack or pyramid (p as scene_rest): at rest the rigid scheme's normal impulses
+ * carry each body's load exactly and nothing moves, so every body's largest displacement from
+ * its start over the run (0, TOL_POS) and its largest point speed |v| + |omega| r (0, TOL_VEL)
+ * are judged, over all probes. */
+static int judge_rest(const vcase *c, const vtraj *tr, vq *q) {
+  double dmax = 0, smax = 0, r = c->p[1];
+  for (int b = 0; b < MAXPROBE && c->probe[b]; b++)
+    for (int i = 1; i < tr->n; i++) {
+      double d[3];
+      for (int k = 0; k < 3; k++) d[k] = tr->x[b][3 * i + k] - tr->x[b][k];
+      const double *v = tr->v[b] + 3 * i, *w = tr->w[b] + 3 * i;
+      double dn = sqrt(dot3(d, d)), sp = sqrt(dot3(v, v)) + sqrt(dot3(w, w)) * r;
+      if (!(dn <= dmax)) dmax = dn;
+      if (!(sp <= smax)) smax = sp;
+    }
+  setq(&q[0], "disp_max_m", 0, dmax, TOL_POS);
+  setq(&q[1], "speed_max_m_s", 0, smax, TOL_VEL);
+  return 2;
+}
+
+
 static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
   // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
   const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
@@ -987,6 +1032,10 @@ const vcase fl__verify_cases[] = {
   {"tip_vs_slide_tips", "the same box, mu 0.5 > 0.25, F ramped to 0.35 m g: tips about its front edge "
    "at F h = m g w/2, no slip", {0.5, 0.35, 1.0, 0.4, 0.1, 0.2},
    0, scene_tip, judge_tip, 0.01, 1.2, 1.0, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"stack_rest", "five 0.1 m thick boxes stacked at rest: no body moves 0.1 mm or 1 mm/s", {0, 0.15},
+   0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"pyramid_rest", "a 3-2-1 pyramid of 0.2 m cubes at rest: no body moves 0.1 mm or 1 mm/s", {1, 0.17320508075688773},
+   0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5", "b6"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
    1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
