@@ -415,6 +415,24 @@ static void scene_rest(const vcase *c, double dur, char *buf, size_t n) {
 }
 
 
+/* p: mu, v0 (m/s), E (Pa), nu, cells per edge, beta (s): a deformable 0.1 m cube of 1 kg
+ * (1000 kg/m^3, the linear model, Rayleigh beta) resting on the rigid plane, every vertex
+ * started at v0 along x */
+static void scene_fem_slide(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  int nc = (int)c->p[4];
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"block\", \"kind\": \"deformable\", \"material\": \"m\", "
+                 "\"mesh\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1], \"cells\": [%d, %d, %d]}, "
+                 "\"model\": {\"type\": \"linear\", \"E\": %.17g, \"nu\": %.17g}, \"density\": 1000, "
+                 "\"damping\": {\"alpha\": 0, \"beta\": %.17g}, \"position\": [0, 0, 0.05], "
+                 "\"velocity\": [%.17g, 0, 0]}]}\n",
+         nc, nc, nc, c->p[2], c->p[3], c->p[5], c->p[1]);
+}
+
+
 /* p: heavy mass (kg), gap (m): a 0.2 m cube of 1 kg on the ground, a 0.2 m cube of p0 kg
  * released p1 above it */
 static void scene_heavy(const vcase *c, double dur, char *buf, size_t n) {
@@ -819,6 +837,34 @@ static int judge_rest(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* A deformable block sliding to rest (p as scene_fem_slide; probe: the block's centre of mass
+ * and mean velocity): the slide's recursion (fl__verify_ref_1d) for the centre of mass, since
+ * the friction on the sliding base totals mu times the normal impulse, m g dt once the block
+ * has settled on its contacts. Distance and stop time as the rigid slide, the speed at the end
+ * (0) and the centre's largest rise (0). */
+static int judge_fem_slide(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps, last = tr->n - 1;
+  double mu = c->p[0], v0 = c->p[1], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  fl__verify_ref_1d(dt, n, v0, mu, G, 0, 0, 0, x, v);
+  int ks = -1;
+  for (int i = 1; i <= n && ks < 0; i++)
+    if (fabs(v[i]) <= STOP_FRAC * v0) ks = i;
+  double tstop = ks > 0 ? ks * dt : NAN;
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int ms = first_tspeed(tr, 0, ez, STOP_FRAC * v0, 1);
+  const double *vl = tr->v[0] + 3 * last;
+  setq(&q[0], "distance_m", x[n], disp_along(tr, 0, last, ex), TOL_REL);
+  setq(&q[1], "stop_time_s", tstop, ms > 0 ? tr->t[ms] : NAN, 1.01 * dt / tstop);
+  setq(&q[2], "speed_end_m_s", 0, sqrt(dot3(vl, vl)), TOL_VEL);
+  setq(&q[3], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
+  fl_free(x);
+  return 4;
+}
+
+
 static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
   // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
   const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
@@ -1036,6 +1082,9 @@ const vcase fl__verify_cases[] = {
    0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5"}, NULL, NULL, 0, 0, NULL, NULL},
   {"pyramid_rest", "a 3-2-1 pyramid of 0.2 m cubes at rest: no body moves 0.1 mm or 1 mm/s", {1, 0.17320508075688773},
    0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5", "b6"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"fem_slide", "deformable 0.1 m cube (FEM, E 1e6 Pa) sliding to rest from 2 m/s, mu 0.5: its centre of mass "
+   "as the rigid slide", {0.5, 2.0, 1e6, 0.3, 2, 0.01},
+   0, scene_fem_slide, judge_fem_slide, 0.01, 1.0, 0.6, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
    1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},
