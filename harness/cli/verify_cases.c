@@ -1068,20 +1068,20 @@ const vcase fl__verify_cases[] = {
    0, scene_turntable_driven, judge_turntable_driven, 0.01, 1.0, 1.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
   {"block_on_block_stick", "block on a block pulled by 9 N (mu 0.1 below, 0.3 between): moves together, "
    "a = (F - mu0 (m1 + m2) g)/(m1 + m2)", {0.1, 0.3, 2, 1, 9},
-   0, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
   {"block_on_block_slip", "the same pulled by 14 N: the upper block slips, a2 = mu1 g, "
    "a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1", {0.1, 0.3, 2, 1, 14},
-   0, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
   {"tip_vs_slide_slides", "0.2 x 0.2 x 0.4 m box pushed at its top by F ramped to 0.3 m g, mu 0.1 < (w/2)/h = 0.25: "
    "slides upright", {0.1, 0.3, 1.0, 0.4, 0.1, 0.2},
-   0, scene_tip, judge_tip, 0.01, 1.0, 0.6, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_tip, judge_tip, 0.01, 1.0, 0.6, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"tip_vs_slide_tips", "the same box, mu 0.5 > 0.25, F ramped to 0.35 m g: tips about its front edge "
    "at F h = m g w/2, no slip", {0.5, 0.35, 1.0, 0.4, 0.1, 0.2},
-   0, scene_tip, judge_tip, 0.01, 1.2, 1.0, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_tip, judge_tip, 0.01, 1.2, 1.0, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
   {"stack_rest", "five 0.1 m thick boxes stacked at rest: no body moves 0.1 mm or 1 mm/s", {0, 0.15},
-   0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5"}, NULL, NULL, 0, 0, NULL, NULL},
   {"pyramid_rest", "a 3-2-1 pyramid of 0.2 m cubes at rest: no body moves 0.1 mm or 1 mm/s", {1, 0.17320508075688773},
-   0, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5", "b6"}, NULL, NULL, 0, 0, NULL, NULL},
+   1, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5", "b6"}, NULL, NULL, 0, 0, NULL, NULL},
   {"fem_slide", "deformable 0.1 m cube (FEM, E 1e6 Pa) sliding to rest from 2 m/s, mu 0.5: its centre of mass "
    "as the rigid slide", {0.5, 2.0, 1e6, 0.3, 2, 0.01},
    0, scene_fem_slide, judge_fem_slide, 0.01, 1.0, 0.6, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
