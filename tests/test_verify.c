@@ -167,6 +167,41 @@ FL_TEST(ref_blocks_closed_form) {
 }
 
 
+/* tipping: the hinge stands until the first step with F(t_k) h > m g w/2, t_k > T hw/(h fmax),
+ * then its first step turns at dt (F(t_k) h - m g hw)/I_p exactly; as dt -> 0 it converges to
+ * the continuous rotation (RK4 at dt 1e-5 here) at first order */
+FL_TEST(ref_tip_closed_form) {
+  double fmax = 0.35, T = 1, h = 0.4, hw = 0.1, hh = 0.2, dt = 0.01;
+  double Ip = (4 * hw * hw + 4 * hh * hh) / 12 + hw * hw + hh * hh;
+  int n = 120;
+  fl__verify_ref_tip(dt, n, fmax, T, h, hw, hh, xs, vs);
+  int k0 = (int)floor(T * hw / (h * fmax) / dt) + 1; /* the first t_k past the threshold */
+  ASSERT_EQ(k0, 72);
+  ASSERT(xs[k0] == 0 && vs[k0] == 0);
+  ASSERT_NEAR(vs[k0 + 1], dt * (fmax * G * k0 * dt / T * h - G * hw) / Ip, 1e-15);
+  ASSERT(xs[n] > atan(hw / hh)); /* past the toppling angle after 1.2 s */
+  /* the continuous rotation from the threshold time, RK4 */
+  double t = T * hw / (h * fmax), th = 0, om = 0, hstep = 1e-5;
+  for (; t < n * dt - 0.5 * hstep; t += hstep) {
+    double k[4][2], y[2] = {th, om};
+    for (int s = 0; s < 4; s++) {
+      double c = s == 0 ? 0 : s == 3 ? 1 : 0.5, a = y[0] + (s ? c * hstep * k[s - 1][0] : 0);
+      double w = y[1] + (s ? c * hstep * k[s - 1][1] : 0), tt = t + c * hstep, F = fmax * G * fmin(tt / T, 1);
+      k[s][0] = w;
+      k[s][1] = (F * (h - hh + hw * sin(a) + hh * cos(a)) + G * (hh * sin(a) - hw * cos(a))) / Ip;
+    }
+    th += hstep / 6 * (k[0][0] + 2 * k[1][0] + 2 * k[2][0] + k[3][0]);
+    om += hstep / 6 * (k[0][1] + 2 * k[1][1] + 2 * k[2][1] + k[3][1]);
+  }
+  double e1 = fabs(xs[n] - th) / th;
+  fl__verify_ref_tip(dt / 10, 10 * n, fmax, T, h, hw, hh, xs, vs);
+  double e2 = fabs(xs[10 * n] - th) / th;
+  fprintf(stderr, "hinge after 1.2 s: continuous %.6f rad, dt 0.01 off by %.3g, dt 0.001 by %.3g\n", th, e1, e2);
+  ASSERT(e2 < e1 / 5 && e2 < 0.02);
+  return 0;
+}
+
+
 //---- the cases in the world ----
 
 typedef struct {

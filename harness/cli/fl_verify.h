@@ -80,6 +80,15 @@ void fl__verify_ref_roll(double dt, int nsteps, double v0, int spin, double mu, 
  * m2) while that is at most mu1 g; otherwise a2 = mu1 g, a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1. */
 void fl__verify_ref_blocks(double dt, int nsteps, double m1, double m2, double F, double mu0,
                            double mu1, double *x1, double *v1, double *x2, double *v2);
+/* A box of half width hw and half height hh (m) standing on a rigid plane, pushed along +x by
+ * F(t) = fmax g min(t/T, 1) per unit mass at height h above the plane (its centre of mass force
+ * and the world-fixed moment F (h - hh)), turning about its front bottom edge as a hinge in the
+ * same scheme: at rest while the moment about the edge tau(0, t_k) = F h - g hw is <= 0, then
+ * omega += dt tau(theta_k, t_k)/I_p, theta += dt omega, I_p = (4 hw^2 + 4 hh^2)/12 + hw^2 + hh^2
+ * per unit mass, tau = F (h - hh + hw sin theta + hh cos theta) + g (hh sin theta - hw cos theta).
+ * Writes theta (rad) and omega (rad/s), n + 1 each. */
+void fl__verify_ref_tip(double dt, int n, double fmax, double T, double h, double hw, double hh,
+                        double *th, double *om);
 /* A point mass co-rotating at radius r0 on a plane turning at omega (rad/s) about z through the
  * origin, gravity 9.81, friction mu; the surface velocity is taken at the step's start point.
  * Returns the radius (m) after nsteps. */

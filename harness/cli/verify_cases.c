@@ -736,13 +736,13 @@ static double angle_at(const vtraj *tr, int b, int i) {
 }
 
 
-/* The tall box tipping about its front bottom edge as a hinge, in the scheme's semi-implicit
- * Euler: omega += dt tau(theta_k, t_k)/I_p, theta += dt omega, with tau the moment about the
- * edge of gravity, of the force at the centre of mass and of the world-fixed moment F (h - hh)
- * (scene_tip); the box rests while tau <= 0 at theta = 0. p as scene_tip. Writes theta and
- * omega (n + 1 each). */
-static void tip_hinge(const vcase *c, double dt, int n, double *th, double *om) {
-  double F = c->p[1] * G, T = c->p[2], h = c->p[3], hw = c->p[4], hh = c->p[5];
+/* The tall box tipping about its front bottom edge as a hinge (fl_verify.h), in the scheme's
+ * semi-implicit Euler: omega += dt tau(theta_k, t_k)/I_p, theta += dt omega, with tau the
+ * moment about the edge of gravity, of the force at the centre of mass and of the world-fixed
+ * moment F (h - hh) (scene_tip); the box rests while tau <= 0 at theta = 0. Per unit mass. */
+void fl__verify_ref_tip(double dt, int n, double fmax, double T, double h, double hw, double hh,
+                        double *th, double *om) {
+  double F = fmax * G;
   double Ip = (4 * hw * hw + 4 * hh * hh) / 12 + hw * hw + hh * hh; /* 1 kg, about the edge */
   double t = 0;
   th[0] = om[0] = 0;
@@ -791,7 +791,7 @@ static int judge_tip(const vcase *c, const vtraj *tr, vq *q) {
     setq(&q[nq++], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
   } else {
     double *th = x, *om = v;
-    tip_hinge(c, dt, n, th, om);
+    fl__verify_ref_tip(dt, n, c->p[1], T, h, hw, hh, th, om);
     int ko = -1, mo = -1;
     for (int i = 1; i <= n && ko < 0; i++)
       if (fabs(om[i]) > W_ON) ko = i;
