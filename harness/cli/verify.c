@@ -419,7 +419,7 @@ static const fl_cmd_spec *verify_spec(void) {
   if (!notes[0]) {
     size_t u = (size_t)snprintf(notes, sizeof notes, "cases:\n");
     for (int i = 0; i < NCASES && u < sizeof notes; i++)
-      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-18s %s\n", fl__verify_cases[i].name,
+      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-20s %s\n", fl__verify_cases[i].name,
                             fl__verify_cases[i].what);
   }
   return &spec;
@@ -557,7 +557,7 @@ static int collect_row(void *ctx, const fl_verify_row *vr) {
       vc->failed[i][j] = 1;
       char lab[160];
       row_label(&rows[j], lab, sizeof lab);
-      fprintf(vc->fails, "  %-18s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
+      fprintf(vc->fails, "  %-20s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
               vr->case_name, lab, vr->quantity, vr->expected, vr->measured, vr->rel_error,
               vr->tolerance);
     }
@@ -570,7 +570,7 @@ static int collect_row(void *ctx, const fl_verify_row *vr) {
 
 static void print_table(FILE *f, const vcollect *vc) {
   char sh[24];
-  fprintf(f, "%-18s", "case");
+  fprintf(f, "%-20s", "case");
   for (int b = 0; b < vc->nrow; b++) {
     row_short(vc->ri[b], sh, sizeof sh);
     fprintf(f, " %-8s", sh);
@@ -578,7 +578,7 @@ static void print_table(FILE *f, const vcollect *vc) {
   fprintf(f, "\n");
   for (int a = 0; a < vc->ncase; a++) {
     int i = vc->ci[a];
-    fprintf(f, "%-18s", fl__verify_cases[i].name);
+    fprintf(f, "%-20s", fl__verify_cases[i].name);
     for (int b = 0; b < vc->nrow; b++) {
       int j = vc->ri[b];
       const char *cell = vc->status[i][j] == 1 ? "unsup" : vc->status[i][j] == 2 ? "error"
@@ -801,7 +801,7 @@ int fl_cmd_verify(int argc, char **argv) {
       if (vc->status[i][j] == 0) continue;
       char lab[160];
       row_label(&rows[j], lab, sizeof lab);
-      fprintf(sum, "  %-18s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
+      fprintf(sum, "  %-20s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
               vc->status[i][j] == 1 ? "unsupported" : "error", vc->msg[i][j]);
     }
   fl_fig fig;
