@@ -149,6 +149,22 @@ for k in rigid deformable; do
     pass "han-fig5: $k stones on knife edges stand at 1.0, fall at 0.2" ||
     fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
 done
+# seed 000 solves the convex approximation (the friction cone): every run is SAP's convex
+# model, so the friction a loaded contact uses never exceeds mu (the lagged default reached 7.1)
+/usr/bin/python3 - "$out/han-fig5" <<'PY' && pass "han-fig5: every run SAP's convex model, friction within the cone" ||
+import json, os, re, sys
+d = sys.argv[1]
+runs = json.load(open(os.path.join(d, "manifest.json")))["runs"]
+assert runs and all(r["solver"] == "sap" and r["options"]["model"] == "convex" for r in runs), runs[0]
+n = 0
+for line in open(os.path.join(d, "summary.txt")):
+    m = re.match(r"knife edges, \w+ stones, mu = ([0-9.]+): .*friction used at most ([0-9.e+-]+) ", line)
+    if m:
+        n += 1
+        assert float(m.group(2)) <= float(m.group(1)) * (1 + 1e-6), line
+assert n == 4, n
+PY
+  fail "han-fig5: a run is not the convex model, or its friction leaves the cone"
 
   ;;
 rest)
