@@ -167,6 +167,28 @@ PY
   fail "han-fig5: a run is not the convex model, or its friction leaves the cone"
 
   ;;
+masterjohn)
+# masterjohn-fig5: the first panel draws every solver its title promises (all at full size, the
+# one it names at quick size), and the trajectories the second panel compares start at the
+# eps0 its title names, the exact curve's and the runs' alike
+/usr/bin/python3 - "$out/masterjohn-fig5" <<'PY' && pass "masterjohn-fig5: the promised solvers drawn, trajectories from the titled eps0" ||
+import csv, json, os, re, sys
+d = sys.argv[1]
+p0, p1 = json.load(open(os.path.join(d, "figure.json")))["panels"][:2]
+runs = [s for s in p0["series"] if not s["label"].startswith("exact")]
+m = re.search(r"every solver with compliant contact \((\d+)\)", p0["title"])
+promised = int(m.group(1)) if m else 1
+assert m or " only (" in p0["title"], p0["title"]
+assert len(runs) == promised, (p0["title"], [s["label"] for s in runs])
+e0 = float(re.search(r"eps0 = ([0-9.]+)", p1["title"]).group(1))
+assert len(p1["series"]) >= 2, p1
+for s in p1["series"]:
+    assert s["label"].endswith(f"eps0 = {e0:g}"), (s["label"], e0)
+    first = next(csv.DictReader(open(os.path.join(d, s["csv"]))))
+    assert abs(float(first[s["y"]]) / e0 - 1) < 0.02, (s["label"], first[s["y"]], e0)
+PY
+  fail "masterjohn-fig5: a promised solver is missing or a trajectory starts elsewhere"
+  ;;
 rest)
   # every available figure is made by one part
   all="${figures[*]}"
