@@ -13,8 +13,10 @@ Each series is drawn in the colour, dash and marker figure.json gives it (the fi
 them: colour for the solver or strategy, dash for the quantity), legends beside the frames.
 --check verifies the specification and the rendered picture: no two series of a panel (nor two
 reference lines) are drawn alike, every legend entry has a drawn line or reference with at
-least one point, every title lies inside the figure; it prints what fails and exits 1.
+least one point, every title lies inside the figure, no series without a marker lies under later
+ones (most of its points within a line's width of theirs); it prints what fails and exits 1.
 """
+import bisect
 import csv
 import json
 import math
@@ -80,6 +82,61 @@ def check_styles(spec):
                 bad.append(f"panel '{p['title']}': reference '{r['label']}' is drawn like "
                            f"'{refs[key]}'")
             refs[key] = r["label"]
+    return bad
+
+
+# hidden curves (the tolerances of harness/figures/figures.c, which marks such a series): a line
+# is about 1 % of a frame's height thick and later series are drawn over earlier ones
+HIDE_TOL_Y, HIDE_TOL_X, HIDE_SHARE = 0.01, 0.005, 0.9
+
+
+def check_hidden(spec, folder):
+    """Series without a marker of their own most of whose points lie under the lines of later
+    series of the panel (the figure kit gives such a series a marker and says so in its label)."""
+    bad = []
+    for p in spec["panels"]:
+        def ax(v, log):
+            return math.log10(v) if log else v
+        pts = []
+        for s in p["series"]:
+            if s.get("style") == "bars":
+                pts.append([])
+                continue
+            xs, ys = read_series(folder, s)
+            pts.append([(ax(x, p.get("logx")), ax(y, p.get("logy"))) for x, y in zip(xs, ys)
+                        if (not p.get("logx") or x > 0) and (not p.get("logy") or y > 0)])
+        allx = [x for q in pts for x, _ in q]
+        ally = [y for q in pts for _, y in q] + [ax(r["y"], p.get("logy")) for r in p.get("refs", [])
+                                                 if not p.get("logy") or r["y"] > 0]
+        if not allx:
+            continue
+        wx = HIDE_TOL_X * ((max(allx) - min(allx)) or 1)
+        ty = HIDE_TOL_Y * ((max(ally) - min(ally)) or 1)
+
+        def under(e, ex, x, y):
+            lo, hi = math.inf, -math.inf
+            j = max(bisect.bisect_left(ex, x - wx) - 1, 0)
+            for (x0, y0), (x1, y1) in zip(e[j:], e[j + 1:]):
+                if x0 > x + wx:
+                    break
+                if x1 < x - wx:
+                    continue
+                for c in (max(x0, x - wx), min(x1, x + wx)):
+                    yc = y0 + (y1 - y0) * (c - x0) / (x1 - x0) if x1 > x0 else y0
+                    lo, hi = min(lo, yc), max(hi, yc)
+            return lo - ty <= y <= hi + ty
+
+        for i, s in enumerate(p["series"]):
+            if s.get("marker") or not pts[i] or s.get("style") == "bars":
+                continue
+            later = [q for q in pts[i + 1:] if q and all(a[0] <= b[0] for a, b in zip(q, q[1:]))]
+            # an exact copy of s later on already says it lies on s (a marker and a note)
+            later = [(q, [x for x, _ in q]) for q in later if q != pts[i]]
+            n = sum(1 for x, y in pts[i] if any(under(e, ex, x, y) for e, ex in later))
+            # a little above the kit's share, so that rounding never fails a marked figure
+            if n > (HIDE_SHARE + 0.03) * len(pts[i]):
+                bad.append(f"panel '{p['title']}': '{s['label']}' lies under later series "
+                           f"({n} of {len(pts[i])} points) without a marker or a note")
     return bad
 
 
@@ -189,7 +246,7 @@ def main(argv):
     fig.suptitle("\n".join(textwrap.wrap(spec.get("title", ""), 80 * cols)), fontsize=11)
     fig.tight_layout()
     if "--check" in argv:
-        bad = check_styles(spec) + check(fig, used)
+        bad = check_styles(spec) + check_hidden(spec, folder) + check(fig, used)
         for b in bad:
             print(f"{path}: {b}")
         plt.close(fig)

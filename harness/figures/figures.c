@@ -617,9 +617,57 @@ static int same_points(const double *a, long na, const double *b, long nb) {
 }
 
 
+/* Hidden curves: a line is drawn about 1 % of a frame's height thick and the later series of
+ * a panel are drawn over the earlier ones, so a series most of whose points lie within that
+ * of a later series' line is not seen. These are the tolerances of that test (shared with
+ * scripts/plot_figure.py --check, which repeats it). */
+#define HIDE_TOL_Y 0.01  /* of the panel's y range (of log10 y on a log axis) */
+#define HIDE_TOL_X 0.005 /* of the panel's x range: the neighbourhood a line's width covers */
+#define HIDE_SHARE 0.9   /* share of a series' points under later lines that hides it */
+
+static double axis_v(double v, int log_axis) { return log_axis ? log10(v) : v; }
+
+
+/* whether (x, y) (axis units) lies within tol_y of e's line (n points, xy pairs in data units,
+ * x increasing) anywhere in [x - wx, x + wx] */
+static int under_line(const double *e, long n, double x, double y, double wx, double tol_y,
+                      int logx, int logy) {
+  double xa = x - wx, xb = x + wx, lo = INFINITY, hi = -INFINITY;
+  // first point at or after xa (binary search)
+  long a = 0, b = n;
+  while (a < b) {
+    long m = (a + b) / 2;
+    if (axis_v(e[2 * m], logx) < xa) a = m + 1;
+    else b = m;
+  }
+  // the segments meeting [xa, xb], clipped to it
+  for (long j = a > 0 ? a - 1 : 0; j + 1 < n; j++) {
+    double x0 = axis_v(e[2 * j], logx), x1 = axis_v(e[2 * j + 2], logx);
+    double y0 = axis_v(e[2 * j + 1], logy), y1 = axis_v(e[2 * j + 3], logy);
+    if (x0 > xb) break;
+    if (x1 < xa) continue;
+    double ca = fmax(x0, xa), cb = fmin(x1, xb);
+    double ya = x1 > x0 ? y0 + (y1 - y0) * (ca - x0) / (x1 - x0) : y0;
+    double yb = x1 > x0 ? y0 + (y1 - y0) * (cb - x0) / (x1 - x0) : y1;
+    lo = fmin(lo, fmin(ya, yb));
+    hi = fmax(hi, fmax(ya, yb));
+  }
+  if (n == 1 && fabs(axis_v(e[0], logx) - x) <= wx) lo = hi = axis_v(e[1], logy);
+  return y >= lo - tol_y && y <= hi + tol_y;
+}
+
+
+static int increasing_x(const double *xy, long n) {
+  for (long k = 1; k < n; k++)
+    if (!(xy[2 * k] >= xy[2 * k - 2])) return 0;
+  return 1;
+}
+
+
 /* Colour from the group, dash from the kind, markers where colours run out; then a series
- * lying exactly on an earlier one gets a marker of its own and says so in its label; last, no
- * two series keep the same (colour, dash, marker, points). */
+ * lying exactly on an earlier one gets a marker of its own and says so in its label, and so
+ * does a series hidden under later ones (HIDE_SHARE of its points under their lines); last,
+ * no two series keep the same (colour, dash, marker, points). */
 static void assign_styles(fl_fig_panel *p, const char *dir) {
   int explicit_kind = 0;
   for (int s = 0; s < p->nseries; s++) explicit_kind |= p->series[s].kind[0] != 0;
@@ -647,12 +695,14 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
     npt[s] = p->series[s].points == FL_FIG_BARS ? -1
                                                 : load_points(dir, &p->series[s], p->logx, p->logy,
                                                               &pts[s]);
-  int next_marker = 2;
+  int next_marker = 2, dup_of[FL_FIG_MAX_SERIES];
+  for (int s = 0; s < p->nseries; s++) dup_of[s] = -1;
   for (int s = 1; s < p->nseries; s++) {
     if (npt[s] <= 0) continue;
     for (int e = 0; e < s; e++) {
       if (npt[e] <= 0 || !same_points(pts[e], npt[e], pts[s], npt[s])) continue;
       fl_fig_series *se = &p->series[s];
+      dup_of[s] = e;
       se->marker = next_marker;
       next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
       // room for both labels, then cut to the label's size (a long pair loses its end)
@@ -661,6 +711,44 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
       snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
       break;
     }
+  }
+  // curves hidden under later ones (near, not exactly equal): the panel's ranges in axis units
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (int s = 0; s < p->nseries; s++)
+    for (long k = 0; k < npt[s]; k++) {
+      double x = axis_v(pts[s][2 * k], p->logx), y = axis_v(pts[s][2 * k + 1], p->logy);
+      x0 = fmin(x0, x), x1 = fmax(x1, x), y0 = fmin(y0, y), y1 = fmax(y1, y);
+    }
+  for (int r = 0; r < p->nref; r++)
+    if (!p->logy || p->ref[r] > 0) {
+      y0 = fmin(y0, axis_v(p->ref[r], p->logy));
+      y1 = fmax(y1, axis_v(p->ref[r], p->logy));
+    }
+  double wx = HIDE_TOL_X * (x1 > x0 ? x1 - x0 : 1), ty = HIDE_TOL_Y * (y1 > y0 ? y1 - y0 : 1);
+  for (int s = 0; s < p->nseries; s++) {
+    fl_fig_series *se = &p->series[s];
+    if (npt[s] <= 0 || se->marker) continue;
+    long under = 0, by[FL_FIG_MAX_SERIES] = {0};
+    for (long k = 0; k < npt[s]; k++) {
+      double x = axis_v(pts[s][2 * k], p->logx), y = axis_v(pts[s][2 * k + 1], p->logy);
+      int hit = 0;
+      for (int e = s + 1; e < p->nseries; e++) {
+        // an exact copy already says it lies on s
+        if (npt[e] <= 0 || dup_of[e] == s || !increasing_x(pts[e], npt[e])) continue;
+        if (under_line(pts[e], npt[e], x, y, wx, ty, p->logx, p->logy)) by[e]++, hit = 1;
+      }
+      under += hit;
+    }
+    if (under < HIDE_SHARE * npt[s]) continue;
+    int top = s + 1;
+    for (int e = s + 1; e < p->nseries; e++)
+      if (by[e] > by[top]) top = e;
+    se->marker = next_marker;
+    next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
+    char lab[2 * sizeof se->label + 16];
+    snprintf(lab, sizeof lab, "%s (under %s%s)", se->label, p->series[top].label,
+             by[top] < under ? " and others" : "");
+    snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
   }
   for (int s = 0; s < p->nseries; s++)
     if (npt[s] >= 0) free(pts[s]);

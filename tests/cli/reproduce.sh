@@ -81,6 +81,17 @@ done
 
 case $part in
 han-fig4)
+# the title names the meshes it draws (1-2 at quick size), and each is drawn
+/usr/bin/python3 - "$out/han-fig4" <<'PY' && pass "han-fig4: the meshes the title names are drawn" ||
+import json, os, re, sys
+spec = json.load(open(os.path.join(sys.argv[1], "figure.json")))
+p = spec["panels"][0]
+n = int(re.search(r"meshes 1-(\d)", p["title"]).group(1))
+meshes = [s["label"] for s in p["series"] if s["label"].startswith("mesh ")]
+assert meshes == [f"mesh {k}" + s[len(f"mesh {k}"):] for k, s in zip(range(1, n + 1), meshes)], meshes
+assert len(meshes) == n and "four" not in spec["title"], (p["title"], meshes, spec["title"])
+PY
+  fail "han-fig4: the title's meshes and the drawn ones differ"
 # --jobs: han-fig4's meshes in worker processes give the same figure as one process
 if [[ -n ${jpid:-} ]]; then
 wait "$jpid"
@@ -166,6 +177,21 @@ assert n == 4, n
 PY
   fail "han-fig5: a run is not the convex model, or its friction leaves the cone"
 
+  ;;
+macklin-b)
+# macklin-fig27's and -fig26's residual panels draw every run (each method's residual is the
+# equation it does not meet by construction); macklin-fig31's drift is on a log axis, where
+# the two runs that hold are told apart
+/usr/bin/python3 - "$out" <<'PY' && pass "macklin-fig26/27: every run's residual drawn; fig31 on a log axis" ||
+import json, os, sys
+d = sys.argv[1]
+for name, n in (("macklin-fig27", 4), ("macklin-fig26", 2)):
+    for p in json.load(open(os.path.join(d, name, "figure.json")))["panels"]:
+        assert not p.get("not_drawn") and len(p["series"]) == n, (name, p["title"], p.get("not_drawn"))
+p = json.load(open(os.path.join(d, "macklin-fig31", "figure.json")))["panels"][0]
+assert p["logy"] and len(p["series"]) == 3 and not p.get("not_drawn"), p
+PY
+  fail "macklin-b: a run's residual is not drawn, or fig31's drift is not on a log axis"
   ;;
 masterjohn)
 # masterjohn-fig5: the first panel draws every solver its title promises (all at full size, the
