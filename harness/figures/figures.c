@@ -270,7 +270,107 @@ static void gp_str(FILE *f, const char *s) {
 }
 
 
-static int write_gnuplot(const fl_fig *fig, const char *path) {
+static long load_points(const char *dir, const fl_fig_series *se, int logx, int logy,
+                        double **xy);
+
+/* The one data file both renderers draw from (FL_FIG_DATA in the figure's folder): per line or
+ * point series, in panel order, its drawable points (finite, positive on a log axis: what
+ * load_points keeps), one block per series ("x,y" header, then x,y rows at full precision),
+ * blocks two blank lines apart, so that gnuplot's `index N` and plot_figure.py read the same
+ * points. Bars are read from their CSV by both (a histogram needs its rows). */
+#define FL_FIG_DATA "figure-data.csv"
+
+static int is_data_series(const fl_fig_series *se) { return se->points != FL_FIG_BARS; }
+
+
+/* the block of series s of panel k in FL_FIG_DATA, or -1 for bars */
+static int data_index(const fl_fig *fig, int k, int s) {
+  if (!is_data_series(&fig->panel[k].series[s])) return -1;
+  int n = 0;
+  for (int j = 0; j <= k; j++)
+    for (int i = 0; i < (j < k ? fig->panel[j].nseries : s); i++)
+      n += is_data_series(&fig->panel[j].series[i]);
+  return n;
+}
+
+
+static int write_data(const fl_fig *fig, const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, FL_FIG_DATA);
+  FILE *f = fopen(path, "w");
+  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+  int rc = FL_OK, first = 1;
+  for (int k = 0; rc >= 0 && k < fig->npanel; k++) {
+    const fl_fig_panel *p = &fig->panel[k];
+    for (int s = 0; rc >= 0 && s < p->nseries; s++) {
+      const fl_fig_series *se = &p->series[s];
+      if (!is_data_series(se)) continue;
+      double *xy = NULL;
+      long n = load_points(dir, se, p->logx, p->logy, &xy);
+      if (n < 0) {
+        rc = fl_seterr(FL_ERR_IO, "%s/%s: cannot read columns '%s' and '%s'", dir, se->csv, se->x,
+                       se->y);
+        break;
+      }
+      fprintf(f, "%s# panel %d, series %d: %s (%s: %s, %s)\nx,y\n", first ? "" : "\n\n", k, s,
+              se->label, se->csv, se->x, se->y);
+      for (long i = 0; i < n; i++) fprintf(f, "%.17g,%.17g\n", xy[2 * i], xy[2 * i + 1]);
+      free(xy);
+      first = 0;
+    }
+  }
+  if (fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write failed", path);
+  return rc;
+}
+
+
+/* The tick names of an xtics panel: the x and the `names` column of every row of series se
+ * whose x is finite (rows whose y is missing name a tick too), as gnuplot's explicit
+ * `set xtics (...)` list; what plot_figure.py draws. */
+static void gp_xtics(FILE *f, const char *dir, const fl_fig_series *se, const char *names) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, se->csv);
+  FILE *in = fopen(path, "r");
+  if (!in) return;
+  static char line[65536];
+  int ix = -1, in_ = -1, n = 0;
+  if (fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\r\n")] = 0;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (!strcmp(t, se->x)) ix = c;
+      if (!strcmp(t, names)) in_ = c;
+    }
+  }
+  fprintf(f, "set xtics (");
+  while (ix >= 0 && in_ >= 0 && fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\r\n")] = 0;
+    double x = NAN;
+    const char *name = "";
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (c == ix) {
+        char *end;
+        x = strtod(t, &end);
+        if (end == t) x = NAN;
+      }
+      if (c == in_) name = t;
+    }
+    if (!isfinite(x)) continue;
+    fprintf(f, "%s", n++ ? ", " : "");
+    gp_str(f, name);
+    fprintf(f, " %.17g", x);
+  }
+  fprintf(f, ")\n");
+  fclose(in);
+}
+
+
+static int write_gnuplot(const fl_fig *fig, const char *path, const char *dir) {
   FILE *f = fopen(path, "w");
   if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
   int cols = fig->npanel > 6 ? 3 : fig->npanel > 1 ? 2 : 1, rows = (fig->npanel + cols - 1) / cols;
@@ -313,13 +413,16 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
       fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
                  "set boxwidth 0.75\nset key outside top right\n");
     // category names are text (no subscripts); points get half a category of room each side
+    if (p->xtics[0] && !bars && p->nseries > 0) gp_xtics(f, dir, &p->series[0], p->xtics);
     if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7' noenhanced\n");
     if (p->xtics[0] && !bars) fprintf(f, "set offsets 0.5, 0.5, 0, 0\n");
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
       const fl_fig_series *se = &p->series[s];
-      fprintf(f, "%s'%s' using ", first ? "" : ", \\\n     ", se->csv);
+      if (se->points == FL_FIG_BARS) fprintf(f, "%s'%s' using ", first ? "" : ", \\\n     ", se->csv);
+      else fprintf(f, "%s'" FL_FIG_DATA "' index %d using ", first ? "" : ", \\\n     ",
+                   data_index(fig, k, s));
       if (se->points == FL_FIG_BARS) {
         fprintf(f, "(column(");
         gp_str(f, se->y);
@@ -331,15 +434,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
         }
         fprintf(f, " with histograms lc rgb '%s' title ", palette[se->color % NCOLOR]);
       } else {
-        gp_str(f, se->x);
-        fprintf(f, ":");
-        gp_str(f, se->y);
-        // category ticks from the first series (each row's x names a category)
-        if (p->xtics[0] && s == 0) {
-          fprintf(f, ":xtic(stringcolumn(");
-          gp_str(f, p->xtics);
-          fprintf(f, "))");
-        }
+        fprintf(f, "1:2"); // the block's x,y (category ticks: gp_xtics above)
         int pt = gp_point[se->marker % NMARKER];
         if (se->points == 1) fprintf(f, " with points pt %d ps 0.8", pt ? pt : 7);
         else if (se->points == 2 || pt) fprintf(f, " with linespoints pt %d ps 0.6 pi %d",
@@ -374,6 +469,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
 static int write_json(const fl_fig *fig, const char *path) {
   cJSON *root = cJSON_CreateObject(), *panels = cJSON_AddArrayToObject(root, "panels");
   cJSON_AddStringToObject(root, "title", fig->title);
+  cJSON_AddStringToObject(root, "data", FL_FIG_DATA); // the points both renderers draw
   for (int k = 0; k < fig->npanel; k++) {
     const fl_fig_panel *p = &fig->panel[k];
     cJSON *jp = cJSON_CreateObject(), *js = cJSON_AddArrayToObject(jp, "series");
@@ -393,6 +489,7 @@ static int write_json(const fl_fig *fig, const char *path) {
       cJSON_AddStringToObject(o, "color", palette[se->color % NCOLOR]);
       cJSON_AddNumberToObject(o, "dash", se->dash % NDASH);
       cJSON_AddNumberToObject(o, "marker", se->marker % NMARKER);
+      if (data_index(fig, k, s) >= 0) cJSON_AddNumberToObject(o, "data_index", data_index(fig, k, s));
       if (se->group[0]) cJSON_AddStringToObject(o, "group", se->group);
       if (se->kind[0]) cJSON_AddStringToObject(o, "kind", se->kind);
       cJSON_AddItemToArray(js, o);
@@ -800,7 +897,8 @@ static int render_spec(const fl_fig *fig, const char *dir) {
   snprintf(path, sizeof path, "%s/figure.json", dir);
   FL_TRY(write_json(fig, path));
   snprintf(path, sizeof path, "%s/figure.gp", dir);
-  FL_TRY(write_gnuplot(fig, path));
+  FL_TRY(write_data(fig, dir));
+  FL_TRY(write_gnuplot(fig, path, dir));
   char *gp[] = {"gnuplot", "figure.gp", NULL};
   int rc = run_in(dir, gp);
   if (rc != 0)
