@@ -227,6 +227,19 @@ rest)
   "$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
   [[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
     pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+  # peers-heavy-stack's timing panel: process CPU time per step, the load around the runs stated
+  if [[ -f $out/peers-heavy-stack/figure.json ]]; then
+    /usr/bin/python3 - "$out/peers-heavy-stack" <<'PY' && pass "peers-heavy-stack: CPU time per step, the load stated" ||
+import json, os, re, sys
+d = sys.argv[1]
+p = json.load(open(os.path.join(d, "figure.json")))["panels"][1]
+assert re.search(r"CPU time per step, measured at load average [0-9.]+ to [0-9.]+ on \d+ cores", p["title"]), p["title"]
+assert p["ylabel"] == "process CPU time per step (us)", p["ylabel"]
+assert re.search(r"measured at a load average .* on \d+ cores: (a quiet machine|not a quiet machine)",
+                 open(os.path.join(d, "summary.txt")).read())
+PY
+      fail "peers-heavy-stack: the timing panel does not state CPU time and load"
+  fi
   # a figure made above (peers-heavy-stack needs MuJoCo: else one made here)
   fig=peers-heavy-stack
   [[ -f $out/$fig/manifest.json ]] || { fig=macklin-fig28; "$bin" reproduce $fig --quick --out "$out" >/dev/null 2>&1; }
