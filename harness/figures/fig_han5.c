@@ -34,7 +34,8 @@ enum { NSWEEP = 10, NRIDGE = 11 };
 static int stands(double rel) { return rel <= 0.01; }
 
 /* seed 000's model: SAP on the friction cone (the lagged default bounds friction by the last
- * step's normal impulse instead, so ||gamma_t|| / gamma_n can exceed mu: 7.1 at mu 1 here) */
+ * step's normal impulse instead, so ||gamma_t|| / gamma_n can exceed mu: 12.8 at mu 1,
+ * deformable stones, quick size) */
 #define HAN5_SAP "model=convex"
 
 /* Runs arch_masonry with `set` for dur seconds into csv; returns the largest stone

@@ -161,7 +161,7 @@ for k in rigid deformable; do
     fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
 done
 # seed 000 solves the convex approximation (the friction cone): every run is SAP's convex
-# model, so the friction a loaded contact uses never exceeds mu (the lagged default reached 7.1)
+# model, so the friction a loaded contact uses never exceeds mu (the lagged default reached 12.8)
 /usr/bin/python3 - "$out/han-fig5" <<'PY' && pass "han-fig5: every run SAP's convex model, friction within the cone" ||
 import json, os, re, sys
 d = sys.argv[1]
