@@ -246,6 +246,53 @@ PY
   "$bin" reproduce $fig --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
   [[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
     fail "overwrite: $(cat "$tmp/e")"
+  # plot_figure.py --check sees the twins disagree and a hidden curve: a copy of the figure
+  # with a reference line dropped from figure.gp, one with a point of figure-data.csv moved,
+  # and one whose marked hidden series lost its marker
+  plot=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/plot_figure.py
+  broken() { rm -rf "$tmp/bad"; cp -r "$out/$fig" "$tmp/bad"; }
+  broken
+  /usr/bin/python3 - "$tmp/bad" <<'PY'
+import re, sys
+p = sys.argv[1] + "/figure.gp"
+s = open(p).read()
+s2 = re.sub(r", \\\n     [-0-9.e+]+ with lines [^\n]*noenhanced", "", s, count=1)
+assert s2 != s, "no reference line in figure.gp"
+open(p, "w").write(s2)
+PY
+  /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+  [[ $? -eq 1 ]] && grep -q "figure.gp .*draws\|lacks the reference" "$tmp/o" &&
+    pass "--check: a reference line missing from figure.gp is caught" || fail "--check missed a dropped reference: $(cat "$tmp/o")"
+  broken
+  /usr/bin/python3 - "$tmp/bad" <<'PY'
+import sys
+p = sys.argv[1] + "/figure-data.csv"
+lines = open(p).read().split("\n")
+k = next(i for i, l in enumerate(lines) if l[:1].isdigit() or l[:1] == "-")
+x, y = lines[k].split(",")
+lines[k] = f"{x},{float(y) * 1.5 + 1e-3!r}"
+open(p, "w").write("\n".join(lines))
+PY
+  /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+  [[ $? -eq 1 ]] && grep -q "differs from" "$tmp/o" &&
+    pass "--check: a data block that differs from its CSV is caught" || fail "--check missed a moved point: $(cat "$tmp/o")"
+  if grep -q '(under ' "$out/$fig/figure.json"; then
+    broken
+    /usr/bin/python3 - "$tmp/bad" <<'PY'
+import json, re, sys
+p = sys.argv[1] + "/figure.json"
+spec = json.load(open(p))
+for panel in spec["panels"]:
+    for s in panel["series"]:
+        if "(under " in s["label"]:
+            s["marker"] = 0
+            s["label"] = re.sub(r" \(under .*\)$", "", s["label"])
+json.dump(spec, open(p, "w"))
+PY
+    /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+    [[ $? -eq 1 ]] && grep -q "lies under later series" "$tmp/o" &&
+      pass "--check: a hidden series without its marker is caught" || fail "--check missed a hidden series: $(cat "$tmp/o")"
+  fi
   ;;
 esac
 finish
