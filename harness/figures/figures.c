@@ -278,7 +278,7 @@ static long load_points(const char *dir, const fl_fig_series *se, int logx, int 
  * load_points keeps), one block per series ("x,y" header, then x,y rows at full precision),
  * blocks two blank lines apart, so that gnuplot's `index N` and plot_figure.py read the same
  * points. Bars are read from their CSV by both (a histogram needs its rows). */
-#define FL_FIG_DATA "figure-data.csv"
+#define FL_FIG_DATA "figure-data.dat"
 
 static int is_data_series(const fl_fig_series *se) { return se->points != FL_FIG_BARS; }
 

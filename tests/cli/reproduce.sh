@@ -247,7 +247,7 @@ PY
   [[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
     fail "overwrite: $(cat "$tmp/e")"
   # plot_figure.py --check sees the twins disagree and a hidden curve: a copy of the figure
-  # with a reference line dropped from figure.gp, one with a point of figure-data.csv moved,
+  # with a reference line dropped from figure.gp, one with a point of figure-data.dat moved,
   # and one whose marked hidden series lost its marker
   plot=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/plot_figure.py
   broken() { rm -rf "$tmp/bad"; cp -r "$out/$fig" "$tmp/bad"; }
@@ -266,7 +266,7 @@ PY
   broken
   /usr/bin/python3 - "$tmp/bad" <<'PY'
 import sys
-p = sys.argv[1] + "/figure-data.csv"
+p = sys.argv[1] + "/figure-data.dat"
 lines = open(p).read().split("\n")
 k = next(i for i, l in enumerate(lines) if l[:1].isdigit() or l[:1] == "-")
 x, y = lines[k].split(",")
