@@ -53,8 +53,7 @@ static int run_experiment(fl_fig_ctx *ctx, const experiment *e) {
     if (joints) {
       int primal = strcmp(r->solver, "primal-descent") == 0;
       char lab[160];
-      snprintf(lab, sizeof lab, "%s: %s", r->label,
-               primal ? "momentum residual" : "joint-row residual");
+      snprintf(lab, sizeof lab, "%s: %s", r->label, primal ? "momentum" : "joint rows");
       fl_fig_series_add(pi, r->csv, "t", primal ? "momentum" : "bilateral", lab, 0);
       fl_fig_series_style(pi, r->label, primal ? "momentum" : "joint rows");
     } else {

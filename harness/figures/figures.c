@@ -416,6 +416,13 @@ static int write_gnuplot(const fl_fig *fig, const char *path, const char *dir) {
     if (p->xtics[0] && !bars && p->nseries > 0) gp_xtics(f, dir, &p->series[0], p->xtics);
     if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7' noenhanced\n");
     if (p->xtics[0] && !bars) fprintf(f, "set offsets 0.5, 0.5, 0, 0\n");
+    // gnuplot sizes the key beside the frame by the terminal's character width, not the key's
+    // smaller font: long entries would squeeze the frame (measured: 0.2 character per
+    // character of the longest entry gives the room back without overlapping the frame)
+    size_t longest = 0;
+    for (int s = 0; s < p->nseries; s++) longest = fmax(longest, strlen(p->series[s].label));
+    for (int r = 0; r < p->nref; r++) longest = fmax(longest, strlen(p->ref_label[r]));
+    fprintf(f, "set key width %d\n", -(int)(0.2 * (double)longest));
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
@@ -842,8 +849,11 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
       if (by[e] > by[top]) top = e;
     se->marker = next_marker;
     next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
+    // the covering series named by the start of its label: a legend entry stays short enough
+    // for gnuplot's key beside the frame
     char lab[2 * sizeof se->label + 16];
-    snprintf(lab, sizeof lab, "%s (under %s%s)", se->label, p->series[top].label,
+    const char *tl = p->series[top].label;
+    snprintf(lab, sizeof lab, "%s (under %.32s%s%s)", se->label, tl, strlen(tl) > 32 ? "..." : "",
              by[top] < under ? " and others" : "");
     snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
   }
