@@ -5,7 +5,8 @@
 Usage: /usr/bin/python3 scripts/plot_figure.py FOLDER/figure.json [--out NAME] [--dpi N] [--check]
 
 Reads the panels and series of figure.json (written by `frictionlab reproduce`), each series
-being two named columns of a CSV file in the same folder, and writes NAME.png (N dpi, default
+being two named columns of a CSV file in the same folder (drawn from the figure's data file,
+figure.json's "data", block "data_index": the points gnuplot's figure.gp draws too), and writes NAME.png (N dpi, default
 150) and NAME.pdf beside it (NAME defaults to "figure"). Needs Debian's python3-matplotlib, which is
 importable from /usr/bin/python3. Long titles are wrapped to the figure's width; a panel's
 "not_drawn" series (no point its axes can show) are named in a note, not in the legend.
@@ -13,8 +14,11 @@ Each series is drawn in the colour, dash and marker figure.json gives it (the fi
 them: colour for the solver or strategy, dash for the quantity), legends beside the frames.
 --check verifies the specification and the rendered picture: no two series of a panel (nor two
 reference lines) are drawn alike, every legend entry has a drawn line or reference with at
-least one point, every title lies inside the figure; it prints what fails and exits 1.
+least one point, every title lies inside the figure, no series without a marker lies under later
+ones (most of its points within a line's width of theirs), and figure.gp draws the same data
+(check_twins); it prints what fails and exits 1.
 """
+import bisect
 import csv
 import json
 import math
@@ -28,7 +32,42 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def read_series(folder, spec):
+def read_blocks(path):
+    """The blocks of a figure's data file (figure.json's "data"): lists of (x, y), in order."""
+    blocks, cur, blank = [], None, 0
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                blank += 1
+                continue
+            if cur is None or blank >= 2:
+                cur = []
+                blocks.append(cur)
+            blank = 0
+            if line.startswith("#") or line == "x,y":
+                continue
+            x, y = line.split(",")
+            cur.append((float(x), float(y)))
+    return blocks
+
+
+_blocks = {}
+
+
+def read_series(folder, spec, data=None):
+    """A series' points: from the figure's data file when it has one (the points gnuplot draws
+    too), else from its CSV (finite x and y)."""
+    if data and "data_index" in spec:
+        path = os.path.join(folder, data)
+        if path not in _blocks:
+            _blocks[path] = read_blocks(path)
+        pts = _blocks[path][int(spec["data_index"])]
+        return [p[0] for p in pts], [p[1] for p in pts]
+    return read_series_csv(folder, spec)
+
+
+def read_series_csv(folder, spec):
     xs, ys = [], []
     with open(os.path.join(folder, spec["csv"]), newline="") as f:
         for row in csv.DictReader(f):
@@ -80,6 +119,131 @@ def check_styles(spec):
                 bad.append(f"panel '{p['title']}': reference '{r['label']}' is drawn like "
                            f"'{refs[key]}'")
             refs[key] = r["label"]
+    return bad
+
+
+# hidden curves (the tolerances of harness/figures/figures.c, which marks such a series): a line
+# is about 1 % of a frame's height thick and later series are drawn over earlier ones
+HIDE_TOL_Y, HIDE_TOL_X, HIDE_SHARE = 0.01, 0.005, 0.9
+
+
+def check_hidden(spec, folder):
+    """Series without a marker of their own most of whose points lie under the lines of later
+    series of the panel (the figure kit gives such a series a marker and says so in its label)."""
+    bad = []
+    for p in spec["panels"]:
+        def ax(v, log):
+            return math.log10(v) if log else v
+        pts = []
+        for s in p["series"]:
+            if s.get("style") == "bars":
+                pts.append([])
+                continue
+            xs, ys = read_series_csv(folder, s)
+            pts.append([(ax(x, p.get("logx")), ax(y, p.get("logy"))) for x, y in zip(xs, ys)
+                        if (not p.get("logx") or x > 0) and (not p.get("logy") or y > 0)])
+        allx = [x for q in pts for x, _ in q]
+        ally = [y for q in pts for _, y in q] + [ax(r["y"], p.get("logy")) for r in p.get("refs", [])
+                                                 if not p.get("logy") or r["y"] > 0]
+        if not allx:
+            continue
+        wx = HIDE_TOL_X * ((max(allx) - min(allx)) or 1)
+        ty = HIDE_TOL_Y * ((max(ally) - min(ally)) or 1)
+
+        def under(e, ex, x, y):
+            lo, hi = math.inf, -math.inf
+            j = max(bisect.bisect_left(ex, x - wx) - 1, 0)
+            for (x0, y0), (x1, y1) in zip(e[j:], e[j + 1:]):
+                if x0 > x + wx:
+                    break
+                if x1 < x - wx:
+                    continue
+                for c in (max(x0, x - wx), min(x1, x + wx)):
+                    yc = y0 + (y1 - y0) * (c - x0) / (x1 - x0) if x1 > x0 else y0
+                    lo, hi = min(lo, yc), max(hi, yc)
+            return lo - ty <= y <= hi + ty
+
+        for i, s in enumerate(p["series"]):
+            if s.get("marker") or not pts[i] or s.get("style") == "bars":
+                continue
+            # a copy of s later on (within 0.1 %) already says it lies on s: a marker, "(on s)"
+            later = [(q, [x for x, _ in q]) for q, e in zip(pts[i + 1:], p["series"][i + 1:])
+                     if q and all(a[0] <= b[0] for a, b in zip(q, q[1:]))
+                     and f"(on {s['label']}" not in e["label"]]
+            n = sum(1 for x, y in pts[i] if any(under(e, ex, x, y) for e, ex in later))
+            # a little above the kit's share, so that rounding never fails a marked figure
+            if n > (HIDE_SHARE + 0.03) * len(pts[i]):
+                bad.append(f"panel '{p['title']}': '{s['label']}' lies under later series "
+                           f"({n} of {len(pts[i])} points) without a marker or a note")
+    return bad
+
+
+def gp_quote(text):
+    """a string as figure.gp writes it (harness/figures/figures.c, gp_str)"""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def check_twins(spec, folder):
+    """The gnuplot twin (figure.gp) and this picture are given the same data: every line or
+    point series' block of the data file holds exactly its CSV's drawable points (finite,
+    positive on a log axis), and figure.gp's plot of each panel draws that block (bars: that
+    CSV column) under the series' label, and every reference line, and nothing else."""
+    bad = []
+    gp_path = os.path.join(folder, "figure.gp")
+    if not os.path.exists(gp_path):
+        return [f"{gp_path}: missing"]
+    plots, cur = [], None
+    for line in open(gp_path):
+        if line.startswith("plot "):
+            cur = line
+            plots.append(cur)
+        elif cur is not None and plots[-1].rstrip().endswith("\\"):
+            plots[-1] += line
+        else:
+            cur = None
+    if len(plots) != len(spec["panels"]):
+        return [f"figure.gp has {len(plots)} plots for {len(spec['panels'])} panels"]
+    data = spec.get("data")
+    for p, gp in zip(spec["panels"], plots):
+        clauses = gp.count(" title ")
+        want = len(p["series"]) + len(p.get("refs", []))
+        if clauses != want:
+            bad.append(f"panel '{p['title']}': figure.gp draws {clauses} curves, figure.json {want}")
+        for s in p["series"]:
+            if s.get("style") == "bars":
+                clause = f"'{s['csv']}' using (column({gp_quote(s['y'])}))"
+            else:
+                if not data or "data_index" not in s:
+                    bad.append(f"panel '{p['title']}': '{s['label']}' has no data block")
+                    continue
+                xs, ys = read_series(folder, s, data)
+                cx, cy = read_series_csv(folder, s)
+                keep = [(x, y) for x, y in zip(cx, cy)
+                        if (not p.get("logx") or x > 0) and (not p.get("logy") or y > 0)]
+                if list(zip(xs, ys)) != keep:
+                    bad.append(f"panel '{p['title']}': '{s['label']}': the data file's block "
+                               f"{s['data_index']} ({len(xs)} points) differs from {s['csv']} "
+                               f"({len(keep)} drawable points)")
+                clause = f"'{data}' index {s['data_index']} using 1:2"
+            if clause not in gp or f"title {gp_quote(s['label'])}" not in gp:
+                bad.append(f"panel '{p['title']}': figure.gp does not draw '{s['label']}' ({clause})")
+        # a reference: "Y with lines ... title LABEL" (Y at full precision; figure.json's
+        # number may be rounded)
+        clauses_text = gp.split(", \\\n")
+        for r in p.get("refs", []):
+            ok = False
+            for c in clauses_text:
+                c = c.strip()
+                if c.startswith("plot "):
+                    c = c[5:]
+                if " with lines " in c and c.rstrip().endswith(f"title {gp_quote(r['label'])} noenhanced"):
+                    try:
+                        y = float(c.split(" with lines ")[0])
+                    except ValueError:
+                        continue
+                    ok = abs(y - r["y"]) <= 1e-9 * max(1.0, abs(r["y"]))
+            if not ok:
+                bad.append(f"panel '{p['title']}': figure.gp lacks the reference '{r['label']}'")
     return bad
 
 
@@ -139,7 +303,7 @@ def main(argv):
         used.append(ax)
         bottom = {}  # stacked bars: the top of the stack so far, per x
         for s in panel["series"]:
-            xs, ys = read_series(folder, s)
+            xs, ys = read_series(folder, s, spec.get("data"))
             if s.get("style") == "bars":
                 base = [bottom.get(x, 0.0) for x in xs]
                 ax.bar(xs, ys, bottom=base, width=0.75, label=s["label"] if xs else "_nolegend_",
@@ -189,7 +353,8 @@ def main(argv):
     fig.suptitle("\n".join(textwrap.wrap(spec.get("title", ""), 80 * cols)), fontsize=11)
     fig.tight_layout()
     if "--check" in argv:
-        bad = check_styles(spec) + check(fig, used)
+        bad = (check_styles(spec) + check_twins(spec, folder) + check_hidden(spec, folder) +
+               check(fig, used))
         for b in bad:
             print(f"{path}: {b}")
         plt.close(fig)

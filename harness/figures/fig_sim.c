@@ -49,9 +49,9 @@ static int sim_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   for (fl_int q = 0; pb && gg && q < pb->nc; q++)
     if (gg[3 * q] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * q + 1], gg[3 * q + 2]) / gg[3 * q]);
   if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
-  fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g", info->t, info->res.iters, info->res.reason,
+  fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g,%.6g", info->t, info->res.iters, info->res.reason,
           info->solve_s, info->nc > 0 ? fl_metrics_merit(&info->met, NAN) : NAN,
-          info->met.bilateral, mu_used);
+          info->met.bilateral, mu_used, info->met.momentum);
   for (fl_int i = 0; i < c->nobs; i++) {
     if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
     out->last[i] = val[i];
@@ -83,11 +83,12 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   FILE *f = NULL;
   if (rc >= 0) {
     // every name has fewer than 40 characters
-    size_t cap = 64 + (size_t)nobs * 41, len;
+    size_t cap = 96 + (size_t)nobs * 41, len;
     char *header = fl_malloc(cap);
     if (!header) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
     if (header) {
-      len = (size_t)snprintf(header, cap, "t,iterations,reason,solve_s,merit,bilateral,mu_used");
+      len = (size_t)snprintf(header, cap, "t,iterations,reason,solve_s,merit,bilateral,mu_used,"
+                                     "momentum");
       for (fl_int i = 0; i < nobs; i++) {
         const char *nm = fl_world_obs_name(w, i);
         snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);

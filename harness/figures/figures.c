@@ -270,7 +270,107 @@ static void gp_str(FILE *f, const char *s) {
 }
 
 
-static int write_gnuplot(const fl_fig *fig, const char *path) {
+static long load_points(const char *dir, const fl_fig_series *se, int logx, int logy,
+                        double **xy);
+
+/* The one data file both renderers draw from (FL_FIG_DATA in the figure's folder): per line or
+ * point series, in panel order, its drawable points (finite, positive on a log axis: what
+ * load_points keeps), one block per series ("x,y" header, then x,y rows at full precision),
+ * blocks two blank lines apart, so that gnuplot's `index N` and plot_figure.py read the same
+ * points. Bars are read from their CSV by both (a histogram needs its rows). */
+#define FL_FIG_DATA "figure-data.dat"
+
+static int is_data_series(const fl_fig_series *se) { return se->points != FL_FIG_BARS; }
+
+
+/* the block of series s of panel k in FL_FIG_DATA, or -1 for bars */
+static int data_index(const fl_fig *fig, int k, int s) {
+  if (!is_data_series(&fig->panel[k].series[s])) return -1;
+  int n = 0;
+  for (int j = 0; j <= k; j++)
+    for (int i = 0; i < (j < k ? fig->panel[j].nseries : s); i++)
+      n += is_data_series(&fig->panel[j].series[i]);
+  return n;
+}
+
+
+static int write_data(const fl_fig *fig, const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, FL_FIG_DATA);
+  FILE *f = fopen(path, "w");
+  if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+  int rc = FL_OK, first = 1;
+  for (int k = 0; rc >= 0 && k < fig->npanel; k++) {
+    const fl_fig_panel *p = &fig->panel[k];
+    for (int s = 0; rc >= 0 && s < p->nseries; s++) {
+      const fl_fig_series *se = &p->series[s];
+      if (!is_data_series(se)) continue;
+      double *xy = NULL;
+      long n = load_points(dir, se, p->logx, p->logy, &xy);
+      if (n < 0) {
+        rc = fl_seterr(FL_ERR_IO, "%s/%s: cannot read columns '%s' and '%s'", dir, se->csv, se->x,
+                       se->y);
+        break;
+      }
+      fprintf(f, "%s# panel %d, series %d: %s (%s: %s, %s)\nx,y\n", first ? "" : "\n\n", k, s,
+              se->label, se->csv, se->x, se->y);
+      for (long i = 0; i < n; i++) fprintf(f, "%.17g,%.17g\n", xy[2 * i], xy[2 * i + 1]);
+      free(xy);
+      first = 0;
+    }
+  }
+  if (fclose(f) != 0 && rc >= 0) rc = fl_seterr(FL_ERR_IO, "%s: write failed", path);
+  return rc;
+}
+
+
+/* The tick names of an xtics panel: the x and the `names` column of every row of series se
+ * whose x is finite (rows whose y is missing name a tick too), as gnuplot's explicit
+ * `set xtics (...)` list; what plot_figure.py draws. */
+static void gp_xtics(FILE *f, const char *dir, const fl_fig_series *se, const char *names) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, se->csv);
+  FILE *in = fopen(path, "r");
+  if (!in) return;
+  static char line[65536];
+  int ix = -1, in_ = -1, n = 0;
+  if (fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\r\n")] = 0;
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (!strcmp(t, se->x)) ix = c;
+      if (!strcmp(t, names)) in_ = c;
+    }
+  }
+  fprintf(f, "set xtics (");
+  while (ix >= 0 && in_ >= 0 && fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\r\n")] = 0;
+    double x = NAN;
+    const char *name = "";
+    int c = 0;
+    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+      e = strchr(t, ',');
+      if (e) *e = 0;
+      if (c == ix) {
+        char *end;
+        x = strtod(t, &end);
+        if (end == t) x = NAN;
+      }
+      if (c == in_) name = t;
+    }
+    if (!isfinite(x)) continue;
+    fprintf(f, "%s", n++ ? ", " : "");
+    gp_str(f, name);
+    fprintf(f, " %.17g", x);
+  }
+  fprintf(f, ")\n");
+  fclose(in);
+}
+
+
+static int write_gnuplot(const fl_fig *fig, const char *path, const char *dir) {
   FILE *f = fopen(path, "w");
   if (!f) return fl_seterr(FL_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
   int cols = fig->npanel > 6 ? 3 : fig->npanel > 1 ? 2 : 1, rows = (fig->npanel + cols - 1) / cols;
@@ -313,13 +413,23 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
       fprintf(f, "set style histogram rowstacked\nset style fill solid 0.8 border -1\n"
                  "set boxwidth 0.75\nset key outside top right\n");
     // category names are text (no subscripts); points get half a category of room each side
+    if (p->xtics[0] && !bars && p->nseries > 0) gp_xtics(f, dir, &p->series[0], p->xtics);
     if (p->xtics[0]) fprintf(f, "set xtics rotate by -30 font ',7' noenhanced\n");
     if (p->xtics[0] && !bars) fprintf(f, "set offsets 0.5, 0.5, 0, 0\n");
+    // gnuplot sizes the key beside the frame by the terminal's character width, not the key's
+    // smaller font: long entries would squeeze the frame (measured: 0.2 character per
+    // character of the longest entry gives the room back without overlapping the frame)
+    size_t longest = 0;
+    for (int s = 0; s < p->nseries; s++) longest = fmax(longest, strlen(p->series[s].label));
+    for (int r = 0; r < p->nref; r++) longest = fmax(longest, strlen(p->ref_label[r]));
+    fprintf(f, "set key width %d\n", -(int)(0.2 * (double)longest));
     fprintf(f, "plot ");
     int first = 1;
     for (int s = 0; s < p->nseries; s++) {
       const fl_fig_series *se = &p->series[s];
-      fprintf(f, "%s'%s' using ", first ? "" : ", \\\n     ", se->csv);
+      if (se->points == FL_FIG_BARS) fprintf(f, "%s'%s' using ", first ? "" : ", \\\n     ", se->csv);
+      else fprintf(f, "%s'" FL_FIG_DATA "' index %d using ", first ? "" : ", \\\n     ",
+                   data_index(fig, k, s));
       if (se->points == FL_FIG_BARS) {
         fprintf(f, "(column(");
         gp_str(f, se->y);
@@ -331,15 +441,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
         }
         fprintf(f, " with histograms lc rgb '%s' title ", palette[se->color % NCOLOR]);
       } else {
-        gp_str(f, se->x);
-        fprintf(f, ":");
-        gp_str(f, se->y);
-        // category ticks from the first series (each row's x names a category)
-        if (p->xtics[0] && s == 0) {
-          fprintf(f, ":xtic(stringcolumn(");
-          gp_str(f, p->xtics);
-          fprintf(f, "))");
-        }
+        fprintf(f, "1:2"); // the block's x,y (category ticks: gp_xtics above)
         int pt = gp_point[se->marker % NMARKER];
         if (se->points == 1) fprintf(f, " with points pt %d ps 0.8", pt ? pt : 7);
         else if (se->points == 2 || pt) fprintf(f, " with linespoints pt %d ps 0.6 pi %d",
@@ -374,6 +476,7 @@ static int write_gnuplot(const fl_fig *fig, const char *path) {
 static int write_json(const fl_fig *fig, const char *path) {
   cJSON *root = cJSON_CreateObject(), *panels = cJSON_AddArrayToObject(root, "panels");
   cJSON_AddStringToObject(root, "title", fig->title);
+  cJSON_AddStringToObject(root, "data", FL_FIG_DATA); // the points both renderers draw
   for (int k = 0; k < fig->npanel; k++) {
     const fl_fig_panel *p = &fig->panel[k];
     cJSON *jp = cJSON_CreateObject(), *js = cJSON_AddArrayToObject(jp, "series");
@@ -393,6 +496,7 @@ static int write_json(const fl_fig *fig, const char *path) {
       cJSON_AddStringToObject(o, "color", palette[se->color % NCOLOR]);
       cJSON_AddNumberToObject(o, "dash", se->dash % NDASH);
       cJSON_AddNumberToObject(o, "marker", se->marker % NMARKER);
+      if (data_index(fig, k, s) >= 0) cJSON_AddNumberToObject(o, "data_index", data_index(fig, k, s));
       if (se->group[0]) cJSON_AddStringToObject(o, "group", se->group);
       if (se->kind[0]) cJSON_AddStringToObject(o, "kind", se->kind);
       cJSON_AddItemToArray(js, o);
@@ -617,9 +721,57 @@ static int same_points(const double *a, long na, const double *b, long nb) {
 }
 
 
+/* Hidden curves: a line is drawn about 1 % of a frame's height thick and the later series of
+ * a panel are drawn over the earlier ones, so a series most of whose points lie within that
+ * of a later series' line is not seen. These are the tolerances of that test (shared with
+ * scripts/plot_figure.py --check, which repeats it). */
+#define HIDE_TOL_Y 0.01  /* of the panel's y range (of log10 y on a log axis) */
+#define HIDE_TOL_X 0.005 /* of the panel's x range: the neighbourhood a line's width covers */
+#define HIDE_SHARE 0.9   /* share of a series' points under later lines that hides it */
+
+static double axis_v(double v, int log_axis) { return log_axis ? log10(v) : v; }
+
+
+/* whether (x, y) (axis units) lies within tol_y of e's line (n points, xy pairs in data units,
+ * x increasing) anywhere in [x - wx, x + wx] */
+static int under_line(const double *e, long n, double x, double y, double wx, double tol_y,
+                      int logx, int logy) {
+  double xa = x - wx, xb = x + wx, lo = INFINITY, hi = -INFINITY;
+  // first point at or after xa (binary search)
+  long a = 0, b = n;
+  while (a < b) {
+    long m = (a + b) / 2;
+    if (axis_v(e[2 * m], logx) < xa) a = m + 1;
+    else b = m;
+  }
+  // the segments meeting [xa, xb], clipped to it
+  for (long j = a > 0 ? a - 1 : 0; j + 1 < n; j++) {
+    double x0 = axis_v(e[2 * j], logx), x1 = axis_v(e[2 * j + 2], logx);
+    double y0 = axis_v(e[2 * j + 1], logy), y1 = axis_v(e[2 * j + 3], logy);
+    if (x0 > xb) break;
+    if (x1 < xa) continue;
+    double ca = fmax(x0, xa), cb = fmin(x1, xb);
+    double ya = x1 > x0 ? y0 + (y1 - y0) * (ca - x0) / (x1 - x0) : y0;
+    double yb = x1 > x0 ? y0 + (y1 - y0) * (cb - x0) / (x1 - x0) : y1;
+    lo = fmin(lo, fmin(ya, yb));
+    hi = fmax(hi, fmax(ya, yb));
+  }
+  if (n == 1 && fabs(axis_v(e[0], logx) - x) <= wx) lo = hi = axis_v(e[1], logy);
+  return y >= lo - tol_y && y <= hi + tol_y;
+}
+
+
+static int increasing_x(const double *xy, long n) {
+  for (long k = 1; k < n; k++)
+    if (!(xy[2 * k] >= xy[2 * k - 2])) return 0;
+  return 1;
+}
+
+
 /* Colour from the group, dash from the kind, markers where colours run out; then a series
- * lying exactly on an earlier one gets a marker of its own and says so in its label; last, no
- * two series keep the same (colour, dash, marker, points). */
+ * lying exactly on an earlier one gets a marker of its own and says so in its label, and so
+ * does a series hidden under later ones (HIDE_SHARE of its points under their lines); last,
+ * no two series keep the same (colour, dash, marker, points). */
 static void assign_styles(fl_fig_panel *p, const char *dir) {
   int explicit_kind = 0;
   for (int s = 0; s < p->nseries; s++) explicit_kind |= p->series[s].kind[0] != 0;
@@ -647,12 +799,14 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
     npt[s] = p->series[s].points == FL_FIG_BARS ? -1
                                                 : load_points(dir, &p->series[s], p->logx, p->logy,
                                                               &pts[s]);
-  int next_marker = 2;
+  int next_marker = 2, dup_of[FL_FIG_MAX_SERIES];
+  for (int s = 0; s < p->nseries; s++) dup_of[s] = -1;
   for (int s = 1; s < p->nseries; s++) {
     if (npt[s] <= 0) continue;
     for (int e = 0; e < s; e++) {
       if (npt[e] <= 0 || !same_points(pts[e], npt[e], pts[s], npt[s])) continue;
       fl_fig_series *se = &p->series[s];
+      dup_of[s] = e;
       se->marker = next_marker;
       next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
       // room for both labels, then cut to the label's size (a long pair loses its end)
@@ -661,6 +815,47 @@ static void assign_styles(fl_fig_panel *p, const char *dir) {
       snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
       break;
     }
+  }
+  // curves hidden under later ones (near, not exactly equal): the panel's ranges in axis units
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (int s = 0; s < p->nseries; s++)
+    for (long k = 0; k < npt[s]; k++) {
+      double x = axis_v(pts[s][2 * k], p->logx), y = axis_v(pts[s][2 * k + 1], p->logy);
+      x0 = fmin(x0, x), x1 = fmax(x1, x), y0 = fmin(y0, y), y1 = fmax(y1, y);
+    }
+  for (int r = 0; r < p->nref; r++)
+    if (!p->logy || p->ref[r] > 0) {
+      y0 = fmin(y0, axis_v(p->ref[r], p->logy));
+      y1 = fmax(y1, axis_v(p->ref[r], p->logy));
+    }
+  double wx = HIDE_TOL_X * (x1 > x0 ? x1 - x0 : 1), ty = HIDE_TOL_Y * (y1 > y0 ? y1 - y0 : 1);
+  for (int s = 0; s < p->nseries; s++) {
+    fl_fig_series *se = &p->series[s];
+    if (npt[s] <= 0 || se->marker) continue;
+    long under = 0, by[FL_FIG_MAX_SERIES] = {0};
+    for (long k = 0; k < npt[s]; k++) {
+      double x = axis_v(pts[s][2 * k], p->logx), y = axis_v(pts[s][2 * k + 1], p->logy);
+      int hit = 0;
+      for (int e = s + 1; e < p->nseries; e++) {
+        // an exact copy already says it lies on s
+        if (npt[e] <= 0 || dup_of[e] == s || !increasing_x(pts[e], npt[e])) continue;
+        if (under_line(pts[e], npt[e], x, y, wx, ty, p->logx, p->logy)) by[e]++, hit = 1;
+      }
+      under += hit;
+    }
+    if (under < HIDE_SHARE * npt[s]) continue;
+    int top = s + 1;
+    for (int e = s + 1; e < p->nseries; e++)
+      if (by[e] > by[top]) top = e;
+    se->marker = next_marker;
+    next_marker = next_marker + 1 < NMARKER ? next_marker + 1 : 2;
+    // the covering series named by the start of its label: a legend entry stays short enough
+    // for gnuplot's key beside the frame
+    char lab[2 * sizeof se->label + 16];
+    const char *tl = p->series[top].label;
+    snprintf(lab, sizeof lab, "%s (under %.32s%s%s)", se->label, tl, strlen(tl) > 32 ? "..." : "",
+             by[top] < under ? " and others" : "");
+    snprintf(se->label, sizeof se->label, "%.*s", (int)sizeof se->label - 1, lab);
   }
   for (int s = 0; s < p->nseries; s++)
     if (npt[s] >= 0) free(pts[s]);
@@ -712,7 +907,8 @@ static int render_spec(const fl_fig *fig, const char *dir) {
   snprintf(path, sizeof path, "%s/figure.json", dir);
   FL_TRY(write_json(fig, path));
   snprintf(path, sizeof path, "%s/figure.gp", dir);
-  FL_TRY(write_gnuplot(fig, path));
+  FL_TRY(write_data(fig, dir));
+  FL_TRY(write_gnuplot(fig, path, dir));
   char *gp[] = {"gnuplot", "figure.gp", NULL};
   int rc = run_in(dir, gp);
   if (rc != 0)

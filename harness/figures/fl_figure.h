@@ -159,7 +159,8 @@ typedef struct fl_fig_sim {
  * seconds (0 = the scene's own) with solver `solver` (options likewise), writing CSV `csv` in
  * the figure folder: t, iterations, reason, solve_s, merit (common natural map of the contacts),
  * bilateral (largest joint-row residual), mu_used (largest ||gamma_t||/gamma_n of a loaded
- * contact: the friction the solution uses), then every
+ * contact: the friction the solution uses), momentum (relative momentum residual
+ * ||D (A (v - v*) - J^T gamma)|| / scale, fl_metrics), then every
  * observable of the scene, one row per step. A diverged step is recorded, not an error.
  * Returns FL_OK or the error of a scene, solver or option. */
 /* A run's recording and viewer in a figure's folder: <stem>.flrec and <stem>.html

@@ -81,6 +81,17 @@ done
 
 case $part in
 han-fig4)
+# the title names the meshes it draws (1-2 at quick size), and each is drawn
+/usr/bin/python3 - "$out/han-fig4" <<'PY' && pass "han-fig4: the meshes the title names are drawn" ||
+import json, os, re, sys
+spec = json.load(open(os.path.join(sys.argv[1], "figure.json")))
+p = spec["panels"][0]
+n = int(re.search(r"meshes 1-(\d)", p["title"]).group(1))
+meshes = [s["label"] for s in p["series"] if s["label"].startswith("mesh ")]
+assert meshes == [f"mesh {k}" + s[len(f"mesh {k}"):] for k, s in zip(range(1, n + 1), meshes)], meshes
+assert len(meshes) == n and "four" not in spec["title"], (p["title"], meshes, spec["title"])
+PY
+  fail "han-fig4: the title's meshes and the drawn ones differ"
 # --jobs: han-fig4's meshes in worker processes give the same figure as one process
 if [[ -n ${jpid:-} ]]; then
 wait "$jpid"
@@ -149,7 +160,60 @@ for k in rigid deformable; do
     pass "han-fig5: $k stones on knife edges stand at 1.0, fall at 0.2" ||
     fail "han-fig5 $k: $(grep "knife edges, $k" "$out/han-fig5/summary.txt")"
 done
+# seed 000 solves the convex approximation (the friction cone): every run is SAP's convex
+# model, so the friction a loaded contact uses never exceeds mu (the lagged default reached 12.8)
+/usr/bin/python3 - "$out/han-fig5" <<'PY' && pass "han-fig5: every run SAP's convex model, friction within the cone" ||
+import json, os, re, sys
+d = sys.argv[1]
+runs = json.load(open(os.path.join(d, "manifest.json")))["runs"]
+assert runs and all(r["solver"] == "sap" and r["options"]["model"] == "convex" for r in runs), runs[0]
+n = 0
+for line in open(os.path.join(d, "summary.txt")):
+    m = re.match(r"knife edges, \w+ stones, mu = ([0-9.]+): .*friction used at most ([0-9.e+-]+) ", line)
+    if m:
+        n += 1
+        assert float(m.group(2)) <= float(m.group(1)) * (1 + 1e-6), line
+assert n == 4, n
+PY
+  fail "han-fig5: a run is not the convex model, or its friction leaves the cone"
 
+  ;;
+macklin-b)
+# macklin-fig27's and -fig26's residual panels draw every run (each method's residual is the
+# equation it does not meet by construction); macklin-fig31's drift is on a log axis, where
+# the two runs that hold are told apart
+/usr/bin/python3 - "$out" <<'PY' && pass "macklin-fig26/27: every run's residual drawn; fig31 on a log axis" ||
+import json, os, sys
+d = sys.argv[1]
+for name, n in (("macklin-fig27", 4), ("macklin-fig26", 2)):
+    for p in json.load(open(os.path.join(d, name, "figure.json")))["panels"]:
+        assert not p.get("not_drawn") and len(p["series"]) == n, (name, p["title"], p.get("not_drawn"))
+p = json.load(open(os.path.join(d, "macklin-fig31", "figure.json")))["panels"][0]
+assert p["logy"] and len(p["series"]) == 3 and not p.get("not_drawn"), p
+PY
+  fail "macklin-b: a run's residual is not drawn, or fig31's drift is not on a log axis"
+  ;;
+masterjohn)
+# masterjohn-fig5: the first panel draws every solver its title promises (all at full size, the
+# one it names at quick size), and the trajectories the second panel compares start at the
+# eps0 its title names, the exact curve's and the runs' alike
+/usr/bin/python3 - "$out/masterjohn-fig5" <<'PY' && pass "masterjohn-fig5: the promised solvers drawn, trajectories from the titled eps0" ||
+import csv, json, os, re, sys
+d = sys.argv[1]
+p0, p1 = json.load(open(os.path.join(d, "figure.json")))["panels"][:2]
+runs = [s for s in p0["series"] if not s["label"].startswith("exact")]
+m = re.search(r"every solver with compliant contact \((\d+)\)", p0["title"])
+promised = int(m.group(1)) if m else 1
+assert m or " only (" in p0["title"], p0["title"]
+assert len(runs) == promised, (p0["title"], [s["label"] for s in runs])
+e0 = float(re.search(r"eps0 = ([0-9.]+)", p1["title"]).group(1))
+assert len(p1["series"]) >= 2, p1
+for s in p1["series"]:
+    assert s["label"].endswith(f"eps0 = {e0:g}"), (s["label"], e0)
+    first = next(csv.DictReader(open(os.path.join(d, s["csv"]))))
+    assert abs(float(first[s["y"]]) / e0 - 1) < 0.02, (s["label"], first[s["y"]], e0)
+PY
+  fail "masterjohn-fig5: a promised solver is missing or a trajectory starts elsewhere"
   ;;
 rest)
   # every available figure is made by one part
@@ -163,12 +227,72 @@ rest)
   "$bin" reproduce no-such-figure >"$tmp/o" 2>"$tmp/e"
   [[ $? -eq 2 ]] && grep -q "no-such-figure" "$tmp/e" && grep -q "macklin-fig28" "$tmp/e" &&
     pass "unknown figure named, valid names listed" || fail "unknown figure: $(cat "$tmp/e")"
+  # peers-heavy-stack's timing panel: process CPU time per step, the load around the runs stated
+  if [[ -f $out/peers-heavy-stack/figure.json ]]; then
+    /usr/bin/python3 - "$out/peers-heavy-stack" <<'PY' && pass "peers-heavy-stack: CPU time per step, the load stated" ||
+import json, os, re, sys
+d = sys.argv[1]
+p = json.load(open(os.path.join(d, "figure.json")))["panels"][1]
+assert re.search(r"CPU time per step, measured at load average [0-9.]+ to [0-9.]+ on \d+ cores", p["title"]), p["title"]
+assert p["ylabel"] == "process CPU time per step (us)", p["ylabel"]
+assert re.search(r"measured at a load average .* on \d+ cores: (a quiet machine|not a quiet machine)",
+                 open(os.path.join(d, "summary.txt")).read())
+PY
+      fail "peers-heavy-stack: the timing panel does not state CPU time and load"
+  fi
   # a figure made above (peers-heavy-stack needs MuJoCo: else one made here)
   fig=peers-heavy-stack
   [[ -f $out/$fig/manifest.json ]] || { fig=macklin-fig28; "$bin" reproduce $fig --quick --out "$out" >/dev/null 2>&1; }
   "$bin" reproduce $fig --quick --out "$out" >"$tmp/o" 2>"$tmp/e"
   [[ $? -ne 0 ]] && grep -q "force" "$tmp/e" && pass "existing figure folder not overwritten without --force" ||
     fail "overwrite: $(cat "$tmp/e")"
+  # plot_figure.py --check sees the twins disagree and a hidden curve: a copy of the figure
+  # with a reference line dropped from figure.gp, one with a point of figure-data.dat moved,
+  # and one whose marked hidden series lost its marker
+  plot=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/plot_figure.py
+  broken() { rm -rf "$tmp/bad"; cp -r "$out/$fig" "$tmp/bad"; }
+  broken
+  /usr/bin/python3 - "$tmp/bad" <<'PY'
+import re, sys
+p = sys.argv[1] + "/figure.gp"
+s = open(p).read()
+s2 = re.sub(r", \\\n     [-0-9.e+]+ with lines [^\n]*noenhanced", "", s, count=1)
+assert s2 != s, "no reference line in figure.gp"
+open(p, "w").write(s2)
+PY
+  /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+  [[ $? -eq 1 ]] && grep -q "figure.gp .*draws\|lacks the reference" "$tmp/o" &&
+    pass "--check: a reference line missing from figure.gp is caught" || fail "--check missed a dropped reference: $(cat "$tmp/o")"
+  broken
+  /usr/bin/python3 - "$tmp/bad" <<'PY'
+import sys
+p = sys.argv[1] + "/figure-data.dat"
+lines = open(p).read().split("\n")
+k = next(i for i, l in enumerate(lines) if l[:1].isdigit() or l[:1] == "-")
+x, y = lines[k].split(",")
+lines[k] = f"{x},{float(y) * 1.5 + 1e-3!r}"
+open(p, "w").write("\n".join(lines))
+PY
+  /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+  [[ $? -eq 1 ]] && grep -q "differs from" "$tmp/o" &&
+    pass "--check: a data block that differs from its CSV is caught" || fail "--check missed a moved point: $(cat "$tmp/o")"
+  if grep -q '(under ' "$out/$fig/figure.json"; then
+    broken
+    /usr/bin/python3 - "$tmp/bad" <<'PY'
+import json, re, sys
+p = sys.argv[1] + "/figure.json"
+spec = json.load(open(p))
+for panel in spec["panels"]:
+    for s in panel["series"]:
+        if "(under " in s["label"]:
+            s["marker"] = 0
+            s["label"] = re.sub(r" \(under .*\)$", "", s["label"])
+json.dump(spec, open(p, "w"))
+PY
+    /usr/bin/python3 "$plot" "$tmp/bad/figure.json" --check >"$tmp/o" 2>&1
+    [[ $? -eq 1 ]] && grep -q "lies under later series" "$tmp/o" &&
+      pass "--check: a hidden series without its marker is caught" || fail "--check missed a hidden series: $(cat "$tmp/o")"
+  fi
   ;;
 esac
 finish
