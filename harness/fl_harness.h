@@ -62,6 +62,8 @@ typedef struct fl_solve_job {
                                     space may grow beyond the harness's */
   const char *shard;             /* --shard I/N or NULL: only shard I's problems */
   int resume, retry_failed;      /* --resume, --retry-failed (docs/campaigns.md) */
+  int save_solution;             /* --save-solution: each pair's answer in solutions/ (profile
+                                    saves nothing: 0) */
 } fl_solve_job;
 /* Runs a solve; returns the exit status as fl_cmd_solve does (0, 1, 2). */
 int fl_solve_run(const fl_solve_job *job);

@@ -444,6 +444,9 @@ static int build_JAinv(fl_dynamics *d) {
     return fl_seterr(FL_ERR_NOMEM, "%s: J A^-1 would have %ld entries (index type limit)", p->name,
                      nnz);
   }
+  // solver workspace, estimated before it is allocated (issue 51, item 5): a value and a column
+  // an entry
+  FL_TRY(fl_mem_check(p->name, "J A^-1", (double)nnz * (sizeof(double) + sizeof(fl_int))));
   fl_csr *B;
   FL_TRY(fl_csr_alloc(nrow, d->nv, (fl_int)nnz, &B));
   d->boff = fl_malloc(((size_t)d->rc_ptr[nrow] + 1) * sizeof(fl_int));
@@ -723,6 +726,9 @@ static int build_W_blocks(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr 
     return fl_seterr(FL_ERR_NOMEM, "%s: W would have up to %ld entries (index type limit)",
                      p->name, bound);
   }
+  // W and its pattern's scratch (a value and two columns an entry), before allocating
+  FL_TRY(fl_mem_check(p->name, "the Delassus matrix W = J A^-1 J^T",
+                      (double)bound * (sizeof(double) + 2 * sizeof(fl_int))));
   fl_int *cols = fl_malloc(((size_t)bound + 1) * sizeof(fl_int));
   fl_int *rowptr = fl_malloc(((size_t)m + 1) * sizeof(fl_int));
   fl_int *lst = fl_malloc(((size_t)m + 1) * 2 * sizeof(fl_int));
@@ -876,6 +882,11 @@ static int build_W(fl_dynamics *d, fl_int m, const double *Rdiag, fl_csr **out) 
   if (nnz > INT32_MAX) {
     fl_free(mark);
     return fl_seterr(FL_ERR_NOMEM, "%s: W would have %ld entries (index type limit)", p->name, nnz);
+  }
+  if (fl_mem_check(p->name, "the Delassus matrix W = J A^-1 J^T",
+                   (double)nnz * (sizeof(double) + sizeof(fl_int))) < 0) {
+    fl_free(mark);
+    return fl_errcode();
   }
   fl_csr *W;
   int rc = fl_csr_alloc(m, m, (fl_int)nnz, &W);

@@ -11,7 +11,8 @@ every case and quantity, the tolerance becomes at least 4 x the difference betwe
 and each other record, relative to the baseline's value (failed steps: 4 x the difference, in
 whole steps; a baseline of 0: an absolute tolerance), as `--spread-from` does between two
 builds; the spread (relative to the larger value) is stored as "spread_blas". Values are
-left as recorded. Prints what widened; exits 1 on a case missing from an OTHER.
+left as recorded. The cases are those the OTHER folders hold (a `check --update --only ...` run
+records a few); prints what widened; exits 1 on a case missing from an OTHER or from BASELINES.
 """
 import json
 import math
@@ -59,10 +60,15 @@ def main(argv):
         return 2
     base, others = argv[1], argv[2:]
     missing = 0
-    for name in sorted(os.listdir(base)):
-        if not name.endswith(".json") or name == "verify.json":
-            continue
+    names = set()
+    for other in others:
+        names.update(n for n in os.listdir(other) if n.endswith(".json") and n != "verify.json")
+    for name in sorted(names):
         path = os.path.join(base, name)
+        if not os.path.exists(path):
+            print(f"{path}: missing", file=sys.stderr)
+            missing += 1
+            continue
         with open(path) as f:
             doc = json.load(f)
         if "solvers" not in doc:

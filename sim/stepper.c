@@ -160,6 +160,54 @@ static double put_crow(const fl_world *w, fl_csr *J, fl_int row, fl_int *nnz,
 }
 
 
+/* Bytes of J's nonzeros in contact and joint rows (stored in 64 bits: fl_int would overflow). */
+static double j_nnz(const fl_world *w) {
+  const fl_world_impl *m = w->impl;
+  double jnnz = 0;
+  for (fl_int c = 0; c < m->nct; c++) {
+    const fl__side *a = &m->ct[c].a, *b = &m->ct[c].b;
+    jnnz += 3.0 * ((double)fl__body_kinds[a->kind]->side_width(w, a) +
+                   (double)fl__body_kinds[b->kind]->side_width(w, b));
+  }
+  for (fl_int j = 0; j < w->njoint; j++)
+    jnnz += 6.0 * fl_joint_nrows(&w->joint[j]) * ndyn(w, w->joint[j].body_a, w->joint[j].body_b);
+  return jnnz;
+}
+
+
+/* The contact problem's size, estimated before anything of it is allocated (issue 51, item 5):
+ * the problem's per-dof, per-contact and per-row arrays and J (CSR: a value and a column a
+ * nonzero, a row pointer a row; a contact's 3 rows hold the columns of both its sides), against
+ * fl_mem_limit() with the estimate in the message. The Delassus matrix W = J A^-1 J^T and J A^-1,
+ * which only some solvers form, are checked where they are built (problems/dynamics.c). */
+static int problem_size_check(const fl_world *w, fl_int nv) {
+  const fl_world_impl *m = w->impl;
+  double nc = (double)m->nct, nh = 0;
+  for (fl_int j = 0; j < w->njoint; j++) nh += fl_joint_nrows(&w->joint[j]);
+  double rows = 3 * nc + nh;
+  if (rows == 0) return FL_OK;
+  double jn = j_nnz(w);
+  if (rows > INT32_MAX || jn > INT32_MAX)
+    return fl_seterr(FL_ERR_NOMEM, "%s step %ld: the contact problem has %.0f rows and %.3g "
+                     "nonzeros in J, above the index type's limit of 2^31 - 1", w->name,
+                     (long)w->step, rows, jn);
+  double per = (double)(sizeof(double) + sizeof(fl_int));
+  double bytes = 8.0 * (3.0 * nv + 25 * nc + 6 * nh) + 4.0 * (3.0 * nv + 2 * nc) + /* arrays */
+                 jn * per + 4.0 * (rows + 1);                                      /* J */
+  if (bytes <= fl_mem_limit()) return FL_OK;
+  char where[96], what[160];
+  int n1 = snprintf(where, sizeof where, "%s step %ld", w->name, (long)w->step);
+  int n2 = snprintf(what, sizeof what,
+                    "the contact problem (%.0f contacts, %.0f rows, J with %.3g nonzeros)", nc,
+                    rows, jn);
+  if (n1 < 0 || n1 >= (int)sizeof where || n2 < 0 || n2 >= (int)sizeof what)
+    return fl_seterr(FL_ERR_NOMEM, "the contact problem needs about %.3g GB, above the limit of "
+                     "%.3g GB (raise it with --mem-limit GB or FL_MEM_LIMIT_MB)", bytes / 1e9,
+                     fl_mem_limit() / 1e9);
+  return fl_mem_check(where, what, bytes);
+}
+
+
 int fl_world_prepare(fl_world *w, fl_step_info *info) {
   FL_TRY(fl__world_impl(w));
   fl_world_impl *m = w->impl;
@@ -186,6 +234,7 @@ int fl_world_prepare(fl_world *w, fl_step_info *info) {
   m->kind_dof[FL__NKIND] = nv;
   fl_int nc = m->nct, nh = 0;
   for (fl_int j = 0; j < w->njoint; j++) nh += fl_joint_nrows(&w->joint[j]);
+  FL_TRY(problem_size_check(w, nv));
   fl_problem_free(m->prob);
   m->prob = NULL;
   m->solved = 0;

@@ -153,7 +153,21 @@ void fl__lin_pc_free(fl_lin *l);
 extern const fl_lin_ops fl_lin_jacobi_ops, fl_lin_gs_ops, fl_lin_pcg_ops, fl_lin_pcr_ops,
     fl_lin_direct_ops;
 #ifdef FL_HAVE_PETSC
-extern const fl_lin_ops fl_lin_petsc_ops;
+/* The "petsc" inner solver is a module of its own, frictionlab-petsc.so (lin_petsc.c), loaded
+ * on first use: PETSc linked into the library cost every process about 45 ms of start-up (106
+ * shared libraries to load and relocate). The module calls back into the library through this
+ * table only (libfrictionlab hides its fl__ names). */
+typedef struct fl_lin_petsc_host {
+  size_t lin_size; /* sizeof(fl_lin) of the library: the module refuses another layout */
+  int (*seterr)(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  void *(*calloc)(size_t n, size_t size);
+  void (*free)(void *p);
+  int (*record)(fl_lin *l, double res, double res_nat);
+  int (*campaign_size)(void);
+} fl_lin_petsc_host;
+/* The module's one exported function: its operations, or NULL when host->lin_size differs. */
+#define FL_LIN_PETSC_ENTRY "fl_lin_petsc_module"
+typedef const fl_lin_ops *(*fl_lin_petsc_entry_fn)(const fl_lin_petsc_host *host);
 #endif
 
 /*---- NSN internals exposed for tests and figure recipes ----*/

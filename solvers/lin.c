@@ -2,13 +2,77 @@
 /* lin.c: the registry of the inner linear solvers (fl_lin.h); lin_kit.c holds the helpers they
  * share (lin_*.c). The non-smooth Newton (nsn.c) is their main user.
  */
+#define _GNU_SOURCE /* dladdr */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/fl_campaign.h"
 #include "fl_lin.h"
 #include "fl_solver_impl.h"
+
+#ifdef FL_HAVE_PETSC
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+
+/* The module frictionlab-petsc.so (fl_lin.h): $FL_PETSC_MODULE, else beside the object that
+ * holds this code (the build tree: build/ holds the library, the test programs and the
+ * module), else in its frictionlab/ folder (installed: <libdir>/frictionlab/). Loaded once,
+ * never unloaded (PETSc's finalization runs from it at exit). */
+static const fl_lin_ops *petsc_ops;
+static char petsc_why[1024];
+static pthread_once_t petsc_once = PTHREAD_ONCE_INIT;
+
+static const fl_lin_petsc_host petsc_host = {sizeof(fl_lin), fl_seterr, fl_calloc, fl_free,
+                                             fl__lin_record, fl_campaign_size};
+
+static int petsc_try(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  size_t at = strlen(petsc_why); /* every place tried goes into the message */
+  if (!h) {
+    const char *e = dlerror();
+    snprintf(petsc_why + at, sizeof petsc_why - at, "%s%s", at ? "; " : "", e ? e : path);
+    return 0;
+  }
+  fl_lin_petsc_entry_fn entry;
+  *(void **)&entry = dlsym(h, FL_LIN_PETSC_ENTRY);
+  petsc_ops = entry ? entry(&petsc_host) : NULL;
+  if (!petsc_ops)
+    snprintf(petsc_why + at, sizeof petsc_why - at, "%s%s: %s", at ? "; " : "", path,
+             entry ? "built for another version of libfrictionlab" : "no " FL_LIN_PETSC_ENTRY);
+  return petsc_ops != NULL;
+}
+
+static void petsc_load(void) {
+  const char *env = getenv("FL_PETSC_MODULE");
+  if (env && env[0]) {
+    petsc_try(env);
+    return;
+  }
+  Dl_info info;
+  if (!dladdr((void *)&fl_lin_ops_get, &info) || !info.dli_fname) {
+    snprintf(petsc_why, sizeof petsc_why, "cannot tell where libfrictionlab is (dladdr)");
+    return;
+  }
+  const char *slash = strrchr(info.dli_fname, '/');
+  int dir = slash ? (int)(slash - info.dli_fname) : 1;
+  const char *base = slash ? info.dli_fname : ".";
+  char path[PATH_MAX];
+  const char *sub[] = {"", "/frictionlab"};
+  for (int k = 0; k < 2; k++) {
+    int len = snprintf(path, sizeof path, "%.*s%s/frictionlab-petsc.so", dir, base, sub[k]);
+    if (len > 0 && (size_t)len < sizeof path && petsc_try(path)) return;
+  }
+}
+
+static const fl_lin_ops *petsc_module_ops(void) {
+  pthread_once(&petsc_once, petsc_load);
+  return petsc_ops;
+}
+#endif
 
 //---- inner linear solver registry ----
 
@@ -20,7 +84,7 @@ const fl_lin_ops *fl_lin_ops_get(int type) {
     case FL_LIN_PCR: return &fl_lin_pcr_ops;
     case FL_LIN_DIRECT: return &fl_lin_direct_ops;
 #ifdef FL_HAVE_PETSC
-    case FL_LIN_PETSC: return &fl_lin_petsc_ops;
+    case FL_LIN_PETSC: return petsc_module_ops();
 #endif
     default: return NULL;
   }
@@ -40,6 +104,13 @@ void fl_lin_free(fl_lin *l) {
 int fl_lin_create(const fl_lin_opts *o, const fl_csr *K, fl_lin **out) {
   *out = NULL;
   const fl_lin_ops *ops = fl_lin_ops_get(o->type);
+#ifdef FL_HAVE_PETSC
+  if (!ops && o->type == FL_LIN_PETSC)
+    return fl_seterr(FL_ERR_LIBRARY,
+                     "nsn: lin=petsc: cannot load the PETSc module frictionlab-petsc.so (%s); "
+                     "FL_PETSC_MODULE=PATH names it",
+                     petsc_why);
+#endif
   if (!ops)
     return fl_seterr(FL_ERR_UNSUPPORTED,
                      "nsn: lin=%s is not available in this build (PETSc not found at "

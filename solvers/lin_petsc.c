@@ -16,6 +16,10 @@
  * With lin.petsc_comm=world the matrix is distributed by rows over PETSC_COMM_WORLD
  * (MatCreateAIJ); every rank must then solve the same system collectively and gets the whole
  * solution back (VecScatterCreateToAll).
+ *
+ * Built as the module frictionlab-petsc.so (CMakeLists.txt), not into libfrictionlab: lin.c
+ * loads it on first use and hands it the few library functions it calls (fl_lin_petsc_host),
+ * so that a process that never solves with PETSc never loads it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +31,14 @@
 
 #ifdef FL_HAVE_PETSC
 #include <petscksp.h>
+
+// the library's functions, through the table lin.c passes in (fl_lin_petsc_module)
+static const fl_lin_petsc_host *host;
+#define fl_seterr host->seterr
+#define fl_calloc host->calloc
+#define fl_free host->free
+#define fl__lin_record host->record
+#define fl_campaign_size host->campaign_size
 
 typedef struct petsc_impl {
   MPI_Comm comm;
@@ -256,7 +268,14 @@ static int petsc_solve(fl_lin *l, const fl_csr *K, const double *b, double *x) {
 }
 
 
-const fl_lin_ops fl_lin_petsc_ops = {"petsc", petsc_setup, petsc_solve, petsc_destroy};
+static const fl_lin_ops petsc_ops = {"petsc", petsc_setup, petsc_solve, petsc_destroy};
+
+__attribute__((visibility("default"))) const fl_lin_ops *fl_lin_petsc_module(
+    const fl_lin_petsc_host *h) {
+  if (!h || h->lin_size != sizeof(fl_lin)) return NULL;
+  host = h;
+  return &petsc_ops;
+}
 
 #else
 typedef int fl_lin_petsc_unused_; /* PETSc not compiled in: "petsc" is reported unsupported */

@@ -67,13 +67,15 @@
  * "Robustness and the proximal loop"). Every path falls back to the projection step when the
  * Newton direction is not finite or not usable, and never hands out a non-finite iterate.
  *
- * ncp=ac on a global problem (the default, ncp=auto, unless it has bilateral rows): solved in
+ * ncp=ac on a global problem (the default, ncp=auto, unless it has no contacts): solved in
  * its local form (fl_problem_local_form, formed in setup as prox does: W = J A^-1 J^T +
- * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; bilateral rows,
- * which the local form cannot express, are refused. On global problems the auto values make it
- * near-rigid (ac.compliance: W_ii (1 + 3e-4)), non-monotone in its search (ac.nonmono), polished
- * on the rigid problem once the near-rigid one converged (ac.polish), and a solve that fails
- * hands out its best iterate with no kinetic energy added (ac.best; fl__nsn_solve_ac).
+ * diag(R_n), q = J v* + b - vhat_n), handing out v = v* + A^-1 J^T gamma; with bilateral rows
+ * the local form covers them too (ac_local_with_rows: W_hh + c_h, q_h = J_h v* + b_h + g0_h/dt),
+ * each an equality row F_h = rho_h u_h or held at its bound. On global problems the auto values
+ * make the contact rows near-rigid (ac.compliance: W_ii (1 + 3e-4); joint rows stay rigid),
+ * non-monotone in its search (ac.nonmono), polished on the rigid problem once the near-rigid
+ * one converged (ac.polish), and a solve that fails hands out its best iterate with no kinetic
+ * energy added (ac.best; fl__nsn_solve_ac).
  * World steps have redundant contacts (four or more per face), where W is singular, so there
  * the Jacobian is regularized (ac.reg) and a solve that has not converged after ac.restart
  * iterations restarts once from gamma = 0 with a Tikhonov continuation (fl__nsn_solve_ac). Their
@@ -96,9 +98,10 @@ static const fl_option_desc nsn_options[] = {
   {"ncp", FL_OPT_ENUM, OO(ncp), 0, 0, NCP_AUTO, "fb|min|ac|auto",
    "NCP function: Fischer-Burmeister or min-map (compliance form, inner lin), ac = Alart-"
    "Curnier with its exact Jacobian and an LU (ac.lu), on global problems through their local "
-   "form W = J A^-1 J^T, q (no bilateral rows); auto = ac, except fb on global problems with "
-   "bilateral rows or no contacts. On world steps ac is near-rigid (ac.compliance 3e-4) with "
-   "a rigid polish (ac.polish), so stick and slip are Coulomb's to rounding; a step that does "
+   "form W = J A^-1 J^T, q (bilateral rows as equality rows, or held at their bounds); auto = "
+   "ac, except fb on global problems without contacts. On world steps ac is near-rigid "
+   "(ac.compliance 3e-4 on contact rows) with a rigid polish (ac.polish), so stick and slip "
+   "are Coulomb's to rounding; a step that does "
    "not converge returns a negative reason and its best iterate, capped so that it adds no "
    "kinetic energy (docs/nsn.md)"},
   {"precond", FL_OPT_ENUM, OO(precond), 0, 0, PRE_EFFMASS, "identity|timestep|effmass",
@@ -194,6 +197,7 @@ static void nsn_destroy(fl_solver *s) {
   fl_free(d->acdk);
   fl_free(d->acwd);
   fl_problem_free(d->pl);
+  fl_free(d->plq);
   fl_free(d->acG);
   fl_free(d->acpiv);
   if (d->num) umfpack_di_free_numeric(&d->num);
@@ -296,6 +300,56 @@ static int nsn_blocks(nsn_data *d, const fl_problem *p, int pair) {
   return FL_OK;
 }
 
+/* ncp=ac on a global problem p with bilateral rows: its local form over all n = 3 nc + nh rows
+ * into d->pl (as fl_problem_local_problem, which has no bilateral rows), and d->dyn:
+ * W = J A^-1 J^T + diag(R_n, 0, 0, ..., c_h), q = J v* + b - (vhat_n, 0, 0, ..., -g0_h/dt),
+ * so that (W gamma + q)_h = J_h v + b_h + g0_h/dt + c_h gamma_h is the row's residual; its
+ * bounds lo, hi are kept (d->plq holds q, lo, hi; g0 and compliance are folded in) */
+static int ac_local_with_rows(nsn_data *d, const fl_problem *p) {
+  fl_int nc = p->nc, nh = p->nh, m = 3 * nc, n = m + nh;
+  FL_TRY(fl_dynamics_create(p, &d->dyn));
+  if (!fl_dynamics_JAinv(d->dyn))
+    return fl_errcode() < 0 ? fl_errcode() : fl_seterr(FL_ERR_NOMEM, "%s: J A^-1", p->name);
+  FL_TRY(fl_problem_alloc(FL_PROBLEM_LOCAL, 0, nc, 0, 0, &d->pl));
+  fl_problem *l = d->pl;
+  memcpy(l->name, p->name, sizeof l->name);
+  l->dt = p->dt;
+  memcpy(l->mu, p->mu, (size_t)nc * sizeof(double));
+  d->plq = fl_malloc(((size_t)n + 2 * (size_t)nh) * sizeof(double));
+  if (!d->plq) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (%s, local form)", p->name);
+  l->nh = nh;
+  l->q = d->plq;
+  l->lo = d->plq + n;
+  l->hi = l->lo + nh;
+  FL_TRY(fl_dynamics_delassus(d->dyn, &l->W));
+  double *q = l->q;
+  for (fl_int r = 0; r < n; r++) q[r] = p->b ? p->b[r] : 0.0;
+  fl_csr_gemv(p->J, 1.0, p->vstar, 1.0, q);
+  for (fl_int r = 0; r < n; r++) { // the diagonal terms: R_n, c_h (W's pattern holds W_rr)
+    double add = 0;
+    if (r < m) {
+      if (r % 3 == 0) {
+        double vhat;
+        fl_problem_normal_law(p, r / 3, &add, &vhat);
+        q[r] -= vhat;
+      }
+    } else {
+      fl_int h = r - m;
+      add = p->compliance ? p->compliance[h] : 0;
+      q[r] += (p->g0 ? p->g0[h] : 0) / p->dt;
+      l->lo[h] = p->lo ? p->lo[h] : -INFINITY;
+      l->hi[h] = p->hi ? p->hi[h] : INFINITY;
+    }
+    if (add == 0) continue;
+    fl_int k = l->W->rowptr[r];
+    while (k < l->W->rowptr[r + 1] && l->W->col[k] != r) k++;
+    if (k == l->W->rowptr[r + 1])
+      return fl_seterr(FL_ERR_STATE, "nsn: %s: W has no diagonal entry in row %d", p->name, (int)r);
+    l->W->val[k] += add;
+  }
+  return FL_OK;
+}
+
 static int nsn_setup(fl_solver *s, const fl_problem *p) {
   nsn_data *d = s->data;
   const nsn_opts *o = s->opts;
@@ -304,11 +358,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   d->nv = p->nv;
   d->n = fl_problem_nrows(p);
   d->global = p->kind == FL_PROBLEM_GLOBAL;
-  // auto: Alart-Curnier, except on global problems with bilateral rows (its local form
-  // cannot express them) or without contacts (nothing for it to solve), which keep
-  // Fischer-Burmeister
-  d->ncp = o->ncp == NCP_AUTO ? (d->global && (p->nh > 0 || p->nc == 0) ? NCP_FB : NCP_AC)
-                              : o->ncp;
+  // auto: Alart-Curnier (bilateral rows included, as equality rows of its local form), except
+  // on global problems without contacts, which keep Fischer-Burmeister
+  d->ncp = o->ncp == NCP_AUTO ? (d->global && p->nc == 0 ? NCP_FB : NCP_AC) : o->ncp;
   d->ls = o->line_search == LS_AUTO ? (d->global && d->ncp != NCP_AC ? LS_NONE : LS_BACKTRACK)
                                      : o->line_search;
   d->acreg = o->ac_reg >= 0 ? o->ac_reg : 1e-11;
@@ -325,10 +377,9 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
   if (d->ncp == NCP_AC && d->global) {
     // its local form, as prox: W = J A^-1 J^T + diag(R_n), q = J v* + b - vhat_n
     if (p->nh > 0)
-      return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: ncp=ac: global problem %s has %d bilateral "
-                       "rows, which its local form (W, q, mu) cannot express (use ncp=fb or min)",
-                       p->name, (int)p->nh);
-    FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
+      FL_TRY(ac_local_with_rows(d, p));
+    else
+      FL_TRY(fl_problem_local_problem(p, &d->dyn, &d->pl));
     d->B = fl_dynamics_JAinv(d->dyn);
     p = d->pl; // from here on the local problem
     d->global = 0;
@@ -343,7 +394,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(fl_dynamics_delassus(d->dyn, &d->Wown));
     d->W = d->Wown;
   } else {
-    if (p->nh > 0 || !p->W || !p->q)
+    if ((p->nh > 0 && p != d->pl) || !p->W || !p->q)
       return fl_seterr(FL_ERR_UNSUPPORTED, "nsn: local problem %s needs W and q and no "
                        "bilateral rows", p->name);
     d->W = p->W;
@@ -361,6 +412,7 @@ static int nsn_setup(fl_solver *s, const fl_problem *p) {
     for (fl_int r = 0; r < Wc->nrow; r++) {
       d->acdk[r] = -1;
       d->acwd[r] = d->acwd[nr + (size_t)r] = 0;
+      if (r >= 3 * d->nc) continue; // contact rows only: joints stay rigid
       for (fl_int k = Wc->rowptr[r]; k < Wc->rowptr[r + 1]; k++)
         if (Wc->col[k] == r) {
           d->acdk[r] = k;

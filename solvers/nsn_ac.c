@@ -56,7 +56,8 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
   const fl_csr *W = d->W;
   fl_int n = d->n, nc = d->nc;
   size_t nn = (size_t)(n > 0 ? n : 1), nnc = (size_t)(nc > 0 ? nc : 1);
-  d->acF = fl_malloc((6 * nn + 20 * nnc) * sizeof(double));
+  size_t nnh = (size_t)(d->nh > 0 ? d->nh : 1);
+  d->acF = fl_malloc((6 * nn + 20 * nnc + 3 * nnh) * sizeof(double));
   if (!d->acF) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
   d->acFt = d->acF + nn;
   d->acut = d->acFt + nn;
@@ -66,6 +67,12 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
   d->acblk = d->acwdx + nn;
   d->acrn = d->acblk + 18 * nnc;
   d->acrt = d->acrn + nnc;
+  d->acrh = d->acrt + nnc;
+  d->acbh = d->acrh + nnh;
+  for (fl_int h = 0; h < d->nh; h++) { // bilateral rows: rho = 1/W_hh
+    double whh = d->wdiag[3 * nc + h];
+    d->acrh[h] = whh > DBL_MIN ? 1.0 / whh : 1.0;
+  }
   for (fl_int i = 0; i < nc; i++) {
     double wnn = d->wdiag[3 * i];
     d->acrn[i] = wnn > DBL_MIN ? 1.0 / wnn : 1.0;
@@ -91,7 +98,7 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
   fl_int *loc = fl_malloc(nn * sizeof(fl_int));
   d->jptr = fl_malloc((nn + 1) * sizeof(int));
   d->wpos = fl_malloc((size_t)(W->nnz > 0 ? W->nnz : 1) * sizeof(fl_int));
-  d->dpos = fl_malloc(3 * nnc * sizeof(fl_int));
+  d->dpos = fl_malloc(nn * sizeof(fl_int));
   int rc = FL_OK;
   if (!mark || !list || !loc || !d->jptr || !d->wpos || !d->dpos) {
     rc = fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (ac)");
@@ -110,6 +117,8 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
     }
     nnz += 3 * (size_t)len;
   }
+  for (fl_int r = 3 * nc; r < n; r++) // a bilateral row: W's row (its diagonal included)
+    nnz += (size_t)(W->rowptr[r + 1] - W->rowptr[r]) + 1;
   d->jcol = fl_malloc((nnz > 0 ? nnz : 1) * sizeof(int));
   d->jval = fl_calloc(nnz > 0 ? nnz : 1, sizeof(double));
   if (!d->jcol || !d->jval) {
@@ -134,6 +143,18 @@ int fl__nsn_ac_setup(nsn_data *d, int dense, int spectral) {
       d->dpos[r] = loc[r];
       for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) d->wpos[k] = loc[W->col[k]];
     }
+  }
+  for (fl_int r = 3 * nc; r < n; r++) {
+    int len = 0, mk = (int)(r + nc); // a mark no contact uses
+    mark[r] = mk, list[len++] = r;
+    for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++)
+      if (mark[W->col[k]] != mk) mark[W->col[k]] = mk, list[len++] = W->col[k];
+    qsort(list, (size_t)len, sizeof(int), cmp_int);
+    for (int q = 0; q < len; q++) loc[list[q]] = q;
+    d->jptr[r + 1] = d->jptr[r] + len;
+    memcpy(d->jcol + d->jptr[r], list, (size_t)len * sizeof(int));
+    d->dpos[r] = loc[r];
+    for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) d->wpos[k] = loc[W->col[k]];
   }
 out:
   fl_free(mark);
@@ -184,6 +205,28 @@ static double ac_eval(const nsn_data *d, const fl_problem *p, const double *gamm
       memcpy(blk + 18 * i + 9, B, sizeof B);
     }
   }
+  // bilateral rows: F_h = gamma_h - P_[lo,hi](gamma_h - rho_h u_h), u_h the row's residual;
+  // inside the box F_h = rho_h u_h (an equality row: A = 0, B = rho_h), at a bound A = 1
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * d->nc + h;
+    double rh = d->acrh[h], x = gamma[r] - rh * u[r], f, a = 0, b = 0;
+    if (x < p->lo[h]) {
+      f = gamma[r] - p->lo[h];
+      a = 1;
+    } else if (x > p->hi[h]) {
+      f = gamma[r] - p->hi[h];
+      a = 1;
+    } else {
+      f = rh * u[r];
+      b = rh;
+    }
+    F[r] = f;
+    th += f * f;
+    if (blk) {
+      d->acbh[2 * h] = a;
+      d->acbh[2 * h + 1] = b;
+    }
+  }
   return 0.5 * th;
 }
 
@@ -207,6 +250,15 @@ static void ac_build(nsn_data *d) {
         if (mu > 0) row[d->dpos[w]] += bb * mu * d->wdiag[w];
       }
     }
+  }
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * d->nc + h;
+    double a = d->acbh[2 * h], bb = d->acbh[2 * h + 1], *row = d->jval + d->jptr[r];
+    for (int q = 0; q < d->jptr[r + 1] - d->jptr[r]; q++) row[q] = 0;
+    row[d->dpos[r]] += a;
+    if (bb == 0) continue;
+    for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) row[d->wpos[k]] += bb * W->val[k];
+    if (mu > 0) row[d->dpos[r]] += bb * mu * d->wdiag[r];
   }
 }
 
@@ -234,6 +286,14 @@ static void ac_build_dense(nsn_data *d) {
         if (mu > 0) row[w] += bb * mu * d->wdiag[w];
       }
     }
+  }
+  for (fl_int h = 0; h < d->nh; h++) {
+    fl_int r = 3 * d->nc + h;
+    double a = d->acbh[2 * h], bb = d->acbh[2 * h + 1], *row = d->acG + (size_t)r * (size_t)n;
+    row[r] += a;
+    if (bb == 0) continue;
+    for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) row[W->col[k]] += bb * W->val[k];
+    if (mu > 0) row[r] += bb * mu * d->wdiag[r];
   }
 }
 
@@ -329,6 +389,14 @@ static void ac_gs_sweep(nsn_data *d, const fl_problem *p, const double *gamma, d
     g[0] = pn;
     g[1] = y1;
     g[2] = y2;
+  }
+  for (fl_int h = 0; h < d->nh; h++) { // bilateral rows: P_[lo,hi](gamma_h - rho_h u_h)
+    fl_int r = 3 * d->nc + h;
+    double u = p->q[r] + tk * d->wdiag[r] * x[r];
+    for (fl_int k = W->rowptr[r]; k < W->rowptr[r + 1]; k++) u += W->val[k] * x[W->col[k]];
+    double y = x[r] - d->acrh[h] * u;
+    y = y < p->lo[h] ? p->lo[h] : y > p->hi[h] ? p->hi[h] : y;
+    if (isfinite(y)) x[r] = y;
   }
 }
 

@@ -124,7 +124,10 @@ typedef struct nsn_data {
   double *acbestg;     /* (n) ac.best: the iterate of least own residual */
   double acmu;         /* Jacobian G = A + B (W + acmu diag W) of the current iteration */
   fl_problem *pl;      /* ncp=ac on a global problem: its local form (owned); dyn and B give
-                          the velocities handed out, v* + A^-1 J^T gamma */
+                          the velocities handed out, v* + A^-1 J^T gamma; with bilateral
+                          rows its nh, q (3 nc + nh), lo and hi (nh) live in plq */
+  double *plq;         /* owned: pl's q, lo, hi when the global problem has bilateral rows */
+  double *acrh, *acbh; /* (nh), (2 nh) ac: bilateral rows' rho = 1/W_hh, their A and B */
 } nsn_data;
 
 

@@ -441,6 +441,7 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
 /* workspace of one solve (arena) */
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
+  double *upd;    /* (2 nv) zeros: predict's two rank-one update vectors (the simplicial factor) */
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -452,13 +453,23 @@ typedef struct sap_work {
  * n = 3 fixed, the same products summed in the same order, unrolled; without the loop's
  * leading 0.0 + (it turns a -0 sum into +0, and H never holds -0): bit-identical H */
 static void contact_block(const double *G, const double *B, fl_int m, double *T,
-                          const fl_int *hp, double *hx) {
+                          const fl_int *hp, double *hx, int huber) {
   const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
   double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
-  for (fl_int a = 0; a < m; a++) {
-    T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
-    T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
-    T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+  if (huber) {
+    // the Huber block has G[1] = G[2] = G[3] = G[6] = +0: their terms are left out (T may
+    // then hold +0 where it held -0, which leaves every sum into hx, never -0, unchanged)
+    for (fl_int a = 0; a < m; a++) {
+      T0[a] = G[0] * B0[a];
+      T1[a] = G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[7] * B1[a] + G[8] * B2[a];
+    }
+  } else {
+    for (fl_int a = 0; a < m; a++) {
+      T0[a] = G[0] * B0[a] + G[1] * B1[a] + G[2] * B2[a];
+      T1[a] = G[3] * B0[a] + G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[6] * B0[a] + G[7] * B1[a] + G[8] * B2[a];
+    }
   }
   for (fl_int b = 0; b < m; b++) {
     double t0 = T0[b], t1 = T1[b], t2 = T2[b];
@@ -483,6 +494,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
       if (d->apos[q] >= 0) hx[d->apos[q]] += A->val[q];
   }
   // constraint blocks M = J_k^T G_k J_k
+  int huber = d->model == MODEL_LAGGED && d->huber;
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int n = con_nrow(d, k);
     const double *Gk = w->G + (k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc));
@@ -493,7 +505,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     fl_int m = d->dptr[k + 1] - d->dptr[k];
     const double *B = d->Jb + d->jptr[k];
     if (n == 3 && !d->dense) {
-      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx);
+      contact_block(Gk, B, m, w->T, d->hpos + d->hptr[k], hx, huber);
       continue;
     }
     // T = G_k J_k (n x m)
@@ -808,6 +820,90 @@ static int predict_stick(sap_data *d, const fl_problem *p, const sap_work *w) {
 }
 
 
+/* L D L^T + x x^T + y y^T in place (simplicial LDL^T, columns' rows ascending, the diagonal D
+ * first): Gill, Golub, Murray and Saunders' method C1 along the elimination tree from j, the
+ * first nonzero of x and y (their nonzeros lie on that path: a clique of H). Each entry gets
+ * the x update then the y update, the arithmetic of two rank-one updates in turn, with L's
+ * column read once. Leaves x and y zero. */
+static void ldl_rank2(const int *Lp, const int *Li, const int *Lnz, double *Lx, double *x,
+                      double *y, int j) {
+  double ax = 1.0, ay = 1.0;
+  while (j >= 0) {
+    int p0 = Lp[j], n = Lnz[j];
+    double px = x[j], py = y[j], bx = 0.0, by = 0.0;
+    x[j] = y[j] = 0.0;
+    if (px != 0.0) {
+      double dj = Lx[p0], dbar = dj + ax * px * px;
+      bx = px * ax / dbar;
+      ax *= dj / dbar;
+      Lx[p0] = dbar;
+    }
+    if (py != 0.0) {
+      double dj = Lx[p0], dbar = dj + ay * py * py;
+      by = py * ay / dbar;
+      ay *= dj / dbar;
+      Lx[p0] = dbar;
+    }
+    if (px != 0.0 && py != 0.0) {
+      for (int q = p0 + 1; q < p0 + n; q++) {
+        int i = Li[q];
+        double l = Lx[q];
+        x[i] -= px * l;
+        l += bx * x[i];
+        y[i] -= py * l;
+        Lx[q] = l + by * y[i];
+      }
+    } else if (px != 0.0 || py != 0.0) {
+      double p = px != 0.0 ? px : py, b = px != 0.0 ? bx : by, *z = px != 0.0 ? x : y;
+      for (int q = p0 + 1; q < p0 + n; q++) {
+        int i = Li[q];
+        z[i] -= p * Lx[q];
+        Lx[q] += b * z[i];
+      }
+    }
+    j = n > 1 ? Li[p0 + 1] : -1;
+  }
+}
+
+
+/* predict on the simplicial factor: the predicted model's H differs from the plain one only in
+ * the tangent blocks of the hinted contacts that slide now, f (I - t t^T)/|u_t| -> I/R_t, i.e.
+ * by t t^T/R_t + (1/R_t - f/|u_t|) s s^T (s = t turned by 90 degrees, both terms >= 0 since
+ * |u_t| >= f R_t): two rank-one updates of L per such contact instead of assembling and
+ * factorizing H again (the same matrix up to round-off). Returns 1 when L is the predicted
+ * model's factor, 0 when this factor cannot be updated (dense, supernodal, LL^T). */
+static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
+  cholmod_factor *L = d->L;
+  if (d->dense || !d->perm || !w->upd || L->is_super || L->is_ll || L->xtype != CHOLMOD_REAL)
+    return 0;
+  const int *Lp = L->p, *Li = L->i, *Lnz = L->nz, *pinv = d->perm + d->nv;
+  double *Lx = L->x, *x = w->upd, *y = w->upd + d->nv;
+  for (fl_int k = 0; k < d->nc; k++) {
+    if (!d->hint[k]) continue;
+    const double *u = w->vc + 3 * k;
+    double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1], ut = hypot(u[1], u[2]);
+    if (!(f > 0.0) || ut < f * rt || !(ut > 0.0)) continue; // its block is I/R_t already
+    double n1 = u[1] / ut, n2 = u[2] / ut;
+    const fl_int *S = d->dof + d->dptr[k];
+    fl_int m = d->dptr[k + 1] - d->dptr[k];
+    const double *B1 = d->Jb + d->jptr[k] + m, *B2 = B1 + m;
+    // x along t, y along s (zero when the slip sits on the region's edge)
+    double lt = 1.0 / rt, ls = 1.0 / rt - f / ut;
+    double sx = sqrt(lt), sy = ls > 0.0 ? sqrt(ls) : 0.0;
+    int jmin = (int)d->nv;
+    for (fl_int a = 0; a < m; a++) {
+      int j = pinv[S[a]];
+      x[j] = sx * (n1 * B1[a] + n2 * B2[a]);
+      y[j] = sy * (-n2 * B1[a] + n1 * B2[a]);
+      if (j < jmin) jmin = j;
+    }
+    ldl_rank2(Lp, Li, Lnz, Lx, x, y, jmin);
+  }
+  d->nupdate++;
+  return 1;
+}
+
+
 /* what a Newton iteration leaves: go on, SAP's rules ended the pass (s->reason set, converged or
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
@@ -849,7 +945,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
       d->hint_on = 0;
       fl_csr_gemtv(p->J, 1.0, w.dvc, 0.0, w.rhs);
       for (fl_int i = 0; i < nv; i++) w.rhs[i] -= w.Av[i];
-      rc = newton_factor(d, p, &w);
+      rc = predict_update(d, p, &w) ? FL_OK : newton_factor(d, p, &w);
       if (rc == FL_OK) rc = newton_solve(d, &w, w.dv);
       if (rc != FL_OK) {
         s->reason = rc;
@@ -1031,6 +1127,12 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.T = FL_ALLOC(ar, 3 * d->mmax + 1, double);
   w.mode = FL_ALLOC(ar, d->ncon + 1, int);
   w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
+  w.upd = NULL;
+  if (o->predict && d->perm) {
+    w.upd = FL_ALLOC(ar, 2 * nv + 1, double);
+    if (!w.upd) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+    memset(w.upd, 0, 2 * (size_t)nv * sizeof(double));
+  }
   if (!w.vc || !w.dvc || !w.G || !w.g || !w.dv || !w.dp || !w.vmv || !w.Avs || !w.Av || !w.jg ||
       !w.rhs || !w.T || !w.mode || !w.mode_prev)
     return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
@@ -1044,6 +1146,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   for (fl_int i = 0; i < nv; i++)
     if (!d->part[i]) v[i] = p->vstar[i];
   d->nfactor = 0;
+  d->nupdate = 0;
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
   d->hint_on = 0;
@@ -1133,7 +1236,8 @@ static void sap_view(const fl_solver *s, FILE *f) {
             d->L->is_super ? "supernodal" : "simplicial", ((const int *)d->H->p)[d->nv],
             d->cm.lnz, d->cm.fl);
   }
-  fprintf(f, "  sap: %d factorizations in the last solve\n", d->nfactor);
+  fprintf(f, "  sap: %d factorizations and %d predicted updates in the last solve\n", d->nfactor,
+          d->nupdate);
 }
 
 

@@ -99,13 +99,15 @@ typedef struct sap_data {
   fl_int *apos;   /* (nnz of A) position of each A entry in H->x, -1 above the diagonal */
   fl_int *hptr;   /* (ncon + 1) into hpos */
   fl_int *hpos;   /* lower pairs (a >= b) of each constraint block, b outer */
-  int *perm;      /* (nv) simplicial: H is P H0 P^T (upper, natural order), perm[k] the dof of
-                   * its row k; NULL when H is H0 itself (lower, CHOLMOD permutes it) */
+  int *perm;      /* (2 nv) simplicial: H is P H0 P^T (upper, natural order), perm[k] the dof of
+                   * its row k, perm[nv + dof] that dof's row; NULL when H is H0 itself (lower,
+                   * CHOLMOD permutes it) */
   double *prhs;   /* (nv) the permuted right-hand side, with perm */
   fl_int *karow, *kacol; /* copies of A's pattern (rowptr, col): the key of what is kept */
   size_t arena_bytes;
   /* last solve */
   int nfactor;
+  int nupdate;    /* predict's rank-one updates of the factor instead of a factorization */
 } sap_data;
 
 #define SD(s) ((sap_data *)(s)->data)

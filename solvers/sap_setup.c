@@ -356,7 +356,7 @@ static int prepermute(sap_data *d, const fl_csr *A, const char *nm) {
   int *cnt = fl_calloc((size_t)nv + 2, sizeof(int));
   int *row = fl_malloc((nnz + 1) * sizeof(int));
   int *col = fl_malloc((nnz + 1) * sizeof(int));
-  d->perm = fl_malloc(((size_t)nv + 1) * sizeof(int));
+  d->perm = fl_malloc((2 * (size_t)nv + 1) * sizeof(int));
   d->prhs = fl_malloc(((size_t)nv + 1) * sizeof(double));
   int rc = FL_OK;
   cholmod_sparse *U = NULL;
@@ -366,6 +366,7 @@ static int prepermute(sap_data *d, const fl_csr *A, const char *nm) {
   }
   memcpy(d->perm, P, (size_t)nv * sizeof(int));
   for (fl_int k = 0; k < nv; k++) pinv[P[k]] = (int)k;
+  memcpy(d->perm + nv, pinv, (size_t)nv * sizeof(int));
   // entry q = (i, j) of the lower H goes to (min, max) of (pinv i, pinv j), in the order of
   // CHOLMOD's own permuted transpose (the columns of P H P^T in turn, each column's entries as
   // H holds them): the factorization's sparse triangular solves visit a column's entries in
@@ -642,8 +643,8 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(setup_cholmod(s, d, p, o, nm));
   }
 
-  // scratch of one solve: 11 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
-  size_t nd = 11 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+  // scratch of one solve: 13 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
+  size_t nd = 13 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
               (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
   d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
   FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));

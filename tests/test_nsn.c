@@ -604,24 +604,27 @@ FL_TEST(ac_on_global_matches_fb) {
 }
 
 
-/* the local form has no bilateral rows: ncp=ac refuses a global problem with one, saying why
- * (the particle of bilateral_row) */
-FL_TEST(ac_global_bilateral_refused) {
-  double v0[3] = {0.5, 0.1, 0};
-  fl_problem *p = particle(3.0, 0.0, v0, 0.01, 0, INFINITY, 0, 1, 2e-3, 1e-2);
-  ASSERT(p);
-  ASSERT(p->nh == 1);
-  fl_solver *s = NULL;
-  ASSERT_OK(fl_register_all());
-  ASSERT_OK(fl_solver_create("nsn", &s));
-  ASSERT_OK(fl_solver_set_option(s, "ncp", "ac"));
-  ASSERT_EQ(fl_solver_setup(s, p), FL_ERR_UNSUPPORTED);
-  ASSERT_STR_CONTAINS(fl_errmsg(), "bilateral");
-  // fb takes it
-  ASSERT_OK(fl_solver_set_option(s, "ncp", "fb"));
-  ASSERT_OK(fl_solver_setup(s, p));
-  fl_solver_destroy(s);
-  fl_problem_free(p);
+/* issue 50: ncp=ac takes a global problem with a bilateral row (its local form over 3 nc + nh
+ * rows, the row an equality F_h = rho_h u_h or held at its bound): bilateral_row's closed forms,
+ * free and at the bound lo, with ncp=ac and with fb (which the default was before) */
+FL_TEST(ac_global_bilateral_row) {
+  double m = 3.0, dt = 0.01, g0 = 2e-3, c = 1e-2, v0[3] = {0.5, 0.1, 0};
+  const char *ncps[2] = {"ncp=ac", "ncp=fb"};
+  for (int k = 0; k < 2; k++) {
+    fl_problem *p = particle(m, 0.0, v0, dt, 0, INFINITY, 0, 1, g0, c);
+    ASSERT(p);
+    double gh = -(v0[0] + g0 / dt) / (1 / m + c), gn = -m * p->vstar[2];
+    double gex[4] = {gn, 0, 0, gh}, vex[3] = {v0[0] + gh / m, v0[1], 0};
+    const char *o[] = {"max_iter=100", "abs_tol=1e-13", ncps[k], NULL};
+    int rc = check_particle(p, o, vex, gex, 4, 1e-10);
+    if (rc == 0) {
+      p->lo[0] = 0.5 * gh;
+      double gex2[4] = {gn, 0, 0, 0.5 * gh}, vex2[3] = {v0[0] + 0.5 * gh / m, v0[1], 0};
+      rc = check_particle(p, o, vex2, gex2, 4, 1e-10);
+    }
+    fl_problem_free(p);
+    if (rc) return rc;
+  }
   return 0;
 }
 

@@ -499,6 +499,41 @@ FL_TEST(delassus_vs_dense) {
 
 
 /* local form of the compliant box: W = J A^-1 J^T + diag(R_n, 0, 0), q = J v* - (vhat_n, 0, 0) */
+/* J A^-1 and W are estimated against fl_mem_limit() before they are built (issue 51, item 5):
+ * box_on_plane has 12 rows on one 6-dof clique, so J A^-1 holds 72 entries (864 bytes at 12 a
+ * value and column) and W's pattern at most 12 + 12^2 = 156 (2496 bytes at 16). */
+FL_TEST(delassus_size_refused) {
+  fl_problem *p;
+  ASSERT_OK(fl_problem_create_example("box_on_plane", &p));
+  const char *lims[2] = {"0.0005", "0.002"}; /* MiB: 524 bytes refuse J A^-1, 2097 refuse W */
+  const char *what[2] = {"J A^-1 needs about", "the Delassus matrix W = J A^-1 J^T needs about"};
+  for (int k = 0; k < 2; k++) {
+    setenv("FL_MEM_LIMIT_MB", lims[k], 1);
+    fl_dynamics *d;
+    ASSERT_OK(fl_dynamics_create(p, &d));
+    fl_csr *W = NULL;
+    int rc = fl_dynamics_delassus(d, &W);
+    unsetenv("FL_MEM_LIMIT_MB");
+    ASSERT_EQ(rc, FL_ERR_NOMEM);
+    ASSERT(W == NULL);
+    ASSERT(strstr(fl_errmsg(), what[k]) != NULL);
+    ASSERT(strstr(fl_errmsg(), "(raise it with --mem-limit GB or FL_MEM_LIMIT_MB)") != NULL);
+    fl_dynamics_free(d);
+  }
+  // the default limit: built, 12 x 12
+  fl_dynamics *d;
+  ASSERT_OK(fl_dynamics_create(p, &d));
+  fl_csr *W;
+  ASSERT_OK(fl_dynamics_delassus(d, &W));
+  ASSERT_EQ(W->nrow, 12);
+  ASSERT_EQ(W->nnz, 144);
+  fl_csr_free(W);
+  fl_dynamics_free(d);
+  fl_problem_free(p);
+  return 0;
+}
+
+
 FL_TEST(local_form) {
   fl_problem *p;
   ASSERT_OK(fl_problem_create_example("box_on_plane_compliant", &p));

@@ -212,6 +212,26 @@ FL_TEST(drag) { return cases_pass("drag", 4); }
 FL_TEST(sphere_slide) { return cases_pass("sphere_slide", 3); }
 FL_TEST(sphere_roll) { return cases_pass("sphere_roll", 3); }
 FL_TEST(turntable) { return cases_pass("turntable_stick,turntable_slip", 2); }
+/* issue 50: the driven turntable (a revolute joint's drive row holds the table at 2 pi rad/s):
+ * sticking, the radius after k steps is r0 (1 + omega^2 dt^2)^(k/2), and step k + 1 asks for
+ * omega^2 r_k of friction, so the recursion's first slipping step is k + 1 with the closed
+ * form k = floor(2 ln(r_c/r0) / ln(1 + omega^2 dt^2)) + 1; NSN at its defaults (Alart-Curnier
+ * with the joint's rows) releases the cube there (release_s: slip above 1e-4 m/s, within one
+ * step at dt 0.01 and 0.1 % at 1e-3) and ends at the recursion's radius within 0.1 % */
+FL_TEST(turntable_driven) {
+  double mu = 0.5, om = 2 * M_PI, rc = mu * G / (om * om), r0 = 0.95 * rc;
+  double dts[2] = {0.01, 1e-3};
+  for (int k = 0; k < 2; k++) {
+    double dt = dts[k], w2 = om * om * dt * dt;
+    int n = (int)(3.0 / dt), kr;
+    fl__verify_ref_turntable_release(dt, n, r0, om, mu, 0, &kr);
+    int kc = (int)floor(2 * log(rc / r0) / log1p(w2)) + 1;
+    ASSERT_EQ(kr, kc + 1); /* the step after: its start point is r_kc's end point */
+    ASSERT(r0 * pow(1 + w2, 0.5 * (kc - 1)) * om * om <= mu * G);
+    ASSERT(r0 * pow(1 + w2, 0.5 * kc) * om * om > mu * G);
+  }
+  return cases_pass_row(0, "turntable_driven,turntable_coarse", "", 4);
+}
 FL_TEST(heavy_on_light) { return cases_pass("heavy_on_light", 4); }
 FL_TEST(compliant_sink) { return cases_pass("compliant_sink", 1); }
 /* issue 50: the coin against the published disk read the same way (eps 0.667222 at 10 mu g dt,
@@ -252,13 +272,13 @@ FL_TEST(arch_knife_edges) { return cases_pass_at(0, "arch_stand,arch_fall", 2); 
  * (9 s in Release: labelled slow, out of the sanitizer pass) */
 FL_TEST(slow_semiarch_sliding_limit) { return cases_pass_at(0, "semiarch_stand,semiarch_fall", 2); }
 /* Hertz line contact on the 12-ring FEM cylinder: the plates' approach within 2 % (NSN at its
- * defaults; ncp=ac takes no bilateral rows). 10 s in Release: labelled slow. */
+ * defaults: Alart-Curnier with the bilateral rows). 10 s in Release: labelled slow. */
 FL_TEST(slow_hertz_line) { return cases_pass_row(0, "hertz_line", "", 1); }
 /* zong-fig6's FEM cube (2 cells per edge in --quick): the panels' normal forces equal the
  * push and each carries m g / 2 of friction, the cube at rest; frictionless and without
  * gravity it takes the uniaxial strains F/(E a^2) and nu F/(E a^2). NSN with the settings of
- * docs/bench-world.md (ncp=ac takes no joints; the default leaves the friction split 0.16 %
- * uneven on this mesh after 5 failed steps). */
+ * docs/bench-world.md (the default passes too since NSN's Alart-Curnier takes the joints'
+ * rows; with Fischer-Burmeister it left the friction split 0.16 % uneven after 5 failed steps). */
 FL_TEST(elastic_cube) {
   return cases_pass_row(1, "cube_hang,cube_compress", "line_search=backtrack,warm_start=true", 10);
 }

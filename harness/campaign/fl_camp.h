@@ -12,7 +12,9 @@
  *     signal kills as before);
  *   - shards: `--shard I/N` deals problems to N shards, largest first onto the least loaded
  *     (by file size), the same deal in every shard without loading anything;
- *   - progress lines on stderr when it is not a terminal.
+ *   - progress lines on stderr when it is not a terminal;
+ *   - a pair's record: its rows, notes and outcome as one JSON text (pack.c);
+ *   - a pair in a child process, under a wall-time and an address-space limit (guard.c).
  */
 #ifndef FL_CAMP_H
 #define FL_CAMP_H
@@ -164,5 +166,56 @@ typedef struct fl_pairs_progress {
 void fl_pairs_progress_begin(fl_pairs_progress *p, const char *label, long total, long skipped);
 void fl_pairs_progress_update(fl_pairs_progress *p, long done, long failed);
 void fl_pairs_progress_end(fl_pairs_progress *p, long done, long failed);
+
+/*---- a pair's record: its rows, notes and outcome as one text (pack.c) ----*/
+
+/* What happened to one (problem, solver) pair: the row of solve's summary table. The strings
+ * are static (names of reasons and errors). */
+typedef struct fl_camp_outcome {
+  const char *status; /* "returned" (an answer; how good, the merit says), "unsupported", "error" */
+  const char *reason; /* reason name or error name */
+  int code;           /* reason or error code */
+  int iters;
+  double solve_s, natmap, merit;
+  double own;         /* the solver's own residual at its answer (its model, maybe regularized) */
+} fl_camp_outcome;
+
+/* One pair's output as one JSON text: its rows of steps.csv and iters.csv (NULL: none), its
+ * manifest notes (a JSON array, referenced, not taken), its outcome and whether the solver
+ * broke. Non-finite numbers travel as strings ("inf", "nan"), since JSON has none. This is
+ * what a pair's record holds, what an MPI worker sends rank 0 and what a guarded pair's child
+ * sends its parent. Returns a malloc'd text (free()), NULL when out of memory. */
+char *fl_camp_pack(const char *steps, const char *iters, struct cJSON *notes,
+                   const fl_camp_outcome *o, int broke);
+/* The reverse: appends the rows to steps and iters, copies the notes into `notes` and fills
+ * *o (its strings static again: a reason's name is looked up from its code). Returns broke (0
+ * or 1), or -1 when the text is malformed. */
+int fl_camp_unpack(const char *txt, FILE *steps, FILE *iters, struct cJSON *notes,
+                   fl_camp_outcome *o);
+
+/*---- a pair in a child process: --wall-limit, --mem-limit, plug-in solvers (guard.c) ----*/
+
+/* How a guarded child ended. */
+typedef enum fl_camp_child_end {
+  FL_CAMP_CHILD_SENT,   /* it sent its text and exited 0: *text holds it */
+  FL_CAMP_CHILD_KILLED, /* past the wall limit: its process group was killed */
+  FL_CAMP_CHILD_ENDED,  /* it died or exited without sending: *wstatus as waitpid gave it */
+  FL_CAMP_CHILD_NOPIPE, /* no pipe could be made (nothing ran) */
+  FL_CAMP_CHILD_NOFORK  /* no child could be forked (nothing ran) */
+} fl_camp_child_end;
+
+/* Runs make(ctx) in a child process (its own process group, killed with the parent) whose wall
+ * time is bounded by wall_limit_s (<= 0: none) and whose address space may grow by
+ * mem_limit_gb gigabytes beyond the parent's at the fork (<= 0: no limit); the child writes
+ * the text make returns through a pipe and exits without the parent's atexit handlers. The
+ * parent's buffered output is flushed first. On SENT, *text is a NUL-terminated malloc'd text
+ * (the caller frees it); otherwise *text is NULL. */
+fl_camp_child_end fl_camp_guard_run(double wall_limit_s, double mem_limit_gb,
+                                    char *(*make)(void *ctx), void *ctx, char **text,
+                                    int *wstatus);
+/* OpenMP's thread pool does not survive fork(): call this in the parent before anything is
+ * loaded when pairs will run guarded (parallel regions inactive from here on; each child gets
+ * them back). */
+void fl_camp_guard_begin(void);
 
 #endif

@@ -85,7 +85,8 @@ static const fl_arg_desc run_flags[] = {
    "stress); each series has its .pvd, the time series ParaView opens"},
   {"--force", FL_ARG_FLAG, A(force), 0, 0, NULL, NULL, "replace an existing --out folder"},
   {"--mem-limit", FL_ARG_STR, A(mem_limit), 0, 0, "GB", NULL,
-   "the limit memory estimates (meshes, FEM systems, broad-phase pairs, files) are checked "
+   "the limit memory estimates (meshes, FEM systems, broad-phase pairs, contact problems, "
+   "files) are checked "
    "against before allocating; default 8 GiB or FL_MEM_LIMIT_MB"},
   {NULL, 0, 0, 0, 0, NULL, NULL, NULL}};
 #undef A
@@ -243,32 +244,7 @@ static void default_out(const char *input, char *buf, size_t n) {
 }
 
 
-//---- VTK frames ----
-
-typedef struct vtk_series {
-  int nframe, cap;
-  double *t;
-  char (*file)[96];
-} vtk_series;
-
-
-/* Series k's next file name for step `step` (recorded with the time t). */
-static const char *vtk_next(vtk_series *s, const char *stem, long step, const char *ext, double t) {
-  if (s->nframe == s->cap) {
-    int nc = s->cap ? 2 * s->cap : 64;
-    double *tt = fl_realloc(s->t, (size_t)nc * sizeof(double));
-    if (!tt) return NULL;
-    s->t = tt;
-    void *f = fl_realloc(s->file, (size_t)nc * sizeof *s->file);
-    if (!f) return NULL;
-    s->file = f;
-    s->cap = nc;
-  }
-  snprintf(s->file[s->nframe], sizeof s->file[0], "%.40s_%06ld.%s", stem, step, ext);
-  s->t[s->nframe] = t;
-  return s->file[s->nframe++];
-}
-
+//---- frames ----
 
 /* Records a peer simulator's step with its own contacts (MuJoCo's points, normals, forces). */
 static int record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
@@ -291,56 +267,6 @@ static int record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
   }
   if (rc >= 0) rc = fl_record_frame_contacts(rec, sidx, step, w, info, n, c);
   fl_free(c);
-  return rc;
-}
-
-
-/* Writes the frame of step `step`: with rigid bodies, bodies_<step>.vtp and (after a step)
- * contacts_<step>.vtp; every deformable body's .vtu. Series: ser[0] bodies, ser[1] contacts,
- * ser[2 + k] deformable body k. The .pvd files are written at the end. */
-static int vtk_frame(const run_args *a, const char *sname, fl_world *w, long step,
-                     vtk_series *ser) {
-  char dir[1024], path[1200];
-  snprintf(dir, sizeof dir, "%s/vtk", a->staging);
-  mkdir(dir, 0777);
-  snprintf(dir, sizeof dir, "%s/vtk/%s", a->staging, sname);
-  mkdir(dir, 0777);
-  if (w->nbody > 0) {
-    const char *fb = vtk_next(&ser[0], "bodies", step, "vtp", w->t);
-    const char *fc = step > 0 ? vtk_next(&ser[1], "contacts", step, "vtp", w->t) : NULL;
-    if (!fb || (step > 0 && !fc)) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-    char pc[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, fb);
-    if (fc) snprintf(pc, sizeof pc, "%s/%s", dir, fc);
-    FL_TRY(fl_vtk_write_rigid(w, path, fc ? pc : NULL));
-  }
-  for (fl_int k = 0; k < w->nfem; k++) {
-    const char *f = vtk_next(&ser[2 + k], w->fem[k]->name, step, "vtu", w->t);
-    if (!f) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-    snprintf(path, sizeof path, "%s/%s", dir, f);
-    FL_TRY(fl_fem_write_vtu(w, (int)k, path));
-  }
-  return FL_OK;
-}
-
-
-static int vtk_finish(const run_args *a, const char *sname, const fl_world *w, vtk_series *ser) {
-  int rc = FL_OK;
-  for (fl_int k = 0; k < 2 + w->nfem; k++) {
-    vtk_series *s = &ser[k];
-    if (rc >= 0 && s->nframe > 0) {
-      char path[1200];
-      const char **files = fl_malloc((size_t)s->nframe * sizeof(char *));
-      if (!files) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-      for (int f = 0; f < s->nframe; f++) files[f] = s->file[f];
-      snprintf(path, sizeof path, "%s/vtk/%s/%.40s.pvd", a->staging, sname,
-               k == 0 ? "bodies" : k == 1 ? "contacts" : w->fem[k - 2]->name);
-      rc = fl_pvd_write(path, s->nframe, s->t, files);
-      fl_free(files);
-    }
-    fl_free(s->t);
-    fl_free(s->file);
-  }
   return rc;
 }
 
@@ -531,7 +457,7 @@ typedef struct run_step_ctx {
   FILE *steps, *iters, *obs;
   fl_recorder *rec;
   fl_peer *peer;
-  vtk_series *ser;
+  fl_vtk_series *ser;
   fl_progress *bar;
   run_summary *sum;
   fl_loop *loop;
@@ -553,7 +479,7 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   run_summary *sum = c->sum;
   const char *sname = c->sname;
   if (c->ser && ((k + 1) % a->vtk == 0 || k == c->nsteps - 1))
-    FL_TRY(vtk_frame(a, sname, w, k + 1, c->ser));
+    FL_TRY(fl_vtk_series_frame(c->ser, w, k + 1));
   sum->fallback += info->res.fallback > 0;
   sum->solve_s += info->solve_s;
   sum->collide_s += info->collide_s;
@@ -637,11 +563,11 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     if (!val) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   }
   if (rc >= 0) rc = flags_begin(w, val, sum);
-  vtk_series *ser = NULL;
+  fl_vtk_series *ser = NULL;
   if (rc >= 0 && a->vtk > 0) {
-    ser = fl_calloc((size_t)w->nfem + 2, sizeof *ser);
-    if (!ser) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-    if (rc >= 0) rc = vtk_frame(a, sname, w, 0, ser);
+    ser = fl_vtk_series_open(a->staging, sname, w);
+    if (!ser) rc = FL_ERR_NOMEM;
+    if (rc >= 0) rc = fl_vtk_series_frame(ser, w, 0);
   }
   fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
                   .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
@@ -661,9 +587,8 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     if (loop.tally[j].steps) sum->limit[j].worst = loop.tally[j].worst;
   }
   if (ser) {
-    int rv = vtk_finish(a, sname, w, ser);
+    int rv = fl_vtk_series_close(ser, w);
     if (rc >= 0) rc = rv;
-    fl_free(ser);
   }
   if (rc < 0) {
     snprintf(sum->error, sizeof sum->error, "%s: %s", fl_errname(rc), fl_errmsg());
@@ -845,7 +770,17 @@ int fl_cmd_run(int argc, char **argv) {
   for (int j = 0; j < a.nsolvers; j++) {
     cJSON *r = cJSON_AddObjectToObject(runs, a.solvers[j]);
     cJSON *final = cJSON_CreateObject();
-    simulate(&a, j, nsteps, steps, iters, obs, rec, &bar, (long)j * nsteps, &sums[j], final);
+    int src = simulate(&a, j, nsteps, steps, iters, obs, rec, &bar, (long)j * nsteps, &sums[j], final);
+    // a size refused against the memory limit (contact problem, broad phase) is the scene's, not
+    // the solver's: no results folder, the estimate and the limit on stderr (issue 51, item 5)
+    if (src == FL_ERR_NOMEM) {
+      fl_progress_end(&bar);
+      fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], sums[j].error);
+      cJSON_Delete(final);
+      fl_record_free(rec);
+      fl_results_abort(res);
+      return 1;
+    }
     cJSON_AddNumberToObject(r, "steps", (double)sums[j].steps);
     cJSON_AddNumberToObject(r, "iterations", (double)sums[j].iters);
     cJSON_AddNumberToObject(r, "steps_not_converged", sums[j].failed);

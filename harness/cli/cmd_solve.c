@@ -7,18 +7,13 @@
  * write steps.csv, iters.csv and manifest.json; commit the folder; print a table.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,9 +30,8 @@
 
 #define EXIT_USAGE 2
 
-/* solve --save-solution, for the fl_solve_run that fl_cmd_solve starts (kept out of
- * fl_solve_job, which profile fills too) */
-static int save_solution_flag;
+/* One row of the summary: what happened to (problem, solver) (fl_camp.h). */
+typedef fl_camp_outcome outcome;
 
 /* One --set as given (points into argv). */
 typedef struct setting {
@@ -70,15 +64,6 @@ typedef struct solve_args {
   int resume, retry_failed, shard_i, shard_n; /* docs/campaigns.md */
 } solve_args;
 
-/* One row of the summary: what happened to (problem, solver). */
-typedef struct outcome {
-  const char *status; /* "returned" (an answer; how good, the merit says), "unsupported", "error" */
-  const char *reason; /* reason name or error name */
-  int code;           /* reason or error code */
-  int iters;
-  double solve_s, natmap, merit;
-  double own;         /* the solver's own residual at its answer (its model, maybe regularized) */
-} outcome;
 
 /* a converged answer whose common merit is above this is the solution of the solver's own
  * (regularized) model, not of the rigid law (profile's default tolerance; docs/merit.md) */
@@ -275,8 +260,7 @@ static int fill_args(solve_args *a, const fl_solve_job *j) {
   a->force = j->force;
   a->examples = j->examples;
   a->keep_going = j->keep_going;
-  a->save_solution = save_solution_flag; // solve's own flag; profile's solves save nothing
-  save_solution_flag = 0;
+  a->save_solution = j->save_solution;
   for (int i = 0; i < j->nsolver_arg; i++)
     if (add_solvers(a, j->solver_arg[i]) != 0) return -1;
   for (int i = 0; i < j->nset; i++)
@@ -563,46 +547,10 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
 }
 
 
-//---- campaigns over MPI ranks (docs/campaigns.md) ----
-
-/* One pair's output on a rank that is not rank 0's: its rows of steps.csv and iters.csv, its
- * manifest notes and its outcome, as one JSON text for rank 0. Non-finite numbers travel as
- * strings ("inf", "nan"), since JSON has none. */
-static void put_num(cJSON *o, const char *k, double x) {
-  if (isfinite(x)) cJSON_AddNumberToObject(o, k, x);
-  else cJSON_AddStringToObject(o, k, isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
-}
-
-static double get_num(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  if (cJSON_IsNumber(v)) return v->valuedouble;
-  if (cJSON_IsString(v)) return strtod(v->valuestring, NULL);
-  return NAN;
-}
-
-static char *pack_pair(const char *steps, const char *iters, cJSON *notes, const outcome *o,
-                       int broke) {
-  cJSON *m = cJSON_CreateObject();
-  if (!m) return NULL;
-  cJSON_AddStringToObject(m, "steps", steps ? steps : "");
-  cJSON_AddStringToObject(m, "iters", iters ? iters : "");
-  cJSON_AddItemReferenceToObject(m, "notes", notes);
-  cJSON_AddStringToObject(m, "status", o->status ? o->status : "error");
-  cJSON_AddNumberToObject(m, "code", o->code);
-  if (o->reason) cJSON_AddStringToObject(m, "reason", o->reason);
-  cJSON_AddNumberToObject(m, "iterations", o->iters);
-  put_num(m, "solve_s", o->solve_s);
-  put_num(m, "natmap", o->natmap);
-  put_num(m, "merit", o->merit);
-  put_num(m, "own", o->own);
-  cJSON_AddNumberToObject(m, "broke", broke);
-  char *txt = cJSON_PrintUnformatted(m);
-  cJSON_Delete(m);
-  return txt;
-}
+//---- a pair's record (harness/campaign/pack.c) ----
 
 /* solve_one into memory: the pair's rows, notes and outcome (*o) as one packed text
- * (pack_pair), for a campaign's rank 0 or a guarded pair's parent. NULL when out of memory. */
+ * (fl_camp_pack), for a campaign's rank 0 or a guarded pair's parent. NULL when out of memory. */
 static char *solve_one_packed(const solve_args *a, const char *sname, const fl_problem *p,
                               const char *label, outcome *o) {
   char  *sb = NULL, *ib = NULL, *txt = NULL;
@@ -614,7 +562,7 @@ static char *solve_one_packed(const solve_args *a, const char *sname, const fl_p
     fclose(fs);
     fclose(fi);
     fs = fi = NULL;
-    txt = pack_pair(sb, ib, pn, o, broke);
+    txt = fl_camp_pack(sb, ib, pn, o, broke);
   }
   if (fs) fclose(fs);
   if (fi) fclose(fi);
@@ -625,52 +573,7 @@ static char *solve_one_packed(const solve_args *a, const char *sname, const fl_p
 }
 
 
-/* Rank 0: writes one received pair into the folder's files and *o; returns broke (0 or 1), or
- * -1 when the message is malformed. The reason's name is looked up again from its code, so
- * that *o holds only static strings, as a serial run's. */
-static int unpack_pair(const char *txt, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
-  cJSON *m = cJSON_Parse(txt);
-  const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "steps"),
-              *it = cJSON_GetObjectItemCaseSensitive(m, "iters"),
-              *ns = cJSON_GetObjectItemCaseSensitive(m, "notes"),
-              *ss = cJSON_GetObjectItemCaseSensitive(m, "status");
-  if (!cJSON_IsString(st) || !cJSON_IsString(it) || !cJSON_IsArray(ns) || !cJSON_IsString(ss)) {
-    cJSON_Delete(m);
-    return -1;
-  }
-  fputs(st->valuestring, steps);
-  fputs(it->valuestring, iters);
-  const cJSON *n;
-  cJSON_ArrayForEach(n, ns) cJSON_AddItemToArray(notes, cJSON_Duplicate(n, 1));
-  memset(o, 0, sizeof *o);
-  o->code    = (int)get_num(m, "code");
-  o->iters   = (int)get_num(m, "iterations");
-  o->solve_s = get_num(m, "solve_s");
-  o->natmap  = get_num(m, "natmap");
-  o->merit   = get_num(m, "merit");
-  o->own     = get_num(m, "own");
-  if (!strcmp(ss->valuestring, "returned")) {
-    o->status = "returned";
-    o->reason = fl_reason_name(o->code);
-  } else if (!strcmp(ss->valuestring, "unsupported")) {
-    o->status = "unsupported";
-    o->reason = "UNSUPPORTED";
-  } else {
-    // a guarded pair's own reasons (its process died or ran out of time) are not error codes
-    const cJSON *rs = cJSON_GetObjectItemCaseSensitive(m, "reason");
-    const char  *r  = cJSON_IsString(rs) ? rs->valuestring : "";
-    o->status = "error";
-    o->reason = !strcmp(r, "CRASHED")      ? "CRASHED"
-                : !strcmp(r, "WALL_LIMIT") ? "WALL_LIMIT"
-                                           : fl_errname(o->code);
-  }
-  int broke = (int)get_num(m, "broke") != 0;
-  cJSON_Delete(m);
-  return broke;
-}
-
-
-//---- guarded pairs: --wall-limit, --mem-limit, plug-in solvers ----
+//---- guarded pairs: --wall-limit, --mem-limit, plug-in solvers (harness/campaign/guard.c) ----
 
 /* 1 when solver `name` was added by a plug-in file (fl_plugin_load): outside code, which may
  * crash, so that a campaign with it runs every pair guarded (a crash costs its pair only).
@@ -689,172 +592,48 @@ static int guarded(const solve_args *a) {
   return a->wall_limit > 0 || a->mem_limit > 0 || (a->guard_plugins && fl_campaign_size() == 1);
 }
 
-/* OpenMP's thread pool does not survive fork(): libgomp in a child believes the parent's
- * worker threads exist and waits for them in its first parallel region. CHOLMOD's supernodal
- * factorization opens such regions (4 threads, fixed when CHOLMOD was built), in the harness
- * when it loads a problem (fl_dynamics) and in the children. So a guarded run makes every
- * parallel region of the harness process inactive (one thread, no pool) and each child gives
- * them back. The setters are looked up at run time: libgomp is there only as CHOLMOD's
- * dependency in builds without OpenMP of their own (the sanitizer builds). */
-static int guard_omp_levels = -1; /* the harness's max active levels before the run; -1 none */
 
-static void guard_omp_set(int levels) {
-  void (*set)(int) = NULL;
-  *(void **)&set   = dlsym(RTLD_DEFAULT, "omp_set_max_active_levels");
-  if (set) set(levels);
+typedef struct guard_job {
+  const solve_args *a;
+  const char *sname, *label;
+  const fl_problem *p;
+} guard_job;
+
+/* in the child: the pair solved into its packed text */
+static char *guard_make(void *vc) {
+  const guard_job *g = vc;
+  outcome          oc;
+  return solve_one_packed(g->a, g->sname, g->p, g->label, &oc);
 }
 
-/* In the harness, before anything is loaded: parallel regions inactive from here on. */
-static void guard_omp_begin(void) {
-  int (*get)(void) = NULL;
-  *(void **)&get   = dlsym(RTLD_DEFAULT, "omp_get_max_active_levels");
-  if (!get || guard_omp_levels >= 0) return;
-  guard_omp_levels = get();
-  guard_omp_set(0);
-}
-
-/* In a child right after the fork: the levels the harness had. */
-static void guard_omp_child(void) {
-  if (guard_omp_levels >= 0) guard_omp_set(guard_omp_levels);
-}
-
-
-/* The process's address space in bytes (VmSize of /proc/self/status), 0 when unreadable. */
-static double address_space(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char  line[256];
-  double kb = 0;
-  while (f && fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmSize:", 7)) kb = strtod(line + 7, NULL);
-  if (f) fclose(f);
-  return kb * 1024.0;
-}
-
-/* solve_one in a child process (its own process group, killed with the parent) whose wall
- * time is bounded by a->wall_limit and whose address space may grow by a->mem_limit GB beyond
- * the harness's at the fork; the child sends its
- * rows as one packed text (pack_pair) through a pipe. Past the wall limit the child's group is
- * killed and the pair recorded as WALL_LIMIT (not a failure: the limit was asked for); a
- * signal or a broken message is CRASHED (a failure); out of memory under --mem-limit is
- * NOMEM, not a failure. Returns broke, as solve_one. */
+/* solve_one in a child process (fl_camp_guard_run) whose wall time is bounded by
+ * a->wall_limit and whose address space may grow by a->mem_limit GB beyond the harness's at
+ * the fork; the child sends its rows as one packed text (fl_camp_pack). Past the wall limit
+ * the pair is recorded as WALL_LIMIT (not a failure: the limit was asked for); a signal or a
+ * broken message is CRASHED (a failure); out of memory under --mem-limit is NOMEM, not a
+ * failure. Returns broke, as solve_one. */
 static int solve_one_guarded(const solve_args *a, const char *sname, const fl_problem *p,
                              const char *label, FILE *steps, FILE *iters, cJSON *notes,
                              outcome *o) {
-  int fd[2];
-  fflush(NULL); // the child must not write out the parent's buffered output again
-  if (pipe(fd) < 0) {
-    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
-                           "could not create a pipe for the child process", 1);
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
-                           "could not fork a child process", 1);
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    guard_omp_child();
-    setpgid(0, 0);                        // a group, so that its own children die with it
-    prctl(PR_SET_PDEATHSIG, SIGKILL);     // and it dies with the harness
-    // the fork's copy-on-write is paid here, before any clock starts, so that a guarded solve
-    // is timed as an unguarded one (locking the writable pages copies them; best effort).
-    // Only for a harness under 1 GB resident (the copy doubles it) and not under ASan, whose
-    // shadow memory is terabytes of writable address space
-#ifndef __SANITIZE_ADDRESS__
-    long pages = 0;
-    FILE *sm = fopen("/proc/self/statm", "r");
-    if (sm) {
-      long size = 0;
-      if (fscanf(sm, "%ld %ld", &size, &pages) != 2) pages = -1;
-      fclose(sm);
-    }
-    if (pages > 0 && (double)pages * (double)sysconf(_SC_PAGESIZE) < 1e9 && mlockall(MCL_CURRENT) == 0)
-      munlockall();
-#endif
-    if (a->mem_limit > 0) {
-      // the pair's budget comes on top of what the harness holds (the loaded problems)
-      struct rlimit rl;
-      rl.rlim_cur = rl.rlim_max = (rlim_t)(address_space() + a->mem_limit * 1073741824.0);
-      setrlimit(RLIMIT_AS, &rl);
-    }
-    outcome oc;
-    char   *txt  = solve_one_packed(a, sname, p, label, &oc);
-    int     code = 3;
-    if (txt) {
-      size_t n = strlen(txt), off = 0;
-      while (off < n) {
-        ssize_t w = write(fd[1], txt + off, n - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        off += (size_t)w;
-      }
-      code = off == n ? 0 : 3;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    _exit(code); // no atexit handlers: the results folder is the parent's
-  }
-
-  // parent: read until end of file or the deadline
-  close(fd[1]);
-  setpgid(pid, pid); // also here, so that the group exists before any kill
-  char  *buf = NULL;
-  size_t len = 0, cap = 0;
-  int    killed = 0, ioerr = 0;
-  double t0 = fl_time_now();
-  for (;;) {
-    int wait_ms = -1;
-    if (a->wall_limit > 0) {
-      double left = a->wall_limit - (fl_time_now() - t0);
-      if (left <= 0) {
-        killed = 1;
-        break;
-      }
-      wait_ms = left > 1e6 ? 1000000000 : (int)(left * 1000) + 1;
-    }
-    struct pollfd pf = {fd[0], POLLIN, 0};
-    int           pr = poll(&pf, 1, wait_ms);
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr < 0) {
-      ioerr = 1;
-      break;
-    }
-    if (pr == 0) continue; // the deadline is tested at the top
-    if (len + 65536 + 1 > cap) {
-      size_t nc = cap ? 2 * cap : 1 << 20;
-      while (nc < len + 65536 + 1) nc *= 2;
-      char *nb = realloc(buf, nc);
-      if (!nb) {
-        ioerr = 1;
-        break;
-      }
-      buf = nb, cap = nc;
-    }
-    ssize_t r = read(fd[0], buf + len, cap - len - 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      ioerr = 1;
-      break;
-    }
-    if (r == 0) break; // the child closed its end: done (or died)
-    len += (size_t)r;
-  }
-  close(fd[0]);
-  if (killed || ioerr) kill(-pid, SIGKILL);
-  int wst = 0;
-  while (waitpid(pid, &wst, 0) < 0 && errno == EINTR) {}
+  guard_job         g   = {a, sname, label, p};
+  char             *buf = NULL;
+  int               wst = 0;
+  fl_camp_child_end end = fl_camp_guard_run(a->wall_limit, a->mem_limit, guard_make, &g, &buf, &wst);
   char msg[160];
   int  broke;
-  if (killed) {
+  if (end == FL_CAMP_CHILD_NOPIPE) {
+    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
+                           "could not create a pipe for the child process", 1);
+  } else if (end == FL_CAMP_CHILD_NOFORK) {
+    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
+                           "could not fork a child process", 1);
+  } else if (end == FL_CAMP_CHILD_KILLED) {
     snprintf(msg, sizeof msg, "killed after the wall limit of %g s (--wall-limit)",
              a->wall_limit);
     broke = record_no_answer(label, sname, p, steps, notes, o, "error", "WALL_LIMIT",
                             FL_DIVERGED_TIME_LIMIT, msg, 0);
-  } else if (!ioerr && WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && buf) {
-    buf[len] = '\0';
-    broke = unpack_pair(buf, steps, iters, notes, o);
+  } else if (end == FL_CAMP_CHILD_SENT) {
+    broke = fl_camp_unpack(buf, steps, iters, notes, o);
     if (broke < 0) {
       broke = record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
                               "the child process sent a malformed record", 1);
@@ -907,7 +686,7 @@ static char *run_pair(void *vc, long k, int *broke) {
     fclose(fs);
     fclose(fi);
     fs = fi = NULL;
-    txt = pack_pair(sb, ib, pn, &c->outs[k], *broke);
+    txt = fl_camp_pack(sb, ib, pn, &c->outs[k], *broke);
   }
   if (fs) fclose(fs);
   if (fi) fclose(fi);
@@ -949,7 +728,7 @@ static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, out
       continue;
     }
     char *txt   = fl_pairs_get(store, k);
-    int   broke = txt ? unpack_pair(txt, steps, iters, notes, &outs[k]) : -1;
+    int   broke = txt ? fl_camp_unpack(txt, steps, iters, notes, &outs[k]) : -1;
     fl_free(txt);
     if (broke < 0) {
       fprintf(stderr, "frictionlab solve: pair %ld: %s\n", k,
@@ -1268,8 +1047,7 @@ int fl_cmd_solve(int argc, char **argv) {
     fl_solve_job j = {c.pos.n,  c.pos.v,       c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                       c.set_arg.v, c.norm,     c.out,          NULL,           c.force,
                       c.examples, c.keep_going, c.wall_limit, c.mem_limit, c.shard, c.resume,
-                      c.retry_failed};
-    save_solution_flag = c.save_solution;
+                      c.retry_failed, c.save_solution};
     rc = fl_solve_run(&j);
   } else {
     rc = rc == 1 ? 0 : rc < 0 ? 1 : EXIT_USAGE;
@@ -1310,7 +1088,7 @@ int fl_solve_run(const fl_solve_job *job) {
     goto done;
   }
   for (int j = 0; j < a.nsolvers; j++) a.guard_plugins |= from_plugin(a.solvers[j]);
-  if (guarded(&a)) guard_omp_begin(); // before any problem is loaded
+  if (guarded(&a)) fl_camp_guard_begin(); // before any problem is loaded
   // SIGTERM, SIGINT from here on: loading goes on, then no pair starts and the folder is kept
   // (with the pairs a --resume took over) and marked interrupted
   fl_pairs_signals_on();

@@ -76,6 +76,10 @@ void fl__verify_ref_roll(double dt, int nsteps, double v0, int spin, double mu, 
  * origin, gravity 9.81, friction mu; the surface velocity is taken at the step's start point.
  * Returns the radius (m) after nsteps. */
 double fl__verify_ref_turntable(double dt, int nsteps, double r0, double omega, double mu);
+/* The same recursion; *release (when non-NULL) gets the first step (0-based) after which the
+ * relative velocity exceeds thr (m/s), -1 if none within nsteps. Returns the radius (m). */
+double fl__verify_ref_turntable_release(double dt, int nsteps, double r0, double omega, double mu,
+                                        double thr, int *release);
 
 #ifdef __cplusplus
 }

@@ -441,7 +441,7 @@ int fl_cmd_profile(int argc, char **argv) {
     fl_solve_job job = {c.pos.n,     c.pos.v, c.solver_arg.n, c.solver_arg.v, c.set_arg.n,
                         c.set_arg.v, c.norm,  solvedir,       shown,          0,
                         0,           1,       c.wall_limit,   c.mem_limit,
-                        c.shard,     0,       0};
+                        c.shard,     0,       0,              0};
     int rc = fl_solve_run(&job);
     if (rank > 0) {
       status = rc;

@@ -129,7 +129,13 @@ void fl__verify_ref_roll(double dt, int nsteps, double v0, int spin, double mu, 
  * zeroed (stick) when |v_n - omega x p_n| <= mu g dt, else reduced by mu g dt along it;
  * p += dt v. Returns the radius after nsteps. */
 double fl__verify_ref_turntable(double dt, int nsteps, double r0, double omega, double mu) {
+  return fl__verify_ref_turntable_release(dt, nsteps, r0, omega, mu, INFINITY, NULL);
+}
+
+double fl__verify_ref_turntable_release(double dt, int nsteps, double r0, double omega, double mu,
+                                        double thr, int *release) {
   double p[2] = {r0, 0}, v[2] = {0, omega * r0};
+  if (release) *release = -1;
   for (int i = 0; i < nsteps; i++) {
     double s[2] = {-omega * p[1], omega * p[0]};
     double u[2] = {v[0] - s[0], v[1] - s[1]}, nu = hypot(u[0], u[1]), bound = mu * G * dt;
@@ -139,6 +145,7 @@ double fl__verify_ref_turntable(double dt, int nsteps, double r0, double omega, 
     } else {
       v[0] -= bound * u[0] / nu;
       v[1] -= bound * u[1] / nu;
+      if (release && *release < 0 && nu - bound > thr) *release = i; // the slip after the step
     }
     p[0] += dt * v[0];
     p[1] += dt * v[1];
@@ -273,6 +280,27 @@ static void scene_turntable(const vcase *c, double dur, char *buf, size_t n) {
                  "\"size\": [%.17g, %.17g, %.17g]}, \"mass\": 0.1, \"position\": [%.17g, 0, %.17g], "
                  "\"velocity\": [0, %.17g, 0], \"angular_velocity\": [0, 0, %.17g]}]}\n",
          h, h, h, r, h, om * r, om);
+}
+
+
+/* The driven turntable (issue 50): a 1 m square table, 0.1 m thick, 20 kg, its top at z = 0, on a
+ * revolute joint about z whose drive holds omega (unbounded torque: one bilateral row, with the
+ * joint's five), spinning at omega from the start; the 2 cm cube of scene_turntable on it. */
+static void scene_turntable_driven(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  double mu = c->p[0], om = c->p[1], r = c->p[2] * mu * G / (om * om), h = 0.01;
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", mu);
+  append(buf, n, "{\"name\": \"table\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.5, 0.5, 0.05]}, \"mass\": 20, \"position\": [0, 0, -0.05], "
+                 "\"angular_velocity\": [0, 0, %.17g]}", om);
+  append(buf, n, ",\n{\"name\": \"block\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [%.17g, %.17g, %.17g]}, \"mass\": 0.1, \"position\": [%.17g, 0, %.17g], "
+                 "\"velocity\": [0, %.17g, 0], \"angular_velocity\": [0, 0, %.17g]}],\n",
+         h, h, h, r, h, om * r, om);
+  append(buf, n, "\"joints\": [{\"type\": \"revolute\", \"body_a\": null, \"body_b\": \"table\", "
+                 "\"anchor_a\": [0, 0, -0.05], \"anchor_b\": [0, 0, 0], \"axis\": [0, 0, 1], "
+                 "\"drive\": {\"velocity\": %.17g}}]}\n", om);
 }
 
 
@@ -522,6 +550,29 @@ static int judge_turntable(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* The driven turntable: the radius after the run and the release time, the end of the first
+ * step after which the cube slips on the table by more than VREL (its velocity against the
+ * table's surface velocity omega_z x p at the step's start point), both against the recursion;
+ * the release within one step (or 0.1 %). Probes: block (0), table (1). */
+static int judge_turntable_driven(const vcase *c, const vtraj *tr, vq *q) {
+  const double VREL = 1e-4;
+  double mu = c->p[0], om = c->p[1], r0 = c->p[2] * mu * G / (om * om), dt = tr->dt;
+  int kr;
+  double rexp = fl__verify_ref_turntable_release(dt, tr->steps, r0, om, mu, VREL, &kr);
+  double texp = kr >= 0 ? (kr + 1) * dt : NAN;
+  int mr = -1;
+  for (int i = 0; i + 1 < tr->n && mr < 0; i++) {
+    const double *p = tr->x[0] + 3 * i, *v = tr->v[0] + 3 * (i + 1);
+    double w = tr->w[1][3 * (i + 1) + 2];
+    if (hypot(v[0] + w * p[1], v[1] - w * p[0]) > VREL) mr = i;
+  }
+  const double *xl = tr->x[0] + 3 * (tr->n - 1);
+  setq(&q[0], "radius_m", rexp, hypot(xl[0], xl[1]), TOL_REL);
+  setq(&q[1], "release_s", texp, mr >= 0 ? tr->t[mr + 1] : NAN, fmax(TOL_REL, 1.01 * dt / texp));
+  return 2;
+}
+
+
 static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
   // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
   const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
@@ -726,6 +777,11 @@ const vcase fl__verify_cases[] = {
    1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_slip", "block at 1.1 r_c (r_c = mu g/omega^2): slips outward", {0.5, 2 * PI, 1.1},
    1, scene_turntable, judge_turntable, 0.001, 2.0, 0.4, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"turntable_driven", "block at 0.95 r_c on a table driven at 2 pi rad/s by a revolute joint: "
+   "releases at the recursion's step (full suite only)", {0.5, 2 * PI, 0.95},
+   0, scene_turntable_driven, judge_turntable_driven, 0.001, 3.0, 3.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"turntable_coarse", "the driven turntable at dt 0.01 (full suite only)", {0.5, 2 * PI, 0.95},
+   0, scene_turntable_driven, judge_turntable_driven, 0.01, 1.0, 1.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
    1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},

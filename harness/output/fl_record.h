@@ -119,6 +119,17 @@ int fl_viewer_write(const char *rec_path, const char *html_path, fl_record_info 
  * path_contacts (NULL: not written). Returns FL_OK, FL_ERR_IO, FL_ERR_NOMEM. */
 int fl_vtk_write_rigid(fl_world *w, const char *path_bodies, const char *path_contacts);
 
+/* A run's VTK series for ParaView (vtk_series.c): each frame's files in <root>/vtk/<name>/
+ * (bodies_<step>.vtp, after a step contacts_<step>.vtp, each deformable body's
+ * <body>_<step>.vtu), and at the close one .pvd per series listing its frames and their times
+ * (s). root and name are the caller's and must outlive the series. open returns NULL when out
+ * of memory (error set); frame and close return FL_OK, FL_ERR_IO or FL_ERR_NOMEM; close frees
+ * the series (NULL: nothing) and takes the same world. */
+typedef struct fl_vtk_series fl_vtk_series;
+fl_vtk_series *fl_vtk_series_open(const char *root, const char *name, const fl_world *w);
+int fl_vtk_series_frame(fl_vtk_series *s, fl_world *w, long step);
+int fl_vtk_series_close(fl_vtk_series *s, const fl_world *w);
+
 #ifdef __cplusplus
 }
 #endif

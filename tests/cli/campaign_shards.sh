@@ -15,21 +15,6 @@ if [[ -d "${FL_SHARED_DIR:-}/fclib" ]]; then
          "$FL_SHARED_DIR/fclib/converted_from_siconos_dat/FrictionContact3D_1c.hdf5")
 fi
 cmd=(solve "${args[@]}" "${files[@]}" --solver pgs,nsn --set max_iter=60)
-same() { # DIR_A DIR_B: the same rows, timing columns aside
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import csv, sys
-timing = {"solve_s", "setup_s", "monitor_s", "time"}
-for f in ("steps.csv", "iters.csv"):
-    a = list(csv.reader(open(f"{sys.argv[1]}/{f}")))
-    b = list(csv.reader(open(f"{sys.argv[2]}/{f}")))
-    if len(a) != len(b) or a[0] != b[0]:
-        sys.exit(f"{f}: {len(a)} rows vs {len(b)}")
-    keep = [k for k, c in enumerate(a[0]) if c not in timing]
-    for n, (x, y) in enumerate(zip(a, b)):
-        if [x[k] for k in keep] != [y[k] for k in keep]:
-            sys.exit(f"{f} row {n}: {x[:4]} vs {y[:4]}")
-PY
-}
 "$bin" "${cmd[@]}" --out "$tmp/serial" >/dev/null 2>"$tmp/e" || fail "serial: $(tail -2 "$tmp/e")"
 total=$(($(wc -l <"$tmp/serial/steps.csv") - 1))
 sum=0
@@ -51,7 +36,7 @@ if ((${#files[@]})); then
 fi
 "$bin" collect "$tmp/s2" "$tmp/s0" "$tmp/s1" --out "$tmp/merged" >"$tmp/o" 2>"$tmp/e" ||
   fail "collect: $(cat "$tmp/e")"
-msg=$(same "$tmp/serial" "$tmp/merged" 2>&1) && pass "collect of 3 shards equals the serial run" ||
+msg=$(same_rows "$tmp/serial" "$tmp/merged" 2>&1) && pass "collect of 3 shards equals the serial run" ||
   fail "collected rows differ: $msg"
 /usr/bin/python3 - "$tmp/merged" <<'PY' && pass "merged manifest lists the 3 shards; campaign complete" || fail "manifest shards"
 import json, sys
@@ -76,7 +61,7 @@ expect_fail "collect refuses an interrupted shard" 1 "finish it first" "$tmp/m4"
   collect "${others[@]}" "$tmp/sk" --out "$tmp/m4"
 "$bin" "${cmd[@]}" --shard $big/3 --out "$tmp/sk" --resume >/dev/null 2>&1
 "$bin" collect "${others[@]}" "$tmp/sk" --out "$tmp/m5" >/dev/null 2>"$tmp/e" &&
-  msg=$(same "$tmp/serial" "$tmp/m5" 2>&1) && pass "a shard killed and resumed collects to the serial rows" ||
+  msg=$(same_rows "$tmp/serial" "$tmp/m5" 2>&1) && pass "a shard killed and resumed collects to the serial rows" ||
   fail "killed+resumed shard: $(cat "$tmp/e") $msg"
 expect_fail "--shard 3/3 is a usage error" 2 "0 <= I < N" "$tmp/x" -- \
   solve one_contact_slide --shard 3/3 --out "$tmp/x"

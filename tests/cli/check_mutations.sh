@@ -6,6 +6,9 @@
 # One CTest test per mutation, SOLVER-KEY-VALUE (the whole script took 89 s in Release at a
 # load of 16 on 2 cores; the three of nsn 116 s under the sanitizers at a load of 9).
 # ctest-parts: pgs-max_iter-3 pgs-abs_tol-1e-5 pgs-omega-0.6 jacobi-max_iter-3 jacobi-abs_tol-1e-5 jacobi-omega-0.1 primal-descent-max_iter-5 primal-descent-max_iter-15 primal-descent-k_n-1e6 dual-descent-max_iter-5 dual-descent-max_iter-15 dual-descent-alpha-0.05 sap-max_iter-2 sap-rel_tol-1e-3 sap-beta-10 nsn-max_iter-10 nsn-abs_tol-1e-5 nsn-lin.max_iter-3
+# ctest-label: slow
+# (whether check flags a worse solver is the same question in every build: the Release pass
+# answers it; the sanitizer pass runs cli.check's cases, the same solvers on the same scenes)
 source "$(dirname "$0")/common.bash"
 part=${2:?usage: bash check_mutations.sh FRICTIONLAB SOLVER-KEY-VALUE}
 src=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -45,3 +45,9 @@ expect_fail() {
 
 # registered solver names, from `list solvers` ("name: summary" lines at column 0)
 solver_names() { "$bin" list solvers | awk -F: '/^[a-z0-9][a-z0-9._-]*: / {print $1}'; }
+
+# same_rows DIR_A DIR_B (steps.csv and iters.csv) or FILE_A FILE_B: the same rows in the same
+# order, timing columns aside; the one rule of scripts/same-rows. Exit 1 with the first
+# difference on stderr.
+fl_same_rows_py=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/same-rows
+same_rows() { /usr/bin/python3 "$fl_same_rows_py" "$1" "$2"; }

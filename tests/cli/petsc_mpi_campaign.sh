@@ -18,24 +18,8 @@ fi
 "$bin" solve --examples --solver sap,pgs,nsn --out "$tmp/ser" >/dev/null 2>&1 ||
   fail "serial solve failed"
 
-# same rows in the same order; only the timing columns may differ
-same_csv() { # FILE_A FILE_B
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
-import csv, sys
-a = list(csv.reader(open(sys.argv[1])))
-b = list(csv.reader(open(sys.argv[2])))
-timing = {"solve_s", "setup_s", "monitor_s", "time"}
-if len(a) != len(b) or a[0] != b[0]:
-    sys.exit(f"{len(a)} rows vs {len(b)}, or other columns")
-skip = [k for k, c in enumerate(a[0]) if c in timing]
-for n, (x, y) in enumerate(zip(a, b)):
-    for k, (u, v) in enumerate(zip(x, y)):
-        if k not in skip and u != v:
-            sys.exit(f"row {n}, column {a[0][k]}: {u} vs {v}")
-EOF
-}
 for f in steps.csv iters.csv; do
-  msg=$(same_csv "$tmp/ser/$f" "$tmp/par/$f" 2>&1) && pass "$f of 2 ranks equals the serial one" ||
+  msg=$(same_rows "$tmp/ser/$f" "$tmp/par/$f" 2>&1) && pass "$f of 2 ranks equals the serial one" ||
     fail "$f differs: $msg"
 done
 rows=$(($(wc -l <"$tmp/ser/steps.csv") - 1))
@@ -57,7 +41,7 @@ if [[ -d "${FL_SHARED_DIR:-}/fclib" ]]; then
   "$bin" profile "${files[@]}" --solver "$solvers" --tol 1e-8 --out "$tmp/pser" >/dev/null 2>&1
   if [[ $rc -eq 0 ]]; then
     pass "2-rank profile ($solvers) exits 0"
-    msg=$(same_csv "$tmp/pser/solve/steps.csv" "$tmp/ppar/solve/steps.csv" 2>&1) &&
+    msg=$(same_rows "$tmp/pser/solve/steps.csv" "$tmp/ppar/solve/steps.csv" 2>&1) &&
       pass "profile's solve rows equal the serial ones" || fail "profile rows differ: $msg"
     cmp -s <(cut -d, -f1-3,5 "$tmp/pser/costs.csv") <(cut -d, -f1-3,5 "$tmp/ppar/costs.csv") &&
       pass "profile's costs (solved, iterations) equal the serial ones" ||

@@ -17,21 +17,6 @@ if [[ -d "${FL_SHARED_DIR:-}/fclib" ]]; then
 fi
 cmd=(solve "${args[@]}" --solver pgs,nsn,sap --set max_iter=60)
 total=$((${#args[@]} * 3))
-same() { # DIR_A DIR_B: the same rows, timing columns aside
-  /usr/bin/python3 - "$1" "$2" <<'PY'
-import csv, sys
-timing = {"solve_s", "setup_s", "monitor_s", "time"}
-for f in ("steps.csv", "iters.csv"):
-    a = list(csv.reader(open(f"{sys.argv[1]}/{f}")))
-    b = list(csv.reader(open(f"{sys.argv[2]}/{f}")))
-    if len(a) != len(b) or a[0] != b[0]:
-        sys.exit(f"{f}: {len(a)} rows vs {len(b)}")
-    keep = [k for k, c in enumerate(a[0]) if c not in timing]
-    for n, (x, y) in enumerate(zip(a, b)):
-        if [x[k] for k in keep] != [y[k] for k in keep]:
-            sys.exit(f"{f} row {n}: {x[:4]} vs {y[:4]}")
-PY
-}
 state() { /usr/bin/python3 -c 'import json,sys; c=json.load(open(sys.argv[1]+"/campaign.json")); print(c["state"], c["done"], c["pairs"], c["resumed"])' "$1"; }
 
 mpi 3 "$bin" "${cmd[@]}" --out "$tmp/par" >"$tmp/o" 2>"$tmp/e"
@@ -39,7 +24,7 @@ rc=$?
 if grep -q "this build has no MPI" "$tmp/e"; then echo "skipped: this build has no MPI"; exit 77; fi
 [[ $rc -eq 0 ]] && pass "3 ranks (a dealer, 2 workers): exit 0" || { fail "3 ranks: exit $rc: $(tail -3 "$tmp/e")"; finish; }
 "$bin" "${cmd[@]}" --out "$tmp/ser" >/dev/null 2>&1 || fail "serial run"
-msg=$(same "$tmp/ser" "$tmp/par" 2>&1) && pass "dealt folder equals the serial one ($total pairs)" ||
+msg=$(same_rows "$tmp/ser" "$tmp/par" 2>&1) && pass "dealt folder equals the serial one ($total pairs)" ||
   fail "dealt folder differs: $msg"
 [[ $(state "$tmp/par") == "complete $total $total 0" ]] && pass "campaign.json complete" || fail "state $(state "$tmp/par")"
 /usr/bin/python3 - "$tmp/ser/manifest.json" "$tmp/par/manifest.json" <<'PY' && pass "manifest problems (sizes from the workers) as the serial run's" || fail "manifest problems differ"
@@ -59,5 +44,5 @@ rc=$?
 [[ $rc -eq 0 && $(state "$tmp/k") == "complete $total $total 20" ]] &&
   pass "--resume under mpiexec takes over 20 pairs and deals the rest" ||
   fail "resume under mpiexec: exit $rc, $(state "$tmp/k" 2>&1); $(tail -3 "$tmp/e")"
-msg=$(same "$tmp/ser" "$tmp/k" 2>&1) && pass "and equals the serial folder" || fail "differs: $msg"
+msg=$(same_rows "$tmp/ser" "$tmp/k" 2>&1) && pass "and equals the serial folder" || fail "differs: $msg"
 finish

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The plot scripts draw a results folder: gnuplot (pngcairo) and matplotlib (Agg, Debian's
 # /usr/bin/python3) both write a PNG per problem. Skipped when neither is installed.
+# ctest-label: slow
+# (the time is gnuplot's and matplotlib's, outside FrictionLab's code)
 source "$(dirname "$0")/common.bash"
 
 src=${FL_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}

@@ -44,7 +44,7 @@ fi
   pass "a case's scene file runs" || fail "run cases/slide.json: $(tail -n 3 "$tmp/r.out")"
 
 # cases the reference row fails, per mutation (the unmutated suite: none); the FEM cubes'
-# panels are on joints, which ncp=ac does not take (unsupported, not failed)
+# panels are on joints, which ncp=ac takes since issue 50
 ref_fails() { awk -F, '$2 == "nsn" && $3 == "ncp=ac" && ($9 == "fail" || $9 == "error") {print $1}' "$1" | sort -u | wc -l; }
 nref=$(ref_fails "$out/verify.csv")
 [[ $nref -eq 0 ]] && pass "nsn ncp=ac passes every case" ||

@@ -5,6 +5,8 @@
 # screenshot of step 30 is left in the build folder (viewer-heavy-stack.png). The viewer of a
 # recording cut short loads too and reads the frames it holds. Skips (77) without Chromium
 # (scripts/setup --tests installs Debian's) or without a viewer in this build.
+# ctest-label: slow
+# (the time is Chromium's; the viewer and recordings are written under the sanitizers by cli.view)
 source "$(dirname "$0")/common.bash"
 
 browser=$(command -v chromium || command -v chromium-browser || true)

@@ -13,6 +13,8 @@
 #   F / A = 10 N / 0.01 m^2 = 1000 Pa (uniaxial squeeze);
 # - cylinder_press (plane strain): viewed along its z axis by default.
 # Skips (77) without Chromium or without a viewer in this build.
+# ctest-label: slow
+# (the time is Chromium's; the viewer and recordings are written under the sanitizers by cli.view)
 source "$(dirname "$0")/common.bash"
 here=$(cd "$(dirname "$0")" && pwd)
 

@@ -8,6 +8,8 @@
 #   as an instance, the walls as meshes;
 # - box_pile with 300 boxes: the boxes as instances of one mesh.
 # Skips (77) without Chromium or without a viewer in this build.
+# ctest-label: slow
+# (the time is Chromium's; the viewer and recordings are written under the sanitizers by cli.view)
 source "$(dirname "$0")/common.bash"
 here=$(cd "$(dirname "$0")" && pwd)
 
