@@ -500,6 +500,9 @@ FL_TEST(scene_patch_options) {
 }
 
 
+/* Jacobi's steps on the 12 rings end unconverged (jacobi_stalls_on_ring_patch): the sums checked
+ * here (weight, mu times normal, no lift) hold all the same; how the load is shared between
+ * triangles, which they do not see, is what Jacobi gets wrong. */
 FL_TEST(sliding_coin_stays_down_jacobi) { return coin_stays_down("jacobi", "max_iter", "1000"); }
 FL_TEST(sliding_coin_stays_down_sap_lagged) { return coin_stays_down("sap", "model", "lagged"); }
 
