@@ -177,13 +177,14 @@ int fl_mjcf_write(const fl_world *w, const fl_mjcf_opts *o, FILE *f);
  * fixed bodies only, sphere, capsule, cylinder, box, mesh as its convex hull) with the compiled
  * masses and inertias, fixed bodies for the world's geoms and for bodies without joints, one
  * rigid material per sliding friction coefficient combined by the max rule (MuJoCo's), gravity
- * and time step from <option>. nset settings "dt=S", "duration=S", "margin=M" override them.
+ * and time step from <option>. nset settings "dt=S", "duration=S", "margin=M" (and the other
+ * run parameters of a scene file, fl_scene_run_params) override them.
  * What FrictionLab cannot represent is refused with FL_ERR_UNSUPPORTED naming the element
  * (tendons, actuators, equality constraints, contact pairs and exclusions, joints other than a
  * free one, nested or mocap bodies, height fields, ellipsoids, condim > 3, contype/conaffinity
  * filtering, several colliding geoms on a body, a centre of mass off its geom's centre).
  * FL_ERR_IO (cannot read), FL_ERR_FORMAT (MuJoCo's parser refused it: its message), FL_ERR_INVAL
- * / FL_ERR_UNKNOWN_OPTION (a setting), FL_ERR_UNSUPPORTED also in a build without MuJoCo. *out
+ * / FL_ERR_UNKNOWN_OPTION / FL_ERR_OPTION_TYPE / FL_ERR_OPTION_RANGE (a setting), FL_ERR_UNSUPPORTED also in a build without MuJoCo. *out
  * is NULL on error. */
 int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_world **out);
 

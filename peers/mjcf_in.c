@@ -154,26 +154,9 @@ static int material_for(fl_world *w, double mu) {
   return k >= 0 ? k : fl_world_add_material(w, name, mu, INFINITY, 0);
 }
 
-/* applies "key=value" settings: dt, duration, margin */
+/* applies "key=value" settings: the run parameters a scene file takes (fl_scene_run_params) */
 static int apply_settings(fl_world *w, int nset, const char *const *set, const char *path) {
-  for (int k = 0; k < nset; k++) {
-    const char *eq = strchr(set[k], '=');
-    char *end = NULL;
-    double x = eq ? strtod(eq + 1, &end) : NAN;
-    const char *key = set[k];
-    if (strncmp(key, "scene.", 6) == 0) key += 6;
-    size_t kl = eq ? (size_t)(eq - key) : 0;
-    if (!eq || !end || *end || !(x > 0) || !isfinite(x))
-      return fl_seterr(FL_ERR_INVAL, "%s: setting '%s': expected dt=S, duration=S or margin=M "
-                       "with a positive number", path, set[k]);
-    if (kl == 2 && strncmp(key, "dt", 2) == 0) w->dt = x;
-    else if (kl == 8 && strncmp(key, "duration", 8) == 0) w->duration = x;
-    else if (kl == 6 && strncmp(key, "margin", 6) == 0) w->margin = x;
-    else
-      return fl_seterr(FL_ERR_UNKNOWN_OPTION, "%s: setting '%s': an MJCF model takes dt, "
-                       "duration and margin", path, set[k]);
-  }
-  return FL_OK;
+  return fl_scene_file_apply(w, path, nset, set);
 }
 
 int fl_world_from_mjcf(const char *path, int nset, const char *const *set, fl_world **out) {

@@ -494,6 +494,35 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out);
  * significant digits. Written to a temporary name then renamed. */
 int fl_world_save_json(const fl_world *w, const char *path);
 
+/*---- one way to open a scene: by name or file (sim/scene_open.c) ----*/
+
+/* What a name or path opens, by its ending alone: "*.json" a scene file, "*.xml" an MJCF model,
+ * anything else a canonical scene's name. */
+typedef enum fl_scene_kind { FL_SCENE_BUILTIN, FL_SCENE_FILE, FL_SCENE_MJCF } fl_scene_kind;
+fl_scene_kind fl_scene_kind_of(const char *name_or_path);
+/* A setting's key without its scene prefix: "scene.dt" -> "dt", and "<scene>.dt" -> "dt" when
+ * `scene` (may be NULL) is given; otherwise key itself. Points into key. */
+const char *fl_scene_key(const char *key, const char *scene);
+/* The run parameters a scene file or MJCF model takes with --set (dt s, duration s, margin m,
+ * speculative 0..1, fem_solve full|schur), with the ranges canonical scenes and scene files
+ * also check; static, NULL-terminated. */
+const fl_option_desc *fl_scene_run_params(void);
+/* Applies n "key=value" settings of the table above (key may start with "scene.") to a world
+ * read from `path` (which names it in messages). Errors: FL_ERR_UNKNOWN_OPTION (names the file,
+ * the key and the keys taken), or fl_options_set's type or range error (names the key and its
+ * range); the world is unchanged on error. */
+int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const *kv);
+/* Reads an MJCF model: fl_world_from_mjcf (peers/fl_peer.h), given by a caller above sim/. */
+typedef int (*fl_scene_reader)(const char *path, int nset, const char *const *set,
+                               fl_world **out);
+/* Opens a scene by its kind (fl_scene_kind_of): a canonical scene through fl_scene_create, a
+ * scene file through fl_world_load_json, an MJCF model through read_model (NULL: the model is
+ * refused with FL_ERR_UNSUPPORTED); then applies the n settings kv (a scene's parameters, or
+ * fl_scene_run_params for a file or model). The caller owns *out (fl_world_free); *out is NULL
+ * on error, whose message names the scene or file, the key and what was expected. */
+int fl_scene_open(const char *name_or_path, int n, const char *const *kv,
+                  fl_scene_reader read_model, fl_world **out);
+
 /*---- bindings ----*/
 
 /* sizeof of a public struct as this library was built ("fl_problem", "fl_result",

@@ -24,6 +24,7 @@
 #include "fl_fem.h"
 #include "fl_hydro.h"
 #include "scene_json_impl.h"
+#include "scenes_impl.h" /* the run parameters' ranges */
 
 //---- sections ----
 
@@ -500,9 +501,11 @@ int fl_world_parse_json(const char *text, const char *where, fl_world **out) {
   if (rc >= 0) snprintf(w->name, sizeof w->name, "%s", name);
   static const double g0[3] = {0, 0, -9.81};
   if (rc >= 0) rc = fl__json_get_vec(&c, root, "gravity", "", 3, 0, g0, 0, w->gravity);
-  if (rc >= 0) rc = fl__json_get_num(&c, root, "dt", "", 1, 0, 1e-12, 10, 0, &w->dt);
-  if (rc >= 0) rc = fl__json_get_num(&c, root, "duration", "", 0, 1, 0, 1e9, 0, &w->duration);
-  if (rc >= 0) rc = fl__json_get_num(&c, root, "margin", "", 0, 1e-3, 0, 1e6, 0, &w->margin);
+  if (rc >= 0) rc = fl__json_get_num(&c, root, "dt", "", 1, 0, FL__DT_MIN, FL__DT_MAX, 0, &w->dt);
+  if (rc >= 0)
+    rc = fl__json_get_num(&c, root, "duration", "", 0, 1, 0, FL__DURATION_MAX, 0, &w->duration);
+  if (rc >= 0)
+    rc = fl__json_get_num(&c, root, "margin", "", 0, 1e-3, 0, FL__MARGIN_MAX, 0, &w->margin);
   if (rc >= 0) rc = fl__json_get_num(&c, root, "speculative", "", 0, 0, 0, 1, 0, &w->speculative);
   if (rc >= 0)
     rc = fl__json_get_num(&c, root, "max_recovery_speed", "", 0, INFINITY, 0, INFINITY, 1,

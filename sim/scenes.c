@@ -425,7 +425,6 @@ int fl_scene_create(const char *name, int nset, const char *const *set, fl_world
     return fl_seterr(FL_ERR_STATE, "scene %s: parameter struct too large", name);
   memset(params, 0, sizeof params);
   fl_options_defaults(d->params, params);
-  size_t nlen = strlen(name);
   for (int i = 0; i < nset; i++) {
     const char *eq = strchr(set[i], '=');
     if (!eq)
@@ -435,10 +434,7 @@ int fl_scene_create(const char *name, int nset, const char *const *set, fl_world
     if (kl >= sizeof key) kl = sizeof key - 1;
     memcpy(key, set[i], kl);
     key[kl] = 0;
-    const char *k = key;
-    if (strncmp(k, "scene.", 6) == 0) k += 6;
-    else if (strncmp(k, name, nlen) == 0 && k[nlen] == '.') k += nlen + 1;
-    FL_TRY(fl_options_set(d->params, params, name, k, eq + 1));
+    FL_TRY(fl_options_set(d->params, params, name, fl_scene_key(key, name), eq + 1));
   }
   fl_world *w = NULL;
   FL_TRY(fl_world_create(&w));

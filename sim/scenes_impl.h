@@ -18,13 +18,19 @@
 #define FL__REAL(st, m, lo, hi, d, help) {#m, FL_OPT_REAL, offsetof(st, m), lo, hi, d, NULL, help}
 #define FL__INT(st, m, lo, hi, d, help) {#m, FL_OPT_INT, offsetof(st, m), lo, hi, d, NULL, help}
 #define FL__ENUM(st, m, choices, d, help) {#m, FL_OPT_ENUM, offsetof(st, m), 0, 0, d, choices, help}
+/* The one range of each run parameter (s, s, m, 0..1): canonical scenes (FL__COMMON_SPEC), scene
+ * files as read (scene_json.c) and their --set (fl_scene_run_params) all check these. */
+#define FL__DT_MIN 1e-12
+#define FL__DT_MAX 10
+#define FL__DURATION_MAX 1e9
+#define FL__MARGIN_MAX 1e6
 /* dt, duration, margin, speculative with the scene's defaults. */
 #define FL__COMMON(st, d_dt, d_dur, d_marg) FL__COMMON_SPEC(st, d_dt, d_dur, d_marg, 0)
 #define FL__COMMON_SPEC(st, d_dt, d_dur, d_marg, d_spec)                                          \
-  {"dt", FL_OPT_REAL, offsetof(st, c.dt), 1e-7, 10, d_dt, NULL, "time step (s)"},                \
-  {"duration", FL_OPT_REAL, offsetof(st, c.duration), 0, 1e7, d_dur, NULL,                     \
+  {"dt", FL_OPT_REAL, offsetof(st, c.dt), FL__DT_MIN, FL__DT_MAX, d_dt, NULL, "time step (s)"},  \
+  {"duration", FL_OPT_REAL, offsetof(st, c.duration), 0, FL__DURATION_MAX, d_dur, NULL,        \
    "default run length (s); --steps overrides"},                                              \
-  {"margin", FL_OPT_REAL, offsetof(st, c.margin), 0, 1e3, d_marg, NULL,                        \
+  {"margin", FL_OPT_REAL, offsetof(st, c.margin), 0, FL__MARGIN_MAX, d_marg, NULL,             \
    "speculative contact margin (m)"},                                                          \
   {"speculative", FL_OPT_REAL, offsetof(st, c.speculative), 0, 1, d_spec, NULL,               \
    "1: each pair's margin also grows by the distance its bodies can close in one step (fast "  \

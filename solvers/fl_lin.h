@@ -115,6 +115,9 @@ struct fl_lin {
 
 /* Ops of an inner solver by type (NULL when not compiled in, e.g. petsc without PETSc). */
 const fl_lin_ops *fl_lin_ops_get(int type);
+/* The option name of a type ("pcg", "petsc"...), without loading anything; "?" if unknown.
+ * Static storage. */
+const char *fl_lin_type_name(int type);
 /* Creates a context for n x n matrices with the pattern of K (CSR, both triangles, every
  * diagonal present). FL_ERR_UNSUPPORTED (petsc not compiled), FL_ERR_NOMEM, FL_ERR_LIBRARY. */
 int fl_lin_create(const fl_lin_opts *o, const fl_csr *K, fl_lin **out);

@@ -92,6 +92,9 @@ int fl__solver_ops_check(const fl_solver_ops *ops, size_t size, const char *orig
 
 /* A handle on a table that need not be registered (solvers/answer.c scores an answer with
  * one); otherwise as fl_solver_create. */
+/* plugin.c: the folder of the file holding libfrictionlab's code followed by tail (e.g.
+ * "/frictionlab/plugins") into buf (n bytes); 1 on success, 0 when unknown or too long. */
+int fl__lib_dir(char *buf, size_t n, const char *tail);
 int fl__solver_create_ops(const fl_solver_ops *ops, fl_solver **out);
 
 /* Error helper for solvers: records the message and returns code. */

@@ -2,7 +2,6 @@
 /* lin.c: the registry of the inner linear solvers (fl_lin.h); lin_kit.c holds the helpers they
  * share (lin_*.c). The non-smooth Newton (nsn.c) is their main user.
  */
-#define _GNU_SOURCE /* dladdr */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@ static int petsc_try(const char *path) {
   if (!petsc_ops)
     snprintf(petsc_why + at, sizeof petsc_why - at, "%s%s: %s", at ? "; " : "", path,
              entry ? "built for another version of libfrictionlab" : "no " FL_LIN_PETSC_ENTRY);
+  if (!petsc_ops) dlclose(h); /* refused: nothing of it is in use */
   return petsc_ops != NULL;
 }
 
@@ -52,19 +52,14 @@ static void petsc_load(void) {
     petsc_try(env);
     return;
   }
-  Dl_info info;
-  if (!dladdr((void *)&fl_lin_ops_get, &info) || !info.dli_fname) {
-    snprintf(petsc_why, sizeof petsc_why, "cannot tell where libfrictionlab is (dladdr)");
-    return;
-  }
-  const char *slash = strrchr(info.dli_fname, '/');
-  int dir = slash ? (int)(slash - info.dli_fname) : 1;
-  const char *base = slash ? info.dli_fname : ".";
   char path[PATH_MAX];
-  const char *sub[] = {"", "/frictionlab"};
+  const char *tail[] = {"/frictionlab-petsc.so", "/frictionlab/frictionlab-petsc.so"};
   for (int k = 0; k < 2; k++) {
-    int len = snprintf(path, sizeof path, "%.*s%s/frictionlab-petsc.so", dir, base, sub[k]);
-    if (len > 0 && (size_t)len < sizeof path && petsc_try(path)) return;
+    if (!fl__lib_dir(path, sizeof path, tail[k])) {
+      snprintf(petsc_why, sizeof petsc_why, "cannot tell where libfrictionlab is (dladdr)");
+      return;
+    }
+    if (petsc_try(path)) return;
   }
 }
 
@@ -75,6 +70,12 @@ static const fl_lin_ops *petsc_module_ops(void) {
 #endif
 
 //---- inner linear solver registry ----
+
+const char *fl_lin_type_name(int type) {
+  static const char *const names[FL_LIN_NTYPES] = {"jacobi", "gs", "pcg", "pcr", "direct",
+                                                   "petsc"};
+  return type >= 0 && type < FL_LIN_NTYPES ? names[type] : "?";
+}
 
 const fl_lin_ops *fl_lin_ops_get(int type) {
   switch (type) {
@@ -115,7 +116,7 @@ int fl_lin_create(const fl_lin_opts *o, const fl_csr *K, fl_lin **out) {
     return fl_seterr(FL_ERR_UNSUPPORTED,
                      "nsn: lin=%s is not available in this build (PETSc not found at "
                      "configure time); available: jacobi, gs, pcg, pcr, direct",
-                     o->type == FL_LIN_PETSC ? "petsc" : "?");
+                     fl_lin_type_name(o->type));
   fl_lin *l = fl_calloc(1, sizeof(*l));
   if (!l) return fl_seterr(FL_ERR_NOMEM, "nsn: out of memory (inner solver)");
   l->ops = ops;

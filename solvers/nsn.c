@@ -741,8 +741,8 @@ static void nsn_view(const fl_solver *s, FILE *f) {
     fprintf(f, "%s\n", d->pl ? " (local form of a global problem)" : "");
     return;
   }
-  const fl_lin_ops *ops = fl_lin_ops_get(((const nsn_opts *)s->opts)->lin);
-  fprintf(f, "nsn: inner solver %s", ops ? ops->name : "(unavailable)");
+  /* the name only: describing a run must not load the PETSc module */
+  fprintf(f, "nsn: inner solver %s", fl_lin_type_name(((const nsn_opts *)s->opts)->lin));
   if (d && d->K)
     fprintf(f, ", Newton matrix %d rows, %d nonzeros%s\n", (int)d->n, (int)d->K->nnz,
             d->global ? "" : " (local W)");

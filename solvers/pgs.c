@@ -103,8 +103,7 @@ static uint64_t splitmix64(uint64_t *x) {
 
 
 /* the contacts whose rows in J and B all are the same runs of 6 dofs (a rigid body or two):
- * their sweeps index v directly */
-int fl__pgs_runs = 1;
+ * their sweeps index v directly (fl__pgs_runs: relax.c's test hook) */
 
 static int find_runs(fl_solver *s, fl__relax *r) {
   if (!r->global || r->nc == 0 || !fl__pgs_runs || r->run) return FL_OK;

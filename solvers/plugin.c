@@ -185,14 +185,14 @@ int fl_plugin_load_dir(const char *dir) {
 }
 
 
-/* the folder installed beside the library: <dir of libfrictionlab>/frictionlab/plugins */
-static int installed_dir(char *buf, size_t n) {
+/* The folder of the file that holds libfrictionlab's code (the shared library installed, the
+ * program or test linked statically), followed by `tail`; 0 when unknown or too long. */
+int fl__lib_dir(char *buf, size_t n, const char *tail) {
   Dl_info info;
-  if (!dladdr((void *)&fl_plugin_load_search_path, &info) || !info.dli_fname) return 0;
+  if (!dladdr((void *)&fl__lib_dir, &info) || !info.dli_fname) return 0;
   const char *slash = strrchr(info.dli_fname, '/');
   if (!slash) return 0;
-  int len = snprintf(buf, n, "%.*s/frictionlab/plugins", (int)(slash - info.dli_fname),
-                     info.dli_fname);
+  int len = snprintf(buf, n, "%.*s%s", (int)(slash - info.dli_fname), info.dli_fname, tail);
   return len > 0 && (size_t)len < n;
 }
 
@@ -201,7 +201,7 @@ const char *fl_plugin_search_path(char *buf, size_t n) {
   if (!buf || n == 0) return buf;
   const char *env = getenv("FL_PLUGIN_PATH");
   char inst[PATH_MAX];
-  int have = installed_dir(inst, sizeof inst);
+  int have = fl__lib_dir(inst, sizeof inst, "/frictionlab/plugins");
   snprintf(buf, n, "%s%s%s", env && env[0] ? env : "", env && env[0] && have ? ":" : "",
            have ? inst : "");
   return buf;

@@ -135,6 +135,10 @@ static int count_per_clique(fl_solver *s, fl__relax *r) {
 }
 
 
+/* the test hook of relax.h; defined here, not in pgs.c, so that the library needs nothing of
+ * the solvers that use it */
+int fl__pgs_runs = 1;
+
 /* Global problems of rigid bodies alone: every clique six contiguous ascending dofs whose
  * Cholesky factor has a rigid body's zeros, every contact's three rows one or two whole
  * cliques (ascending, each with a nonzero entry) with the same columns, no bilateral rows.

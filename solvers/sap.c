@@ -116,6 +116,10 @@ static const fl_option_desc sap_table[] = {
    "lagged huber: where the Newton step reverses the slip of sliding contacts, the step is "
    "taken again with them (and the sticking ones) sticking, if that descends (one more "
    "factorization; the same answer, fewer iterations: docs/sap.md section 2.1; 0 = off)"},
+  {"predict_alpha", FL_OPT_REAL, OO(predict_alpha), 0, 1.5, 0.1, NULL,
+   "predict: when the line search along the predicted direction stops below this step, the "
+   "plain Newton direction's line search is run too and the lower cost taken (a wrong "
+   "prediction stalled Newton at steps of 1e-4; docs/sap.md section 2.1; 0 = never)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -442,6 +446,7 @@ static void eval_line(const sap_data *d, const fl_problem *p, const double *vc,
 typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
   double *upd;    /* (2 nv) zeros: predict's two rank-one update vectors (the simplicial factor) */
+  double *dvp;    /* (nv) predict: the plain Newton direction, kept while the predicted one is tried */
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -908,6 +913,30 @@ static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
  * stagnated), or the solve stops (the spine's reason, or a failure set in s->reason) */
 enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
 
+/* along w->dv: the caches dp = A dv, dvc = J dv, dv^T A dv (*dAd), dp.(v - v*) (*dpv),
+ * l'(0) = grad.dv (*dl0), |dv|^2 (*dvn), and the line search. Returns alpha (0 when dv does
+ * not descend, at round-off), -1 when the line search fails, -2 on a non-finite slope. */
+static double line_step(const sap_data *d, const fl_problem *p, const sap_opts *o,
+                        const sap_work *w, const sap_state *st, double *dAd, double *dpv,
+                        double *dl0, double *dvn, int *neval) {
+  fl_int nv = d->nv;
+  fl_csr_gemv(p->A, 1.0, w->dv, 0.0, w->dp);
+  fl_csr_gemv(p->J, 1.0, w->dv, 0.0, w->dvc);
+  double a = 0.0, b = 0.0, c = 0.0, n = 0.0;
+  for (fl_int i = 0; i < nv; i++) {
+    a += w->dv[i] * w->dp[i];
+    b += w->dp[i] * w->vmv[i];
+    c += w->g[i] * w->dv[i];
+    n += w->dv[i] * w->dv[i];
+  }
+  *dAd = a, *dpv = b, *dl0 = c, *dvn = n;
+  if (!(c < 0.0)) return isfinite(c) ? 0.0 : -2.0; // no descent left (round-off)
+  if (o->line_search == LS_EXACT)
+    return ls_exact(d, p, o, w->vc, w->dvc, b, a, c, st->lA, neval);
+  return ls_backtrack(d, p, o, w->vc, w->dvc, b, a, c, st->cost, st->lA, neval);
+}
+
+
 /* one Newton iteration k >= 1 from the state st at v: direction, line search, update, record,
  * SAP's stopping rules; st becomes the new state. Returns NI_GO, NI_DONE or NI_STOP. */
 static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
@@ -919,7 +948,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   // model in which the contacts that stuck in the last stage stick (their quadratic stiction
   // with the new R_t, unbounded): the exact step when no contact changes mode. Its gradient
   // is A (v - v*) - J^T gamma_model (gamma_model in dvc, free until the caches below).
-  int hinted = d->hint_on;
+  int hinted = d->hint_on, predicted = 0;
   for (int tr = 0;; tr++) {
     if (d->hint_on) {
       eval_all(d, p, w.vc, w.dvc, w.G, NULL);
@@ -953,7 +982,12 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
       }
       double dl = 0.0;
       for (fl_int i = 0; i < nv; i++) dl += w.g[i] * w.dv[i];
-      if (!(dl < 0.0)) memcpy(w.dv, w.dp, (size_t)nv * sizeof(double));
+      if (!(dl < 0.0)) {
+        memcpy(w.dv, w.dp, (size_t)nv * sizeof(double));
+      } else if (w.dvp) {
+        memcpy(w.dvp, w.dp, (size_t)nv * sizeof(double));
+        predicted = 1;
+      }
       break;
     }
     if (!hinted || tr > 0) break;
@@ -963,30 +997,47 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
     if (dl < 0.0) break;
     eval_all(d, p, w.vc, w.dvc, w.G, NULL);
   }
-  // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv
-  fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
-  fl_csr_gemv(p->J, 1.0, w.dv, 0.0, w.dvc);
-  double dAd = 0.0, dpv = 0.0, dl0 = 0.0, dvn = 0.0;
-  for (fl_int i = 0; i < nv; i++) {
-    dAd += w.dv[i] * w.dp[i];
-    dpv += w.dp[i] * w.vmv[i];
-    dl0 += w.g[i] * w.dv[i];
-    dvn += w.dv[i] * w.dv[i];
-  }
-  // line search
+  // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv; line search
+  double dAd, dpv, dl0, dvn;
   int neval = 0;
-  double alpha;
-  if (!(dl0 < 0.0)) {
-    // no descent left (round-off): the iterate cannot improve
-    if (!isfinite(dl0)) {
-      s->reason = FL_DIVERGED_NAN;
-      return NI_STOP;
+  double alpha = line_step(d, p, o, &w, st, &dAd, &dpv, &dl0, &dvn, &neval);
+  // the predicted model can be wrong about the contacts its step crosses: a short step along it
+  // (down to alpha ~ 1e-4 for several iterations on table_pile), a failed line search, or a
+  // slope at round-off, where the line search's early exit takes alpha = 1 and the cost rose.
+  // Then the plain direction's line search too, and the lower cost of the two
+  if (predicted && alpha != -2.0 &&
+      (alpha < o->predict_alpha || -dl0 < o->cost_abs_tol + o->cost_rel_tol * fabs(st->cost))) {
+    double c, d1, d2, lpred = INFINITY;
+    if (alpha >= 0.0) {
+      eval_line(d, p, w.vc, w.dvc, alpha, &c, &d1, &d2);
+      neval++;
+      lpred = st->lA + alpha * dpv + 0.5 * alpha * alpha * dAd + c;
     }
-    alpha = 0.0;
-  } else if (o->line_search == LS_EXACT) {
-    alpha = ls_exact(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st->lA, &neval);
-  } else {
-    alpha = ls_backtrack(d, p, o, w.vc, w.dvc, dpv, dAd, dl0, st->cost, st->lA, &neval);
+    double *t = w.dv;
+    w.dv = w.dvp;
+    w.dvp = t;
+    double qAd, qpv, ql0, qvn;
+    double beta = line_step(d, p, o, &w, st, &qAd, &qpv, &ql0, &qvn, &neval);
+    double lplain = INFINITY;
+    if (beta >= 0.0) {
+      eval_line(d, p, w.vc, w.dvc, beta, &c, &d1, &d2);
+      neval++;
+      lplain = st->lA + beta * qpv + 0.5 * beta * beta * qAd + c;
+    }
+    if (lplain <= lpred || beta == -2.0) {
+      alpha = beta;
+      dAd = qAd, dpv = qpv, dl0 = ql0, dvn = qvn;
+    } else {
+      t = w.dv;
+      w.dv = w.dvp;
+      w.dvp = t;
+      fl_csr_gemv(p->A, 1.0, w.dv, 0.0, w.dp);
+      fl_csr_gemv(p->J, 1.0, w.dv, 0.0, w.dvc);
+    }
+  }
+  if (alpha == -2.0) {
+    s->reason = FL_DIVERGED_NAN;
+    return NI_STOP;
   }
   if (alpha < 0.0) {
     s->reason = FL_DIVERGED_LINE_SEARCH;
@@ -1128,6 +1179,11 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.mode = FL_ALLOC(ar, d->ncon + 1, int);
   w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
   w.upd = NULL;
+  w.dvp = NULL;
+  if (o->predict && o->predict_alpha > 0.0 && d->huber) {
+    w.dvp = FL_ALLOC(ar, nv + 1, double);
+    if (!w.dvp) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+  }
   if (o->predict && d->perm) {
     w.upd = FL_ALLOC(ar, 2 * nv + 1, double);
     if (!w.upd) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);

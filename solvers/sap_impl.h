@@ -60,6 +60,7 @@ typedef struct sap_opts {
   double lag_sigma;    /* lagged huber: R_t = lag_sigma w */
   int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
   int predict;         /* lagged huber: a step that reverses slips is retaken with them sticking */
+  double predict_alpha; /* predict: below this step the plain direction is tried too (0 = never) */
 } sap_opts;
 
 /* the CHOLMOD set-up kept across setups (sap_setup.c) */

@@ -7,6 +7,8 @@
  * PETSc's CR + Jacobi reproduces our PCR iterate for iterate (serial here, 2 ranks in
  * test_petsc_mpi.c) and other KSPs run through the options string.
  */
+#define _GNU_SOURCE /* dl_iterate_phdr */
+#include <link.h>
 #include <math.h>
 #include <string.h>
 
@@ -216,6 +218,36 @@ FL_TEST(petsc_any_ksp_by_options) {
   ASSERT(rc < 0);
   ASSERT_STR_CONTAINS(fl_errmsg(), "lin.petsc_options");
   fl_csr_free(K);
+  return 0;
+#endif
+}
+
+
+#ifdef FL_HAVE_PETSC
+static int petsc_seen(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  if (info->dlpi_name && strstr(info->dlpi_name, "frictionlab-petsc")) *(int *)data = 1;
+  return 0;
+}
+static int petsc_module_loaded(void) {
+  int seen = 0;
+  dl_iterate_phdr(petsc_seen, &seen);
+  return seen;
+}
+#endif
+
+/* Naming lin=petsc (options, views) does not load PETSc (106 libraries, ~45 ms); the first use does. */
+FL_TEST(petsc_module_loaded_on_first_use) {
+  ASSERT(strcmp(fl_lin_type_name(FL_LIN_PCG), "pcg") == 0);
+  ASSERT(strcmp(fl_lin_type_name(FL_LIN_PETSC), "petsc") == 0);
+  ASSERT(strcmp(fl_lin_type_name(FL_LIN_NTYPES), "?") == 0);
+#ifndef FL_HAVE_PETSC
+  SKIP("built without PETSc");
+#else
+  ASSERT(!petsc_module_loaded());
+  const fl_lin_ops *ops = fl_lin_ops_get(FL_LIN_PETSC);
+  ASSERT(ops && strcmp(ops->name, "petsc") == 0);
+  ASSERT(petsc_module_loaded());
   return 0;
 #endif
 }

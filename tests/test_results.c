@@ -154,6 +154,10 @@ FL_TEST(commit_writes_folder_and_manifest) {
   ASSERT(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "libraries"), "cholmod"));
   ASSERT(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "libraries"), "hdf5"));
   ASSERT(cJSON_GetObjectItem(m, "date"));
+  /* the machine's load at the start: three non-negative numbers (1, 5, 15 minutes) */
+  cJSON *load = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "machine"), "load_average");
+  ASSERT(cJSON_IsArray(load) && cJSON_GetArraySize(load) == 3);
+  ASSERT(cJSON_GetArrayItem(load, 0)->valuedouble >= 0);
   cJSON *pgs = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "solvers"), "pgs");
   ASSERT(pgs);
   cJSON *mi = cJSON_GetObjectItem(pgs, "max_iter");

@@ -135,6 +135,73 @@ FL_TEST(ref_turntable_closed_form) {
 }
 
 
+/* two blocks (issue 50): stuck together they move at a = (F - mu0 (m1 + m2) g)/(m1 + m2),
+ * x_n = a dt^2 n (n + 1)/2, whatever dt, while m2 a <= mu1 m2 g; above it the upper block
+ * slips at a2 = mu1 g and the lower one runs at a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1 */
+FL_TEST(ref_blocks_closed_form) {
+  static double x2[NMAX], v2[NMAX];
+  double dt = 0.01, m1 = 2, m2 = 1, mu0 = 0.1, mu1 = 0.3;
+  int n = 100;
+  double F = 9, a = (F - mu0 * (m1 + m2) * G) / (m1 + m2);
+  ASSERT(a <= mu1 * G);
+  fl__verify_ref_blocks(dt, n, m1, m2, F, mu0, mu1, xs, vs, x2, v2);
+  ASSERT_NEAR(xs[n], a * dt * dt * n * (n + 1) / 2, 1e-12);
+  ASSERT_NEAR(vs[n], a * n * dt, 1e-12);
+  ASSERT_NEAR(x2[n], xs[n], 1e-12);
+  F = 14;
+  double a1 = (F - mu1 * m2 * G - mu0 * (m1 + m2) * G) / m1, a2 = mu1 * G;
+  ASSERT((F - mu0 * (m1 + m2) * G) / (m1 + m2) > mu1 * G);
+  fl__verify_ref_blocks(dt, n, m1, m2, F, mu0, mu1, xs, vs, x2, v2);
+  ASSERT_NEAR(xs[n], a1 * dt * dt * n * (n + 1) / 2, 1e-12);
+  ASSERT_NEAR(vs[n], a1 * n * dt, 1e-12);
+  ASSERT_NEAR(x2[n], a2 * dt * dt * n * (n + 1) / 2, 1e-12);
+  ASSERT_NEAR(v2[n], a2 * n * dt, 1e-12);
+  /* at the threshold F = (m1 + m2)(mu0 + mu1) g the blocks still move together */
+  F = (m1 + m2) * (mu0 + mu1) * G;
+  fl__verify_ref_blocks(dt, n, m1, m2, F, mu0, mu1, xs, vs, x2, v2);
+  ASSERT_NEAR(x2[n], xs[n], 1e-12);
+  /* below the ground's friction nothing moves */
+  fl__verify_ref_blocks(dt, n, m1, m2, 0.9 * mu0 * (m1 + m2) * G, mu0, mu1, xs, vs, x2, v2);
+  ASSERT(xs[n] == 0 && x2[n] == 0);
+  return 0;
+}
+
+
+/* tipping: the hinge stands until the first step with F(t_k) h > m g w/2, t_k > T hw/(h fmax),
+ * then its first step turns at dt (F(t_k) h - m g hw)/I_p exactly; as dt -> 0 it converges to
+ * the continuous rotation (RK4 at dt 1e-5 here) at first order */
+FL_TEST(ref_tip_closed_form) {
+  double fmax = 0.35, T = 1, h = 0.4, hw = 0.1, hh = 0.2, dt = 0.01;
+  double Ip = (4 * hw * hw + 4 * hh * hh) / 12 + hw * hw + hh * hh;
+  int n = 120;
+  fl__verify_ref_tip(dt, n, fmax, T, h, hw, hh, xs, vs);
+  int k0 = (int)floor(T * hw / (h * fmax) / dt) + 1; /* the first t_k past the threshold */
+  ASSERT_EQ(k0, 72);
+  ASSERT(xs[k0] == 0 && vs[k0] == 0);
+  ASSERT_NEAR(vs[k0 + 1], dt * (fmax * G * k0 * dt / T * h - G * hw) / Ip, 1e-15);
+  ASSERT(xs[n] > atan(hw / hh)); /* past the toppling angle after 1.2 s */
+  /* the continuous rotation from the threshold time, RK4 */
+  double t = T * hw / (h * fmax), th = 0, om = 0, hstep = 1e-5;
+  for (; t < n * dt - 0.5 * hstep; t += hstep) {
+    double k[4][2], y[2] = {th, om};
+    for (int s = 0; s < 4; s++) {
+      double c = s == 0 ? 0 : s == 3 ? 1 : 0.5, a = y[0] + (s ? c * hstep * k[s - 1][0] : 0);
+      double w = y[1] + (s ? c * hstep * k[s - 1][1] : 0), tt = t + c * hstep, F = fmax * G * fmin(tt / T, 1);
+      k[s][0] = w;
+      k[s][1] = (F * (h - hh + hw * sin(a) + hh * cos(a)) + G * (hh * sin(a) - hw * cos(a))) / Ip;
+    }
+    th += hstep / 6 * (k[0][0] + 2 * k[1][0] + 2 * k[2][0] + k[3][0]);
+    om += hstep / 6 * (k[0][1] + 2 * k[1][1] + 2 * k[2][1] + k[3][1]);
+  }
+  double e1 = fabs(xs[n] - th) / th;
+  fl__verify_ref_tip(dt / 10, 10 * n, fmax, T, h, hw, hh, xs, vs);
+  double e2 = fabs(xs[10 * n] - th) / th;
+  fprintf(stderr, "hinge after 1.2 s: continuous %.6f rad, dt 0.01 off by %.3g, dt 0.001 by %.3g\n", th, e1, e2);
+  ASSERT(e2 < e1 / 5 && e2 < 0.02);
+  return 0;
+}
+
+
 //---- the cases in the world ----
 
 typedef struct {
@@ -205,6 +272,63 @@ FL_TEST(rolling_sap) { return rolling_pass("sap"); }
 FL_TEST(rolling_nsn) { return rolling_pass("nsn"); }
 FL_TEST(rolling_pgs) { return rolling_pass("pgs"); }
 FL_TEST(rolling_jacobi) { return rolling_pass("jacobi"); }
+
+/* a solver at its defaults passes every quantity of the named cases (full durations) */
+static int defaults_pass(const char *only, const char *solver, int nq) {
+  fl_register_all();
+  fl_verify_opts o = {0, only, solver, 0, NULL};
+  seen s = {"", 0, 0, 0, ""};
+  ASSERT_OK(fl__verify_run(&o, on_row, &s));
+  if (s.npass != s.nq) fprintf(stderr, "%s failed: %s\n", solver, s.why);
+  ASSERT_EQ(s.nother, 0);
+  ASSERT_EQ(s.nq, nq);
+  ASSERT_EQ(s.npass, s.nq);
+  return 0;
+}
+/* issue 50: a block on a block, stuck together and slipping (9 quantities): SAP, NSN and PGS
+ * at their defaults reproduce fl__verify_ref_blocks within 0.1 % (NSN and PGS to 1e-9) */
+#define BLOCKS "block_on_block_stick,block_on_block_slip"
+FL_TEST(block_on_block_sap) { return defaults_pass(BLOCKS, "sap", 9); }
+FL_TEST(block_on_block_nsn) { return defaults_pass(BLOCKS, "nsn", 9) || cases_pass_at(0, BLOCKS, 9); }
+FL_TEST(block_on_block_pgs) { return defaults_pass(BLOCKS, "pgs", 9); }
+
+/* issue 50: a tall box (0.2 wide, 0.4 high) pushed at its top by a ramped force: at mu 0.1 <
+ * (w/2)/h it slides upright (onset, distance and speed of fl__verify_ref_1d, no rotation); at
+ * mu 0.5 it tips about its front edge from the step where F h > m g w/2 (0.73 s), the edge
+ * does not slide, and the angle follows the hinge recursion within 1 % (8 quantities) */
+#define TIPS "tip_vs_slide_slides,tip_vs_slide_tips"
+FL_TEST(tip_vs_slide_sap) { return defaults_pass(TIPS, "sap", 8); }
+FL_TEST(tip_vs_slide_nsn) { return defaults_pass(TIPS, "nsn", 8) || cases_pass_at(0, TIPS, 8); }
+FL_TEST(tip_vs_slide_pgs) { return defaults_pass(TIPS, "pgs", 8); }
+
+/* issue 50: a stack of five boxes and a 3-2-1 pyramid placed touching stay at rest (no body
+ * moves 0.1 mm or reaches 1 mm/s in 2 s): NSN at its defaults and with Alart-Curnier, PGS at its
+ * defaults on the pyramid and with 1000 sweeps on both, SAP with beta 0.01 on both. SAP at its
+ * defaults (beta 1) settles the stack by 0.40 mm (its near-rigid contact's give) and PGS's 100
+ * sweeps let it sink 2.3 mm: failures reported in docs/verify.md, not asserted here */
+#define RESTS "stack_rest,pyramid_rest"
+static int rest_row(const char *solver, const char *settings, const char *only, int nq) {
+  fl_register_all();
+  fl_verify_opts o = {0, only, solver, 0, NULL};
+  seen s = {settings, 0, 0, 0, ""};
+  ASSERT_OK(fl__verify_run(&o, on_row, &s));
+  if (s.npass != s.nq) fprintf(stderr, "%s %s failed: %s\n", solver, settings, s.why);
+  ASSERT_EQ(s.nother, 0);
+  ASSERT_EQ(s.nq, nq);
+  ASSERT_EQ(s.npass, s.nq);
+  return 0;
+}
+FL_TEST(rest_nsn) { return defaults_pass(RESTS, "nsn", 4) || cases_pass_at(0, RESTS, 4); }
+FL_TEST(rest_pgs) { return defaults_pass("pyramid_rest", "pgs", 2) || rest_row("pgs", "max_iter=1000", RESTS, 4); }
+FL_TEST(rest_sap) { return rest_row("sap", "beta=0.01", RESTS, 4); }
+
+/* issue 50: a deformable 0.1 m cube (48 linear tets, E 1e6 Pa) sliding to rest from 2 m/s at
+ * mu 0.5: its centre of mass follows the rigid slide's recursion (0.39779 m, stopped at 0.41 s)
+ * within 0.1 % (NSN -1.07e-4: the block's elastic settling and shear, 1.08e-5 at E 1e7), ends at
+ * rest and does not rise: SAP, NSN and PGS at their defaults */
+FL_TEST(fem_slide_sap) { return defaults_pass("fem_slide", "sap", 4); }
+FL_TEST(fem_slide_nsn) { return defaults_pass("fem_slide", "nsn", 4); }
+FL_TEST(fem_slide_pgs) { return defaults_pass("fem_slide", "pgs", 4); }
 
 FL_TEST(slope_gravity_tilted) { return cases_pass("slope_below_g,slope_at_g,slope_above_g", 9); }
 FL_TEST(slope_plane_tilted) { return cases_pass("slope_below_tilt,slope_at_tilt,slope_above_tilt", 9); }

@@ -135,3 +135,19 @@ long fl_camp_deal_run(const fl_camp_deal *d) {
   long bad = fl_campaign_sum_long(r < 0);
   return bad ? (r < 0 ? r : FL_ERR_LIBRARY) : all;
 }
+
+
+static const double *order_size; /* for by_size (qsort has no context) */
+static int order_ns;
+static int by_size(const void *x, const void *y) {
+  long   a = *(const long *)x, b = *(const long *)y;
+  double sa = order_size[a / order_ns], sb = order_size[b / order_ns];
+  return sa > sb ? -1 : sa < sb ? 1 : (a > b) - (a < b);
+}
+
+void fl_camp_order_by_size(const double *size, int nsolvers, long npairs, long *order) {
+  for (long k = 0; k < npairs; k++) order[k] = k;
+  order_size = size;
+  order_ns   = nsolvers;
+  qsort(order, (size_t)npairs, sizeof *order, by_size);
+}

@@ -128,6 +128,9 @@ typedef struct fl_camp_deal {
   void *ctx;
 } fl_camp_deal;
 long fl_camp_deal_run(const fl_camp_deal *d);
+/* The deal's order of npairs pairs (pair k belongs to problem k / nsolvers): by their problem's
+ * size[] (fl_pairs_source_size), largest first, ties in the serial order. order: npairs. */
+void fl_camp_order_by_size(const double *size, int nsolvers, long npairs, long *order);
 
 /* Writes the campaign's state: "campaign" in the manifest `man` and campaign.json in `dir`:
  * state ("complete", or "interrupted" with the signal), pairs, done, failed, resumed, shard,
@@ -193,6 +196,20 @@ char *fl_camp_pack(const char *steps, const char *iters, struct cJSON *notes,
 int fl_camp_unpack(const char *txt, FILE *steps, FILE *iters, struct cJSON *notes,
                    fl_camp_outcome *o);
 
+/* Runs solve(ctx, steps, iters, notes, o) with its rows written into memory and packs what it
+ * wrote with its outcome *o (fl_camp_pack): one pair's record, for the store, an MPI worker's
+ * result or a guarded child's message. *broke gets solve's return (not set when out of
+ * memory). Returns a malloc'd text (free()), NULL when out of memory. */
+char *fl_camp_pack_run(int (*solve)(void *ctx, FILE *steps, FILE *iters, struct cJSON *notes,
+                                    fl_camp_outcome *o),
+                       void *ctx, fl_camp_outcome *o, int *broke);
+/* The folder's rows from the store's records in the serial order: pair k's record unpacked into
+ * steps, iters, notes and outs[k] (npairs of them); a pair without one (interrupted before it
+ * ran) is NOT_RUN in outs. Returns the number of broken pairs, or -1 (an unreadable or malformed
+ * record: a message "frictionlab LABEL: pair K: ..." printed). */
+long fl_camp_write_records(const char *label, fl_pairs *store, long npairs, FILE *steps,
+                           FILE *iters, struct cJSON *notes, fl_camp_outcome *outs);
+
 /*---- a pair in a child process: --wall-limit, --mem-limit, plug-in solvers (guard.c) ----*/
 
 /* How a guarded child ended. */
@@ -213,6 +230,18 @@ typedef enum fl_camp_child_end {
 fl_camp_child_end fl_camp_guard_run(double wall_limit_s, double mem_limit_gb,
                                     char *(*make)(void *ctx), void *ctx, char **text,
                                     int *wstatus);
+/* What a guarded child's end means for its pair when it sent no text. */
+typedef struct fl_camp_verdict {
+  const char *reason; /* "WALL_LIMIT" (past --wall-limit, asked for) or "CRASHED" */
+  int code;           /* FL_DIVERGED_TIME_LIMIT or FL_ERR_IO */
+  int broke;          /* 1: a failure of the pair (CRASHED), 0: the limit asked for */
+  char msg[160];      /* one sentence: why */
+} fl_camp_verdict;
+/* Fills *v for an end other than SENT (wall_limit_s and mem_limit_gb as given to
+ * fl_camp_guard_run, named in the message) and returns 1; returns 0 on SENT (the caller
+ * unpacks the text). */
+int fl_camp_guard_verdict(fl_camp_child_end end, int wstatus, double wall_limit_s,
+                          double mem_limit_gb, fl_camp_verdict *v);
 /* OpenMP's thread pool does not survive fork(): call this in the parent before anything is
  * loaded when pairs will run guarded (parallel regions inactive from here on; each child gets
  * them back). */

@@ -179,3 +179,33 @@ fl_camp_child_end fl_camp_guard_run(double wall_limit, double mem_limit,
   free(buf);
   return FL_CAMP_CHILD_ENDED;
 }
+
+
+int fl_camp_guard_verdict(fl_camp_child_end end, int wstatus, double wall_limit_s,
+                          double mem_limit_gb, fl_camp_verdict *v) {
+  if (end == FL_CAMP_CHILD_SENT) return 0;
+  v->reason = "CRASHED";
+  v->code   = FL_ERR_IO;
+  v->broke  = 1;
+  if (end == FL_CAMP_CHILD_NOPIPE) {
+    snprintf(v->msg, sizeof v->msg, "could not create a pipe for the child process");
+  } else if (end == FL_CAMP_CHILD_NOFORK) {
+    snprintf(v->msg, sizeof v->msg, "could not fork a child process");
+  } else if (end == FL_CAMP_CHILD_KILLED) {
+    // the limit was asked for: not a failure
+    v->reason = "WALL_LIMIT";
+    v->code   = FL_DIVERGED_TIME_LIMIT;
+    v->broke  = 0;
+    snprintf(v->msg, sizeof v->msg, "killed after the wall limit of %g s (--wall-limit)",
+             wall_limit_s);
+  } else if (WIFSIGNALED(wstatus)) {
+    snprintf(v->msg, sizeof v->msg, "the child process died of signal %d (%s)%s",
+             WTERMSIG(wstatus), strsignal(WTERMSIG(wstatus)),
+             mem_limit_gb > 0 ? " (under --mem-limit)" : "");
+  } else {
+    snprintf(v->msg, sizeof v->msg,
+             "the child process ended with status %d before sending its rows",
+             WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+  }
+  return 1;
+}

@@ -86,3 +86,52 @@ int fl_camp_unpack(const char *txt, FILE *steps, FILE *iters, cJSON *notes,
   cJSON_Delete(m);
   return broke;
 }
+
+
+char *fl_camp_pack_run(int (*solve)(void *ctx, FILE *steps, FILE *iters, cJSON *notes,
+                                    fl_camp_outcome *o),
+                       void *ctx, fl_camp_outcome *o, int *broke) {
+  char  *sb = NULL, *ib = NULL, *txt = NULL;
+  size_t sn = 0, in = 0;
+  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
+  cJSON *pn = cJSON_CreateArray();
+  if (fs && fi && pn) {
+    *broke = solve(ctx, fs, fi, pn, o);
+    fclose(fs);
+    fclose(fi);
+    fs = fi = NULL;
+    txt = fl_camp_pack(sb, ib, pn, o, *broke);
+  }
+  if (fs) fclose(fs);
+  if (fi) fclose(fi);
+  free(sb);
+  free(ib);
+  cJSON_Delete(pn);
+  return txt;
+}
+
+
+long fl_camp_write_records(const char *label, fl_pairs *store, long npairs, FILE *steps,
+                           FILE *iters, cJSON *notes, fl_camp_outcome *outs) {
+  long nbroke = 0;
+  for (long k = 0; k < npairs; k++) {
+    if (!fl_pairs_done(store, k)) { // interrupted before it ran
+      memset(&outs[k], 0, sizeof outs[k]);
+      outs[k].status = "error";
+      outs[k].reason = "NOT_RUN";
+      outs[k].iters  = -1;
+      outs[k].solve_s = outs[k].natmap = outs[k].merit = NAN;
+      continue;
+    }
+    char *txt   = fl_pairs_get(store, k);
+    int   broke = txt ? fl_camp_unpack(txt, steps, iters, notes, &outs[k]) : -1;
+    fl_free(txt);
+    if (broke < 0) {
+      fprintf(stderr, "frictionlab %s: pair %ld: %s\n", label, k,
+              txt ? "malformed record" : fl_errmsg());
+      return -1;
+    }
+    nbroke += broke;
+  }
+  return nbroke;
+}

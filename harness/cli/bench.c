@@ -175,10 +175,8 @@ int fl_cmd_bench(int argc, char **argv) {
   int rc;
   if (ends_with(prob_arg, ".hdf5")) {
     rc = fl_problem_load_fclib(prob_arg, &owned);
-  } else if (ends_with(prob_arg, ".json")) {
-    rc = fl_world_load_json(prob_arg, &w);
-  } else if (fl_scene_find(prob_arg)) {
-    rc = fl_scene_create(prob_arg, nsset, (const char *const *)sset, &w);
+  } else if (fl_scene_kind_of(prob_arg) == FL_SCENE_FILE || fl_scene_find(prob_arg)) {
+    rc = fl_scene_open(prob_arg, nsset, (const char *const *)sset, NULL, &w);
   } else {
     rc = fl_problem_create_example(prob_arg, &owned);
   }

@@ -212,7 +212,7 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
   fl_world *w = NULL;
   fl_solver *s = NULL;
   fl_peer *peer = NULL;
-  int rc = fl_scene_create(a->scene, a->nsset, a->sset, &w);
+  int rc = fl_scene_open(a->scene, a->nsset, a->sset, NULL, &w);
   if (rc >= 0) {
     w->compute_metrics = 0; // the harness's common metrics are no part of a step
     if (fl_peer_find(sname)) {

@@ -456,7 +456,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
   } else if (!steps && in->file) {
     // a user's scene runs its own duration (cut at FILE_MAXSTEPS, and said)
     fl_world *w = NULL;
-    if (fl_world_load_json(in->file, &w) < 0) {
+    if (fl_scene_open(in->file, 0, NULL, NULL, &w) < 0) {
       fprintf(stderr, "frictionlab check: %s\n", fl_errmsg());
       cJSON_Delete(base);
       return 2;
@@ -692,12 +692,6 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
 }
 
 
-static int is_json(const char *s) {
-  size_t n = strlen(s);
-  return n > 5 && strcmp(s + n - 5, ".json") == 0;
-}
-
-
 int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
   *ncase = 0;
   cJSON *base = cJSON_ParseWithLength(text, len);
@@ -739,7 +733,7 @@ int fl_cmd_check(int argc, char **argv) {
   memset(&cli, 0, sizeof cli);
   int prc = fl_args_parse(&check_spec, argc, argv, &cli);
   if (prc) return prc == 1 ? 0 : 2;
-  if (cli.pos.n > 0 && !is_json(cli.pos.v[0])) {
+  if (cli.pos.n > 0 && fl_scene_kind_of(cli.pos.v[0]) != FL_SCENE_FILE) {
     fprintf(stderr, "frictionlab check: unknown argument '%s' (expected a scene file ending in "
                     ".json)\n", cli.pos.v[0]);
     return 2;

@@ -35,13 +35,13 @@ static int obs_index(fl_world *w, const char *name) {
 
 
 
+/* a case's scene: a scene file as it is, or a canonical scene with the case's settings */
 static int create_world(const case_input *in, fl_world **w) {
-  if (in->file) return fl_world_load_json(in->file, w);
   char buf[512];
   const char *sset[16];
-  int ns = fl_split_list(in->set, buf, sizeof buf, sset, 16);
+  int ns = in->file ? 0 : fl_split_list(in->set, buf, sizeof buf, sset, 16);
   if (ns < 0) return ns;
-  return fl_scene_create(in->scene, ns, sset, w);
+  return fl_scene_open(in->file ? in->file : in->scene, ns, sset, NULL, w);
 }
 
 

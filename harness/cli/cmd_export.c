@@ -73,12 +73,6 @@ static const fl_cmd_spec export_spec = {
   NULL, export_flags};
 
 
-static int is_json(const char *s) {
-  size_t n = strlen(s);
-  return n > 5 && strcmp(s + n - 5, ".json") == 0;
-}
-
-
 /* steps a.. as FCLIB files (fl_loop each) */
 typedef struct export_step_ctx {
   fl_results *res;
@@ -190,18 +184,8 @@ int fl_cmd_export(int argc, char **argv) {
   const char *scene_sets[MAX_SETS];
   int nscene = fl_settings_scene(&set, scene_sets, MAX_SETS);
   fl_world *w = NULL;
-  // an MJCF model (.xml) through MuJoCo's parser, its scene.* settings applied there
-  int xml = strlen(input) > 4 && strcmp(input + strlen(input) - 4, ".xml") == 0;
-  int rc = xml             ? fl_world_from_mjcf(input, nscene, scene_sets, &w)
-           : is_json(input) ? fl_world_load_json(input, &w)
-                            : fl_scene_create(input, nscene, scene_sets, &w);
-  if (rc >= 0 && is_json(input) && !xml) {
-    rc = fl_scene_file_apply(w, input, nscene, scene_sets);
-    if (rc < 0) {
-      fl_world_free(w);
-      w = NULL;
-    }
-  }
+  // a canonical scene, a scene file or an MJCF model (MuJoCo's parser), its scene.* settings
+  int rc = fl_scene_open(input, nscene, scene_sets, fl_world_from_mjcf, &w);
   if (rc < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
     return rc == FL_ERR_UNKNOWN_PROBLEM || rc == FL_ERR_UNKNOWN_OPTION ||

@@ -70,8 +70,8 @@ static const fl_arg_desc run_flags[] = {
   {"--set", FL_ARG_MULTI, A(set_arg), 0, 0, "key=value", NULL,
    "a scene parameter (mu=0.2, scene.dt=0.01, heavy_stack.n=3), or a solver option for every "
    "solver (max_iter=20, warm_start=1) or for one (pgs.omega=1.2); docs/usage.md, \"What --set "
-   "means\". Scene files take scene.dt, scene.duration, scene.margin and "
-   "scene.fem_solve=full|schur"},
+   "means\". Scene files take scene.dt, scene.duration, scene.margin, scene.speculative "
+   "and scene.fem_solve=full|schur"},
   {"--out", FL_ARG_STR, A(out), 0, 0, "DIR", NULL,
    "results folder (default results/runs/run-<problem>-<date>-<time>)"},
   {"--every", FL_ARG_INT, A(every), 1, 1000000000L, "K", "1", "observables.csv every K steps"},
@@ -104,18 +104,6 @@ static const fl_cmd_spec run_spec = {
   "Solvers evaluate the common metrics only on their final iterate (error_every=0) unless\n"
   "--set error_every=K says otherwise.\n",
   run_flags};
-
-
-static int is_xml(const char *s) {
-  size_t n = strlen(s);
-  return n > 4 && strcmp(s + n - 4, ".xml") == 0;
-}
-
-/* a scene file, or an MJCF model (docs/mjcf.md), which takes the same scene.* keys */
-static int is_json(const char *s) {
-  size_t n = strlen(s);
-  return (n > 5 && strcmp(s + n - 5, ".json") == 0) || is_xml(s);
-}
 
 
 static int parse_args(int argc, char **argv, run_args *a) {
@@ -177,20 +165,9 @@ static int parse_args(int argc, char **argv, run_args *a) {
 }
 
 
-/* Builds the world: a canonical scene or a scene file with scene.* overrides. */
+/* Builds the world: a canonical scene, a scene file or an MJCF model with scene.* overrides. */
 static int make_world(const run_args *a, fl_world **out) {
-  *out = NULL;
-  if (!is_json(a->input)) return fl_scene_create(a->input, a->nscene, a->scene_sets, out);
-  if (is_xml(a->input)) return fl_world_from_mjcf(a->input, a->nscene, a->scene_sets, out);
-  fl_world *w = NULL;
-  FL_TRY(fl_world_load_json(a->input, &w));
-  int rc = fl_scene_file_apply(w, a->input, a->nscene, a->scene_sets);
-  if (rc < 0) {
-    fl_world_free(w);
-    return rc;
-  }
-  *out = w;
-  return FL_OK;
+  return fl_scene_open(a->input, a->nscene, a->scene_sets, fl_world_from_mjcf, out);
 }
 
 
@@ -200,10 +177,10 @@ static const char *set_hint(const run_args *a, const char *key, int rc) {
   static char hint[256];
   hint[0] = 0;
   if (rc != FL_ERR_UNKNOWN_OPTION || strchr(key, '.')) return hint;
-  if (is_json(a->input)) {
-    snprintf(hint, sizeof hint, ". A scene file takes scene.dt, scene.duration, scene.margin and "
-             "scene.fem_solve=full|schur; its other values (friction, bodies) are edited in the "
-             "file (docs/scene-format.md)");
+  if (fl_scene_kind_of(a->input) != FL_SCENE_BUILTIN) {
+    snprintf(hint, sizeof hint, ". A scene file takes scene.dt, scene.duration, scene.margin, "
+             "scene.speculative and scene.fem_solve=full|schur; its other values (friction, "
+             "bodies) are edited in the file (docs/scene-format.md)");
   } else {
     const fl_scene_desc *d = fl_scene_find(a->input);
     const char *near = d ? fl_options_suggest(d->params, key) : NULL;
@@ -238,7 +215,7 @@ static void default_out(const char *input, char *buf, size_t n) {
   const char *base = strrchr(input, '/');
   snprintf(stem, sizeof stem, "%s", base ? base + 1 : input);
   char *dot = strrchr(stem, '.');
-  if (dot && is_json(input)) *dot = 0;
+  if (dot && fl_scene_kind_of(input) != FL_SCENE_BUILTIN) *dot = 0;
   snprintf(prefix, sizeof prefix, "results/runs/run-%s", stem);
   fl_results_default_dir(prefix, buf, n);
 }

@@ -549,27 +549,22 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
 
 //---- a pair's record (harness/campaign/pack.c) ----
 
-/* solve_one into memory: the pair's rows, notes and outcome (*o) as one packed text
- * (fl_camp_pack), for a campaign's rank 0 or a guarded pair's parent. NULL when out of memory. */
-static char *solve_one_packed(const solve_args *a, const char *sname, const fl_problem *p,
-                              const char *label, outcome *o) {
-  char  *sb = NULL, *ib = NULL, *txt = NULL;
-  size_t sn = 0, in = 0;
-  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
-  cJSON *pn = cJSON_CreateArray();
-  if (fs && fi && pn) {
-    int broke = solve_one(a, sname, p, label, fs, fi, pn, o);
-    fclose(fs);
-    fclose(fi);
-    fs = fi = NULL;
-    txt = fl_camp_pack(sb, ib, pn, o, broke);
-  }
-  if (fs) fclose(fs);
-  if (fi) fclose(fi);
-  free(sb);
-  free(ib);
-  cJSON_Delete(pn);
-  return txt;
+/* one pair for fl_camp_pack_run (run_pair, a guarded pair's child) */
+typedef struct pair_job {
+  const solve_args *a;
+  const char *sname, *label;
+  const fl_problem *p;
+  int guard; /* 1: in a child process (solve_one_guarded) */
+} pair_job;
+
+static int solve_one_guarded(const solve_args *a, const char *sname, const fl_problem *p,
+                             const char *label, FILE *steps, FILE *iters, cJSON *notes,
+                             outcome *o);
+
+static int pair_solve(void *vc, FILE *steps, FILE *iters, cJSON *notes, outcome *o) {
+  const pair_job *g = vc;
+  return g->guard ? solve_one_guarded(g->a, g->sname, g->p, g->label, steps, iters, notes, o)
+                  : solve_one(g->a, g->sname, g->p, g->label, steps, iters, notes, o);
 }
 
 
@@ -593,17 +588,13 @@ static int guarded(const solve_args *a) {
 }
 
 
-typedef struct guard_job {
-  const solve_args *a;
-  const char *sname, *label;
-  const fl_problem *p;
-} guard_job;
-
 /* in the child: the pair solved into its packed text */
 static char *guard_make(void *vc) {
-  const guard_job *g = vc;
-  outcome          oc;
-  return solve_one_packed(g->a, g->sname, g->p, g->label, &oc);
+  pair_job g = *(const pair_job *)vc;
+  outcome  oc;
+  int      broke;
+  g.guard = 0;
+  return fl_camp_pack_run(pair_solve, &g, &oc, &broke);
 }
 
 /* solve_one in a child process (fl_camp_guard_run) whose wall time is bounded by
@@ -615,41 +606,23 @@ static char *guard_make(void *vc) {
 static int solve_one_guarded(const solve_args *a, const char *sname, const fl_problem *p,
                              const char *label, FILE *steps, FILE *iters, cJSON *notes,
                              outcome *o) {
-  guard_job         g   = {a, sname, label, p};
+  pair_job          g   = {a, sname, label, p, 0};
   char             *buf = NULL;
   int               wst = 0;
   fl_camp_child_end end = fl_camp_guard_run(a->wall_limit, a->mem_limit, guard_make, &g, &buf, &wst);
-  char msg[160];
-  int  broke;
-  if (end == FL_CAMP_CHILD_NOPIPE) {
-    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
-                           "could not create a pipe for the child process", 1);
-  } else if (end == FL_CAMP_CHILD_NOFORK) {
-    return record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
-                           "could not fork a child process", 1);
-  } else if (end == FL_CAMP_CHILD_KILLED) {
-    snprintf(msg, sizeof msg, "killed after the wall limit of %g s (--wall-limit)",
-             a->wall_limit);
-    broke = record_no_answer(label, sname, p, steps, notes, o, "error", "WALL_LIMIT",
-                            FL_DIVERGED_TIME_LIMIT, msg, 0);
-  } else if (end == FL_CAMP_CHILD_SENT) {
+  fl_camp_verdict   v;
+  int               broke;
+  if (fl_camp_guard_verdict(end, wst, a->wall_limit, a->mem_limit, &v)) {
+    broke = record_no_answer(label, sname, p, steps, notes, o, "error", v.reason, v.code, v.msg,
+                             v.broke);
+  } else {
     broke = fl_camp_unpack(buf, steps, iters, notes, o);
     if (broke < 0) {
       broke = record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO,
-                              "the child process sent a malformed record", 1);
+                               "the child process sent a malformed record", 1);
     } else if (broke && a->mem_limit > 0 && o->code == FL_ERR_NOMEM) {
       broke = 0; // the limit was asked for: running out of it is an answer
     }
-  } else {
-    if (WIFSIGNALED(wst)) {
-      snprintf(msg, sizeof msg, "the child process died of signal %d (%s)%s", WTERMSIG(wst),
-               strsignal(WTERMSIG(wst)), a->mem_limit > 0 ? " (under --mem-limit)" : "");
-    } else {
-      snprintf(msg, sizeof msg, "the child process ended with status %d before sending its rows",
-               WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
-    }
-    broke =
-        record_no_answer(label, sname, p, steps, notes, o, "error", "CRASHED", FL_ERR_IO, msg, 1);
   }
   free(buf);
   return broke;
@@ -657,9 +630,6 @@ static int solve_one_guarded(const solve_args *a, const char *sname, const fl_pr
 
 
 //---- campaigns: one record per pair, committed as it finishes (harness/campaign/) ----
-
-static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
-                        fl_pairs *store);
 
 typedef struct pair_ctx {
   const solve_args *a;
@@ -672,28 +642,9 @@ typedef struct pair_ctx {
 static char *run_pair(void *vc, long k, int *broke) {
   pair_ctx         *c = vc;
   const solve_args *a = c->a;
-  int   i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
-  char *sb = NULL, *ib = NULL, *txt = NULL;
-  size_t sn = 0, in = 0;
-  FILE  *fs = open_memstream(&sb, &sn), *fi = open_memstream(&ib, &in);
-  cJSON *pn = cJSON_CreateArray();
-  if (fs && fi && pn) {
-    *broke = guarded(a)
-                 ? solve_one_guarded(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
-                                     &c->outs[k])
-                 : solve_one(a, a->solvers[j], c->probs[i], c->labels[i], fs, fi, pn,
-                             &c->outs[k]);
-    fclose(fs);
-    fclose(fi);
-    fs = fi = NULL;
-    txt = fl_camp_pack(sb, ib, pn, &c->outs[k], *broke);
-  }
-  if (fs) fclose(fs);
-  if (fi) fclose(fi);
-  free(sb);
-  free(ib);
-  cJSON_Delete(pn);
-  return txt;
+  int      i = (int)(k / a->nsolvers), j = (int)(k % a->nsolvers);
+  pair_job g = {a, a->solvers[j], c->labels[i], c->probs[i], guarded(a)};
+  return fl_camp_pack_run(pair_solve, &g, &c->outs[k], broke);
 }
 
 /* Serial: solves the pairs the store lacks, each committed as it finishes, then writes the
@@ -709,35 +660,7 @@ static long solve_pairs_stored(const solve_args *a, fl_problem **probs, char **l
     fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
     return -1;
   }
-  return write_pairs(npairs, steps, iters, notes, outs, store);
-}
-
-
-/* The folder's files from the records, in the serial order; pairs without one (interrupted
- * before they ran) are NOT_RUN in the table. Returns the broken solves, or -1. */
-static long write_pairs(long npairs, FILE *steps, FILE *iters, cJSON *notes, outcome *outs,
-                        fl_pairs *store) {
-  long nbroke = 0;
-  for (long k = 0; k < npairs; k++) {
-    if (!fl_pairs_done(store, k)) { // interrupted before it ran
-      memset(&outs[k], 0, sizeof outs[k]);
-      outs[k].status = "error";
-      outs[k].reason = "NOT_RUN";
-      outs[k].iters  = -1;
-      outs[k].solve_s = outs[k].natmap = outs[k].merit = NAN;
-      continue;
-    }
-    char *txt   = fl_pairs_get(store, k);
-    int   broke = txt ? fl_camp_unpack(txt, steps, iters, notes, &outs[k]) : -1;
-    fl_free(txt);
-    if (broke < 0) {
-      fprintf(stderr, "frictionlab solve: pair %ld: %s\n", k,
-              txt ? "malformed record" : fl_errmsg());
-      return -1;
-    }
-    nbroke += broke;
-  }
-  return nbroke;
+  return fl_camp_write_records("solve", store, npairs, steps, iters, notes, outs);
 }
 
 
@@ -811,14 +734,6 @@ static int deal_skipped(void *vc, long k) {
   return c->skip[k / c->a->nsolvers];
 }
 
-static const double *g_deal_size; /* for the sort below */
-static int g_deal_ns;
-static int by_size(const void *x, const void *y) {
-  long   a = *(const long *)x, b = *(const long *)y;
-  double sa = g_deal_size[a / g_deal_ns], sb = g_deal_size[b / g_deal_ns];
-  return sa > sb ? -1 : sa < sb ? 1 : (a > b) - (a < b);
-}
-
 /* Over MPI ranks: rank 0 deals the pairs, largest problem first, as workers free up, and
  * commits each record as it arrives (the store); then writes the folder's files in the serial
  * order and adds the problems to the manifest. Returns the broken solves (every rank), or -1. */
@@ -839,10 +754,7 @@ static long solve_pairs_dealt(const solve_args *a, fl_problem **probs, char **la
     c.skipped = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "skipped");
     ok        = c.skip && c.info && order && size;
     for (int i = 0; ok && i < np; i++) size[i] = fl_pairs_source_size(in[i]);
-    for (long k = 0; ok && k < npairs; k++) order[k] = k;
-    g_deal_size = size;
-    g_deal_ns   = a->nsolvers;
-    if (ok) qsort(order, (size_t)npairs, sizeof *order, by_size);
+    if (ok) fl_camp_order_by_size(size, a->nsolvers, npairs, order);
   }
   if (!fl_campaign_bcast_int(ok)) {
     fprintf(stderr, "frictionlab solve: rank 0: out of memory for the deal\n");
@@ -857,7 +769,7 @@ static long solve_pairs_dealt(const solve_args *a, fl_problem **probs, char **la
     goto out;
   }
   if (rank == 0) {
-    nbroke = write_pairs(npairs, steps, iters, notes, outs, store);
+    nbroke = fl_camp_write_records("solve", store, npairs, steps, iters, notes, outs);
     cJSON *jp = cJSON_GetObjectItemCaseSensitive(fl_results_manifest(res), "problems");
     for (int i = 0; i < np; i++) {
       char kind[16] = "";

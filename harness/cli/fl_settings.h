@@ -91,14 +91,8 @@ int fl_settings_apply(const fl_settings *st, fl_solver *s, int *failed);
 int fl_settings_split(const fl_settings_ctx *ctx, int *nset, const char **set, int *nscene,
                       const char **scene, int max_scene);
 
-/* A scene file's parameter table (dt, duration, margin, fem_solve), as canonical scenes have
- * theirs: what --set scene.KEY may change in a file. */
-const fl_option_desc *fl_scene_file_params(void);
-
-/* Applies n "KEY=V" settings from that table to w, loaded from `path` (named in messages).
- * FL_OK or FL_ERR_UNKNOWN_OPTION (an unknown key, a value of the wrong type or range). */
-struct fl_world;
-int fl_scene_file_apply(struct fl_world *w, const char *path, int n, const char *const *kv);
+/* A scene file's run parameters and their --set: fl_scene_run_params and fl_scene_file_apply
+ * (sim/fl_world.h). */
 
 /* 1 when `key` is a parameter of ctx's scene (canonical table or a scene file's keys). */
 int fl_settings_scene_has(const char *scene, const char *key);

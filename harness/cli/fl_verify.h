@@ -72,6 +72,23 @@ void fl__verify_ref_sphere(double dt, int nsteps, double v0, double mu, double g
  * a/(1 + 1/k) (2/3 g sin for a cylinder); slipping when mu < tan(theta)/(1 + k). */
 void fl__verify_ref_roll(double dt, int nsteps, double v0, int spin, double mu, double gn,
                          double a, double k, double *x, double *v, double *u);
+/* Two blocks, a lower one (m1, kg) on a rigid plane (friction mu0) and an upper one (m2) on it
+ * (mu1), at rest at t = 0, a constant horizontal force F (N) on the lower one, gravity 9.81:
+ * the same scheme with the stack's fixed normal impulses (m1 + m2) g dt and m2 g dt, each
+ * step's two friction impulses the maximal-dissipation ones. Writes x1, v1 (lower) and x2, v2
+ * (upper) along F (nsteps + 1 each). Continuous limits: together at (F - mu0 (m1 + m2) g)/(m1 +
+ * m2) while that is at most mu1 g; otherwise a2 = mu1 g, a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1. */
+void fl__verify_ref_blocks(double dt, int nsteps, double m1, double m2, double F, double mu0,
+                           double mu1, double *x1, double *v1, double *x2, double *v2);
+/* A box of half width hw and half height hh (m) standing on a rigid plane, pushed along +x by
+ * F(t) = fmax g min(t/T, 1) per unit mass at height h above the plane (its centre of mass force
+ * and the world-fixed moment F (h - hh)), turning about its front bottom edge as a hinge in the
+ * same scheme: at rest while the moment about the edge tau(0, t_k) = F h - g hw is <= 0, then
+ * omega += dt tau(theta_k, t_k)/I_p, theta += dt omega, I_p = (4 hw^2 + 4 hh^2)/12 + hw^2 + hh^2
+ * per unit mass, tau = F (h - hh + hw sin theta + hh cos theta) + g (hh sin theta - hw cos theta).
+ * Writes theta (rad) and omega (rad/s), n + 1 each. */
+void fl__verify_ref_tip(double dt, int n, double fmax, double T, double h, double hw, double hh,
+                        double *th, double *om);
 /* A point mass co-rotating at radius r0 on a plane turning at omega (rad/s) about z through the
  * origin, gravity 9.81, friction mu; the surface velocity is taken at the step's start point.
  * Returns the radius (m) after nsteps. */

@@ -12,59 +12,6 @@
 #include "../fl_harness.h"
 #include "fl_settings.h"
 
-//---- a scene file's parameters ----
-
-/* What --set may change in a scene file; everything else is edited in the file. */
-typedef struct file_params {
-  double dt, duration, margin;
-  int fem_solve; /* index into "full|schur" */
-} file_params;
-
-#define FP(m) offsetof(file_params, m)
-static const fl_option_desc file_table[] = {
-  // the scene file's own ranges (fl_world_parse_json: dt, duration, margin), so that --set
-  // cannot pass what the file could not hold
-  {"dt", FL_OPT_REAL, FP(dt), 1e-12, 10, 1e-3, NULL, "time step (s)"},
-  {"duration", FL_OPT_REAL, FP(duration), 0, 1e9, 1, NULL, "default run length (s)"},
-  {"margin", FL_OPT_REAL, FP(margin), 0, 1e6, 1e-3, NULL, "speculative contact margin (m)"},
-  {"fem_solve", FL_OPT_ENUM, FP(fem_solve), 0, 1, 1, "full|schur",
-   "deformable bodies: the sparse block of every free dof, or the Schur complement"},
-  {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
-#undef FP
-
-
-const fl_option_desc *fl_scene_file_params(void) {
-  return file_table;
-}
-
-
-int fl_scene_file_apply(fl_world *w, const char *path, int n, const char *const *kv) {
-  file_params p = {w->dt, w->duration, w->margin, w->fem_solve == FL_FEM_FULL ? 0 : 1};
-  for (int i = 0; i < n; i++) {
-    const char *eq = strchr(kv[i], '=');
-    char key[128];
-    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - kv[i]) : 0, kv[i]);
-    if (eq && fl_options_find(file_table, key)) {
-      // a known key: its type or range error as fl_options_set words it
-      int rc = fl_options_set(file_table, &p, path, key, eq + 1);
-      if (rc < 0) return fl_seterr(rc, "--set scene.%s: %s", kv[i], fl_errmsg());
-      continue;
-    }
-    if (!eq || fl_options_set(file_table, &p, path, key, eq + 1) < 0)
-      return fl_seterr(FL_ERR_UNKNOWN_OPTION,
-                       "%s: --set scene.%s: expected dt (> 0), duration or margin (>= 0) with a "
-                       "number, or fem_solve=full|schur%s", path, kv[i],
-                       strcmp(key, "mu") == 0 ? "; friction is set per body pair in the file "
-                       "(docs/scene-format.md)" : "");
-  }
-  w->dt = p.dt;
-  w->duration = p.duration;
-  w->margin = p.margin;
-  w->fem_solve = p.fem_solve == 0 ? FL_FEM_FULL : FL_FEM_SCHUR;
-  return FL_OK;
-}
-
-
 int fl_cli_mem_limit(const char *cmd, const char *gb) {
   if (!gb) return 0;
   char *end;
@@ -81,14 +28,6 @@ int fl_cli_mem_limit(const char *cmd, const char *gb) {
 }
 
 
-/* a scene file (.json), or an MJCF model (.xml), which takes a scene file's keys (dt, duration,
- * margin: fl_world_from_mjcf) */
-static int is_json(const char *s) {
-  size_t n = strlen(s);
-  return (n > 5 && strcmp(s + n - 5, ".json") == 0) || (n > 4 && strcmp(s + n - 4, ".xml") == 0);
-}
-
-
 void fl_settings_init(fl_settings *st, const fl_settings_ctx *ctx) {
   memset(st, 0, sizeof *st);
   st->ctx = *ctx;
@@ -97,7 +36,8 @@ void fl_settings_init(fl_settings *st, const fl_settings_ctx *ctx) {
 
 int fl_settings_scene_has(const char *scene, const char *key) {
   if (!scene) return 0;
-  if (is_json(scene)) return fl_options_find(file_table, key) != NULL;
+  if (fl_scene_kind_of(scene) != FL_SCENE_BUILTIN)
+    return fl_options_find(fl_scene_run_params(), key) != NULL;
   const fl_scene_desc *d = fl_scene_find(scene);
   return d && fl_options_find(d->params, key) != NULL;
 }
@@ -149,7 +89,7 @@ int fl_settings_add(fl_settings *st, const char *text, int scene_only) {
   int scene_prefix = dot && c->scene && (strcmp(prefix, "scene") == 0 || strcmp(prefix, c->scene) == 0);
   if (dot && !c->scene && strcmp(prefix, "scene") == 0)
     return fl_seterr(FL_ERR_INVAL, "--set '%s': no scene here to set", text);
-  const char *k = scene_prefix ? text + strlen(prefix) + 1 : text;
+  const char *k = scene_prefix ? fl_scene_key(text, c->scene) : text; // "scene." or "<scene>."
 
   if (scene_only || scene_prefix) {
     if (!c->scene) return fl_seterr(FL_ERR_INVAL, "--set '%s': no scene here to set", text);

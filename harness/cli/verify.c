@@ -28,6 +28,7 @@
 
 #include "../../sim/fl_loop.h"
 #include "../../sim/fl_world.h"
+#include "../../sim/fl_fem.h"
 #include "../figures/fl_figure.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
@@ -122,6 +123,7 @@ static void traj_free(vtraj *tr) {
     fl_free(tr->x[b]);
     fl_free(tr->v[b]);
     fl_free(tr->w[b]);
+    fl_free(tr->q[b]);
   }
 }
 
@@ -130,10 +132,24 @@ static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprob
   int i = tr->n++;
   tr->t[i] = w->t;
   for (int b = 0; b < nprobe; b++) {
+    if (probe[b] < 0) { // deformable body -1 - probe[b]: centre of mass, mean velocity
+      int k = -1 - probe[b];
+      double p[3], com[3], m = w->fem[k]->mass;
+      fl_fem_momentum(w, k, p, com);
+      for (int c = 0; c < 3; c++) {
+        tr->x[b][3 * i + c] = com[c];
+        tr->v[b][3 * i + c] = p[c] / m;
+        tr->w[b][3 * i + c] = 0;
+      }
+      static const double q1[4] = {1, 0, 0, 0};
+      memcpy(tr->q[b] + 4 * i, q1, sizeof q1);
+      continue;
+    }
     const fl_body *bd = &w->body[probe[b]];
     memcpy(tr->x[b] + 3 * i, bd->pos, 3 * sizeof(double));
     memcpy(tr->v[b] + 3 * i, bd->vel, 3 * sizeof(double));
     memcpy(tr->w[b] + 3 * i, bd->omega, 3 * sizeof(double));
+    memcpy(tr->q[b] + 4 * i, bd->quat, 4 * sizeof(double));
   }
 }
 
@@ -168,7 +184,7 @@ static int verify_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
   const vcase *c = v->c;
   vtraj *tr = v->tr;
   if (c->rest_R > 0) {
-    const fl_body *pb = &w->body[v->probe[0]];
+    const fl_body *pb = &w->body[v->probe[0]]; /* a rigid probe (the coin) */
     if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
       traj_store(tr, w, v->probe, v->nprobe);
       return FL_LOOP_STOP;
@@ -206,7 +222,9 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
   int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
   for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
     probe[b] = fl_world_find_body(w, c->probe[b]);
-    if (probe[b] < 0) {
+    int kf = probe[b] < 0 ? fl_world_find_fem(w, c->probe[b]) : -1;
+    if (kf >= 0) probe[b] = -1 - kf; /* a deformable probe (traj_store) */
+    if (probe[b] < 0 && kf < 0) {
       rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no body %s", c->name, c->probe[b]);
       goto done;
     }
@@ -262,7 +280,8 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     tr.x[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
     tr.v[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
     tr.w[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
-    okm = okm && tr.x[b] && tr.v[b] && tr.w[b];
+    tr.q[b] = fl_malloc((size_t)(steps + 1) * 4 * sizeof(double));
+    okm = okm && tr.x[b] && tr.v[b] && tr.w[b] && tr.q[b];
   }
   if (!okm) {
     rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
@@ -382,10 +401,12 @@ static const char verify_about[] =
   "down a slope; a block on a turntable; heavy on light; a compliant contact's sink; the\n"
   "coin's eps*; two masonry arches standing above and falling below their friction limits;\n"
   "Hertz line contact on a FEM cylinder; zong-fig6's FEM cube held by friction and squeezed\n"
-  "without it) with every CPU solver at its defaults, with the settings docs/ recommend, and\n"
-  "with MuJoCo's solvers where the scene can be written for them. Each quantity is judged on\n"
-  "the motion (positions and velocities read from the world) against the time-stepping\n"
-  "scheme's own answer or a published result (docs/verify.md).\n"
+  "without it; a block on a block; a tall box tipping or sliding; a resting stack and pyramid;\n"
+  "a FEM block sliding to rest) with every registered solver at its defaults, with the\n"
+  "settings docs/ recommend, and with MuJoCo's solvers where the scene can be written for\n"
+  "them. Each quantity is judged on the motion (positions and velocities read from the\n"
+  "world) against the time-stepping scheme's own answer or a published result\n"
+  "(docs/verify.md).\n"
   "Writes verify.csv (case, solver, settings, quantity, expected, measured, rel_error,\n"
   "tolerance, verdict), summary.txt, the cases' scene files and a figure; prints the table.\n"
   "Exit 0 when it ran (failures are results), 2 on bad arguments.\n";
@@ -393,12 +414,12 @@ static const char verify_about[] =
 
 /* the command's spec, its notes listing the cases */
 static const fl_cmd_spec *verify_spec(void) {
-  static char notes[4096];
+  static char notes[8192];
   static fl_cmd_spec spec = {"verify", NULL, 0, 0, verify_about, notes, verify_flags};
   if (!notes[0]) {
     size_t u = (size_t)snprintf(notes, sizeof notes, "cases:\n");
     for (int i = 0; i < NCASES && u < sizeof notes; i++)
-      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-18s %s\n", fl__verify_cases[i].name,
+      u += (size_t)snprintf(notes + u, sizeof notes - u, "  %-20s %s\n", fl__verify_cases[i].name,
                             fl__verify_cases[i].what);
   }
   return &spec;
@@ -536,7 +557,7 @@ static int collect_row(void *ctx, const fl_verify_row *vr) {
       vc->failed[i][j] = 1;
       char lab[160];
       row_label(&rows[j], lab, sizeof lab);
-      fprintf(vc->fails, "  %-18s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
+      fprintf(vc->fails, "  %-20s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
               vr->case_name, lab, vr->quantity, vr->expected, vr->measured, vr->rel_error,
               vr->tolerance);
     }
@@ -549,7 +570,7 @@ static int collect_row(void *ctx, const fl_verify_row *vr) {
 
 static void print_table(FILE *f, const vcollect *vc) {
   char sh[24];
-  fprintf(f, "%-18s", "case");
+  fprintf(f, "%-20s", "case");
   for (int b = 0; b < vc->nrow; b++) {
     row_short(vc->ri[b], sh, sizeof sh);
     fprintf(f, " %-8s", sh);
@@ -557,7 +578,7 @@ static void print_table(FILE *f, const vcollect *vc) {
   fprintf(f, "\n");
   for (int a = 0; a < vc->ncase; a++) {
     int i = vc->ci[a];
-    fprintf(f, "%-18s", fl__verify_cases[i].name);
+    fprintf(f, "%-20s", fl__verify_cases[i].name);
     for (int b = 0; b < vc->nrow; b++) {
       int j = vc->ri[b];
       const char *cell = vc->status[i][j] == 1 ? "unsup" : vc->status[i][j] == 2 ? "error"
@@ -780,7 +801,7 @@ int fl_cmd_verify(int argc, char **argv) {
       if (vc->status[i][j] == 0) continue;
       char lab[160];
       row_label(&rows[j], lab, sizeof lab);
-      fprintf(sum, "  %-18s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
+      fprintf(sum, "  %-20s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
               vc->status[i][j] == 1 ? "unsupported" : "error", vc->msg[i][j]);
     }
   fl_fig fig;

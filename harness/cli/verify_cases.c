@@ -154,6 +154,53 @@ double fl__verify_ref_turntable_release(double dt, int nsteps, double r0, double
 }
 
 
+/* Two blocks (docs/verify.md, block_on_block): a lower block (m1) on a rigid plane (mu0), an
+ * upper one (m2) on it (mu1), a horizontal force F(t) = F a(t) on the lower one (a: the ramp
+ * factor, here 1). The normal impulses of a flat rigid stack are fixed, N0 = (m1 + m2) g dt under
+ * the lower block and N1 = m2 g dt between the blocks, so the step's friction impulses are the
+ * minimizer of the convex 0.5 m1 (a - as)^2 + 0.5 m2 (b - bs)^2 + mu0 N0 |a| + mu1 N1 |b - a|
+ * (a, b the velocities after the step, as = v1 + dt F/m1 and bs = v2 the free ones): maximal
+ * dissipation. Found by trying each contact's three states (stuck, slipping either way) and
+ * keeping the consistent one; x += dt v. Writes x1, v1, x2, v2 (nsteps + 1 each). */
+void fl__verify_ref_blocks(double dt, int nsteps, double m1, double m2, double F, double mu0,
+                           double mu1, double *x1, double *v1, double *x2, double *v2) {
+  double N0 = (m1 + m2) * G * dt, N1 = m2 * G * dt, f0 = mu0 * N0, f1 = mu1 * N1;
+  double e0 = f0 * (1 + 1e-12) + 1e-300, e1 = f1 * (1 + 1e-12) + 1e-300; /* a bound met exactly
+                                                                           still sticks */
+  x1[0] = x2[0] = v1[0] = v2[0] = 0;
+  for (int i = 0; i < nsteps; i++) {
+    double as = v1[i] + dt * F / m1, bs = v2[i], a = NAN, b = NAN;
+    static const int order[3] = {0, 1, -1}; /* stuck first: a tie is sticking */
+    for (int i0 = 0; i0 < 3 && isnan(a); i0++)
+      for (int i1 = 0; i1 < 3 && isnan(a); i1++) {
+        int s0 = order[i0], s1 = order[i1]; /* signs of a and of b - a; 0 stuck */
+        double ta, tb;
+        if (s0 && s1) {
+          ta = as - (f0 * s0 - f1 * s1) / m1;
+          tb = bs - f1 * s1 / m2;
+          if ((ta > 0 ? 1 : ta < 0 ? -1 : 0) != s0 || (tb - ta > 0 ? 1 : tb - ta < 0 ? -1 : 0) != s1) continue;
+        } else if (s0) { /* the blocks move together at c; the upper one needs t1 */
+          ta = tb = (m1 * as + m2 * bs - f0 * s0) / (m1 + m2);
+          if ((ta > 0 ? 1 : ta < 0 ? -1 : 0) != s0 || fabs(m2 * (tb - bs)) > e1) continue;
+        } else if (s1) { /* the lower one held by the ground */
+          ta = 0;
+          tb = bs - f1 * s1 / m2;
+          if ((tb > 0 ? 1 : tb < 0 ? -1 : 0) != s1 || fabs(-m1 * as - f1 * s1) > e0) continue;
+        } else {
+          ta = tb = 0;
+          if (fabs(m2 * bs) > e1 || fabs(-m1 * as - m2 * bs) > e0) continue;
+        }
+        a = ta;
+        b = tb;
+      }
+    v1[i + 1] = a;
+    v2[i + 1] = b;
+    x1[i + 1] = x1[i] + dt * a;
+    x2[i + 1] = x2[i] + dt * b;
+  }
+}
+
+
 //---- scenes ----
 
 static void ground_json(char *buf, size_t n, const char *extra) {
@@ -301,6 +348,88 @@ static void scene_turntable_driven(const vcase *c, double dur, char *buf, size_t
   append(buf, n, "\"joints\": [{\"type\": \"revolute\", \"body_a\": null, \"body_b\": \"table\", "
                  "\"anchor_a\": [0, 0, -0.05], \"anchor_b\": [0, 0, 0], \"axis\": [0, 0, 1], "
                  "\"drive\": {\"velocity\": %.17g}}]}\n", om);
+}
+
+
+/* p: mu0 (ground), mu1 (between), m1 (lower), m2 (upper), F (N, on the lower block along x):
+ * a 1.2 x 0.4 x 0.1 m lower block on the plane, a 0.2 x 0.2 x 0.1 m upper block on it 0.45 m
+ * ahead of its centre (the lower block runs ahead: 0.95 m of slip before the upper block's
+ * rear edge reaches the lower one's) */
+static void scene_blocks(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"g\", \"mu\": 0.5}, {\"name\": \"lo\", \"mu\": 0.5}, "
+                 "{\"name\": \"up\", \"mu\": 0.5}],\n\"pairs\": [{\"materials\": [\"g\", \"lo\"], "
+                 "\"mu\": %.17g}, {\"materials\": [\"lo\", \"up\"], \"mu\": %.17g}, "
+                 "{\"materials\": [\"g\", \"up\"], \"mu\": %.17g}],\n\"bodies\": [",
+         c->p[0], c->p[1], c->p[1]);
+  ground_json(buf, n, ", \"material\": \"g\"");
+  append(buf, n, ",\n{\"name\": \"lower\", \"material\": \"lo\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.6, 0.2, 0.05]}, \"mass\": %.17g, \"position\": [0, 0, 0.05]},\n"
+                 "{\"name\": \"upper\", \"material\": \"up\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [0.1, 0.1, 0.05]}, \"mass\": %.17g, \"position\": [0.45, 0, 0.15]}],\n"
+                 "\"forces\": [{\"body\": \"lower\", \"force\": [%.17g, 0, 0]}]}\n",
+         c->p[2], c->p[3], c->p[4]);
+}
+
+
+/* p: mu, Fmax/(m g), T (s), h (m), half width, half height: a 1 kg box of 2 hw x 0.2 x 2 hh m
+ * on the plane pushed along x by F(t) = Fmax min(t/T, 1) at height h: the force at the centre
+ * of mass and its moment F (h - hh) about y (the pair is that force while the box stands
+ * upright; the moment stays world-fixed once it tips) */
+static void scene_tip(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  double F = c->p[1] * G, hh = c->p[5];
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
+                 "\"size\": [%.17g, 0.1, %.17g]}, \"mass\": 1, \"position\": [0, 0, %.17g]}],\n"
+                 "\"forces\": [{\"body\": \"box\", \"force\": [%.17g, 0, 0], \"torque\": [0, %.17g, 0], "
+                 "\"ramp\": [0, %.17g]}]}\n",
+         c->p[4], hh, hh, F, F * (c->p[3] - hh), c->p[2]);
+}
+
+
+/* p: layout (0: a stack of five 0.2 x 0.2 x 0.1 m boxes; 1: a 3-2-1 pyramid of 0.2 m cubes,
+ * 1 cm apart in a row, each upper cube centred over a gap), circumradius (m): 1 kg bodies
+ * b1, b2, ... placed exactly touching, at rest, default material (mu 0.5) */
+static void scene_rest(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"bodies\": [");
+  ground_json(buf, n, NULL);
+  int k = 0;
+  if (c->p[0] == 0) {
+    for (k = 0; k < 5; k++)
+      append(buf, n, ",\n{\"name\": \"b%d\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.05]}, "
+                     "\"mass\": 1, \"position\": [0, 0, %.17g]}", k + 1, 0.05 + 0.1 * k);
+  } else {
+    for (int row = 0; row < 3; row++)
+      for (int j = 0; j < 3 - row; j++, k++)
+        append(buf, n, ",\n{\"name\": \"b%d\", \"shape\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1]}, "
+                       "\"mass\": 1, \"position\": [%.17g, 0, %.17g]}",
+               k + 1, 0.21 * (j - 0.5 * (2 - row)), 0.1 + 0.2 * row);
+  }
+  append(buf, n, "]}\n");
+}
+
+
+/* p: mu, v0 (m/s), E (Pa), nu, cells per edge, beta (s): a deformable 0.1 m cube of 1 kg
+ * (1000 kg/m^3, the linear model, Rayleigh beta) resting on the rigid plane, every vertex
+ * started at v0 along x */
+static void scene_fem_slide(const vcase *c, double dur, char *buf, size_t n) {
+  const double g[3] = {0, 0, -G};
+  int nc = (int)c->p[4];
+  head_json(c, dur, g, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  ground_json(buf, n, ", \"material\": \"m\"");
+  append(buf, n, ",\n{\"name\": \"block\", \"kind\": \"deformable\", \"material\": \"m\", "
+                 "\"mesh\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1], \"cells\": [%d, %d, %d]}, "
+                 "\"model\": {\"type\": \"linear\", \"E\": %.17g, \"nu\": %.17g}, \"density\": 1000, "
+                 "\"damping\": {\"alpha\": 0, \"beta\": %.17g}, \"position\": [0, 0, 0.05], "
+                 "\"velocity\": [%.17g, 0, 0]}]}\n",
+         nc, nc, nc, c->p[2], c->p[3], c->p[5], c->p[1]);
 }
 
 
@@ -573,6 +702,169 @@ static int judge_turntable_driven(const vcase *c, const vtraj *tr, vq *q) {
 }
 
 
+/* Two blocks (p as scene_blocks): each block's displacement and speed along x against the
+ * scheme's (fl__verify_ref_blocks); sticking, the upper block's slip on the lower one (0);
+ * neither leaves its support. Probes: lower (0), upper (1). */
+static int judge_blocks(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps;
+  double *x = fl_malloc((size_t)(n + 1) * 4 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v1 = x + n + 1, *x2 = v1 + n + 1, *v2 = x2 + n + 1;
+  fl__verify_ref_blocks(tr->dt, n, c->p[2], c->p[3], c->p[4], c->p[0], c->p[1], x, v1, x2, v2);
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int last = tr->n - 1, nq = 0;
+  double d1 = disp_along(tr, 0, last, ex), d2 = disp_along(tr, 1, last, ex);
+  setq(&q[nq++], "lower_disp_m", x[n], d1, TOL_REL);
+  setq(&q[nq++], "lower_speed_m_s", v1[n], tr->v[0][3 * last], TOL_REL);
+  if (x2[n] == x[n]) {
+    setq(&q[nq++], "upper_slip_m", 0, d2 - d1, TOL_POS);
+  } else {
+    setq(&q[nq++], "upper_disp_m", x2[n], d2, TOL_REL);
+    setq(&q[nq++], "upper_speed_m_s", v2[n], tr->v[1][3 * last], TOL_REL);
+  }
+  double l0 = max_along(tr, 0, ez), l1 = max_along(tr, 1, ez);
+  setq(&q[nq++], "lift_max_m", 0, l0 > l1 || isnan(l0) ? l0 : l1, TOL_POS);
+  fl_free(x);
+  return nq;
+}
+
+
+/* rotation angle (rad) of probe b at stored state i from its start (the quaternion's) */
+static double angle_at(const vtraj *tr, int b, int i) {
+  const double *q = tr->q[b] + 4 * i;
+  return 2 * atan2(sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3]), fabs(q[0]));
+}
+
+
+/* The tall box tipping about its front bottom edge as a hinge (fl_verify.h), in the scheme's
+ * semi-implicit Euler: omega += dt tau(theta_k, t_k)/I_p, theta += dt omega, with tau the
+ * moment about the edge of gravity, of the force at the centre of mass and of the world-fixed
+ * moment F (h - hh) (scene_tip); the box rests while tau <= 0 at theta = 0. Per unit mass. */
+void fl__verify_ref_tip(double dt, int n, double fmax, double T, double h, double hw, double hh,
+                        double *th, double *om) {
+  double F = fmax * G;
+  double Ip = (4 * hw * hw + 4 * hh * hh) / 12 + hw * hw + hh * hh; /* 1 kg, about the edge */
+  double t = 0;
+  th[0] = om[0] = 0;
+  for (int k = 0; k < n; k++) {
+    double f = F * fmin(t / T, 1), a = th[k];
+    double tau = f * (h - hh + hw * sin(a) + hh * cos(a)) + G * (hh * sin(a) - hw * cos(a));
+    om[k + 1] = a == 0 && om[k] == 0 && tau <= 0 ? 0 : om[k] + dt * tau / Ip;
+    th[k + 1] = a + dt * om[k + 1];
+    t += dt;
+  }
+}
+
+
+/* Tip against slide (p as scene_tip). Sliding (mu < hw/h): the onset, distance and speed
+ * of the ramped push against fl__verify_ref_1d (as the drag), the largest rotation angle (0)
+ * and lift (0). Tipping (mu > hw/h): the onset of rotation (|omega_y| above 1e-3 rad/s) against
+ * the hinge recursion, the front edge's slip on the plane summed over the steps (0: the
+ * velocity of the edge's midpoint along x, from the step's start pose: the point the contact
+ * holds) and the angle after the run against the hinge recursion. */
+#define TOL_ANG 5e-4 /* rad: 0.1 mm at the 0.2 m half height */
+#define W_ON 1e-3
+static int judge_tip(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps, last = tr->n - 1, nq = 0;
+  double mu = c->p[0], F = c->p[1] * G, T = c->p[2], h = c->p[3], hw = c->p[4], hh = c->p[5];
+  double dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  if (mu * h < hw) {
+    fl__verify_ref_1d(dt, n, 0, mu, G, 0, F / T, T, x, v);
+    const double VON = 1e-3;
+    int ko = -1;
+    for (int i = 1; i <= n && ko < 0; i++)
+      if (fabs(v[i]) > VON) ko = i;
+    double tonset = ko > 0 ? ko * dt : NAN, amax = 0;
+    for (int i = 1; i < tr->n; i++) {
+      double a = angle_at(tr, 0, i);
+      if (!(a <= amax)) amax = a;
+    }
+    int mo = first_tspeed(tr, 0, ez, VON, 0);
+    setq(&q[nq++], "onset_time_s", tonset, mo > 0 ? tr->t[mo] : NAN, 1.01 * dt / tonset);
+    setq(&q[nq++], "distance_m", x[n], disp_along(tr, 0, last, ex), TOL_REL);
+    setq(&q[nq++], "speed_m_s", v[n], tr->v[0][3 * last], TOL_REL);
+    setq(&q[nq++], "angle_max_rad", 0, amax, TOL_ANG);
+    setq(&q[nq++], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
+  } else {
+    double *th = x, *om = v;
+    fl__verify_ref_tip(dt, n, c->p[1], T, h, hw, hh, th, om);
+    int ko = -1, mo = -1;
+    for (int i = 1; i <= n && ko < 0; i++)
+      if (fabs(om[i]) > W_ON) ko = i;
+    double slid = 0;
+    for (int i = 0; i + 1 < tr->n; i++) {
+      if (mo < 0 && fabs(tr->w[0][3 * (i + 1) + 1]) > W_ON) mo = i + 1;
+      double r[3], rb[3] = {hw, 0, -hh}, u[3];
+      fl_quat_rotate(tr->q[0] + 4 * i, rb, r);
+      fl_v3_cross(tr->w[0] + 3 * (i + 1), r, u);
+      slid += dt * fabs(tr->v[0][3 * (i + 1)] + u[0]);
+    }
+    double tonset = ko > 0 ? ko * dt : NAN;
+    const double *qe = tr->q[0] + 4 * last;
+    setq(&q[nq++], "tip_onset_s", tonset, mo > 0 ? tr->t[mo] : NAN, 1.01 * dt / tonset);
+    setq(&q[nq++], "slide_m", 0, slid, TOL_POS);
+    /* 1 %: the hinge is not the scheme's own answer; the contact holds the edge's velocity, not
+     * its position, which drifts by dt^2 omega^2 r / 2 per step (exact solvers: +8.3e-4) */
+    setq(&q[nq++], "angle_rad", th[n], 2 * atan2(qe[2], qe[0]), 1e-2);
+  }
+  fl_free(x);
+  return nq;
+}
+
+
+/* A resting stack or pyramid (p as scene_rest): at rest the rigid scheme's normal impulses
+ * carry each body's load exactly and nothing moves, so every body's largest displacement from
+ * its start over the run (0, TOL_POS) and its largest point speed |v| + |omega| r (0, TOL_VEL)
+ * are judged, over all probes. */
+static int judge_rest(const vcase *c, const vtraj *tr, vq *q) {
+  double dmax = 0, smax = 0, r = c->p[1];
+  for (int b = 0; b < MAXPROBE && c->probe[b]; b++)
+    for (int i = 1; i < tr->n; i++) {
+      double d[3];
+      for (int k = 0; k < 3; k++) d[k] = tr->x[b][3 * i + k] - tr->x[b][k];
+      const double *v = tr->v[b] + 3 * i, *w = tr->w[b] + 3 * i;
+      double dn = sqrt(dot3(d, d)), sp = sqrt(dot3(v, v)) + sqrt(dot3(w, w)) * r;
+      if (!(dn <= dmax)) dmax = dn;
+      if (!(sp <= smax)) smax = sp;
+    }
+  setq(&q[0], "disp_max_m", 0, dmax, TOL_POS);
+  setq(&q[1], "speed_max_m_s", 0, smax, TOL_VEL);
+  return 2;
+}
+
+
+/* A deformable block sliding to rest (p as scene_fem_slide; probe: the block's centre of mass
+ * and mean velocity): the slide's recursion (fl__verify_ref_1d) for the centre of mass, since
+ * the friction on the sliding base totals mu times the normal impulse, m g dt once the block
+ * has settled on its contacts. Distance and stop time as the rigid slide, the speed at the end
+ * (0) and the centre's largest rise (0). */
+static int judge_fem_slide(const vcase *c, const vtraj *tr, vq *q) {
+  int n = tr->steps, last = tr->n - 1;
+  double mu = c->p[0], v0 = c->p[1], dt = tr->dt;
+  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
+  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
+  double *v = x + n + 1;
+  fl__verify_ref_1d(dt, n, v0, mu, G, 0, 0, 0, x, v);
+  int ks = -1;
+  for (int i = 1; i <= n && ks < 0; i++)
+    if (fabs(v[i]) <= STOP_FRAC * v0) ks = i;
+  double tstop = ks > 0 ? ks * dt : NAN;
+  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+  int ms = first_tspeed(tr, 0, ez, STOP_FRAC * v0, 1);
+  const double *vl = tr->v[0] + 3 * last;
+  setq(&q[0], "distance_m", x[n], disp_along(tr, 0, last, ex), TOL_REL);
+  setq(&q[1], "stop_time_s", tstop, ms > 0 ? tr->t[ms] : NAN, 1.01 * dt / tstop);
+  setq(&q[2], "speed_end_m_s", 0, sqrt(dot3(vl, vl)), TOL_VEL);
+  setq(&q[3], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
+  fl_free(x);
+  return 4;
+}
+
+
 static int judge_heavy(const vcase *c, const vtraj *tr, vq *q) {
   // probes: light (0), heavy (1); at rest the heavy cube's centre is at 0.3 m
   const double *xh = tr->x[1] + 3 * (tr->n - 1), *vh = tr->v[1] + 3 * (tr->n - 1);
@@ -782,6 +1074,25 @@ const vcase fl__verify_cases[] = {
    0, scene_turntable_driven, judge_turntable_driven, 0.001, 3.0, 3.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_coarse", "the driven turntable at dt 0.01 (full suite only)", {0.5, 2 * PI, 0.95},
    0, scene_turntable_driven, judge_turntable_driven, 0.01, 1.0, 1.0, {"block", "table"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"block_on_block_stick", "block on a block pulled by 9 N (mu 0.1 below, 0.3 between): moves together, "
+   "a = (F - mu0 (m1 + m2) g)/(m1 + m2)", {0.1, 0.3, 2, 1, 9},
+   1, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"block_on_block_slip", "the same pulled by 14 N: the upper block slips, a2 = mu1 g, "
+   "a1 = (F - mu1 m2 g - mu0 (m1 + m2) g)/m1", {0.1, 0.3, 2, 1, 14},
+   1, scene_blocks, judge_blocks, 0.01, 1.0, 0.4, {"lower", "upper"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"tip_vs_slide_slides", "0.2 x 0.2 x 0.4 m box pushed at its top by F ramped to 0.3 m g, mu 0.1 < (w/2)/h = 0.25: "
+   "slides upright", {0.1, 0.3, 1.0, 0.4, 0.1, 0.2},
+   1, scene_tip, judge_tip, 0.01, 1.0, 0.6, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"tip_vs_slide_tips", "the same box, mu 0.5 > 0.25, F ramped to 0.35 m g: tips about its front edge "
+   "at F h = m g w/2, no slip", {0.5, 0.35, 1.0, 0.4, 0.1, 0.2},
+   1, scene_tip, judge_tip, 0.01, 1.2, 1.0, {"box"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"stack_rest", "five 0.1 m thick boxes stacked at rest: no body moves 0.1 mm or 1 mm/s", {0, 0.15},
+   1, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"pyramid_rest", "a 3-2-1 pyramid of 0.2 m cubes at rest: no body moves 0.1 mm or 1 mm/s", {1, 0.17320508075688773},
+   1, scene_rest, judge_rest, 0.01, 2.0, 0.5, {"b1", "b2", "b3", "b4", "b5", "b6"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"fem_slide", "deformable 0.1 m cube (FEM, E 1e6 Pa) sliding to rest from 2 m/s, mu 0.5: its centre of mass "
+   "as the rigid slide (full suite only)", {0.5, 2.0, 1e6, 0.3, 2, 0.01},
+   0, scene_fem_slide, judge_fem_slide, 0.01, 1.0, 0.6, {"block"}, NULL, NULL, 0, 0, NULL, NULL},
   {"heavy_on_light", "1000 kg cube dropped 1 cm onto a 1 kg cube: rests, no tunnelling", {1000, 0.01},
    1, scene_heavy, judge_heavy, 0.01, 2.0, 0.5, {"light", "heavy"}, NULL, NULL, 0, 0, NULL, NULL},
   {"compliant_sink", "1 kg sphere on a contact of k = 1e5 N/m: sinks m g/k", {1e5, 0.005, 1.0},

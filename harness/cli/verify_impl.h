@@ -10,7 +10,7 @@
 #define G 9.81
 #define PI 3.14159265358979323846
 #define MAXQ 6     /* quantities per case */
-#define MAXPROBE 2 /* bodies a judge reads */
+#define MAXPROBE 6 /* bodies a judge reads (a resting pyramid reads six) */
 
 //---- a run's trajectory ----
 
@@ -21,6 +21,7 @@ typedef struct vtraj {
   double dt;
   double *t;      /* (n) s */
   double *x[MAXPROBE], *v[MAXPROBE], *w[MAXPROBE]; /* (3 n) each */
+  double *q[MAXPROBE]; /* (4 n) orientations (w, x, y, z); identity for a deformable probe */
   double pen_max; /* deepest penetration over the run (m), from the geometry */
   double obs_max; /* largest value over the run of the case's `track` observable */
   double obs_end; /* its value after the last step */
@@ -45,7 +46,8 @@ struct vcase {
   /* quantities of a finished run */
   int (*judge)(const vcase *c, const vtraj *tr, vq *q);
   double dt, dur, dur_quick;
-  const char *probe[MAXPROBE]; /* body names read */
+  const char *probe[MAXPROBE]; /* body names read: a rigid body, or a deformable one (its
+                                  centre of mass and mean velocity; w zero) */
   const char *canonical;       /* a canonical scene instead of scene(), or NULL */
   const char *canonical_set;   /* its settings "k=v,k=v" */
   double rest_R;               /* > 0: the run ends once the probe's v + |omega_z| rest_R is
@@ -71,6 +73,6 @@ static inline int qpass(const vq *q) { return qerr(q) <= q->tol; } /* NaN fails 
 extern const vcase fl__verify_cases[];
 extern const int fl__verify_ncases;
 #define NCASES fl__verify_ncases
-#define FL_VERIFY_MAXCASES 32 /* room for the cases in the command's tables */
+#define FL_VERIFY_MAXCASES 48 /* room for the cases in the command's tables */
 
 #endif /* FL_VERIFY_IMPL_H */

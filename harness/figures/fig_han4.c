@@ -159,7 +159,7 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   fl_world *w = NULL;
   fl_solver *s = NULL;
   FILE *f = NULL;
-  int rc = fl_scene_create(scene, ns, sset, &w);
+  int rc = fl_scene_open(scene, ns, sset, NULL, &w);
   if (rc < 0) return rc;
   w->compute_metrics = 0;
   w->observe_geometry = 0;

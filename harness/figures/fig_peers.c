@@ -78,7 +78,7 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
   fl_peer *peer = NULL;
   const char *set[1] = {v->setting};
   int nset = v->setting ? 1 : 0;
-  int rc = fl_scene_create("heavy_stack", 0, NULL, &w);
+  int rc = fl_scene_open("heavy_stack", 0, NULL, NULL, &w);
   if (rc >= 0) {
     w->compute_metrics = 0;
     if (fl_peer_find(v->solver)) {

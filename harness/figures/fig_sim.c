@@ -72,7 +72,7 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   fl_world *w = NULL;
   fl_solver *s = NULL;
   if (ns < 0) return ns;
-  int rc = fl_scene_create(scene, ns, sset, &w);
+  int rc = fl_scene_open(scene, ns, sset, NULL, &w);
   if (rc < 0) return rc;
   rc = fl_solver_create(solver, &s);
   if (rc >= 0) rc = fl_solver_set_options(s, solver_set);

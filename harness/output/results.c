@@ -319,6 +319,12 @@ static void add_machine(cJSON *root) {
     cJSON_AddStringToObject(m, "hostname", u.nodename);
   }
   cJSON_AddNumberToObject(m, "cpus_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
+  // the load when the run started (1, 5, 15 minutes): a time is read against it
+  double load[3];
+  if (getloadavg(load, 3) == 3) {
+    for (int k = 0; k < 3; k++) load[k] = round(load[k] * 100) / 100;
+    cJSON_AddItemToObject(m, "load_average", cJSON_CreateDoubleArray(load, 3));
+  }
   // the first "model name" line of /proc/cpuinfo, when there is one
   FILE *f = fopen("/proc/cpuinfo", "r");
   if (f) {

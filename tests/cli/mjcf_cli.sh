@@ -39,6 +39,12 @@ grep -qF '"problem":	"'"$model"'"' "$tmp/run/manifest.json" || grep -qF "$model"
 "$bin" run "$model" --solver pgs --steps 2 --set scene.dt=0.001 --record 0 --out "$tmp/dt" >/dev/null 2>&1 &&
   awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "t") c = i; next} $1 == 1 {t = $c} END {exit !(t > 0.00199 && t < 0.00201)}' "$tmp/dt/steps.csv" &&
   pass "--set scene.dt=0.001 applies to the model (t = 0.002 after 2 steps)" || fail "scene.dt on a model"
+# the same table and ranges as a scene file (fl_scene_run_params)
+"$bin" run "$model" --solver pgs --steps 1 --set scene.margin=0 --set scene.speculative=1 --record 0 \
+  --out "$tmp/m0" >/dev/null 2>"$tmp/stderr" && pass "a model takes scene.margin=0 and scene.speculative=1" ||
+  fail "margin=0, speculative=1 on a model: $(head -c 300 "$tmp/stderr")"
+expect_fail "a model's dt out of range" 2 "$model: option dt=20 is out of range: expected a real in [1e-12, 10]" \
+  "$tmp/o4" -- run "$model" --solver pgs --steps 1 --set scene.dt=20 --out "$tmp/o4"
 
 # refusals: by element, nothing written
 cat >"$tmp/arm.xml" <<'XML'

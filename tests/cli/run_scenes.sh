@@ -126,4 +126,19 @@ printf '{"dt": 0.01, "bodies": [{"shape": {"type": "box", "size": [1, 2]}, "mass
 expect_fail "bad scene file" 1 "bodies[0].shape.size" "$out" -- run "$tmp/bad.json" --out "$out"
 expect_fail "missing scene file" 1 "$tmp/none.json" "$out" -- run "$tmp/none.json" --out "$out"
 expect_fail "export without --steps" 2 "--steps" "$tmp/fc2" -- export heavy_stack --out "$tmp/fc2"
+
+# one table of run parameters (fl_scene_run_params) for canonical scenes, scene files and models
+"$bin" export "$tmp/stack.json" --set scene.speculative=1 --scene-json "$tmp/spec.json" >/dev/null 2>"$tmp/stderr" &&
+  grep -q '"speculative":[[:space:]]*1,' "$tmp/spec.json" &&
+  pass "a scene file takes scene.speculative=1" || fail "scene.speculative on a file: $(cat "$tmp/stderr")"
+"$bin" run heavy_stack --set scene.dt=1e-9 --steps 1 --out "$tmp/dt9" >/dev/null 2>"$tmp/stderr" &&
+  pass "a canonical scene takes a scene file's dt range (1e-9)" || fail "dt=1e-9: $(cat "$tmp/stderr")"
+expect_fail "scene file dt out of range" 2 "$tmp/stack.json: option dt=20 is out of range: expected a real in [1e-12, 10]" \
+  "$out" -- run "$tmp/stack.json" --set scene.dt=20 --out "$out"
+expect_fail "scene file speculative out of range" 2 "speculative=2 is out of range: expected a real in [0, 1]" \
+  "$out" -- run "$tmp/stack.json" --set scene.speculative=2 --out "$out"
+expect_fail "canonical dt out of range" 2 "heavy_stack: option dt=20 is out of range: expected a real in [1e-12, 10]" \
+  "$out" -- run heavy_stack --set scene.dt=20 --out "$out"
+expect_fail "scene file unknown key" 2 "$tmp/stack.json: --set scene.n=3: expected dt" \
+  "$out" -- run "$tmp/stack.json" --set scene.n=3 --out "$out"
 finish

@@ -23,7 +23,7 @@ head -1 "$out/verify.csv" | grep -q "^case,solver,settings,quantity,expected,mea
   fail "summary.txt or manifest.json missing"
 grep -q "^slide " "$tmp/v.out" && pass "the table is printed" || fail "no table on stdout"
 n=$(ls "$out"/cases/*.json 2>/dev/null | wc -l)
-[[ $n -eq 20 ]] && pass "20 case scene files" || fail "$n case scene files, expected 20"
+[[ $n -eq 26 ]] && pass "26 case scene files" || fail "$n case scene files, expected 26"
 # every registered solver has a row (issue 50): pnewton, admm and ipm judged at their defaults
 # (they pass the slide and the rolling cylinder), Siconos's bridges listed as not run by default
 "$bin" verify --quick --only slide,roll_cyl --out "$tmp/all" >"$tmp/all.out" 2>&1 || fail "verify (all rows) failed"
