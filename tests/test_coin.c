@@ -186,9 +186,11 @@ FL_TEST(resting_disk_carries_weight) {
   fl_register_all();
   const char *solvers[] = {"sap", "jacobi", "sap"}; // the first convex, the last lagged
   for (int si = 0; si < 3; si++) {
-    const char *set[] = {"speed=0", "duration=0.05"};
+    // 6 rings (216 triangles): the default's ring patch at a quarter of its cost (Jacobi's
+    // 2000 sweeps on the default 864 took 49 s under load)
+    const char *set[] = {"speed=0", "duration=0.05", "rings=6"};
     fl_world *w = NULL;
-    ASSERT_OK(fl_scene_create("spinning_coin", 2, set, &w));
+    ASSERT_OK(fl_scene_create("spinning_coin", 3, set, &w));
     fl_solver *s = NULL;
     ASSERT_OK(fl_solver_create(solvers[si], &s));
     if (si == 0) ASSERT_OK(fl_solver_set_option(s, "model", "convex"));
@@ -200,7 +202,7 @@ FL_TEST(resting_disk_carries_weight) {
     for (int k = 0; k < 50; k++) {
       fl_step_info info;
       ASSERT_OK(fl_world_step(w, s, &info));
-      ASSERT_EQ(info.nc, FL_HYDRO_FAN_DEFAULT);
+      ASSERT_EQ(info.nc, 6 * 6 * 6);
     }
     const double *v, *gam;
     fl_world_solution(w, &v, &gam);
@@ -327,19 +329,91 @@ FL_TEST(fixed_points) {
 }
 
 
-/* A short coin run (eps0 = 1, 0.3 m/s: 150 steps) with a solver that keeps the normal law free
- * of friction: eps* within 0.5 % of the seed's discrete value. */
+/* The published uniform disk (Farkas et al. 2003) from the scene's start (eps0, speed), sampled
+ * every dt and read as fl_coin_simulate reads a run: eps where v + omega R last exceeded 10 mu
+ * g dt; *ts the time it stops. From 0.3 m/s at eps0 = 1: 0.683661 and 0.144913 s. */
+static double disk_readout(double eps0, double speed, double dt, double *ts) {
+  double mug = 0.2 * 9.81, v0 = speed * eps0 / sqrt(1 + eps0 * eps0), w0 = speed / sqrt(1 + eps0 * eps0) / R_COIN;
+  if (fl_farkas_integrate(v0, w0, R_COIN, 0.2, 9.81, dt, 0, NULL, NULL, ts, NULL) < 0) return NAN;
+  int n = (int)(*ts / dt) + 3;
+  double *v = calloc(2 * (size_t)n, sizeof *v), *w = v ? v + n : NULL, e = NAN;
+  if (v && fl_farkas_integrate(v0, w0, R_COIN, 0.2, 9.81, dt, n, v, w, NULL, NULL) == FL_OK)
+    for (int k = 1; k < n; k++)
+      if (v[k] + w[k] * R_COIN > 10 * mug * dt) e = v[k] / (w[k] * R_COIN);
+  free(v);
+  return e;
+}
+
+
+/* A short coin run (eps0 = 1, 0.3 m/s: 150 steps) on the default patch (rings) with a solver
+ * that keeps the normal law free of friction: eps read at 10 mu g dt and the stop time within
+ * 0.5 % of the published disk's own trajectory from the same start (0.683661, 0.144913 s; the
+ * disk has not reached its limit 0.6530018 at that speed). Before issue 50 the default was the
+ * seed's 152-triangle fan, judged against the seed's discrete 0.64426, which is that mesh's
+ * value, not the disk's. */
 static int short_coin_run(const char *solver, const char *options) {
   fl_register_all();
   fl_coin_run r;
+  double ts, eref = disk_readout(1, 0.3, 1e-3, &ts);
+  ASSERT_NEAR(eref, 0.683661, 1e-5);
   ASSERT_OK(fl_coin_simulate("eps0=1,speed=0.3", solver, options, &r, NULL, NULL, NULL, 0));
-  ASSERT(r.t_stop > 0.1 && r.t_stop < 0.2);
   ASSERT_EQ(r.nfail, 0);
-  ASSERT(fabs(r.eps_star / 0.64426 - 1) < 5e-3);
+  fprintf(stderr, "%s: eps %.6f (disk %.6f, %+.3f %%), stop %.4f s (disk %.6f s)\n", solver,
+          r.eps_star, eref, 100 * (r.eps_star / eref - 1), r.t_stop, ts);
+  if (!(fabs(r.eps_star / eref - 1) < 5e-3)) FL_FAIL_("eps %.6f, not within 0.5 %% of %.6f", r.eps_star, eref);
+  if (!(fabs(r.t_stop - ts) < 5e-3 * ts + 1e-3)) FL_FAIL_("stop %.4f s, disk %.6f s", r.t_stop, ts);
   return 0;
 }
 
-FL_TEST(slow_coin_eps_star_jacobi) { return short_coin_run("jacobi", "max_iter=1000"); }
+/* Jacobi runs on the seed's fan (fan=152), not the default rings: on a ring patch it cannot
+ * converge (jacobi_stalls_on_ring_patch below; docs/coin.md). On the fan, whose triangles all
+ * lie at 2R/3 and so need no redistribution, it converges (about 45 sweeps a step) and must give
+ * the fan's own answer: SAP-lagged's run on the same fan from the same start, eps within 0.5 %
+ * and the stop time within a step (measured: Jacobi 0.64430, 0.150 s; SAP 0.64444, 0.150 s),
+ * and the seed's value for that mesh, 0.64426, within 0.5 %. */
+FL_TEST(slow_coin_eps_star_jacobi) {
+  fl_register_all();
+  fl_coin_run j, s;
+  ASSERT_OK(fl_coin_simulate("eps0=1,speed=0.3,fan=152", "jacobi", "max_iter=1000", &j, NULL, NULL,
+                             NULL, 0));
+  ASSERT_OK(fl_coin_simulate("eps0=1,speed=0.3,fan=152", "sap", "model=lagged", &s, NULL, NULL,
+                             NULL, 0));
+  fprintf(stderr, "fan 152: jacobi eps %.6f stop %.4f s (%d failed); sap %.6f, %.4f s\n",
+          j.eps_star, j.t_stop, j.nfail, s.eps_star, s.t_stop);
+  ASSERT_EQ(j.nfail, 0);
+  ASSERT_EQ(s.nfail, 0);
+  ASSERT(fabs(j.eps_star / s.eps_star - 1) < 5e-3);
+  ASSERT(fabs(j.t_stop - s.t_stop) < 1.5e-3);
+  ASSERT(fabs(j.eps_star / 0.64426 - 1) < 5e-3);
+  return 0;
+}
+
+/* The limit docs/coin.md states: Jacobi cannot converge on a stiff ring patch. Its step on each
+ * contact is 1/m (m = 864 contacts on the one coin), and a change of how the load is shared
+ * between rings (total force and moment fixed) is seen only through the triangles' compliance,
+ * about 1e-3 of W's rigid diagonal, so such modes shrink by about 1e-6 a sweep; a larger omega
+ * diverges (the rigid modes' eigenvalues are about m). From the cold start (which loads the inner
+ * triangles more) the own residual stalls near 4.4e-7 against abs_tol 1e-8. Pinned here so
+ * that the doc changes with the code. */
+FL_TEST(jacobi_stalls_on_ring_patch) {
+  fl_register_all();
+  const char *set[] = {"eps0=1", "speed=0.3"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("spinning_coin", 2, set, &w));
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_solver_create("jacobi", &s));
+  ASSERT_OK(fl_solver_set_option(s, "max_iter", "1000"));
+  fl_step_info info;
+  ASSERT_OK(fl_world_step(w, s, &info));
+  fprintf(stderr, "jacobi, %d contacts: reason %d after %d sweeps, own residual %.3g\n",
+          (int)info.nc, (int)info.res.reason, (int)info.res.iters, info.res.error);
+  ASSERT_EQ(info.nc, 6 * FL_COIN_RINGS_DEFAULT * FL_COIN_RINGS_DEFAULT);
+  ASSERT(info.res.reason < 0);
+  ASSERT(info.res.error > 1e-7);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  return 0;
+}
 FL_TEST(coin_eps_star_sap_lagged) { return short_coin_run("sap", "model=lagged"); }
 
 
@@ -385,7 +459,7 @@ static int coin_stays_down(const char *solver, const char *opt, const char *val)
   for (int k = 0; k < 20; k++) {
     fl_step_info info;
     ASSERT_OK(fl_world_step(w, s, &info));
-    ASSERT_EQ(info.nc, FL_HYDRO_FAN_DEFAULT);
+    ASSERT_EQ(info.nc, 6 * FL_COIN_RINGS_DEFAULT * FL_COIN_RINGS_DEFAULT);
     ASSERT(fabs(w->body[coin].vel[2]) < 1e-3);
     const double *v, *gam;
     fl_world_solution(w, &v, &gam);
@@ -404,18 +478,44 @@ static int coin_stays_down(const char *solver, const char *opt, const char *val)
 }
 
 
+/* The seed's fan stays selectable (`fan=152`: 152 contacts); a fan of 1 or 2 triangles is
+ * refused with a message naming the scene and the parameter. */
+FL_TEST(scene_patch_options) {
+  fl_register_all();
+  const char *fan[] = {"fan=152"}, *bad[] = {"fan=2"};
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create("spinning_coin", 1, fan, &w));
+  fl_solver *s = NULL;
+  ASSERT_OK(fl_solver_create("sap", &s));
+  fl_step_info info;
+  ASSERT_OK(fl_world_step(w, s, &info));
+  ASSERT_EQ(info.nc, FL_HYDRO_FAN_DEFAULT);
+  fl_solver_destroy(s);
+  fl_world_free(w);
+  w = NULL;
+  ASSERT(fl_scene_create("spinning_coin", 1, bad, &w) < 0);
+  ASSERT(w == NULL);
+  ASSERT(strstr(fl_errmsg(), "spinning_coin") && strstr(fl_errmsg(), "fan"));
+  return 0;
+}
+
+
+/* Jacobi's steps on the 12 rings end unconverged (jacobi_stalls_on_ring_patch): the sums checked
+ * here (weight, mu times normal, no lift) hold all the same; how the load is shared between
+ * triangles, which they do not see, is what Jacobi gets wrong. */
 FL_TEST(sliding_coin_stays_down_jacobi) { return coin_stays_down("jacobi", "max_iter", "1000"); }
 FL_TEST(sliding_coin_stays_down_sap_lagged) { return coin_stays_down("sap", "model", "lagged"); }
 
 
 /* The issue's criterion: SAP (lagged model) from a 20 m/s start reads eps* within 0.5 % of the
- * seed's 0.64426 for every eps0 of seed 002 Fig. 5 (measured: within 0.11 %). */
+ * seed's 0.64426 for every eps0 of seed 002 Fig. 5 (measured: within 0.11 %), on the seed's
+ * own 152-triangle fan (`fan=152`), whose value 0.64426 is. */
 FL_TEST(slow_coin_eps_star_sap_lagged_all_starts) {
   fl_register_all();
   const double eps0[] = {0.1, 0.3, 1, 3, 10};
   for (int i = 0; i < 5; i++) {
     char set[96];
-    snprintf(set, sizeof set, "eps0=%g,speed=20,duration=15", eps0[i]);
+    snprintf(set, sizeof set, "eps0=%g,speed=20,duration=15,fan=152", eps0[i]);
     fl_coin_run r;
     ASSERT_OK(fl_coin_simulate(set, "sap", "model=lagged", &r, NULL, NULL, NULL, 0));
     ASSERT_EQ(r.nfail, 0);
@@ -458,13 +558,14 @@ FL_TEST(coin_convergence_orders_sap_lagged) {
   double *rv = calloc(4 * NREF, sizeof(double)), *rw = rv + NREF, *v = rv + 2 * NREF,
          *wr = rv + 3 * NREF;
   ASSERT(rv);
-  ASSERT_OK(coin_traj("eps0=1,speed=0.3,duration=0.3,dt=1e-4", rv, rw, NREF));
+  // time step on the seed's fan, as masterjohn-fig6
+  ASSERT_OK(coin_traj("eps0=1,speed=0.3,duration=0.3,dt=1e-4,fan=152", rv, rw, NREF));
   const int mult[3] = {40, 20, 10};
   double e[3];
   for (int i = 0; i < 3; i++) {
     char set[96];
     int n = NREF / mult[i];
-    snprintf(set, sizeof set, "eps0=1,speed=0.3,duration=0.3,dt=%g", mult[i] * 1e-4);
+    snprintf(set, sizeof set, "eps0=1,speed=0.3,duration=0.3,dt=%g,fan=152", mult[i] * 1e-4);
     ASSERT_OK(coin_traj(set, v, wr, n));
     e[i] = traj_err(v, wr, n, rv, rw, mult[i]);
   }
