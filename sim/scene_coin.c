@@ -48,6 +48,10 @@ static const fl_option_desc coin_opts[] = {
 
 static int coin_build(const void *pp, fl_world *w) {
   const coin_params *p = pp;
+  // before anything is allocated: a refused fan leaves nothing behind
+  if (p->fan > 0 && p->fan < 3)
+    return fl_seterr(FL_ERR_INVAL, "spinning_coin: fan = %d, expected 0 (rings) or at least 3 "
+                     "triangles", p->fan);
   int mat = fl_world_add_material(w, "coin", p->mu, INFINITY, p->tau_d);
   FL_TRY(mat);
   FL_TRY(fl__add_ground(w, mat, 0));
@@ -62,9 +66,6 @@ static int coin_build(const void *pp, fl_world *w) {
   d.inertia = I;
   // static penetration: the patch (an inscribed polygon of nside sides) carries m g at a
   // uniform pressure E_h delta/hf
-  if (p->fan > 0 && p->fan < 3)
-    return fl_seterr(FL_ERR_INVAL, "spinning_coin: fan = %d, expected 0 (rings) or at least 3 "
-                     "triangles", p->fan);
   int mesh = p->fan > 0 ? p->fan : -p->rings;
   int nside = p->fan > 0 ? p->fan : 6 * p->rings;
   double area = 0.5 * nside * R * R * sin(2 * M_PI / nside), hf = h < R ? h : R;

@@ -197,4 +197,4 @@ static int run(fl_fig_ctx *ctx) {
 
 const fl_figure_recipe fl_fig_han5 = {
   "han-fig5", "000", "masonry arch at mu 1.0 and 0.2 on knife edges, rigid and deformable stones, "
-  "friction threshold (SAP, convex model as seed 000)", NULL, run, NULL};
+  "friction threshold (SAP, the paper's convex model)", NULL, run, NULL};
