@@ -7,6 +7,8 @@
  *   plane-sphere, plane-capsule      closed forms
  *   plane-polyhedron                 every vertex within the margin (cylinder: its lowest
  *                                    rim points; a flat cap's rim)
+ *   box-cylinder                     a cylinder lying on a box's face as on that face's plane;
+ *                                    edges, corners and caps as polyhedra
  *   sphere-sphere, -capsule, -box    closed forms; sphere-cylinder on the exact round cylinder
  *   sphere-convex                    closest point on the faces and edges
  *   capsule-capsule                  closest points of the segments, two points when parallel
@@ -88,7 +90,7 @@ static void plane_poly(const pose *A, const fl_shape *b, const pose *Bp, double 
  * plane along a circle, and its linearised constraint kicked a rolling cylinder up once per
  * 45 degrees of roll (issue 50). */
 static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, double margin,
-                           cbuf *B) {
+                           uint32_t fa, cbuf *B) {
   double n[3] = {A->R[2], A->R[5], A->R[8]}, ax[3] = {Bp->R[2], Bp->R[5], Bp->R[8]};
   double r = b->size[0], h = b->size[1], u[3];
   axpy3(-dot3(n, ax), ax, n, u); // n minus its axial part: the direction across the caps
@@ -107,7 +109,7 @@ static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, dou
       double phi = dot3(n, q), pa[3];
       if (phi <= margin) {
         axpy3(-phi, n, deep, pa);
-        fl__cl_add_a(B, pa, n, phi, FL_FEAT(FL_FEAT_FACE, 0), FL_FEAT(FL_FEAT_EDGE, cap));
+        fl__cl_add_a(B, pa, n, phi, fa, FL_FEAT(FL_FEAT_EDGE, cap));
       }
     }
     // the rim of a cap that faces the plane flat (a cap facing away lies above the other one)
@@ -123,9 +125,70 @@ static void plane_cylinder(const pose *A, const fl_shape *b, const pose *Bp, dou
       double phi = dot3(n, q);
       if (phi > margin) continue;
       axpy3(-phi, n, x, pa);
-      fl__cl_add_a(B, pa, n, phi, FL_FEAT(FL_FEAT_FACE, 0), FL_FEAT(FL_FEAT_VERTEX, 8 * cap + k));
+      fl__cl_add_a(B, pa, n, phi, fa, FL_FEAT(FL_FEAT_VERTEX, 8 * cap + k));
     }
   }
+}
+
+
+/* A cylinder lying on a box's face (issue 50): the exact lowest generator, as on a plane, where
+ * the tessellated cylinder's separating axes would put the contact on a facet's corners (a
+ * rolling cylinder would bump once per facet). Taken only when the face is the box's axis of
+ * least penetration, the cylinder's axis lies within 0.1 rad of the face's plane and both ends of
+ * the generator project inside the face: edges, corners and a cylinder on its cap stay with the
+ * polyhedron pair. a: the box, b: the cylinder; 1 when it wrote the pair's contacts (into B, in
+ * the order (box, cylinder), or flipped to (cylinder, box) with `swapped`). */
+static int box_cylinder_face(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
+                             double margin, int swapped, cbuf *B) {
+  double ax[3] = {Bp->R[2], Bp->R[5], Bp->R[8]}, d[3];
+  double r = b->size[0], h = b->size[1];
+  sub3(Bp->p, A->p, d);
+  int best = -1;
+  double sep = -INFINITY, nb[3] = {0, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    double col[3] = {A->R[i], A->R[3 + i], A->R[6 + i]}, c = dot3(col, d), na = dot3(col, ax);
+    double reach = r * sqrt(fmax(0, 1 - na * na)) + h * fabs(na);
+    double si = fabs(c) - a->size[i] - reach; // along the face whose side the centre is on
+    if (si > sep) sep = si, best = i, nb[0] = col[0], nb[1] = col[1], nb[2] = col[2];
+  }
+  if (best < 0 || sep > margin) return 0;
+  double col[3] = {nb[0], nb[1], nb[2]}, sgn = dot3(col, d) >= 0 ? 1 : -1, n[3];
+  for (int k = 0; k < 3; k++) n[k] = sgn * col[k];
+  double na = dot3(n, ax);
+  if (fabs(na) > sin(0.1)) return 0; // not on its side: the cap's rim meets the face
+  // the ends of the lowest generator, in the face's two other coordinates
+  double u[3];
+  axpy3(-na, ax, n, u);
+  double ul = norm3(u);
+  for (int cap = 0; cap < 2; cap++) {
+    double x[3], q[3];
+    axpy3(cap ? h : -h, ax, Bp->p, x);
+    axpy3(-r / ul, u, x, x);
+    sub3(x, A->p, q);
+    for (int i = 0; i < 3; i++) {
+      if (i == best) continue;
+      double ci = A->R[i] * q[0] + A->R[3 + i] * q[1] + A->R[6 + i] * q[2];
+      if (fabs(ci) > a->size[i]) return 0; // over an edge: the polyhedron pair decides
+    }
+  }
+  pose F = *A; // the face as a plane: its normal as the third column, a point on it
+  F.R[2] = n[0], F.R[5] = n[1], F.R[8] = n[2];
+  axpy3(a->size[best], n, A->p, F.p);
+  uint32_t face = FL_FEAT(FL_FEAT_FACE, 2 * best + (sgn > 0));
+  if (!swapped) {
+    plane_cylinder(&F, b, Bp, margin, face, B);
+    return 1;
+  }
+  static _Thread_local cbuf T;
+  T.n = 0;
+  plane_cylinder(&F, b, Bp, margin, face, &T);
+  for (int i = 0; i < T.n && B->n < CAND_MAX; i++) { // the midpoint stays; normal and halves turn
+    cand *c = B->c + B->n++;
+    *c = T.c[i];
+    for (int k = 0; k < 3; k++) c->n[k] = -T.c[i].n[k];
+    c->fa = T.c[i].fb, c->fb = T.c[i].fa;
+  }
+  return 1;
 }
 
 
@@ -554,7 +617,7 @@ static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b,
   if (ra == 0) {
     if (tb == FL_SHAPE_SPHERE) plane_sphere(A, b, Bp, margin, B);
     else if (tb == FL_SHAPE_CAPSULE) plane_capsule(A, b, Bp, margin, B);
-    else if (tb == FL_SHAPE_CYLINDER) plane_cylinder(A, b, Bp, margin, B);
+    else if (tb == FL_SHAPE_CYLINDER) plane_cylinder(A, b, Bp, margin, FL_FEAT(FL_FEAT_FACE, 0), B);
     else plane_poly(A, b, Bp, margin, B);
   } else if (ra == 1) {
     if (tb == FL_SHAPE_SPHERE) sphere_sphere(a, A, b, Bp, margin, B);
@@ -565,6 +628,10 @@ static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b,
   } else if (ra == 2) {
     if (tb == FL_SHAPE_CAPSULE) capsule_capsule(a, A, b, Bp, margin, B);
     else capsule_poly(a, A, b, Bp, margin, B);
+  } else if (a->type == FL_SHAPE_BOX && tb == FL_SHAPE_CYLINDER &&
+             box_cylinder_face(a, A, b, Bp, margin, 0, B)) {
+  } else if (a->type == FL_SHAPE_CYLINDER && tb == FL_SHAPE_BOX &&
+             box_cylinder_face(b, Bp, a, A, margin, 1, B)) {
   } else {
     fl__cl_poly_poly(a, A, b, Bp, margin, hc, B);
   }

@@ -19,8 +19,8 @@
  *
  * Polyhedral data. Boxes, cylinders and convex shapes carry a polyhedron (vert, faces, edges)
  * in the body frame: a box its exact 8 vertices and 6 faces; a cylinder a prism with
- * cyl_segments sides inscribed in the circle (used against everything but planes and spheres,
- * see fl_collide); a convex shape its hull. Planes, spheres and capsules have nvert = nface =
+ * cyl_segments sides inscribed in the circle (used against everything but planes, spheres and
+ * a box's face the cylinder lies on, see fl_collide); a convex shape its hull. Planes, spheres and capsules have nvert = nface =
  * nedge = 0 and NULL arrays. The arrays of a shape are owned by it (allocated with fl_malloc,
  * released by fl_shape_free); a shape may be copied with fl_shape_copy but not by struct
  * assignment if both copies are later freed.

@@ -1237,6 +1237,21 @@ static double poly_sd(const fl_shape *s, const double pos[3], const double q[4],
 }
 
 
+/* the distance to a cylinder's surface as its polygon (poly_sd) or as the round cylinder, which
+ * the exact pairs (plane, sphere, a cylinder lying on a box's face) use; others: poly_sd */
+static double surf_sd(const fl_shape *s, const double pos[3], const double q[4], const double x[3]) {
+  double sp = poly_sd(s, pos, q, x);
+  if (s->type != FL_SHAPE_CYLINDER) return sp;
+  double R[9], d[3], xl[3];
+  fl_quat_to_mat(q, R);
+  for (int k = 0; k < 3; k++) d[k] = x[k] - pos[k];
+  fl_m3_multv(R, d, xl);
+  double rho = sqrt(xl[0] * xl[0] + xl[1] * xl[1]);
+  double sr = fmax(rho - s->size[0], fabs(xl[2]) - s->size[1]);
+  return fabs(sr) < fabs(sp) ? sr : sp;
+}
+
+
 FL_TEST(random_polyhedra_points_on_surfaces) {
   fl_shape s[4];
   ASSERT_OK(fl_shape_make_box(0.5, 0.3, 0.2, &s[0]));
@@ -1282,7 +1297,7 @@ FL_TEST(random_polyhedra_points_on_surfaces) {
       ASSERT_LE(m[i].phi, 0.02);
       ASSERT_NEAR(fl_v3_norm(m[i].n), 1, 1e-12);
       // both ends on their surfaces
-      double sa = poly_sd(a, pa, qa, xa), sb = poly_sd(b, pb, qb, xb);
+      double sa = surf_sd(a, pa, qa, xa), sb = surf_sd(b, pb, qb, xb);
       if (!(fabs(sa) <= 1e-9) || !(fabs(sb) <= 1e-9))
         FL_FAIL_("trial %d point %d: off the surfaces (%g, %g) types %d %d n %d feat %llx phi %g", trial, i, sa, sb, a->type, b->type, n, (unsigned long long)m[i].feature, m[i].phi);
       if (!(fabs(sa) <= 1e-9 || fabs(sb) <= 1e-9))
@@ -1483,16 +1498,29 @@ FL_TEST(cylinder_polygon_against_box_and_capsule) {
   ASSERT(all_normal_phi(m, n, up, -0.004, 1e-13));
   ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 1.0, 1e-13); // the two cap ends of the line
   ASSERT_NEAR(m[0].p[1], -0.1, 1e-13);
-  // turned by half a side (7.5 degrees about its axis) it rests on a side face: 4 points at
-  // depth z_c - r cos(7.5 deg) - 0.5
+  // turned by half a side (7.5 degrees about its axis) the polygon would rest on a side face
+  // (4 points at z_c - r cos(7.5 deg) - 0.5); lying on the box's face the cylinder is round
+  // (issue 50, box_cylinder_face): its lowest line again, at z_c - r - 0.5, at any roll
   double q2[4], qs[4];
-  qaxis(0, 0, 1, M_PI / 24, qs);
-  fl_quat_mul(q, qs, q2);
-  double depth = 0.3 * cos(M_PI / 24);
-  double pf[3] = {0.2, -0.1, 0.5 + depth - 0.002};
-  n = fl_collide(&box, o, q_id, &cyl, pf, q2, 0.0, m);
-  ASSERT_EQ(n, 4);
-  ASSERT(all_normal_phi(m, n, up, -0.002, 1e-13));
+  for (int k = 1; k <= 4; k++) {
+    qaxis(0, 0, 1, k * M_PI / 48, qs);
+    fl_quat_mul(q, qs, q2);
+    double pf[3] = {0.2, -0.1, 0.5 + 0.3 - 0.002};
+    n = fl_collide(&box, o, q_id, &cyl, pf, q2, 0.0, m);
+    ASSERT_EQ(n, 2);
+    ASSERT(all_normal_phi(m, n, up, -0.002, 1e-13));
+    ASSERT_NEAR(fabs(m[0].p[0] - m[1].p[0]), 1.0, 1e-12);
+    // the same pair the other way round: normal turned, the same depth and points
+    fl_manifold_point mr[FL_MANIFOLD_MAX];
+    double down1[3] = {0, 0, -1};
+    ASSERT_EQ(fl_collide(&cyl, pf, q2, &box, o, q_id, 0.0, mr), 2);
+    ASSERT(all_normal_phi(mr, 2, down1, -0.002, 1e-13));
+    ASSERT_NEAR(mr[0].p[2] + mr[1].p[2], m[0].p[2] + m[1].p[2], 1e-13);
+  }
+  // over the box's edge (one end of the line off the face) the polyhedron pair decides
+  double pe[3] = {1.8, -0.1, 0.5 + 0.3 - 0.002};
+  n = fl_collide(&box, o, q_id, &cyl, pe, q, 0.0, m);
+  ASSERT(n >= 1);
   // a capsule lying across the top cap of an upright cylinder: both ends on the cap polygon
   double pu[3] = {0, 0, 0}, qx[4];
   qaxis(0, 1, 0, M_PI / 2, qx);

@@ -302,7 +302,11 @@ static void scene_roll(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {G * sin(th), 0, -G * cos(th)};
   head_json(c, dur, g, buf, n);
   append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
-  ground_json(buf, n, ", \"material\": \"m\"");
+  if (c->p[4] == 2) // a fixed box whose top face is the plane z = 0, 10 m long
+    append(buf, n, "{\"name\": \"ground\", \"kind\": \"fixed\", \"material\": \"m\", \"shape\": "
+                   "{\"type\": \"box\", \"size\": [5, 1, 0.5]}, \"position\": [0, 0, -0.5]}");
+  else
+    ground_json(buf, n, ", \"material\": \"m\"");
   if (c->p[4] == 0)
     append(buf, n, ",\n{\"name\": \"body\", \"material\": \"m\", \"shape\": {\"type\": \"sphere\", "
                    "\"size\": [%.17g]}, \"mass\": 1, ", R);
@@ -1063,6 +1067,8 @@ const vcase fl__verify_cases[] = {
    1, scene_roll, judge_roll, 0.01, 2.0, 0.5, {"body"}, NULL, NULL, 0, 0, NULL, NULL},
   {"roll_cyl_flat", "cylinder rolling at 1 m/s on flat ground: no hop, energy kept", {0.5, 1.0, 0, 0.1, 1},
    1, scene_roll, judge_roll, 0.01, 2.0, 0.5, {"body"}, NULL, NULL, 0, 0, NULL, NULL},
+  {"roll_cyl_box", "the cylinder rolling at 1 m/s on a box's face (full suite only)", {0.5, 1.0, 0, 0.1, 2},
+   0, scene_roll, judge_roll, 0.01, 2.0, 0.5, {"body"}, NULL, NULL, 0, 0, NULL, NULL},
   {"roll_sphere_slip", "sphere at mu 0.15 < 2/7 tan(40 deg): slips, a = g (sin - mu cos)", {0.15, 0, 40 * DEG, 0.1, 0},
    1, scene_roll, judge_roll, 0.01, 2.0, 0.5, {"body"}, NULL, NULL, 0, 0, NULL, NULL},
   {"turntable_stick", "block at 0.9 r_c on a turntable at 2 pi rad/s: sticks", {0.5, 2 * PI, 0.9},
