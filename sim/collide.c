@@ -9,6 +9,8 @@
  *                                    rim points; a flat cap's rim)
  *   box-cylinder                     a cylinder lying on a box's face as on that face's plane;
  *                                    edges, corners and caps as polyhedra
+ *   cylinder-cylinder                side against side as the capsules around them; caps as
+ *                                    polyhedra
  *   sphere-sphere, -capsule, -box    closed forms; sphere-cylinder on the exact round cylinder
  *   sphere-convex                    closest point on the faces and edges
  *   capsule-capsule                  closest points of the segments, two points when parallel
@@ -609,6 +611,42 @@ int fl_collide_supported(fl_shape_type a, fl_shape_type b) {
 }
 
 
+/* Two cylinders side by side (issue 50): where the closest points of their axes lie on both
+ * sides, not at a cap (the contact normal across both axes), the round cylinders touch as the
+ * capsules around them do, along a line when parallel; anything with a cap stays with the
+ * polyhedra. A cylinder lies inside its capsule, so no capsule contact means no contact. 1 when
+ * it wrote the pair's contacts into B. */
+static int cylinder_cylinder_side(const fl_shape *a, const pose *A, const fl_shape *b,
+                                  const pose *Bp, double margin, cbuf *B) {
+  // side against side: the axes apart, their closest points inside both (crossed) or their
+  // spans overlapping (parallel); end to end or a cap in the way is not this pair
+  double p1[3], d1[3], p2[3], d2[3], c1[3], c2[3], s, t, r[3], cx[3];
+  fl__cl_cap_segment(a, A, p1, d1);
+  fl__cl_cap_segment(b, Bp, p2, d2);
+  fl__cl_seg_closest(p1, d1, p2, d2, &s, &t, c1, c2);
+  sub3(c2, c1, r);
+  if (norm3(r) <= 1e-6 * (a->size[0] + b->size[0])) return 0;
+  cross3(d1, d2, cx);
+  if (norm3(cx) / (norm3(d1) * norm3(d2)) >= PARALLEL_SIN) {
+    if (!(s > 0 && s < 1 && t > 0 && t < 1)) return 0;
+  } else {
+    double a2 = dot3(d1, d1), w0[3], w1[3];
+    sub3(p2, p1, w0);
+    axpy3(1, d2, w0, w1);
+    double t0 = dot3(w0, d1) / a2, t1 = dot3(w1, d1) / a2;
+    if (fmin(fmax(t0, t1), 1) - fmax(fmin(t0, t1), 0) <= 1e-9) return 0;
+  }
+  static _Thread_local cbuf T;
+  T.n = 0;
+  capsule_capsule(a, A, b, Bp, margin, &T);
+  double ua[3] = {A->R[2], A->R[5], A->R[8]}, ub[3] = {Bp->R[2], Bp->R[5], Bp->R[8]};
+  for (int i = 0; i < T.n; i++)
+    if (fabs(dot3(T.c[i].n, ua)) > 1e-6 || fabs(dot3(T.c[i].n, ub)) > 1e-6) return 0;
+  for (int i = 0; i < T.n && B->n < CAND_MAX; i++) B->c[B->n++] = T.c[i];
+  return 1;
+}
+
+
 /* a and b in rank order */
 static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b, const pose *Bp,
                             double margin, fl__hull_pair *hc, cbuf *B) {
@@ -632,6 +670,8 @@ static void collide_ordered(const fl_shape *a, const pose *A, const fl_shape *b,
              box_cylinder_face(a, A, b, Bp, margin, 0, B)) {
   } else if (a->type == FL_SHAPE_CYLINDER && tb == FL_SHAPE_BOX &&
              box_cylinder_face(b, Bp, a, A, margin, 1, B)) {
+  } else if (a->type == FL_SHAPE_CYLINDER && tb == FL_SHAPE_CYLINDER &&
+             cylinder_cylinder_side(a, A, b, Bp, margin, B)) {
   } else {
     fl__cl_poly_poly(a, A, b, Bp, margin, hc, B);
   }

@@ -1533,3 +1533,41 @@ FL_TEST(cylinder_polygon_against_box_and_capsule) {
   fl_shape_free(&cyl), fl_shape_free(&box), fl_shape_free(&cap);
   return 0;
 }
+
+
+/* issue 50: two cylinders side by side touch as round cylinders (their capsules' contact), at
+ * any roll about their axes: along a line when parallel, at one point when crossed; a cap against
+ * a side stays with the polyhedra */
+FL_TEST(cylinders_side_by_side_are_round) {
+  fl_shape c1, c2;
+  ASSERT_OK(fl_shape_make_cylinder(0.2, 0.5, 0, &c1));
+  ASSERT_OK(fl_shape_make_cylinder(0.1, 0.3, 0, &c2));
+  fl_manifold_point m[FL_MANIFOLD_MAX];
+  double o[3] = {0, 0, 0}, qy[4], up[3] = {0, 0, 1};
+  qaxis(1, 0, 0, -M_PI / 2, qy); // body z onto world y: both lie along y
+  for (int k = 0; k < 6; k++) {
+    double qr[4], q2[4];
+    qaxis(0, 0, 1, 0.13 * k, qr); // rolled about its own axis
+    fl_quat_mul(qy, qr, q2);
+    double p2[3] = {0, 0.1, 0.3 - 1e-4}; // parallel, on top: depth 1e-4
+    int n = fl_collide(&c1, o, qy, &c2, p2, q2, 1e-3, m);
+    ASSERT_EQ(n, 2);
+    ASSERT(all_normal_phi(m, n, up, -1e-4, 1e-12));
+    ASSERT_NEAR(fabs(m[0].p[1] - m[1].p[1]), 0.6, 1e-12); // the whole of the shorter one
+    // crossed: c2 along x over c1 along y, one point
+    double qx[4], q3[4];
+    qaxis(0, 1, 0, M_PI / 2, qx);
+    fl_quat_mul(qx, qr, q3);
+    n = fl_collide(&c1, o, qy, &c2, p2, q3, 1e-3, m);
+    ASSERT_EQ(n, 1);
+    ASSERT(all_normal_phi(m, n, up, -1e-4, 1e-12));
+  }
+  // c2 standing on its cap on c1's side: not a side-side pair, the polyhedra answer
+  double pu[3] = {0, 0, 0.2 + 0.3 - 1e-4};
+  ASSERT(fl_collide(&c1, o, qy, &c2, pu, q_id, 1e-3, m) >= 1);
+  // apart by more than the margin: nothing
+  double pf[3] = {0, 0, 0.3 + 0.01};
+  ASSERT_EQ(fl_collide(&c1, o, qy, &c2, pf, qy, 1e-3, m), 0);
+  fl_shape_free(&c1), fl_shape_free(&c2);
+  return 0;
+}
