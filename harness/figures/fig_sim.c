@@ -15,9 +15,6 @@
 
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
-static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
-                         const char *scene_set, const fl_solver *s, double duration,
-                         const fl_fig_sim *out);
 
 
 /* a figure run's row after each step (fl_loop each) */
@@ -120,7 +117,8 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   out->nfail = (int)loop.failed;
   out->iters = loop.iters;
   fl_loop_free(&loop);
-  if (rc >= 0 && s && w) manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out);
+  if (rc >= 0 && s && w)
+    fl_fig_manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out->steps, out->nfail);
   rc = fl_fig_record_end(&fr, rc);
   fl_solver_destroy(s);
   fl_world_free(w);
@@ -130,9 +128,9 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
 
 /* records one run in the figure's manifest ("runs"): scene, overrides, solver and its
  * resolved options, so the figure's data can be regenerated from the manifest alone */
-static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
-                         const char *scene_set, const fl_solver *s, double duration,
-                         const fl_fig_sim *out) {
+void fl_fig_manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
+                         const char *scene_set, const fl_solver *s, double duration, int steps,
+                         int nfail) {
   cJSON *man = fl_results_manifest(ctx->res);
   if (!man) return;
   cJSON *runs = cJSON_GetObjectItemCaseSensitive(man, "runs");
@@ -157,8 +155,8 @@ static void manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
     free(text);
   }
   cJSON_AddNumberToObject(o, "duration_s", duration);
-  cJSON_AddNumberToObject(o, "steps", out->steps);
-  cJSON_AddNumberToObject(o, "failed_steps", out->nfail);
+  cJSON_AddNumberToObject(o, "steps", steps);
+  cJSON_AddNumberToObject(o, "failed_steps", nfail);
   cJSON_AddItemToArray(runs, o);
 }
 

@@ -204,6 +204,14 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
  * NAN when the scene has no such observable. */
 double fl_fig_sim_get(const fl_fig_sim *s, const char *name, int max);
 
+/* Records one run in the figure's manifest ("runs"): csv (the data file it wrote, or the table
+ * it is a row of), scene and its overrides (NULL: none), solver name and resolved options,
+ * simulated duration (s), steps taken and failed. fl_fig_simulate records its own runs; a
+ * figure that steps a solver itself calls this. Nothing is recorded when memory runs out. */
+void fl_fig_manifest_run(fl_fig_ctx *ctx, const char *csv, const char *scene,
+                         const char *scene_set, const fl_solver *s, double duration, int steps,
+                         int nfail);
+
 /* Recipes (one file each, harness/figures/fig_*.c). */
 extern const fl_figure_recipe fl_fig_macklin15; /* fig_macklin.c (nsn) */
 extern const fl_figure_recipe fl_fig_macklin18;
