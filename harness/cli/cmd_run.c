@@ -425,6 +425,68 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
 }
 
 
+/* one row of steps.csv, as its columns (steps_cols) read it */
+typedef struct step_row {
+  long step;
+  const char *solver;
+  long pairs, nc, nh;
+  int iters, reason;
+  const char *reason_name;
+  double solve_s, collide_s, assemble_s, collide_cpu_s, assemble_cpu_s;
+  int warm_matched;
+  double error;
+  fl_metrics met;
+  const double *obs; /* the world's observables, in its order */
+  const char *flags;
+} step_row;
+
+
+#define S(m) offsetof(step_row, m)
+static const fl_csv_col steps_head[] = {
+  {"step", FL_CSV_LONG, S(step), 0},
+  {"solver", FL_CSV_STR, S(solver), 0},
+  {"pairs", FL_CSV_LONG, S(pairs), 0},
+  {"nc", FL_CSV_LONG, S(nc), 0},
+  {"nh", FL_CSV_LONG, S(nh), 0},
+  {"iters", FL_CSV_INT, S(iters), 0},
+  {"reason", FL_CSV_INT, S(reason), 0},
+  {"reason_name", FL_CSV_STR, S(reason_name), 0},
+  {"solve_s", FL_CSV_REAL, S(solve_s), 0},
+  {"collide_s", FL_CSV_REAL, S(collide_s), 0},
+  {"assemble_s", FL_CSV_REAL, S(assemble_s), 0},
+  {"collide_cpu_s", FL_CSV_REAL, S(collide_cpu_s), 0},
+  {"assemble_cpu_s", FL_CSV_REAL, S(assemble_cpu_s), 0},
+  {"warm_matched", FL_CSV_INT, S(warm_matched), 0},
+  {"error", FL_CSV_REAL, S(error), 0}};
+#define NHEAD ((int)(sizeof steps_head / sizeof steps_head[0]))
+
+
+/* steps.csv's columns for world w: steps_head, the metrics, one per observable (its name cut
+ * at 40 characters) and flags; header and rows are both written from it. One allocation (the
+ * names after the columns), freed by fl_free; NULL when out of memory. */
+static fl_csv_col *steps_cols(const fl_world *w, int *ncols) {
+  int nobs = (int)fl_world_nobs(w);
+  int n = NHEAD + FL_CSV_NMETRICS + nobs + 1;
+  fl_csv_col *c = fl_malloc((size_t)n * sizeof *c + (size_t)nobs * 41 + 1);
+  if (!c) return NULL;
+  char *names = (char *)(c + n);
+  memcpy(c, steps_head, sizeof steps_head);
+  for (int i = 0; i < FL_CSV_NMETRICS; i++) {
+    c[NHEAD + i] = fl_csv_metrics_cols[i];
+    c[NHEAD + i].off += S(met);
+  }
+  for (int i = 0; i < nobs; i++) {
+    char *nm = names + (size_t)i * 41;
+    snprintf(nm, 41, "%.40s", fl_world_obs_name(w, i));
+    c[NHEAD + FL_CSV_NMETRICS + i] = (fl_csv_col){nm, FL_CSV_REALS, S(obs), i};
+  }
+  c[n - 1] = (fl_csv_col){"flags", FL_CSV_STR, S(flags), 0};
+  *ncols = n;
+  return c;
+}
+#undef S
+
+
 /* one solver's run as the stepping loop sees it */
 typedef struct run_step_ctx {
   const run_args *a;
@@ -438,6 +500,8 @@ typedef struct run_step_ctx {
   fl_progress *bar;
   run_summary *sum;
   fl_loop *loop;
+  const fl_csv_col *cols; /* steps.csv's (steps_cols) */
+  int ncols;
 } run_step_ctx;
 
 
@@ -467,28 +531,12 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
   fl_int nobs = c->loop->nobs;
   // steps.csv
-  fprintf(steps, "%ld,", k);
-  fl_csv_str(steps, sname);
-  fprintf(steps, ",%ld,%ld,%ld,%d,%d,%s,", (long)info->nbody_pairs, (long)info->nc,
-          (long)info->nh, info->res.iters, info->res.reason, fl_reason_name(info->res.reason));
-  fl_csv_num(steps, info->solve_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->collide_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->assemble_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->collide_cpu_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->assemble_cpu_s);
-  fprintf(steps, ",%d,", info->warm_matched);
-  fl_csv_num(steps, info->res.error);
-  fputc(',', steps);
-  fl_csv_metrics_row(steps, &info->met);
-  for (fl_int i = 0; i < nobs; i++) {
-    fputc(',', steps);
-    fl_csv_num(steps, val[i]);
-  }
-  fprintf(steps, ",%s\n", flags);
+  step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
+                  info->res.iters, info->res.reason, fl_reason_name(info->res.reason),
+                  info->solve_s, info->collide_s, info->assemble_s, info->collide_cpu_s,
+                  info->assemble_cpu_s, info->warm_matched, info->res.error, info->met, val,
+                  flags};
+  fl_csv_row(steps, c->cols, c->ncols, &row);
   // iters.csv: the solver's records of this step
   int nh = 0;
   const fl_stepper *st = &c->loop->stepper;
@@ -549,8 +597,11 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
                   .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
                   .frame = run_frame, .each = run_each, .first_failed = -1};
+  int ncols = 0;
+  fl_csv_col *cols = NULL;
+  if (rc >= 0 && !(cols = steps_cols(w, &ncols))) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
-                      &loop};
+                      &loop, cols, ncols};
   loop.ctx = &ctx;
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   sum->steps = loop.taken;
@@ -576,6 +627,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     }
   }
   fl_loop_free(&loop);
+  fl_free(cols);
   fl_free(val);
   fl_solver_destroy(s);
   fl_peer_free(peer);
@@ -623,34 +675,20 @@ int fl_cmd_run(int argc, char **argv) {
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);
   fl_int nobs = fl_world_nobs(w);
-  // observable names for the CSV headers
-  // (each cell quoted per RFC 4180 when it holds a comma, quote or line break; appended at the
-  // end, not by strcat, which is quadratic in the number of observables)
-  char *obs_header = fl_malloc((size_t)nobs * 84 + 1);
-  if (!obs_header) {
+  // the CSV headers' columns (observable names quoted by fl_csv_str's rule)
+  int ncols = 0;
+  fl_csv_col *cols = steps_cols(w, &ncols);
+  if (!cols) {
     fl_world_free(w);
     return 1;
   }
-  char *oh = obs_header;
-  for (fl_int i = 0; i < nobs; i++) {
-    const char *nm = fl_world_obs_name(w, i);
-    int q = strpbrk(nm, ",\"\r\n") != NULL;
-    *oh++ = ',';
-    if (q) *oh++ = '"';
-    for (const char *c = nm; *c && c < nm + 40; c++) {
-      if (*c == '"') *oh++ = '"';
-      *oh++ = *c;
-    }
-    if (q) *oh++ = '"';
-  }
-  *oh = 0;
   for (int j = 0; j < a.nsolvers; j++) {
     // a peer must express the scene and take its options (else the reason, before any folder)
     fl_peer *pe = NULL;
     if (fl_peer_find(a.solvers[j]) &&
         fl_peer_create(a.solvers[j], w, a.nsolver_sets, a.solver_sets, NULL, &pe) < 0) {
       fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], fl_errmsg());
-      fl_free(obs_header);
+      fl_free(cols);
       fl_world_free(w);
       return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : EXIT_USAGE;
     }
@@ -662,7 +700,7 @@ int fl_cmd_run(int argc, char **argv) {
     if (fl_peer_find(a.solvers[j])) continue;
     if (make_solver(&a, a.solvers[j], &s) < 0) {
       fprintf(stderr, "frictionlab run: solver '%s': %s\n", a.solvers[j], fl_errmsg());
-      fl_free(obs_header);
+      fl_free(cols);
       return EXIT_USAGE;
     }
     fl_solver_destroy(s);
@@ -676,7 +714,7 @@ int fl_cmd_run(int argc, char **argv) {
   fl_results *res = NULL;
   if (fl_results_begin(a.out, "run", a.force, &res) < 0) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
-    fl_free(obs_header);
+    fl_free(cols);
     return 1;
   }
   a.staging = fl_results_staging(res);
@@ -686,15 +724,18 @@ int fl_cmd_run(int argc, char **argv) {
   if (!steps || !iters || !obs) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
     fl_results_abort(res);
-    fl_free(obs_header);
+    fl_free(cols);
     return 1;
   }
-  fprintf(steps, "step,solver,pairs,nc,nh,iters,reason,reason_name,solve_s,"
-                 "collide_s,assemble_s,collide_cpu_s,assemble_cpu_s,warm_matched,error,%s%s,flags\n",
-          fl_csv_metrics_header, obs_header);
+  fl_csv_header(steps, cols, ncols);
   fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
-  fprintf(obs, "step,solver%s\n", obs_header);
-  fl_free(obs_header);
+  fputs("step,solver", obs);
+  for (fl_int i = 0; i < nobs; i++) {
+    fputc(',', obs);
+    fl_csv_str(obs, cols[NHEAD + FL_CSV_NMETRICS + i].name);
+  }
+  fputc('\n', obs);
+  fl_free(cols);
 
   cJSON *man = fl_results_manifest(res);
   cJSON_AddStringToObject(man, "problem", a.input);

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -748,6 +749,43 @@ void fl_csv_num(FILE *f, double x) {
   else if (isinf(x)) fputs(x > 0 ? "inf" : "-inf", f);
   else fprintf(f, "%.10g", x);
 }
+
+
+void fl_csv_header(FILE *f, const fl_csv_col *c, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    fl_csv_str(f, c[i].name);
+  }
+  fputc('\n', f);
+}
+
+
+void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
+  const char *r = row;
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    const char *at = r + c[i].off;
+    switch (c[i].kind) {
+    case FL_CSV_REAL: fl_csv_num(f, *(const double *)at); break;
+    case FL_CSV_REALS: fl_csv_num(f, (*(const double *const *)at)[c[i].idx]); break;
+    case FL_CSV_INT: fprintf(f, "%d", *(const int *)at); break;
+    case FL_CSV_LONG: fprintf(f, "%ld", *(const long *)at); break;
+    case FL_CSV_STR: fl_csv_str(f, *(const char *const *)at); break;
+    }
+  }
+  fputc('\n', f);
+}
+
+
+#define M(m) offsetof(fl_metrics, m)
+const fl_csv_col fl_csv_metrics_cols[FL_CSV_NMETRICS] = {
+  {"natmap", FL_CSV_REAL, M(natmap), 0},       {"natmap_raw", FL_CSV_REAL, M(natmap_raw), 0},
+  {"momentum", FL_CSV_REAL, M(momentum), 0},   {"signorini", FL_CSV_REAL, M(signorini), 0},
+  {"cone", FL_CSV_REAL, M(cone), 0},           {"dual", FL_CSV_REAL, M(dual), 0},
+  {"dissipation", FL_CSV_REAL, M(dissipation), 0},
+  {"penetration", FL_CSV_REAL, M(penetration), 0},
+  {"bilateral", FL_CSV_REAL, M(bilateral), 0}};
+#undef M
 
 
 const char fl_csv_iter_header[] = "iter,time,error,merit,momentum,objective,step_length,inner_iters";
