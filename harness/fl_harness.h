@@ -197,6 +197,12 @@ typedef struct fl_csv_col {
 void fl_csv_header(FILE *f, const fl_csv_col *c, int n);
 /* Writes one row of the n columns read from `row`, comma-separated, and a newline. */
 void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row);
+/* Appends src[0..nsrc) to dst after its first n columns, adding base to each offset (a table
+ * of a struct nested in the row at base); returns n + nsrc. dst holds at least that many. */
+int fl_csv_cols_join(fl_csv_col *dst, int n, const fl_csv_col *src, int nsrc, size_t base);
+/* The columns of fl_csv_iter_header, with offsets into fl_iter_stat. */
+#define FL_CSV_NITER 8
+extern const fl_csv_col fl_csv_iter_cols[FL_CSV_NITER];
 /* The columns of fl_csv_metrics_header, with offsets into fl_metrics. */
 #define FL_CSV_NMETRICS 9
 extern const fl_csv_col fl_csv_metrics_cols[FL_CSV_NMETRICS];

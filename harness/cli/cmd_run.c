@@ -471,10 +471,7 @@ static fl_csv_col *steps_cols(const fl_world *w, int *ncols) {
   if (!c) return NULL;
   char *names = (char *)(c + n);
   memcpy(c, steps_head, sizeof steps_head);
-  for (int i = 0; i < FL_CSV_NMETRICS; i++) {
-    c[NHEAD + i] = fl_csv_metrics_cols[i];
-    c[NHEAD + i].off += S(met);
-  }
+  fl_csv_cols_join(c, NHEAD, fl_csv_metrics_cols, FL_CSV_NMETRICS, S(met));
   for (int i = 0; i < nobs; i++) {
     char *nm = names + (size_t)i * 41;
     snprintf(nm, 41, "%.40s", fl_world_obs_name(w, i));
@@ -485,6 +482,24 @@ static fl_csv_col *steps_cols(const fl_world *w, int *ncols) {
   return c;
 }
 #undef S
+
+
+/* one row of iters.csv: the step, the solver and one of its iteration records */
+typedef struct iter_row {
+  long step;
+  const char *solver;
+  fl_iter_stat st;
+} iter_row;
+#define NITERS (2 + FL_CSV_NITER)
+
+
+/* iters.csv's columns into c[NITERS] */
+static void iters_cols(fl_csv_col *c) {
+  static const fl_csv_col head[2] = {{"step", FL_CSV_LONG, offsetof(iter_row, step), 0},
+                                     {"solver", FL_CSV_STR, offsetof(iter_row, solver), 0}};
+  fl_csv_cols_join(c, fl_csv_cols_join(c, 0, head, 2, 0), fl_csv_iter_cols, FL_CSV_NITER,
+                   offsetof(iter_row, st));
+}
 
 
 /* one solver's run as the stepping loop sees it */
@@ -541,12 +556,11 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   int nh = 0;
   const fl_stepper *st = &c->loop->stepper;
   const fl_iter_stat *h = st->history(st->self, info, &nh);
+  fl_csv_col ic[NITERS];
+  if (h && nh > 0) iters_cols(ic);
   for (int i = 0; h && i < nh; i++) {
-    fprintf(iters, "%ld,", k);
-    fl_csv_str(iters, sname);
-    fputc(',', iters);
-    fl_csv_iter_row(iters, &h[i]);
-    fputc('\n', iters);
+    iter_row ir = {k, sname, h[i]};
+    fl_csv_row(iters, ic, NITERS, &ir);
   }
   // observables.csv every `every` steps and at the last
   if (k % a->every == 0 || k == c->nsteps - 1) {
@@ -728,7 +742,9 @@ int fl_cmd_run(int argc, char **argv) {
     return 1;
   }
   fl_csv_header(steps, cols, ncols);
-  fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
+  fl_csv_col ic[NITERS];
+  iters_cols(ic);
+  fl_csv_header(iters, ic, NITERS);
   fputs("step,solver", obs);
   for (fl_int i = 0; i < nobs; i++) {
     fputc(',', obs);

@@ -760,7 +760,8 @@ void fl_csv_header(FILE *f, const fl_csv_col *c, int n) {
 }
 
 
-void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
+/* the fields of one row, comma-separated, without the newline */
+static void csv_fields(FILE *f, const fl_csv_col *c, int n, const void *row) {
   const char *r = row;
   for (int i = 0; i < n; i++) {
     if (i) fputc(',', f);
@@ -773,8 +774,31 @@ void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
     case FL_CSV_STR: fl_csv_str(f, *(const char *const *)at); break;
     }
   }
+}
+
+
+void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
+  csv_fields(f, c, n, row);
   fputc('\n', f);
 }
+
+
+int fl_csv_cols_join(fl_csv_col *dst, int n, const fl_csv_col *src, int nsrc, size_t base) {
+  for (int i = 0; i < nsrc; i++) {
+    dst[n + i] = src[i];
+    dst[n + i].off += base;
+  }
+  return n + nsrc;
+}
+
+
+#define I(m) offsetof(fl_iter_stat, m)
+const fl_csv_col fl_csv_iter_cols[FL_CSV_NITER] = {
+  {"iter", FL_CSV_INT, I(iter), 0},          {"time", FL_CSV_REAL, I(t), 0},
+  {"error", FL_CSV_REAL, I(error), 0},       {"merit", FL_CSV_REAL, I(merit), 0},
+  {"momentum", FL_CSV_REAL, I(momentum), 0}, {"objective", FL_CSV_REAL, I(objective), 0},
+  {"step_length", FL_CSV_REAL, I(step), 0},  {"inner_iters", FL_CSV_INT, I(inner_iters), 0}};
+#undef I
 
 
 #define M(m) offsetof(fl_metrics, m)
@@ -792,19 +816,7 @@ const char fl_csv_iter_header[] = "iter,time,error,merit,momentum,objective,step
 
 
 void fl_csv_iter_row(FILE *f, const fl_iter_stat *st) {
-  fprintf(f, "%d,", st->iter);
-  fl_csv_num(f, st->t);
-  fputc(',', f);
-  fl_csv_num(f, st->error);
-  fputc(',', f);
-  fl_csv_num(f, st->merit);
-  fputc(',', f);
-  fl_csv_num(f, st->momentum);
-  fputc(',', f);
-  fl_csv_num(f, st->objective);
-  fputc(',', f);
-  fl_csv_num(f, st->step);
-  fprintf(f, ",%d", st->inner_iters);
+  csv_fields(f, fl_csv_iter_cols, FL_CSV_NITER, st);
 }
 
 
