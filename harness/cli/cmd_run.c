@@ -29,6 +29,7 @@
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
 #include "../output/fl_record.h"
+#include "../output/fl_run_csv.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2
@@ -425,83 +426,6 @@ static const char *flags_text(const run_summary *s, char *buf, size_t n) {
 }
 
 
-/* one row of steps.csv, as its columns (steps_cols) read it */
-typedef struct step_row {
-  long step;
-  const char *solver;
-  long pairs, nc, nh;
-  int iters, reason;
-  const char *reason_name;
-  double solve_s, collide_s, assemble_s, collide_cpu_s, assemble_cpu_s;
-  int warm_matched;
-  double error;
-  fl_metrics met;
-  const double *obs; /* the world's observables, in its order */
-  const char *flags;
-} step_row;
-
-
-#define S(m) offsetof(step_row, m)
-static const fl_csv_col steps_head[] = {
-  {"step", FL_CSV_LONG, S(step), 0},
-  {"solver", FL_CSV_STR, S(solver), 0},
-  {"pairs", FL_CSV_LONG, S(pairs), 0},
-  {"nc", FL_CSV_LONG, S(nc), 0},
-  {"nh", FL_CSV_LONG, S(nh), 0},
-  {"iters", FL_CSV_INT, S(iters), 0},
-  {"reason", FL_CSV_INT, S(reason), 0},
-  {"reason_name", FL_CSV_STR, S(reason_name), 0},
-  {"solve_s", FL_CSV_REAL, S(solve_s), 0},
-  {"collide_s", FL_CSV_REAL, S(collide_s), 0},
-  {"assemble_s", FL_CSV_REAL, S(assemble_s), 0},
-  {"collide_cpu_s", FL_CSV_REAL, S(collide_cpu_s), 0},
-  {"assemble_cpu_s", FL_CSV_REAL, S(assemble_cpu_s), 0},
-  {"warm_matched", FL_CSV_INT, S(warm_matched), 0},
-  {"error", FL_CSV_REAL, S(error), 0}};
-#define NHEAD ((int)(sizeof steps_head / sizeof steps_head[0]))
-
-
-/* steps.csv's columns for world w: steps_head, the metrics, one per observable (its name cut
- * at 40 characters) and flags; header and rows are both written from it. One allocation (the
- * names after the columns), freed by fl_free; NULL when out of memory. */
-static fl_csv_col *steps_cols(const fl_world *w, int *ncols) {
-  int nobs = (int)fl_world_nobs(w);
-  int n = NHEAD + FL_CSV_NMETRICS + nobs + 1;
-  fl_csv_col *c = fl_malloc((size_t)n * sizeof *c + (size_t)nobs * 41 + 1);
-  if (!c) return NULL;
-  char *names = (char *)(c + n);
-  memcpy(c, steps_head, sizeof steps_head);
-  fl_csv_cols_join(c, NHEAD, fl_csv_metrics_cols, FL_CSV_NMETRICS, S(met));
-  for (int i = 0; i < nobs; i++) {
-    char *nm = names + (size_t)i * 41;
-    snprintf(nm, 41, "%.40s", fl_world_obs_name(w, i));
-    c[NHEAD + FL_CSV_NMETRICS + i] = (fl_csv_col){nm, FL_CSV_REALS, S(obs), i};
-  }
-  c[n - 1] = (fl_csv_col){"flags", FL_CSV_STR, S(flags), 0};
-  *ncols = n;
-  return c;
-}
-#undef S
-
-
-/* one row of iters.csv: the step, the solver and one of its iteration records */
-typedef struct iter_row {
-  long step;
-  const char *solver;
-  fl_iter_stat st;
-} iter_row;
-#define NITERS (2 + FL_CSV_NITER)
-
-
-/* iters.csv's columns into c[NITERS] */
-static void iters_cols(fl_csv_col *c) {
-  static const fl_csv_col head[2] = {{"step", FL_CSV_LONG, offsetof(iter_row, step), 0},
-                                     {"solver", FL_CSV_STR, offsetof(iter_row, solver), 0}};
-  fl_csv_cols_join(c, fl_csv_cols_join(c, 0, head, 2, 0), fl_csv_iter_cols, FL_CSV_NITER,
-                   offsetof(iter_row, st));
-}
-
-
 /* one solver's run as the stepping loop sees it */
 typedef struct run_step_ctx {
   const run_args *a;
@@ -515,7 +439,7 @@ typedef struct run_step_ctx {
   fl_progress *bar;
   run_summary *sum;
   fl_loop *loop;
-  const fl_csv_col *cols; /* steps.csv's (steps_cols) */
+  const fl_csv_col *cols; /* steps.csv's (fl_run_steps_cols) */
   int ncols;
 } run_step_ctx;
 
@@ -546,7 +470,7 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
   fl_int nobs = c->loop->nobs;
   // steps.csv
-  step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
+  fl_run_step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
                   info->res.iters, info->res.reason, fl_reason_name(info->res.reason),
                   info->solve_s, info->collide_s, info->assemble_s, info->collide_cpu_s,
                   info->assemble_cpu_s, info->warm_matched, info->res.error, info->met, val,
@@ -556,11 +480,11 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   int nh = 0;
   const fl_stepper *st = &c->loop->stepper;
   const fl_iter_stat *h = st->history(st->self, info, &nh);
-  fl_csv_col ic[NITERS];
-  if (h && nh > 0) iters_cols(ic);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  if (h && nh > 0) fl_iters_cols(ic, 0);
   for (int i = 0; h && i < nh; i++) {
-    iter_row ir = {k, sname, h[i]};
-    fl_csv_row(iters, ic, NITERS, &ir);
+    fl_iters_row ir = {k, NULL, sname, h[i]};
+    fl_csv_row(iters, ic, FL_ITERS_NCOLS, &ir);
   }
   // observables.csv every `every` steps and at the last
   if (k % a->every == 0 || k == c->nsteps - 1) {
@@ -613,7 +537,8 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
                   .frame = run_frame, .each = run_each, .first_failed = -1};
   int ncols = 0;
   fl_csv_col *cols = NULL;
-  if (rc >= 0 && !(cols = steps_cols(w, &ncols))) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
+  if (rc >= 0 && !(cols = fl_run_steps_cols(w, &ncols)))
+    rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
                       &loop, cols, ncols};
   loop.ctx = &ctx;
@@ -691,7 +616,7 @@ int fl_cmd_run(int argc, char **argv) {
   fl_int nobs = fl_world_nobs(w);
   // the CSV headers' columns (observable names quoted by fl_csv_str's rule)
   int ncols = 0;
-  fl_csv_col *cols = steps_cols(w, &ncols);
+  fl_csv_col *cols = fl_run_steps_cols(w, &ncols);
   if (!cols) {
     fl_world_free(w);
     return 1;
@@ -742,13 +667,13 @@ int fl_cmd_run(int argc, char **argv) {
     return 1;
   }
   fl_csv_header(steps, cols, ncols);
-  fl_csv_col ic[NITERS];
-  iters_cols(ic);
-  fl_csv_header(iters, ic, NITERS);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  fl_iters_cols(ic, 0);
+  fl_csv_header(iters, ic, FL_ITERS_NCOLS);
   fputs("step,solver", obs);
   for (fl_int i = 0; i < nobs; i++) {
     fputc(',', obs);
-    fl_csv_str(obs, cols[NHEAD + FL_CSV_NMETRICS + i].name);
+    fl_csv_str(obs, cols[FL_RUN_STEPS_OBS0 + i].name);
   }
   fputc('\n', obs);
   fl_free(cols);

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "fl_settings.h"
 #include "../../solvers/fl_plugin.h"
 
@@ -384,24 +384,6 @@ static int load_input(const char *arg, fl_problem **out) {
 
 //---- one (problem, solver) pair ----
 
-/* one row of iters.csv: the problem, the solver and one of its iteration records */
-typedef struct iter_row {
-  const char *problem;
-  const char *solver;
-  fl_iter_stat st;
-} iter_row;
-#define NITERS (2 + FL_CSV_NITER)
-
-
-/* iters.csv's columns into c[NITERS] */
-static void iters_cols(fl_csv_col *c) {
-  static const fl_csv_col head[2] = {{"problem", FL_CSV_STR, offsetof(iter_row, problem), 0},
-                                     {"solver", FL_CSV_STR, offsetof(iter_row, solver), 0}};
-  fl_csv_cols_join(c, fl_csv_cols_join(c, 0, head, 2, 0), fl_csv_iter_cols, FL_CSV_NITER,
-                   offsetof(iter_row, st));
-}
-
-
 static void write_step(FILE *f, const fl_problem *p, const char *label, const char *solver,
                        const outcome *o, const fl_result *res, const fl_metrics *m) {
   fl_csv_str(f, label);
@@ -541,11 +523,11 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
                    ? h[nh - 1].merit
                    : (mrc == FL_OK ? fl_metrics_merit(&m, NAN) : INFINITY);
     write_step(steps, p, label, sname, o, &res, mrc == FL_OK ? &m : NULL);
-    fl_csv_col ic[NITERS];
-    if (h && nh > 0) iters_cols(ic);
+    fl_csv_col ic[FL_ITERS_NCOLS];
+    if (h && nh > 0) fl_iters_cols(ic, 1);
     for (int k = 0; h && k < nh; k++) {
-      iter_row ir = {label, sname, h[k]};
-      fl_csv_row(iters, ic, NITERS, &ir);
+      fl_iters_row ir = {0, label, sname, h[k]};
+      fl_csv_row(iters, ic, FL_ITERS_NCOLS, &ir);
     }
     if (res.history_lost > 0) {
       fprintf(stderr, "%s / %s: warning: %ld iteration records did not fit in the history\n",
@@ -1157,9 +1139,9 @@ int fl_solve_run(const fl_solve_job *job) {
   }
   fprintf(steps, "problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,"
                  "setup_s,monitor_s,error,merit,history_lost,%s\n", fl_csv_metrics_header);
-  fl_csv_col ic[NITERS];
-  iters_cols(ic);
-  fl_csv_header(iters, ic, NITERS);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  fl_iters_cols(ic, 1);
+  fl_csv_header(iters, ic, FL_ITERS_NCOLS);
 
   // manifest: options of every solver, the problems, the settings
   cJSON *man = fl_results_manifest(res);
