@@ -439,8 +439,8 @@ typedef struct run_step_ctx {
   fl_progress *bar;
   run_summary *sum;
   fl_loop *loop;
-  const fl_csv_col *cols; /* steps.csv's (fl_run_steps_cols) */
-  int ncols;
+  const fl_csv_col *cols, *ocols; /* steps.csv's and observables.csv's (fl_run_steps_cols) */
+  int ncols, nocols;
 } run_step_ctx;
 
 
@@ -468,7 +468,6 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   char flags[256];
   flags_step(w, val, k, info->res.reason, c->loop, sum, flags, sizeof flags);
   FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
-  fl_int nobs = c->loop->nobs;
   // steps.csv
   fl_run_step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
                   info->res.iters, info->res.reason, fl_reason_name(info->res.reason),
@@ -488,13 +487,7 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   }
   // observables.csv every `every` steps and at the last
   if (k % a->every == 0 || k == c->nsteps - 1) {
-    fprintf(obs, "%ld,", k);
-    fl_csv_str(obs, sname);
-    for (fl_int i = 0; i < nobs; i++) {
-      fputc(',', obs);
-      fl_csv_num(obs, val[i]);
-    }
-    fputc('\n', obs);
+    fl_csv_row(obs, c->ocols, c->nocols, &row);
   }
   fl_progress_update(c->bar, c->bar0 + k + 1);
   return FL_OK;
@@ -535,12 +528,13 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
                   .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
                   .frame = run_frame, .each = run_each, .first_failed = -1};
-  int ncols = 0;
+  int ncols = 0, nocols = 0;
   fl_csv_col *cols = NULL;
-  if (rc >= 0 && !(cols = fl_run_steps_cols(w, &ncols)))
+  const fl_csv_col *ocols = NULL;
+  if (rc >= 0 && !(cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols)))
     rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
-                      &loop, cols, ncols};
+                      &loop, cols, ocols, ncols, nocols};
   loop.ctx = &ctx;
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   sum->steps = loop.taken;
@@ -613,10 +607,10 @@ int fl_cmd_run(int argc, char **argv) {
   double dt = w->dt;
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);
-  fl_int nobs = fl_world_nobs(w);
   // the CSV headers' columns (observable names quoted by fl_csv_str's rule)
-  int ncols = 0;
-  fl_csv_col *cols = fl_run_steps_cols(w, &ncols);
+  int ncols = 0, nocols = 0;
+  const fl_csv_col *ocols = NULL;
+  fl_csv_col *cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols);
   if (!cols) {
     fl_world_free(w);
     return 1;
@@ -670,12 +664,7 @@ int fl_cmd_run(int argc, char **argv) {
   fl_csv_col ic[FL_ITERS_NCOLS];
   fl_iters_cols(ic, 0);
   fl_csv_header(iters, ic, FL_ITERS_NCOLS);
-  fputs("step,solver", obs);
-  for (fl_int i = 0; i < nobs; i++) {
-    fputc(',', obs);
-    fl_csv_str(obs, cols[FL_RUN_STEPS_OBS0 + i].name);
-  }
-  fputc('\n', obs);
+  fl_csv_header(obs, ocols, nocols);
   fl_free(cols);
 
   cJSON *man = fl_results_manifest(res);

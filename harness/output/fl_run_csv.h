@@ -32,9 +32,11 @@ typedef struct fl_run_step_row {
 #define FL_RUN_STEPS_OBS0 (15 + FL_CSV_NMETRICS)
 
 /* steps.csv's columns for world w: step ... error, the metrics, one per observable (its name
- * cut at 40 characters) and flags. One allocation (names included) that the caller frees with
- * fl_free; *ncols its length. NULL when out of memory. */
-fl_csv_col *fl_run_steps_cols(const fl_world *w, int *ncols);
+ * cut at 40 characters) and flags (*ncols of them); and in *obs observables.csv's: step, solver
+ * and the observables (*nobs_cols), read from the same fl_run_step_row. One allocation (the
+ * names and *obs included) that the caller frees with fl_free. NULL when out of memory. */
+fl_csv_col *fl_run_steps_cols(const fl_world *w, int *ncols, const fl_csv_col **obs,
+                              int *nobs_cols);
 
 /* One row of iters.csv: run's step or solve's problem, the solver and one iteration record. */
 typedef struct fl_iters_row {

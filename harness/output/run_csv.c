@@ -28,12 +28,13 @@ static const fl_csv_col steps_head[] = {
 _Static_assert(NHEAD + FL_CSV_NMETRICS == FL_RUN_STEPS_OBS0, "FL_RUN_STEPS_OBS0");
 
 
-fl_csv_col *fl_run_steps_cols(const fl_world *w, int *ncols) {
+fl_csv_col *fl_run_steps_cols(const fl_world *w, int *ncols, const fl_csv_col **obs,
+                              int *nobs_cols) {
   int nobs = (int)fl_world_nobs(w);
-  int n = FL_RUN_STEPS_OBS0 + nobs + 1;
-  fl_csv_col *c = fl_malloc((size_t)n * sizeof *c + (size_t)nobs * 41 + 1);
+  int n = FL_RUN_STEPS_OBS0 + nobs + 1, no = 2 + nobs;
+  fl_csv_col *c = fl_malloc((size_t)(n + no) * sizeof *c + (size_t)nobs * 41 + 1);
   if (!c) return NULL;
-  char *names = (char *)(c + n);
+  char *names = (char *)(c + n + no);
   memcpy(c, steps_head, sizeof steps_head);
   fl_csv_cols_join(c, NHEAD, fl_csv_metrics_cols, FL_CSV_NMETRICS, S(met));
   for (int i = 0; i < nobs; i++) {
@@ -42,7 +43,11 @@ fl_csv_col *fl_run_steps_cols(const fl_world *w, int *ncols) {
     c[FL_RUN_STEPS_OBS0 + i] = (fl_csv_col){nm, FL_CSV_REALS, S(obs), i};
   }
   c[n - 1] = (fl_csv_col){"flags", FL_CSV_STR, S(flags), 0};
+  // observables.csv: step, solver and the observables, the same columns
+  fl_csv_cols_join(c + n, fl_csv_cols_join(c + n, 0, c, 2, 0), c + FL_RUN_STEPS_OBS0, nobs, 0);
   *ncols = n;
+  *obs = c + n;
+  *nobs_cols = no;
   return c;
 }
 #undef S
