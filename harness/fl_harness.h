@@ -177,6 +177,36 @@ void fl_csv_str(FILE *f, const char *s);
  * "inf"/"-inf". */
 void fl_csv_num(FILE *f, double x);
 
+/* A CSV declared once as a table of columns, from which both its header and its rows are
+ * written: each column's name, the kind of its value and where that value lives in the row
+ * (a byte offset into the row struct the caller passes). */
+typedef enum fl_csv_kind {
+  FL_CSV_REAL,  /* double at off, written by fl_csv_num */
+  FL_CSV_REALS, /* const double * at off; element idx of that array, by fl_csv_num */
+  FL_CSV_INT,   /* int at off, "%d" */
+  FL_CSV_LONG,  /* long at off, "%ld" */
+  FL_CSV_STR    /* const char * at off (NULL: empty), quoted by fl_csv_str */
+} fl_csv_kind;
+typedef struct fl_csv_col {
+  const char *name; /* header cell, quoted by fl_csv_str's rule */
+  fl_csv_kind kind;
+  size_t off;       /* byte offset of the value in the row */
+  int idx;          /* FL_CSV_REALS: the element; else 0 */
+} fl_csv_col;
+/* Writes the n column names, comma-separated, and a newline. */
+void fl_csv_header(FILE *f, const fl_csv_col *c, int n);
+/* Writes one row of the n columns read from `row`, comma-separated, and a newline. */
+void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row);
+/* Appends src[0..nsrc) to dst after its first n columns, adding base to each offset (a table
+ * of a struct nested in the row at base); returns n + nsrc. dst holds at least that many. */
+int fl_csv_cols_join(fl_csv_col *dst, int n, const fl_csv_col *src, int nsrc, size_t base);
+/* The columns of fl_csv_iter_header, with offsets into fl_iter_stat. */
+#define FL_CSV_NITER 8
+extern const fl_csv_col fl_csv_iter_cols[FL_CSV_NITER];
+/* The columns of fl_csv_metrics_header, with offsets into fl_metrics. */
+#define FL_CSV_NMETRICS 9
+extern const fl_csv_col fl_csv_metrics_cols[FL_CSV_NMETRICS];
+
 /* Column names of one iteration record, in the order fl_csv_iter_row writes them:
  * "iter,time,error,merit,momentum,objective,step,inner_iters" (no leading or trailing comma). */
 extern const char fl_csv_iter_header[];

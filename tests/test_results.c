@@ -98,6 +98,14 @@ FL_TEST(csv_fields) {
   for (const char *c = fl_csv_iter_header; *c; c++) commas_head += *c == ',';
   ASSERT_EQ(commas_row, commas_head);
   ASSERT(strncmp(buf, "3,0.5,0.001,nan,", 16) == 0);
+  // the column tables write the same headers as the strings
+  f = fmemopen(buf, sizeof buf, "w");
+  fl_csv_header(f, fl_csv_iter_cols, FL_CSV_NITER);
+  fl_csv_header(f, fl_csv_metrics_cols, FL_CSV_NMETRICS);
+  fclose(f);
+  char want[512];
+  snprintf(want, sizeof want, "%s\n%s\n", fl_csv_iter_header, fl_csv_metrics_header);
+  ASSERT(strcmp(buf, want) == 0);
   f = fmemopen(buf, sizeof buf, "w");
   fl_csv_metrics_row(f, NULL);
   fclose(f);

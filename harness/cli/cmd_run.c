@@ -29,6 +29,7 @@
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
 #include "../output/fl_record.h"
+#include "../output/fl_run_csv.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2
@@ -438,6 +439,8 @@ typedef struct run_step_ctx {
   fl_progress *bar;
   run_summary *sum;
   fl_loop *loop;
+  const fl_csv_col *cols, *ocols; /* steps.csv's and observables.csv's (fl_run_steps_cols) */
+  int ncols, nocols;
 } run_step_ctx;
 
 
@@ -465,50 +468,26 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   char flags[256];
   flags_step(w, val, k, info->res.reason, c->loop, sum, flags, sizeof flags);
   FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
-  fl_int nobs = c->loop->nobs;
   // steps.csv
-  fprintf(steps, "%ld,", k);
-  fl_csv_str(steps, sname);
-  fprintf(steps, ",%ld,%ld,%ld,%d,%d,%s,", (long)info->nbody_pairs, (long)info->nc,
-          (long)info->nh, info->res.iters, info->res.reason, fl_reason_name(info->res.reason));
-  fl_csv_num(steps, info->solve_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->collide_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->assemble_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->collide_cpu_s);
-  fputc(',', steps);
-  fl_csv_num(steps, info->assemble_cpu_s);
-  fprintf(steps, ",%d,", info->warm_matched);
-  fl_csv_num(steps, info->res.error);
-  fputc(',', steps);
-  fl_csv_metrics_row(steps, &info->met);
-  for (fl_int i = 0; i < nobs; i++) {
-    fputc(',', steps);
-    fl_csv_num(steps, val[i]);
-  }
-  fprintf(steps, ",%s\n", flags);
+  fl_run_step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
+                  info->res.iters, info->res.reason, fl_reason_name(info->res.reason),
+                  info->solve_s, info->collide_s, info->assemble_s, info->collide_cpu_s,
+                  info->assemble_cpu_s, info->warm_matched, info->res.error, info->met, val,
+                  flags};
+  fl_csv_row(steps, c->cols, c->ncols, &row);
   // iters.csv: the solver's records of this step
   int nh = 0;
   const fl_stepper *st = &c->loop->stepper;
   const fl_iter_stat *h = st->history(st->self, info, &nh);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  if (h && nh > 0) fl_iters_cols(ic, 0);
   for (int i = 0; h && i < nh; i++) {
-    fprintf(iters, "%ld,", k);
-    fl_csv_str(iters, sname);
-    fputc(',', iters);
-    fl_csv_iter_row(iters, &h[i]);
-    fputc('\n', iters);
+    fl_iters_row ir = {k, NULL, sname, h[i]};
+    fl_csv_row(iters, ic, FL_ITERS_NCOLS, &ir);
   }
   // observables.csv every `every` steps and at the last
   if (k % a->every == 0 || k == c->nsteps - 1) {
-    fprintf(obs, "%ld,", k);
-    fl_csv_str(obs, sname);
-    for (fl_int i = 0; i < nobs; i++) {
-      fputc(',', obs);
-      fl_csv_num(obs, val[i]);
-    }
-    fputc('\n', obs);
+    fl_csv_row(obs, c->ocols, c->nocols, &row);
   }
   fl_progress_update(c->bar, c->bar0 + k + 1);
   return FL_OK;
@@ -549,8 +528,13 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
   fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
                   .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
                   .frame = run_frame, .each = run_each, .first_failed = -1};
+  int ncols = 0, nocols = 0;
+  fl_csv_col *cols = NULL;
+  const fl_csv_col *ocols = NULL;
+  if (rc >= 0 && !(cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols)))
+    rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
-                      &loop};
+                      &loop, cols, ocols, ncols, nocols};
   loop.ctx = &ctx;
   if (rc >= 0) rc = fl_loop_run(&loop, w);
   sum->steps = loop.taken;
@@ -576,6 +560,7 @@ static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE 
     }
   }
   fl_loop_free(&loop);
+  fl_free(cols);
   fl_free(val);
   fl_solver_destroy(s);
   fl_peer_free(peer);
@@ -622,35 +607,21 @@ int fl_cmd_run(int argc, char **argv) {
   double dt = w->dt;
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);
-  fl_int nobs = fl_world_nobs(w);
-  // observable names for the CSV headers
-  // (each cell quoted per RFC 4180 when it holds a comma, quote or line break; appended at the
-  // end, not by strcat, which is quadratic in the number of observables)
-  char *obs_header = fl_malloc((size_t)nobs * 84 + 1);
-  if (!obs_header) {
+  // the CSV headers' columns (observable names quoted by fl_csv_str's rule)
+  int ncols = 0, nocols = 0;
+  const fl_csv_col *ocols = NULL;
+  fl_csv_col *cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols);
+  if (!cols) {
     fl_world_free(w);
     return 1;
   }
-  char *oh = obs_header;
-  for (fl_int i = 0; i < nobs; i++) {
-    const char *nm = fl_world_obs_name(w, i);
-    int q = strpbrk(nm, ",\"\r\n") != NULL;
-    *oh++ = ',';
-    if (q) *oh++ = '"';
-    for (const char *c = nm; *c && c < nm + 40; c++) {
-      if (*c == '"') *oh++ = '"';
-      *oh++ = *c;
-    }
-    if (q) *oh++ = '"';
-  }
-  *oh = 0;
   for (int j = 0; j < a.nsolvers; j++) {
     // a peer must express the scene and take its options (else the reason, before any folder)
     fl_peer *pe = NULL;
     if (fl_peer_find(a.solvers[j]) &&
         fl_peer_create(a.solvers[j], w, a.nsolver_sets, a.solver_sets, NULL, &pe) < 0) {
       fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], fl_errmsg());
-      fl_free(obs_header);
+      fl_free(cols);
       fl_world_free(w);
       return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : EXIT_USAGE;
     }
@@ -662,7 +633,7 @@ int fl_cmd_run(int argc, char **argv) {
     if (fl_peer_find(a.solvers[j])) continue;
     if (make_solver(&a, a.solvers[j], &s) < 0) {
       fprintf(stderr, "frictionlab run: solver '%s': %s\n", a.solvers[j], fl_errmsg());
-      fl_free(obs_header);
+      fl_free(cols);
       return EXIT_USAGE;
     }
     fl_solver_destroy(s);
@@ -676,7 +647,7 @@ int fl_cmd_run(int argc, char **argv) {
   fl_results *res = NULL;
   if (fl_results_begin(a.out, "run", a.force, &res) < 0) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
-    fl_free(obs_header);
+    fl_free(cols);
     return 1;
   }
   a.staging = fl_results_staging(res);
@@ -686,15 +657,15 @@ int fl_cmd_run(int argc, char **argv) {
   if (!steps || !iters || !obs) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
     fl_results_abort(res);
-    fl_free(obs_header);
+    fl_free(cols);
     return 1;
   }
-  fprintf(steps, "step,solver,pairs,nc,nh,iters,reason,reason_name,solve_s,"
-                 "collide_s,assemble_s,collide_cpu_s,assemble_cpu_s,warm_matched,error,%s%s,flags\n",
-          fl_csv_metrics_header, obs_header);
-  fprintf(iters, "step,solver,%s\n", fl_csv_iter_header);
-  fprintf(obs, "step,solver%s\n", obs_header);
-  fl_free(obs_header);
+  fl_csv_header(steps, cols, ncols);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  fl_iters_cols(ic, 0);
+  fl_csv_header(iters, ic, FL_ITERS_NCOLS);
+  fl_csv_header(obs, ocols, nocols);
+  fl_free(cols);
 
   cJSON *man = fl_results_manifest(res);
   cJSON_AddStringToObject(man, "problem", a.input);

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "fl_settings.h"
 #include "../../solvers/fl_plugin.h"
 
@@ -523,13 +523,11 @@ static int solve_one(const solve_args *a, const char *sname, const fl_problem *p
                    ? h[nh - 1].merit
                    : (mrc == FL_OK ? fl_metrics_merit(&m, NAN) : INFINITY);
     write_step(steps, p, label, sname, o, &res, mrc == FL_OK ? &m : NULL);
+    fl_csv_col ic[FL_ITERS_NCOLS];
+    if (h && nh > 0) fl_iters_cols(ic, 1);
     for (int k = 0; h && k < nh; k++) {
-      fl_csv_str(iters, label);
-      fputc(',', iters);
-      fl_csv_str(iters, sname);
-      fputc(',', iters);
-      fl_csv_iter_row(iters, &h[k]);
-      fputc('\n', iters);
+      fl_iters_row ir = {0, label, sname, h[k]};
+      fl_csv_row(iters, ic, FL_ITERS_NCOLS, &ir);
     }
     if (res.history_lost > 0) {
       fprintf(stderr, "%s / %s: warning: %ld iteration records did not fit in the history\n",
@@ -1141,7 +1139,9 @@ int fl_solve_run(const fl_solve_job *job) {
   }
   fprintf(steps, "problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,"
                  "setup_s,monitor_s,error,merit,history_lost,%s\n", fl_csv_metrics_header);
-  fprintf(iters, "problem,solver,%s\n", fl_csv_iter_header);
+  fl_csv_col ic[FL_ITERS_NCOLS];
+  fl_iters_cols(ic, 1);
+  fl_csv_header(iters, ic, FL_ITERS_NCOLS);
 
   // manifest: options of every solver, the problems, the settings
   cJSON *man = fl_results_manifest(res);

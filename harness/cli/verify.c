@@ -524,27 +524,24 @@ static int row_index(const char *solver, const char *settings) {
 }
 
 
+/* verify.csv's columns, read from an fl_verify_row (settings "" written as "defaults") */
+#define V(m) offsetof(fl_verify_row, m)
+static const fl_csv_col verify_cols[] = {
+  {"case", FL_CSV_STR, V(case_name), 0},    {"solver", FL_CSV_STR, V(solver), 0},
+  {"settings", FL_CSV_STR, V(settings), 0}, {"quantity", FL_CSV_STR, V(quantity), 0},
+  {"expected", FL_CSV_REAL, V(expected), 0}, {"measured", FL_CSV_REAL, V(measured), 0},
+  {"rel_error", FL_CSV_REAL, V(rel_error), 0}, {"tolerance", FL_CSV_REAL, V(tolerance), 0},
+  {"verdict", FL_CSV_STR, V(verdict), 0},   {"steps", FL_CSV_INT, V(steps), 0},
+  {"failed_steps", FL_CSV_INT, V(nfail), 0}};
+#undef V
+#define NVERIFY ((int)(sizeof verify_cols / sizeof verify_cols[0]))
+
+
 static int collect_row(void *ctx, const fl_verify_row *vr) {
   vcollect *vc = ctx;
-  FILE *f = vc->csv;
-  fl_csv_str(f, vr->case_name);
-  fputc(',', f);
-  fl_csv_str(f, vr->solver);
-  fputc(',', f);
-  fl_csv_str(f, *vr->settings ? vr->settings : "defaults");
-  fputc(',', f);
-  fl_csv_str(f, vr->quantity);
-  fputc(',', f);
-  fl_csv_num(f, vr->expected);
-  fputc(',', f);
-  fl_csv_num(f, vr->measured);
-  fputc(',', f);
-  fl_csv_num(f, vr->rel_error);
-  fputc(',', f);
-  fl_csv_num(f, vr->tolerance);
-  fputc(',', f);
-  fl_csv_str(f, vr->verdict);
-  fprintf(f, ",%d,%d\n", vr->steps, vr->nfail);
+  fl_verify_row out = *vr;
+  if (!*out.settings) out.settings = "defaults";
+  fl_csv_row(vc->csv, verify_cols, NVERIFY, &out);
   int i = case_index(vr->case_name), j = row_index(vr->solver, vr->settings);
   if (i < 0 || j < 0) return FL_OK;
   vc->status[i][j] = vr->status;
@@ -729,7 +726,7 @@ int fl_cmd_verify(int argc, char **argv) {
     fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
     goto fail;
   }
-  fprintf(vc->csv, "case,solver,settings,quantity,expected,measured,rel_error,tolerance,verdict,steps,failed_steps\n");
+  fl_csv_header(vc->csv, verify_cols, NVERIFY);
   // each case's scene, replayable with `frictionlab run`
   {
     char path[1200];

@@ -502,7 +502,10 @@ static void scene_semiarch(const vcase *c, double dur, char *buf, size_t n) {
 /* a body counts as stopped (or rolling) below this fraction of its initial speed */
 #define STOP_FRAC 1e-3
 
-static int judge_slide(const vcase *c, const vtraj *tr, vq *q) {
+/* The slide's distance (q[0]) and stop time (q[1]) against the 1-D recursion
+ * (fl__verify_ref_1d) from v0 = p[1] at mu = p[0], probe 0's trajectory: what the rigid and the
+ * deformable slides share. FL_OK, or FL_ERR_NOMEM. */
+static int slide_distance_stop(const vcase *c, const vtraj *tr, vq *q) {
   int n = tr->steps;
   double mu = c->p[0], v0 = c->p[1], dt = tr->dt;
   double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
@@ -517,8 +520,16 @@ static int judge_slide(const vcase *c, const vtraj *tr, vq *q) {
   int ms = first_tspeed(tr, 0, ez, STOP_FRAC * v0, 1);
   setq(&q[0], "distance_m", x[n], disp_along(tr, 0, tr->n - 1, ex), TOL_REL);
   setq(&q[1], "stop_time_s", tstop, ms > 0 ? tr->t[ms] : NAN, 1.01 * dt / tstop);
-  setq(&q[2], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
   fl_free(x);
+  return FL_OK;
+}
+
+
+static int judge_slide(const vcase *c, const vtraj *tr, vq *q) {
+  int rc = slide_distance_stop(c, tr, q);
+  if (rc < 0) return rc;
+  const double ez[3] = {0, 0, 1};
+  setq(&q[2], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
   return 3;
 }
 
@@ -847,24 +858,12 @@ static int judge_rest(const vcase *c, const vtraj *tr, vq *q) {
  * has settled on its contacts. Distance and stop time as the rigid slide, the speed at the end
  * (0) and the centre's largest rise (0). */
 static int judge_fem_slide(const vcase *c, const vtraj *tr, vq *q) {
-  int n = tr->steps, last = tr->n - 1;
-  double mu = c->p[0], v0 = c->p[1], dt = tr->dt;
-  double *x = fl_malloc((size_t)(n + 1) * 2 * sizeof(double));
-  if (!x) return fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
-  double *v = x + n + 1;
-  fl__verify_ref_1d(dt, n, v0, mu, G, 0, 0, 0, x, v);
-  int ks = -1;
-  for (int i = 1; i <= n && ks < 0; i++)
-    if (fabs(v[i]) <= STOP_FRAC * v0) ks = i;
-  double tstop = ks > 0 ? ks * dt : NAN;
-  const double ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
-  int ms = first_tspeed(tr, 0, ez, STOP_FRAC * v0, 1);
-  const double *vl = tr->v[0] + 3 * last;
-  setq(&q[0], "distance_m", x[n], disp_along(tr, 0, last, ex), TOL_REL);
-  setq(&q[1], "stop_time_s", tstop, ms > 0 ? tr->t[ms] : NAN, 1.01 * dt / tstop);
+  int rc = slide_distance_stop(c, tr, q);
+  if (rc < 0) return rc;
+  const double ez[3] = {0, 0, 1};
+  const double *vl = tr->v[0] + 3 * (tr->n - 1);
   setq(&q[2], "speed_end_m_s", 0, sqrt(dot3(vl, vl)), TOL_VEL);
   setq(&q[3], "lift_max_m", 0, max_along(tr, 0, ez), TOL_POS);
-  fl_free(x);
   return 4;
 }
 

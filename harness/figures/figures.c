@@ -324,6 +324,22 @@ static int write_data(const fl_fig *fig, const char *dir) {
 }
 
 
+/* Reads the header line of a CSV into line[n] (clobbered) and sets *ia and *ib to the columns
+ * named a and b (left as they are when absent). */
+static void head_columns(FILE *in, char *line, int n, const char *a, int *ia, const char *b,
+                         int *ib) {
+  if (!fgets(line, n, in)) return;
+  line[strcspn(line, "\r\n")] = 0;
+  int c = 0;
+  for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
+    e = strchr(t, ',');
+    if (e) *e = 0;
+    if (!strcmp(t, a)) *ia = c;
+    if (!strcmp(t, b)) *ib = c;
+  }
+}
+
+
 /* The tick names of an xtics panel: the x and the `names` column of every row of series se
  * whose x is finite (rows whose y is missing name a tick too), as gnuplot's explicit
  * `set xtics (...)` list; what plot_figure.py draws. */
@@ -334,16 +350,7 @@ static void gp_xtics(FILE *f, const char *dir, const fl_fig_series *se, const ch
   if (!in) return;
   static char line[65536];
   int ix = -1, in_ = -1, n = 0;
-  if (fgets(line, sizeof line, in)) {
-    line[strcspn(line, "\r\n")] = 0;
-    int c = 0;
-    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
-      e = strchr(t, ',');
-      if (e) *e = 0;
-      if (!strcmp(t, se->x)) ix = c;
-      if (!strcmp(t, names)) in_ = c;
-    }
-  }
+  head_columns(in, line, sizeof line, se->x, &ix, names, &in_);
   fprintf(f, "set xtics (");
   while (ix >= 0 && in_ >= 0 && fgets(line, sizeof line, in)) {
     line[strcspn(line, "\r\n")] = 0;
@@ -668,16 +675,7 @@ static long load_points(const char *dir, const fl_fig_series *se, int logx, int 
   static char line[65536];
   int ix = -1, iy = -1;
   long n = 0, cap = 0;
-  if (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\r\n")] = 0;
-    int c = 0;
-    for (char *t = line, *e; t; t = e ? e + 1 : NULL, c++) {
-      e = strchr(t, ',');
-      if (e) *e = 0;
-      if (!strcmp(t, se->x)) ix = c;
-      if (!strcmp(t, se->y)) iy = c;
-    }
-  }
+  head_columns(f, line, sizeof line, se->x, &ix, se->y, &iy);
   while (ix >= 0 && iy >= 0 && fgets(line, sizeof line, f)) {
     double x = NAN, y = NAN;
     int c = 0;

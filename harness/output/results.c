@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -750,23 +751,72 @@ void fl_csv_num(FILE *f, double x) {
 }
 
 
+void fl_csv_header(FILE *f, const fl_csv_col *c, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    fl_csv_str(f, c[i].name);
+  }
+  fputc('\n', f);
+}
+
+
+/* the fields of one row, comma-separated, without the newline */
+static void csv_fields(FILE *f, const fl_csv_col *c, int n, const void *row) {
+  const char *r = row;
+  for (int i = 0; i < n; i++) {
+    if (i) fputc(',', f);
+    const char *at = r + c[i].off;
+    switch (c[i].kind) {
+    case FL_CSV_REAL: fl_csv_num(f, *(const double *)at); break;
+    case FL_CSV_REALS: fl_csv_num(f, (*(const double *const *)at)[c[i].idx]); break;
+    case FL_CSV_INT: fprintf(f, "%d", *(const int *)at); break;
+    case FL_CSV_LONG: fprintf(f, "%ld", *(const long *)at); break;
+    case FL_CSV_STR: fl_csv_str(f, *(const char *const *)at); break;
+    }
+  }
+}
+
+
+void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
+  csv_fields(f, c, n, row);
+  fputc('\n', f);
+}
+
+
+int fl_csv_cols_join(fl_csv_col *dst, int n, const fl_csv_col *src, int nsrc, size_t base) {
+  for (int i = 0; i < nsrc; i++) {
+    dst[n + i] = src[i];
+    dst[n + i].off += base;
+  }
+  return n + nsrc;
+}
+
+
+#define I(m) offsetof(fl_iter_stat, m)
+const fl_csv_col fl_csv_iter_cols[FL_CSV_NITER] = {
+  {"iter", FL_CSV_INT, I(iter), 0},          {"time", FL_CSV_REAL, I(t), 0},
+  {"error", FL_CSV_REAL, I(error), 0},       {"merit", FL_CSV_REAL, I(merit), 0},
+  {"momentum", FL_CSV_REAL, I(momentum), 0}, {"objective", FL_CSV_REAL, I(objective), 0},
+  {"step_length", FL_CSV_REAL, I(step), 0},  {"inner_iters", FL_CSV_INT, I(inner_iters), 0}};
+#undef I
+
+
+#define M(m) offsetof(fl_metrics, m)
+const fl_csv_col fl_csv_metrics_cols[FL_CSV_NMETRICS] = {
+  {"natmap", FL_CSV_REAL, M(natmap), 0},       {"natmap_raw", FL_CSV_REAL, M(natmap_raw), 0},
+  {"momentum", FL_CSV_REAL, M(momentum), 0},   {"signorini", FL_CSV_REAL, M(signorini), 0},
+  {"cone", FL_CSV_REAL, M(cone), 0},           {"dual", FL_CSV_REAL, M(dual), 0},
+  {"dissipation", FL_CSV_REAL, M(dissipation), 0},
+  {"penetration", FL_CSV_REAL, M(penetration), 0},
+  {"bilateral", FL_CSV_REAL, M(bilateral), 0}};
+#undef M
+
+
 const char fl_csv_iter_header[] = "iter,time,error,merit,momentum,objective,step_length,inner_iters";
 
 
 void fl_csv_iter_row(FILE *f, const fl_iter_stat *st) {
-  fprintf(f, "%d,", st->iter);
-  fl_csv_num(f, st->t);
-  fputc(',', f);
-  fl_csv_num(f, st->error);
-  fputc(',', f);
-  fl_csv_num(f, st->merit);
-  fputc(',', f);
-  fl_csv_num(f, st->momentum);
-  fputc(',', f);
-  fl_csv_num(f, st->objective);
-  fputc(',', f);
-  fl_csv_num(f, st->step);
-  fprintf(f, ",%d", st->inner_iters);
+  csv_fields(f, fl_csv_iter_cols, FL_CSV_NITER, st);
 }
 
 
