@@ -40,6 +40,17 @@ out=$("$py" "$tmp/scripts/results-doc" check 2>&1); rc=$?
 ((rc == 1)) && [[ $out == *"macklin-fig20.png: not the picture drawn from the recorded run"* ]] &&
   pass "a replaced picture fails the check" || fail "replaced picture: exit $rc, $out"
 
+# a record that names the machine's paths (the output folder) fails
+cp "$src/docs/figures/macklin-fig20.png" "$pic"
+"$py" - "$tmp/docs/data/figures/macklin-fig20.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); r["command_line"] = "frictionlab reproduce all --out /home/someone/figs"
+json.dump(r, open(sys.argv[1], "w"), indent=1)
+PY
+out=$("$py" "$tmp/scripts/results-doc" check 2>&1); rc=$?
+((rc == 1)) && [[ $out == *"names a path of the machine"* ]] &&
+  pass "a record with a machine path fails the check" || fail "machine path: exit $rc, $out"
+
 # bad arguments
 "$py" "$tmp/scripts/results-doc" update "$tmp/nowhere" >/dev/null 2>&1; rc=$?
 ((rc == 2)) && pass "update of a missing folder exits 2" || fail "update of a missing folder: exit $rc"
