@@ -229,11 +229,18 @@ static void head_json(const vcase *c, double duration, const double grav[3], cha
 }
 
 
+/* the head, one material "m" of friction mu, and the opening of the bodies' list */
+static void mu_head(const vcase *c, double duration, const double grav[3], double mu, char *buf,
+                    size_t n) {
+  head_json(c, duration, grav, buf, n);
+  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", mu);
+}
+
+
 /* p: mu, v0 (box 0.2 x 0.2 x 0.1 m, 1 kg, sliding along x) */
 static void scene_slide(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
                  "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05], "
@@ -246,8 +253,7 @@ static void scene_slope(const vcase *c, double dur, char *buf, size_t n) {
   double th = c->p[1];
   if (c->p[2] == 0) {
     const double g[3] = {G * sin(th), 0, -G * cos(th)};
-    head_json(c, dur, g, buf, n);
-    append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+    mu_head(c, dur, g, c->p[0], buf, n);
     ground_json(buf, n, ", \"material\": \"m\"");
     append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
                    "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05]}]}\n");
@@ -256,8 +262,7 @@ static void scene_slope(const vcase *c, double dur, char *buf, size_t n) {
   // rotation by theta about y: normal (sin, 0, cos), downhill (cos, 0, -sin)
   const double g[3] = {0, 0, -G};
   double qw = cos(th / 2), qy = sin(th / 2), h = 0.05;
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   char extra[160];
   snprintf(extra, sizeof extra, ", \"material\": \"m\", \"orientation\": [%.17g, 0, %.17g, 0]", qw, qy);
   ground_json(buf, n, extra);
@@ -272,8 +277,7 @@ static void scene_slope(const vcase *c, double dur, char *buf, size_t n) {
  * 2 t_on */
 static void scene_drag(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
                  "\"size\": [0.1, 0.1, 0.05]}, \"mass\": 1, \"position\": [0, 0, 0.05]}],\n"
@@ -286,8 +290,7 @@ static void scene_drag(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_sphere(const vcase *c, double dur, char *buf, size_t n) {
   double th = c->p[2], R = c->p[3];
   const double g[3] = {G * sin(th), 0, -G * cos(th)};
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   append(buf, n, ",\n{\"name\": \"ball\", \"material\": \"m\", \"shape\": {\"type\": \"sphere\", "
                  "\"size\": [%.17g]}, \"mass\": 1, \"position\": [0, 0, %.17g], "
@@ -300,8 +303,7 @@ static void scene_sphere(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_roll(const vcase *c, double dur, char *buf, size_t n) {
   double th = c->p[2], R = c->p[3], v0 = c->p[1];
   const double g[3] = {G * sin(th), 0, -G * cos(th)};
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   if (c->p[4] == 2) // a fixed box whose top face is the plane z = 0, 10 m long
     append(buf, n, "{\"name\": \"ground\", \"kind\": \"fixed\", \"material\": \"m\", \"shape\": "
                    "{\"type\": \"box\", \"size\": [5, 1, 0.5]}, \"position\": [0, 0, -0.5]}");
@@ -323,8 +325,7 @@ static void scene_roll(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_turntable(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
   double mu = c->p[0], om = c->p[1], r = c->p[2] * mu * G / (om * om), h = 0.01;
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", mu);
+  mu_head(c, dur, g, mu, buf, n);
   append(buf, n, "{\"name\": \"table\", \"kind\": \"prescribed\", \"material\": \"m\", "
                  "\"shape\": {\"type\": \"plane\"}, \"angular_velocity\": [0, 0, %.17g]}", om);
   append(buf, n, ",\n{\"name\": \"block\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
@@ -340,8 +341,7 @@ static void scene_turntable(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_turntable_driven(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
   double mu = c->p[0], om = c->p[1], r = c->p[2] * mu * G / (om * om), h = 0.01;
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", mu);
+  mu_head(c, dur, g, mu, buf, n);
   append(buf, n, "{\"name\": \"table\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
                  "\"size\": [0.5, 0.5, 0.05]}, \"mass\": 20, \"position\": [0, 0, -0.05], "
                  "\"angular_velocity\": [0, 0, %.17g]}", om);
@@ -384,8 +384,7 @@ static void scene_blocks(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_tip(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
   double F = c->p[1] * G, hh = c->p[5];
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   append(buf, n, ",\n{\"name\": \"box\", \"material\": \"m\", \"shape\": {\"type\": \"box\", "
                  "\"size\": [%.17g, 0.1, %.17g]}, \"mass\": 1, \"position\": [0, 0, %.17g]}],\n"
@@ -425,8 +424,7 @@ static void scene_rest(const vcase *c, double dur, char *buf, size_t n) {
 static void scene_fem_slide(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
   int nc = (int)c->p[4];
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   append(buf, n, ",\n{\"name\": \"block\", \"kind\": \"deformable\", \"material\": \"m\", "
                  "\"mesh\": {\"type\": \"box\", \"size\": [0.1, 0.1, 0.1], \"cells\": [%d, %d, %d]}, "
@@ -470,8 +468,7 @@ static void scene_semiarch(const vcase *c, double dur, char *buf, size_t n) {
   const double g[3] = {0, 0, -G};
   int ns = (int)c->p[1];
   double R = c->p[2], t = c->p[3], dp = c->p[4];
-  head_json(c, dur, g, buf, n);
-  append(buf, n, "\"materials\": [{\"name\": \"m\", \"mu\": %.17g}],\n\"bodies\": [", c->p[0]);
+  mu_head(c, dur, g, c->p[0], buf, n);
   ground_json(buf, n, ", \"material\": \"m\"");
   for (int i = 0; i < ns; i++) {
     append(buf, n, ",\n{\"name\": \"v%d\", \"material\": \"m\", \"density\": 2300, "
