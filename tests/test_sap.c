@@ -1277,6 +1277,56 @@ FL_TEST(scenes_converge_few_newton_iterations) {
 }
 
 
+/* Steps `scene` with SAP's defaults and solves every step again from the same guess (v*) with
+ * key=value: the Newton iterations of both in all, the steps whose cost history is not monotone
+ * in both, and the largest velocity difference relative to each step's largest velocity. */
+typedef struct {
+  long it1, it0;
+  int nonmono, nonmono0;
+  double dmax;
+} resolve_sum;
+
+static int resolve_every_step(const char *scene, int steps, const char *key, const char *value,
+                              resolve_sum *out) {
+  memset(out, 0, sizeof *out);
+  fl_world *w = NULL;
+  ASSERT_OK(fl_scene_create(scene, 0, NULL, &w));
+  w->compute_metrics = 0;
+  fl_solver *s = NULL, *s0 = NULL;
+  ASSERT_OK(fl_solver_create("sap", &s));
+  ASSERT_OK(fl_solver_create("sap", &s0));
+  ASSERT_OK(fl_solver_set_option(s0, key, value));
+  for (int k = 0; k < steps; k++) {
+    fl_step_info info;
+    ASSERT_OK(fl_world_step(w, s, &info));
+    ASSERT(info.res.reason > 0);
+    if (info.nc == 0) continue;
+    out->nonmono += !history_monotone(s);
+    fl_problem *p = fl_world_problem(w);
+    const double *v, *g;
+    fl_world_solution(w, &v, &g);
+    int nv = p->nv, nr = fl_problem_nrows(p);
+    double *v0 = calloc((size_t)nv, sizeof(double)), *g0 = calloc((size_t)nr, sizeof(double));
+    memcpy(v0, p->vstar, (size_t)nv * sizeof(double));
+    fl_result res;
+    ASSERT_OK(fl_solver_setup(s0, p));
+    ASSERT_OK(fl_solver_solve(s0, p, v0, g0, &res));
+    ASSERT(res.reason > 0);
+    out->nonmono0 += !history_monotone(s0);
+    out->it1 += info.res.iters;
+    out->it0 += res.iters;
+    double vm = 1e-3;
+    for (int i = 0; i < nv; i++) vm = fmax(vm, fabs(v0[i]));
+    for (int i = 0; i < nv; i++) out->dmax = fmax(out->dmax, fabs(v[i] - v0[i]) / vm);
+    free(v0), free(g0);
+  }
+  fl_solver_destroy(s);
+  fl_solver_destroy(s0);
+  fl_world_free(w);
+  return 0;
+}
+
+
 /* sap.predict (default on): table_pile and box_pile, every step solved again with predict=0
  * from the same guess (v0): the same answer to the stopping rule's precision, at most 0.6x the
  * Newton iterations (measured: table_pile 23.1 -> 11.4 a step over 240 steps, box_pile 7.0 ->
@@ -1287,46 +1337,13 @@ FL_TEST(predicted_stiction_same_answer_fewer_iterations) {
   fl_register_all();
   for (int sc = 0; sc < 2; sc++) {
     if (!fl_scene_find(scenes[sc])) SKIP("scene %s not available", scenes[sc]);
-    fl_world *w = NULL;
-    ASSERT_OK(fl_scene_create(scenes[sc], 0, NULL, &w));
-    w->compute_metrics = 0;
-    fl_solver *s = NULL, *s0 = NULL;
-    ASSERT_OK(fl_solver_create("sap", &s));
-    ASSERT_OK(fl_solver_create("sap", &s0));
-    ASSERT_OK(fl_solver_set_option(s0, "predict", "0"));
-    long it1 = 0, it0 = 0;
-    double dmax = 0.0;
-    for (int k = 0; k < steps[sc]; k++) {
-      fl_step_info info;
-      ASSERT_OK(fl_world_step(w, s, &info));
-      ASSERT(info.res.reason > 0);
-      if (info.nc == 0) continue;
-      fl_problem *p = fl_world_problem(w);
-      const double *v, *g;
-      fl_world_solution(w, &v, &g);
-      int nv = p->nv, nr = fl_problem_nrows(p);
-      double *v0 = calloc((size_t)nv, sizeof(double)), *g0 = calloc((size_t)nr, sizeof(double));
-      memcpy(v0, p->vstar, (size_t)nv * sizeof(double));
-      fl_result res;
-      ASSERT_OK(fl_solver_setup(s0, p));
-      ASSERT_OK(fl_solver_solve(s0, p, v0, g0, &res));
-      ASSERT(res.reason > 0);
-      it1 += info.res.iters;
-      it0 += res.iters;
-      // velocities relative to the step's largest one
-      double vm = 1e-3;
-      for (int i = 0; i < nv; i++) vm = fmax(vm, fabs(v0[i]));
-      for (int i = 0; i < nv; i++) dmax = fmax(dmax, fabs(v[i] - v0[i]) / vm);
-      free(v0), free(g0);
-    }
+    resolve_sum r;
+    ASSERT_OK(resolve_every_step(scenes[sc], steps[sc], "predict", "0", &r));
     fprintf(stderr, "%s, %d steps: Newton iterations %ld (predict) against %ld (predict=0), "
             "largest velocity difference %.2e of the step's largest velocity\n",
-            scenes[sc], steps[sc], it1, it0, dmax);
-    ASSERT(it1 <= 0.6 * it0);
-    ASSERT(dmax <= 1e-4);
-    fl_solver_destroy(s);
-    fl_solver_destroy(s0);
-    fl_world_free(w);
+            scenes[sc], steps[sc], r.it1, r.it0, r.dmax);
+    ASSERT(r.it1 <= 0.6 * r.it0);
+    ASSERT(r.dmax <= 1e-4);
   }
   return 0;
 }
@@ -1346,50 +1363,15 @@ FL_TEST(predict_alpha_monotone_same_answer) {
   fl_register_all();
   for (int sc = 0; sc < 2; sc++) {
     if (!fl_scene_find(scenes[sc])) SKIP("scene %s not available", scenes[sc]);
-    fl_world *w = NULL;
-    ASSERT_OK(fl_scene_create(scenes[sc], 0, NULL, &w));
-    w->compute_metrics = 0;
-    fl_solver *s = NULL, *s0 = NULL;
-    ASSERT_OK(fl_solver_create("sap", &s));
-    ASSERT_OK(fl_solver_create("sap", &s0));
-    ASSERT_OK(fl_solver_set_option(s0, "predict_alpha", "0"));
-    long it1 = 0, it0 = 0;
-    int nonmono = 0, nonmono0 = 0;
-    double dmax = 0.0;
-    for (int k = 0; k < steps[sc]; k++) {
-      fl_step_info info;
-      ASSERT_OK(fl_world_step(w, s, &info));
-      ASSERT(info.res.reason > 0);
-      if (info.nc == 0) continue;
-      nonmono += !history_monotone(s);
-      fl_problem *p = fl_world_problem(w);
-      const double *v, *g;
-      fl_world_solution(w, &v, &g);
-      int nv = p->nv, nr = fl_problem_nrows(p);
-      double *v0 = calloc((size_t)nv, sizeof(double)), *g0 = calloc((size_t)nr, sizeof(double));
-      memcpy(v0, p->vstar, (size_t)nv * sizeof(double));
-      fl_result res;
-      ASSERT_OK(fl_solver_setup(s0, p));
-      ASSERT_OK(fl_solver_solve(s0, p, v0, g0, &res));
-      ASSERT(res.reason > 0);
-      nonmono0 += !history_monotone(s0);
-      it1 += info.res.iters;
-      it0 += res.iters;
-      double vm = 1e-3;
-      for (int i = 0; i < nv; i++) vm = fmax(vm, fabs(v0[i]));
-      for (int i = 0; i < nv; i++) dmax = fmax(dmax, fabs(v[i] - v0[i]) / vm);
-      free(v0), free(g0);
-    }
+    resolve_sum r;
+    ASSERT_OK(resolve_every_step(scenes[sc], steps[sc], "predict_alpha", "0", &r));
     fprintf(stderr, "%s, %d steps: Newton iterations %ld (predict_alpha 0.1) against %ld "
             "(predict_alpha=0), non-monotone steps %d against %d, largest velocity difference "
             "%.2e of the step's largest velocity\n",
-            scenes[sc], steps[sc], it1, it0, nonmono, nonmono0, dmax);
-    ASSERT_EQ(nonmono, 0);
-    ASSERT(it1 <= it0);
-    ASSERT(dmax <= 1e-4);
-    fl_solver_destroy(s);
-    fl_solver_destroy(s0);
-    fl_world_free(w);
+            scenes[sc], steps[sc], r.it1, r.it0, r.nonmono, r.nonmono0, r.dmax);
+    ASSERT_EQ(r.nonmono, 0);
+    ASSERT(r.it1 <= r.it0);
+    ASSERT(r.dmax <= 1e-4);
   }
   return 0;
 }
