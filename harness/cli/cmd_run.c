@@ -30,6 +30,7 @@
 #include "../../peers/fl_peer.h"
 #include "../output/fl_record.h"
 #include "../output/fl_run_csv.h"
+#include "../run/fl_run.h"
 #include "fl_settings.h"
 
 #define EXIT_USAGE 2
@@ -59,8 +60,6 @@ typedef struct run_args {
   int nsolver_sets;
   const char *staging; /* the results' staging folder (set once it exists) */
 } run_args;
-
-#define FL_RUN_MAX_STEPS 1000000000L /* most steps of one run (--steps, or duration / dt) */
 
 #define A(m) offsetof(run_args, m)
 static const fl_arg_desc run_flags[] = {
@@ -166,9 +165,14 @@ static int parse_args(int argc, char **argv, run_args *a) {
 }
 
 
-/* Builds the world: a canonical scene, a scene file or an MJCF model with scene.* overrides. */
-static int make_world(const run_args *a, fl_world **out) {
-  return fl_scene_open(a->input, a->nscene, a->scene_sets, fl_world_from_mjcf, out);
+/* The run of `stepper` (NULL: the scene alone): a canonical scene, a scene file or an MJCF
+ * model with scene.* overrides; solvers evaluate the metrics on their final iterate only. */
+static fl_run_spec spec_of(const run_args *a, const char *stepper) {
+  fl_run_spec sp = {.scene = a->input, .nscene = a->nscene, .scene_set = a->scene_sets,
+                    .read_model = fl_world_from_mjcf, .flags = FL_RUN_CPU_TIMES,
+                    .stepper = stepper, .opts = "error_every=0", .nset = a->nsolver_sets,
+                    .set = a->solver_sets, .steps = a->steps};
+  return sp;
 }
 
 
@@ -191,23 +195,18 @@ static const char *set_hint(const run_args *a, const char *key, int rc) {
 }
 
 
-/* Creates solver `name` with run's defaults and the applicable settings. */
+/* Creates solver `name` with run's defaults and the applicable settings (fl_run_solver); a
+ * refused setting is named, with a hint. */
 static int make_solver(const run_args *a, const char *name, fl_solver **out) {
-  *out = NULL;
-  fl_solver *s = NULL;
-  FL_TRY(fl_solver_create(name, &s));
-  int bad = -1;
-  int rc = fl_solver_set_option(s, "error_every", "0");
-  if (rc >= 0) rc = fl_settings_apply(&a->set, s, &bad);
-  if (rc < 0 && bad >= 0)
-    fl_seterr(rc, "--set '%s': %s%s", a->set.s[bad].text, fl_errmsg(),
-              set_hint(a, a->set.s[bad].full, rc));
-  if (rc < 0) {
-    fl_solver_destroy(s);
-    return rc;
+  fl_run_spec sp = spec_of(a, name);
+  int bad = -1, rc = fl_run_solver(&sp, name, out, &bad);
+  if (rc < 0 && bad >= 0) {
+    char key[192];
+    const char *t = a->solver_sets[bad], *eq = strchr(t, '=');
+    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - t) : (int)strlen(t), t);
+    fl_seterr(rc, "--set '%s': %s%s", t, fl_errmsg(), set_hint(a, key, rc));
   }
-  *out = s;
-  return FL_OK;
+  return rc;
 }
 
 
@@ -251,181 +250,6 @@ static int record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
 
 //---- one solver's simulation ----
 
-/* Energy gain flagged: E(t) - E(0) > ENERGY_GAIN x S, where E = kinetic + potential + elastic
- * and S = K(0) + elastic(0) + sum over dynamic rigid and deformable bodies of m |g| size (the
- * energy of raising each body by its own size): a scale independent of where z = 0 is. Not
- * checked where forces, drives or moving prescribed bodies do work on the system. */
-#define ENERGY_GAIN 0.1
-enum { MAX_LIMITS = 64 };
-
-/* one limit's crossings over a run */
-typedef struct {
-  char obs[40], label[24];
-  double lo, hi;
-  long steps, first; /* steps outside [lo, hi], the first of them (-1: none) */
-  double worst;      /* the value farthest outside */
-} limit_tally;
-
-typedef struct run_summary {
-  long steps;
-  long iters;
-  int failed;         /* steps whose reason was < 0 */
-  int fallback;       /* steps the solver solved again with a fallback law (fl_result) */
-  long first_failed;  /* -1: none */
-  double solve_s, collide_s, assemble_s, wall_s;
-  double pen_max;     /* largest pen_max over the run */
-  int energy_checked; /* 0 where external work makes a gain legitimate */
-  int external;       /* forces, drives or moving prescribed bodies do work */
-  double e0, escale;  /* E(0) and the scale S (J) */
-  double egain;       /* largest E(t) - E(0) (J) */
-  long energy_steps, energy_first;
-  long nonfinite_steps, nonfinite_first; /* steps whose energy is NaN or infinite, the first */
-  double nonfinite;   /* the energy at nonfinite_first (NaN, +inf or -inf) */
-  int nlimit;
-  limit_tally limit[MAX_LIMITS];
-  char error[256];    /* error that stopped the run, "" if none */
-} run_summary;
-
-
-/* total energy E = kinetic + potential + elastic from the observables (J) */
-static double total_energy(const fl_world *w, const double *val) {
-  double e = 0;
-  for (fl_int i = 0; i < fl_world_nobs(w); i++) {
-    const char *n = fl_world_obs_name(w, i);
-    if (!strcmp(n, "energy") || !strncmp(n, "elastic_", 8)) e += val[i];
-  }
-  return e;
-}
-
-
-/* whether something outside the system does work on it */
-static int external_work(const fl_world *w) {
-  if (w->nforce > 0) return 1;
-  for (fl_int j = 0; j < w->njoint; j++)
-    if (w->joint[j].driven) return 1;
-  for (fl_int i = 0; i < w->nbody; i++) {
-    const fl_body *b = &w->body[i];
-    if (b->kind == FL_BODY_PRESCRIBED && (fl_v3_norm(b->vel) > 0 || fl_v3_norm(b->omega) > 0))
-      return 1;
-  }
-  return 0;
-}
-
-
-/* Sets up the energy and limit checks of a run from the initial state. */
-static int flags_begin(fl_world *w, double *val, run_summary *sum) {
-  sum->first_failed = sum->energy_first = sum->nonfinite_first = -1;
-  const fl_obs_limit *lim;
-  const fl_int *ix;
-  fl_int nl;
-  FL_TRY(fl_world_limits(w, &lim, &ix, &nl));
-  for (fl_int k = 0; k < nl && k < MAX_LIMITS; k++) {
-    limit_tally *t = &sum->limit[sum->nlimit++];
-    snprintf(t->obs, sizeof t->obs, "%s", lim[k].obs);
-    snprintf(t->label, sizeof t->label, "%s", lim[k].label);
-    t->lo = lim[k].lo;
-    t->hi = lim[k].hi;
-    t->first = -1;
-    t->worst = NAN;
-  }
-  FL_TRY(fl_world_observe(w, val));
-  double g = fl_v3_norm(w->gravity), s = 0, k0 = 0, el0 = 0;
-  for (fl_int i = 0; i < w->nbody; i++)
-    if (w->body[i].kind == FL_BODY_DYNAMIC && isfinite(w->body[i].size))
-      s += w->body[i].mass * g * w->body[i].size;
-  // deformable bodies: the same m |g| size, with size the rest mesh's bounding-box diagonal
-  for (fl_int b = 0; b < w->nfem; b++) {
-    const fl_mesh *me = w->fem[b]->mesh;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (fl_int v = 0; v < me->nvert; v++)
-      for (int c = 0; c < 3; c++) {
-        lo[c] = fmin(lo[c], me->X[3 * v + c]);
-        hi[c] = fmax(hi[c], me->X[3 * v + c]);
-      }
-    double d[3] = {hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]};
-    if (me->nvert > 0) s += w->fem[b]->mass * g * fl_v3_norm(d);
-  }
-  for (fl_int i = 0; i < fl_world_nobs(w); i++) {
-    const char *n = fl_world_obs_name(w, i);
-    if (!strcmp(n, "kinetic")) k0 = val[i];
-    if (!strncmp(n, "elastic_", 8)) el0 += val[i];
-  }
-  sum->e0 = total_energy(w, val);
-  sum->escale = s + k0 + el0;
-  sum->external = external_work(w);
-  sum->energy_checked = !sum->external && sum->escale > 0 && isfinite(sum->escale) &&
-                        isfinite(sum->e0);
-  return FL_OK;
-}
-
-
-/* Flags of step k into buf ("" when none; ';'-separated labels) and the energy tallies; the
- * failed steps and the limits are the stepping loop's (l). */
-static void flags_step(const fl_world *w, const double *val, long k, int reason,
-                       const fl_loop *l, run_summary *sum, char *buf, size_t n) {
-  buf[0] = '\0';
-#define ADD(label)                                                                        \
-  do {                                                                                    \
-    if (!strstr(buf, label)) {                                                            \
-      size_t u = strlen(buf);                                                             \
-      snprintf(buf + u, n - u, "%s%s", u ? ";" : "", label);                              \
-    }                                                                                     \
-  } while (0)
-  if (reason < 0) ADD("failed");
-  double e = total_energy(w, val);
-  if (!isfinite(e)) {
-    // a NaN or infinite energy: the state is lost, whether or not the gain is checked
-    if (sum->nonfinite_first < 0) {
-      sum->nonfinite_first = k;
-      sum->nonfinite = e;
-    }
-    sum->nonfinite_steps++;
-    ADD("energy");
-  } else if (sum->energy_checked) {
-    double gain = e - sum->e0;
-    if (gain > sum->egain) sum->egain = gain;
-    if (!(gain <= ENERGY_GAIN * sum->escale)) {
-      sum->energy_steps++;
-      if (sum->energy_first < 0) sum->energy_first = k;
-      ADD("energy");
-    }
-  }
-  for (fl_int j = 0; j < l->nlimit && j < sum->nlimit; j++)
-    if (l->tally[j].last == k) ADD(sum->limit[j].label);
-#undef ADD
-}
-
-
-/* the summary's status: "ok", or what went wrong, in words (buf, n bytes) */
-static const char *flags_text(const run_summary *s, char *buf, size_t n) {
-  buf[0] = '\0';
-  size_t u = 0;
-  if (s->error[0]) u += (size_t)snprintf(buf + u, n - u, "%s", s->error);
-  if (s->failed && u < n)
-    u += (size_t)snprintf(buf + u, n - u, "%sfailed %d of %ld steps (first %ld)", u ? "; " : "",
-                          s->failed, s->steps, s->first_failed);
-  if (s->energy_steps && u < n)
-    u += (size_t)snprintf(buf + u, n - u, "%senergy +%.3g J (%.3g x the scale %.3g J) from step %ld",
-                          u ? "; " : "", s->egain, s->egain / s->escale, s->escale, s->energy_first);
-  if (s->nonfinite_steps && u < n)
-    u += (size_t)snprintf(buf + u, n - u, "%senergy %s from step %ld (%ld steps)", u ? "; " : "",
-                          isnan(s->nonfinite) ? "NaN" : s->nonfinite > 0 ? "+inf" : "-inf",
-                          s->nonfinite_first, s->nonfinite_steps);
-  for (int j = 0; j < s->nlimit && u < n; j++) {
-    const limit_tally *t = &s->limit[j];
-    if (!t->steps) continue;
-    if (t->worst > t->hi)
-      u += (size_t)snprintf(buf + u, n - u, "%s%s: %s %.3g > %.3g in %ld steps from step %ld",
-                            u ? "; " : "", t->label, t->obs, t->worst, t->hi, t->steps, t->first);
-    else
-      u += (size_t)snprintf(buf + u, n - u, "%s%s: %s %.3g < %.3g in %ld steps from step %ld",
-                            u ? "; " : "", t->label, t->obs, t->worst, t->lo, t->steps, t->first);
-  }
-  if (!u) snprintf(buf, n, "ok");
-  return buf;
-}
-
-
 /* one solver's run as the stepping loop sees it */
 typedef struct run_step_ctx {
   const run_args *a;
@@ -437,7 +261,7 @@ typedef struct run_step_ctx {
   fl_peer *peer;
   fl_vtk_series *ser;
   fl_progress *bar;
-  run_summary *sum;
+  fl_run_verdict *sum;
   fl_loop *loop;
   const fl_csv_col *cols, *ocols; /* steps.csv's and observables.csv's (fl_run_steps_cols) */
   int ncols, nocols;
@@ -456,17 +280,12 @@ static int run_frame(void *ctx, fl_world *w, long step, const fl_step_info *info
 static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
   run_step_ctx *c = ctx;
   const run_args *a = c->a;
-  run_summary *sum = c->sum;
+  fl_run_verdict *sum = c->sum;
   const char *sname = c->sname;
   if (c->ser && ((k + 1) % a->vtk == 0 || k == c->nsteps - 1))
     FL_TRY(fl_vtk_series_frame(c->ser, w, k + 1));
-  sum->fallback += info->res.fallback > 0;
-  sum->solve_s += info->solve_s;
-  sum->collide_s += info->collide_s;
-  sum->assemble_s += info->assemble_s;
-  if (val[2] > sum->pen_max) sum->pen_max = val[2];
   char flags[256];
-  flags_step(w, val, k, info->res.reason, c->loop, sum, flags, sizeof flags);
+  fl_run_verdict_step(sum, w, val, k, info, c->loop, flags, sizeof flags);
   FILE *steps = c->steps, *iters = c->iters, *obs = c->obs;
   // steps.csv
   fl_run_step_row row = {k, sname, (long)info->nbody_pairs, (long)info->nc, (long)info->nh,
@@ -495,76 +314,56 @@ static int run_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
 
 
 static int simulate(const run_args *a, int sidx, long nsteps, FILE *steps, FILE *iters, FILE *obs,
-                    fl_recorder *rec, fl_progress *bar, long bar0, run_summary *sum, cJSON *final) {
+                    fl_recorder *rec, fl_progress *bar, long bar0, fl_run_verdict *sum,
+                    cJSON *final) {
   const char *sname = a->solvers[sidx];
   memset(sum, 0, sizeof *sum);
-  sum->pen_max = 0;
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
-  fl_peer *peer = NULL; /* a whole simulator stepping the world instead (fl_peer.h) */
+  fl_run_spec sp = spec_of(a, sname);
+  sp.staging = a->staging; // a peer's MJCF beside the results
+  sp.steps = nsteps;
+  sp.observe = 1;
+  sp.frame_every = rec ? a->record : 0;
+  sp.frame = run_frame;
+  sp.each = run_each;
+  fl_run run;
   double *val = NULL;
-  int rc = make_world(a, &w);
-  if (rc >= 0) w->cpu_times = 1; // steps.csv's collide_cpu_s and assemble_cpu_s
-  if (rc >= 0 && fl_peer_find(sname)) {
-    char xml[1200];
-    snprintf(xml, sizeof xml, "%s/%s.xml", a->staging, sname);
-    rc = fl_peer_create(sname, w, a->nsolver_sets, a->solver_sets, xml, &peer);
-    fl_peer_expect(peer, nsteps);
-  } else if (rc >= 0) {
-    rc = make_solver(a, sname, &s);
-  }
+  int rc = fl_run_open(&sp, &run);
+  fl_world *w = run.world;
   fl_int nobs = rc >= 0 ? fl_world_nobs(w) : 0;
   if (rc >= 0) {
     val = fl_malloc((size_t)(nobs > 0 ? nobs : 1) * sizeof(double));
     if (!val) rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
   }
-  if (rc >= 0) rc = flags_begin(w, val, sum);
+  if (rc >= 0) rc = fl_run_verdict_begin(w, val, sum);
   fl_vtk_series *ser = NULL;
   if (rc >= 0 && a->vtk > 0) {
     ser = fl_vtk_series_open(a->staging, sname, w);
     if (!ser) rc = FL_ERR_NOMEM;
     if (rc >= 0) rc = fl_vtk_series_frame(ser, w, 0);
   }
-  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s),
-                  .steps = nsteps, .observe = 1, .frame_every = rec ? a->record : 0,
-                  .frame = run_frame, .each = run_each, .first_failed = -1};
   int ncols = 0, nocols = 0;
   fl_csv_col *cols = NULL;
   const fl_csv_col *ocols = NULL;
   if (rc >= 0 && !(cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols)))
     rc = fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-  run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, peer, ser, bar, sum,
-                      &loop, cols, ocols, ncols, nocols};
-  loop.ctx = &ctx;
-  if (rc >= 0) rc = fl_loop_run(&loop, w);
-  sum->steps = loop.taken;
-  sum->iters = loop.iters;
-  sum->failed = (int)loop.failed;
-  sum->first_failed = loop.first_failed;
-  sum->wall_s = loop.wall_s;
-  for (int j = 0; j < sum->nlimit && j < loop.nlimit; j++) {
-    sum->limit[j].steps = loop.tally[j].steps;
-    sum->limit[j].first = loop.tally[j].first;
-    if (loop.tally[j].steps) sum->limit[j].worst = loop.tally[j].worst;
-  }
+  run_step_ctx ctx = {a, sname, sidx, nsteps, bar0, steps, iters, obs, rec, run.peer, ser, bar,
+                      sum, &run.loop, cols, ocols, ncols, nocols};
+  run.spec.ctx = &ctx;
+  if (rc >= 0) rc = fl_run_go(&run);
   if (ser) {
     int rv = fl_vtk_series_close(ser, w);
     if (rc >= 0) rc = rv;
   }
-  if (rc < 0) {
-    snprintf(sum->error, sizeof sum->error, "%s: %s", fl_errname(rc), fl_errmsg());
-  } else if (final && sum->steps > 0) {
+  fl_run_verdict_end(sum, &run.loop, rc);
+  if (rc >= 0 && final && sum->steps > 0) {
     for (fl_int i = 0; i < nobs; i++) {
-      double v = loop.obs[i];
+      double v = run.loop.obs[i];
       cJSON_AddNumberToObject(final, fl_world_obs_name(w, i), isfinite(v) ? v : 0);
     }
   }
-  fl_loop_free(&loop);
   fl_free(cols);
   fl_free(val);
-  fl_solver_destroy(s);
-  fl_peer_free(peer);
-  fl_world_free(w);
+  fl_run_close(&run);
   return rc;
 }
 
@@ -578,8 +377,9 @@ int fl_cmd_run(int argc, char **argv) {
   if (rc != 0) return rc == 1 ? 0 : rc;
 
   // check the scene and every solver before anything is written
-  fl_world *w = NULL;
-  if (make_world(&a, &w) < 0) {
+  fl_run_spec scene_only = spec_of(&a, NULL);
+  fl_run chk;
+  if (fl_run_open(&scene_only, &chk) < 0) {
     fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
     int code = fl_errcode();
     return (code == FL_ERR_UNKNOWN_PROBLEM || code == FL_ERR_UNKNOWN_OPTION ||
@@ -587,6 +387,7 @@ int fl_cmd_run(int argc, char **argv) {
                ? EXIT_USAGE
                : 1;
   }
+  fl_world *w = chk.world;
   // bodies that start inside each other: said, not silently pushed apart
   fl_overlap ov[3];
   int nov = 0;
@@ -596,14 +397,7 @@ int fl_cmd_run(int argc, char **argv) {
               "t = 0\n", a.input, w->body[ov[k].a].name, w->body[ov[k].b].name, ov[k].depth);
     if (nov > 3) fprintf(stderr, "frictionlab run: warning: ... %d overlapping pairs in all\n", nov);
   }
-  double nsteps_d = a.steps >= 0 ? (double)a.steps : round(w->duration / w->dt);
-  if (!(nsteps_d <= FL_RUN_MAX_STEPS)) {
-    fprintf(stderr, "frictionlab run: %s: duration / dt = %g / %g = %g steps, expected at most "
-            "%ld\n", a.input, w->duration, w->dt, nsteps_d, FL_RUN_MAX_STEPS);
-    fl_world_free(w);
-    return EXIT_USAGE;
-  }
-  long nsteps = (long)nsteps_d;
+  long nsteps = chk.steps;
   double dt = w->dt;
   char wname[64];
   snprintf(wname, sizeof wname, "%s", w->name);
@@ -611,23 +405,21 @@ int fl_cmd_run(int argc, char **argv) {
   int ncols = 0, nocols = 0;
   const fl_csv_col *ocols = NULL;
   fl_csv_col *cols = fl_run_steps_cols(w, &ncols, &ocols, &nocols);
-  if (!cols) {
-    fl_world_free(w);
-    return 1;
-  }
+  fl_run_close(&chk);
+  if (!cols) return 1;
   for (int j = 0; j < a.nsolvers; j++) {
     // a peer must express the scene and take its options (else the reason, before any folder)
-    fl_peer *pe = NULL;
-    if (fl_peer_find(a.solvers[j]) &&
-        fl_peer_create(a.solvers[j], w, a.nsolver_sets, a.solver_sets, NULL, &pe) < 0) {
+    fl_run_spec ps = spec_of(&a, a.solvers[j]);
+    fl_run pr;
+    if (!fl_peer_find(a.solvers[j])) continue;
+    int prc = fl_run_open(&ps, &pr);
+    fl_run_close(&pr);
+    if (prc < 0) {
       fprintf(stderr, "frictionlab run: %s: %s\n", a.solvers[j], fl_errmsg());
       fl_free(cols);
-      fl_world_free(w);
       return fl_errcode() == FL_ERR_UNSUPPORTED ? 1 : EXIT_USAGE;
     }
-    fl_peer_free(pe);
   }
-  fl_world_free(w);
   for (int j = 0; j < a.nsolvers; j++) {
     fl_solver *s;
     if (fl_peer_find(a.solvers[j])) continue;
@@ -693,14 +485,15 @@ int fl_cmd_run(int argc, char **argv) {
   // the recording: every step unless that passes RECORD_BUDGET bytes
   fl_recorder *rec = NULL;
   if (a.record != 0) {
-    fl_world *w0 = NULL;
+    fl_run r0;
     FILE *rf = NULL;
-    int rr = make_world(&a, &w0);
+    int rr = fl_run_open(&scene_only, &r0);
+    fl_world *w0 = r0.world;
     if (rr >= 0 && a.record < 0) a.record = fl_record_auto_every(w0, nsteps, a.nsolvers, RECORD_BUDGET);
     if (rr >= 0) rf = fl_results_file(res, FL_RECORD_FILE);
     if (rr >= 0 && !rf) rr = fl_errcode();
     if (rr >= 0) rr = fl_record_begin(rf, w0, a.input, a.nsolvers, a.solvers, (int)a.record, nsteps, &rec);
-    fl_world_free(w0);
+    fl_run_close(&r0);
     if (rr < 0) {
       fprintf(stderr, "frictionlab run: %s\n", fl_errmsg());
       fl_results_abort(res);
@@ -713,7 +506,7 @@ int fl_cmd_run(int argc, char **argv) {
 
   fl_progress bar;
   fl_progress_begin(&bar, "run", nsteps * a.nsolvers);
-  run_summary sums[MAX_SOLVERS];
+  fl_run_verdict sums[MAX_SOLVERS];
   int failed = 0;
   for (int j = 0; j < a.nsolvers; j++) {
     cJSON *r = cJSON_AddObjectToObject(runs, a.solvers[j]);
@@ -729,45 +522,7 @@ int fl_cmd_run(int argc, char **argv) {
       fl_results_abort(res);
       return 1;
     }
-    cJSON_AddNumberToObject(r, "steps", (double)sums[j].steps);
-    cJSON_AddNumberToObject(r, "iterations", (double)sums[j].iters);
-    cJSON_AddNumberToObject(r, "steps_not_converged", sums[j].failed);
-    cJSON_AddNumberToObject(r, "solve_s", sums[j].solve_s);
-    cJSON_AddNumberToObject(r, "collide_s", sums[j].collide_s);
-    cJSON_AddNumberToObject(r, "assemble_s", sums[j].assemble_s);
-    cJSON_AddNumberToObject(r, "wall_s", sums[j].wall_s);
-    cJSON_AddNumberToObject(r, "pen_max", sums[j].pen_max);
-    const run_summary *su = &sums[j];
-    cJSON *fl = cJSON_AddObjectToObject(r, "flags");
-    cJSON_AddNumberToObject(fl, "failed_steps", su->failed);
-    cJSON_AddNumberToObject(fl, "first_failed_step", (double)su->first_failed);
-    cJSON_AddNumberToObject(fl, "fallback_steps", su->fallback);
-    cJSON *en = cJSON_AddObjectToObject(fl, "energy");
-    cJSON_AddBoolToObject(en, "checked", su->energy_checked);
-    // NaN or infinite energy (any run): steps and the first of them (-1: none)
-    cJSON_AddNumberToObject(en, "nonfinite_steps", (double)su->nonfinite_steps);
-    cJSON_AddNumberToObject(en, "nonfinite_first_step", (double)su->nonfinite_first);
-    if (su->energy_checked) {
-      cJSON_AddNumberToObject(en, "initial_J", su->e0);
-      cJSON_AddNumberToObject(en, "scale_J", su->escale);
-      cJSON_AddNumberToObject(en, "allowed_gain", ENERGY_GAIN);
-      cJSON_AddNumberToObject(en, "largest_gain_J", su->egain);
-      cJSON_AddNumberToObject(en, "steps", (double)su->energy_steps);
-      cJSON_AddNumberToObject(en, "first_step", (double)su->energy_first);
-    }
-    cJSON *ls = cJSON_AddArrayToObject(fl, "limits");
-    for (int q = 0; q < su->nlimit; q++) {
-      const limit_tally *t = &su->limit[q];
-      cJSON *o = cJSON_CreateObject();
-      cJSON_AddStringToObject(o, "observable", t->obs);
-      cJSON_AddStringToObject(o, "label", t->label);
-      if (isfinite(t->lo)) cJSON_AddNumberToObject(o, "min", t->lo);
-      if (isfinite(t->hi)) cJSON_AddNumberToObject(o, "max", t->hi);
-      cJSON_AddNumberToObject(o, "steps", (double)t->steps);
-      cJSON_AddNumberToObject(o, "first_step", (double)t->first);
-      if (t->steps) cJSON_AddNumberToObject(o, "worst", isfinite(t->worst) ? t->worst : 1e300);
-      cJSON_AddItemToArray(ls, o);
-    }
+    fl_run_verdict_json(&sums[j], r);
     cJSON_AddItemToObject(r, "final_observables", final);
     if (sums[j].error[0]) {
       cJSON_AddStringToObject(r, "error", sums[j].error);
@@ -801,26 +556,16 @@ int fl_cmd_run(int argc, char **argv) {
   printf("%-16s %8s %10s %12s %10s %10s  %s\n", "solver", "steps", "iters/step", "pen_max (m)",
          "solve (s)", "wall (s)", "status");
   for (int j = 0; j < a.nsolvers; j++) {
-    const run_summary *s = &sums[j];
+    const fl_run_verdict *s = &sums[j];
     char st[1024];
     printf("%-16s %8ld %10.1f %12.3g %10.3g %10.3g  %s\n", a.solvers[j], s->steps,
            s->steps ? (double)s->iters / s->steps : 0.0, s->pen_max, s->solve_s, s->wall_s,
-           flags_text(s, st, sizeof st));
+           fl_run_verdict_text(s, st, sizeof st));
   }
   for (int j = 0; j < a.nsolvers; j++)
     if (sums[j].fallback)
       printf("%s: %d of %ld steps solved again with a fallback law (sap: friction=soft; "
              "iterations counted)\n", a.solvers[j], sums[j].fallback, sums[j].steps);
-  if (a.nsolvers > 0) {
-    const run_summary *s = &sums[0];
-    printf("(checked: solver failures; NaN or infinite energy; energy gain above %g x %.3g J%s",
-           ENERGY_GAIN, s->escale,
-           s->energy_checked ? "" : s->external ? ", not checked here: external work"
-                                                : ", not checked here: no finite initial energy");
-    for (int q = 0; q < s->nlimit; q++)
-      printf("; %s %s %s %.3g", s->limit[q].label, s->limit[q].obs,
-             isfinite(s->limit[q].hi) ? "<=" : ">=", isfinite(s->limit[q].hi) ? s->limit[q].hi : s->limit[q].lo);
-    printf("; per step in steps.csv's flags column)\n");
-  }
+  if (a.nsolvers > 0) fl_run_verdict_checked(&sums[0], stdout);
   return failed ? 1 : 0;
 }
