@@ -29,6 +29,7 @@
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
 #include "fl_settings.h"
+#include "../run/fl_run.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
@@ -209,28 +210,19 @@ static int bench_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
  * call. */
 static int run_one(const step_args *a, const char *sname, int cg, double mean[NST], double *pen,
                    double *nc_mean, double it_mean[2]) {
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
-  fl_peer *peer = NULL;
-  int rc = fl_scene_open(a->scene, a->nsset, a->sset, NULL, &w);
-  if (rc >= 0) {
-    w->compute_metrics = 0; // the harness's common metrics are no part of a step
-    if (fl_peer_find(sname)) {
-      rc = fl_peer_create(sname, w, a->nset, a->set, NULL, &peer);
-      fl_peer_expect(peer, a->steps);
-    } else {
-      rc = fl_solver_create(sname, &s);
-      if (rc >= 0) rc = fl_harness_apply_sets(s, a->nset, (char *const *)a->set);
-      if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
-    }
-  }
+  // the harness's common metrics are no part of a step
+  fl_run_spec sp = {.scene = a->scene, .nscene = a->nsset, .scene_set = a->sset,
+                    .flags = FL_RUN_NO_METRICS, .stepper = sname, .nset = a->nset, .set = a->set,
+                    .opts_last = "error_every=0", .steps = a->steps, .each = bench_each};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
   for (int k = 0; k < NST; k++) mean[k] = 0;
-  fl_stepper inner = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s);
-  fl_loop loop = {.stepper = inner, .steps = a->steps, .each = bench_each};
-  if (cg) loop.stepper = (fl_stepper){cg_step, NULL, &inner};
-  bench_step_ctx b = {&loop, peer, (double)a->steps, mean, 0, 0, 0, pen != NULL, s, 0};
-  loop.ctx = &b;
-  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  fl_stepper inner = run.stepper;
+  if (cg) run.stepper = (fl_stepper){cg_step, NULL, &inner};
+  bench_step_ctx b = {&run.loop, run.peer, (double)a->steps, mean, 0, 0, 0, pen != NULL,
+                      run.solver, 0};
+  run.spec.ctx = &b;
+  if (rc >= 0) rc = fl_run_go(&run);
   double nc = b.nc, its = b.its, deepest = b.deepest;
   if (rc < 0) {
     char msg[1024];
@@ -240,10 +232,8 @@ static int run_one(const step_args *a, const char *sname, int cg, double mean[NS
   if (pen) *pen = deepest;
   *nc_mean = nc;
   it_mean[0] = its;
-  it_mean[1] = peer ? NAN : b.ls;
-  fl_solver_destroy(s);
-  fl_peer_free(peer);
-  fl_world_free(w);
+  it_mean[1] = run.peer ? NAN : b.ls;
+  fl_run_close(&run);
   return rc;
 }
 
@@ -592,9 +582,8 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
         cJSON_AddItemToObject(sv, a.solv[s], cJSON_Parse(js));
     } else {
       fl_solver *h = NULL;
-      if (fl_solver_create(a.solv[s], &h) >= 0 &&
-          fl_harness_apply_sets(h, a.nset, (char *const *)a.set) >= 0)
-        fl_results_add_solver(res, h);
+      fl_run_spec opt = {.nset = a.nset, .set = a.set}; // the options as resolved, for the record
+      if (fl_run_solver(&opt, a.solv[s], &h, NULL) >= 0) fl_results_add_solver(res, h);
       fl_solver_destroy(h);
     }
   }

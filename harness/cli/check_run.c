@@ -10,6 +10,7 @@
 #include "../../sim/fl_world.h"
 #include "../fl_harness.h"
 #include "check_impl.h"
+#include "../run/fl_run.h"
 
 
 static int cmp_d(const void *a, const void *b) {
@@ -33,16 +34,6 @@ static int obs_index(fl_world *w, const char *name) {
 }
 
 
-
-
-/* a case's scene: a scene file as it is, or a canonical scene with the case's settings */
-static int create_world(const case_input *in, fl_world **w) {
-  char buf[512];
-  const char *sset[16];
-  int ns = in->file ? 0 : fl_split_list(in->set, buf, sizeof buf, sset, 16);
-  if (ns < 0) return ns;
-  return fl_scene_open(in->file ? in->file : in->scene, ns, sset, NULL, w);
-}
 
 
 /* what check measures after each step (fl_loop each) */
@@ -75,15 +66,19 @@ static int check_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
 int fl__check_run_case(const case_input *in, const char *solver, const char *opts, int steps,
                         int nset, char **set, record *r) {
   memset(r, 0, sizeof *r);
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
   double *merit = NULL, *joint = NULL, *own = NULL;
-  int rc = create_world(in, &w);
+  // a case's scene: a scene file as it is, or a canonical scene with the case's settings
+  char buf[512];
+  const char *sset[16];
+  int ns = in->file ? 0 : fl_split_list(in->set, buf, sizeof buf, sset, 16);
+  if (ns < 0) return ns;
+  fl_run_spec sp = {.scene = in->file ? in->file : in->scene, .nscene = ns, .scene_set = sset,
+                    .stepper = solver, .opts = opts, .nset = nset, .set = (const char *const *)set,
+                    .steps = steps, .observe = 1, .each = check_each};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
   if (rc < 0) return rc;
-  rc = fl_solver_create(solver, &s);
-  if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
-  if (rc >= 0) rc = fl_harness_apply_sets(s, nset, set);
-  if (rc < 0) goto done;
+  fl_world *w = run.world;
   merit = fl_malloc((size_t)(steps + 1) * sizeof *merit);
   joint = fl_malloc((size_t)(steps + 1) * sizeof *joint);
   own = fl_malloc((size_t)(steps + 1) * sizeof *own);
@@ -98,11 +93,10 @@ int fl__check_run_case(const case_input *in, const char *solver, const char *opt
   fl_int nlim = 0;
   rc = fl_world_limits(w, &lim, &limi, &nlim);
   if (rc < 0) goto done;
-  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
-                  .each = check_each, .first_failed = -1};
   check_step_ctx c = {r, merit, joint, own, obs_index(w, "pen_max"), obs_index(w, "drift_max"), 0};
-  loop.ctx = &c;
-  int src = fl_loop_run(&loop, w);
+  run.spec.ctx = &c;
+  int src = fl_run_go(&run);
+  const fl_loop loop = run.loop;
   r->nlim = loop.nlimit < MAXLIM ? (int)loop.nlimit : MAXLIM;
   for (int k = 0; k < r->nlim; k++) {
     r->lim[k] = loop.limit[k];
@@ -116,7 +110,6 @@ int fl__check_run_case(const case_input *in, const char *solver, const char *opt
   long iters = loop.iters;
   int n = c.n;
   double wall = loop.wall_s;
-  fl_loop_free(&loop);
   if (src < 0) {
     // a solver that cannot take the scene, or a failed step: the record's status
     r->status = src == FL_ERR_UNSUPPORTED ? 1 : 2;
@@ -136,7 +129,6 @@ done:
   fl_free(merit);
   fl_free(joint);
   fl_free(own);
-  fl_solver_destroy(s);
-  fl_world_free(w);
+  fl_run_close(&run);
   return rc;
 }

@@ -24,6 +24,7 @@
 #include "../fl_harness.h"
 #include "fl_settings.h"
 #include "../../peers/fl_peer.h"
+#include "../run/fl_run.h"
 
 #define EXIT_USAGE 2
 #define MAX_SETS 128
@@ -183,9 +184,15 @@ int fl_cmd_export(int argc, char **argv) {
   }
   const char *scene_sets[MAX_SETS];
   int nscene = fl_settings_scene(&set, scene_sets, MAX_SETS);
-  fl_world *w = NULL;
-  // a canonical scene, a scene file or an MJCF model (MuJoCo's parser), its scene.* settings
-  int rc = fl_scene_open(input, nscene, scene_sets, fl_world_from_mjcf, &w);
+  const char *solver_sets[MAX_SETS];
+  int nsolver_sets = fl_settings_for_peers(&set, solver_sets, MAX_SETS);
+  // a canonical scene, a scene file or an MJCF model (MuJoCo's parser), its scene.* settings;
+  // the solver (only when it steps) evaluates the metrics on its final iterate only
+  fl_run_spec sp = {.scene = input, .nscene = nscene, .scene_set = scene_sets,
+                    .read_model = fl_world_from_mjcf, .flags = FL_RUN_NO_PEER, .opts = "error_every=0",
+                    .nset = nsolver_sets, .set = solver_sets, .steps = 0};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
   if (rc < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
     return rc == FL_ERR_UNKNOWN_PROBLEM || rc == FL_ERR_UNKNOWN_OPTION ||
@@ -203,39 +210,34 @@ int fl_cmd_export(int argc, char **argv) {
       if (*end || n < 0) {
         fprintf(stderr, "frictionlab export: --steps %s with --scene-json: expected one step count "
                 "N >= 0 (the state after N steps is written)\n", steps);
-        fl_world_free(w);
+        fl_run_close(&run);
         return EXIT_USAGE;
       }
     }
     if (out || ea.max_recovery) {
       fprintf(stderr, "frictionlab export: %s is for FCLIB files; --scene-json names its file\n",
               out ? "--out" : "--max-recovery-speed");
-      fl_world_free(w);
+      fl_run_close(&run);
       return EXIT_USAGE;
     }
     // a device, FIFO, symlink or folder at FILE is never replaced, --force or not (issue 51)
     if (fl_check_output(scene_json, "--scene-json file") < 0) {
       fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
-      fl_world_free(w);
+      fl_run_close(&run);
       return 1;
     }
-    fl_solver *s = NULL;
-    if (n > 0) {
-      rc = fl_solver_create(solver, &s);
-      if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
-      if (rc >= 0) rc = fl_settings_apply(&set, s, NULL);
-      if (rc < 0) {
+    if (n > 0) { // the same scene again, with the solver that steps it
+      fl_run_close(&run);
+      sp.stepper = solver;
+      sp.steps = n;
+      if (fl_run_open(&sp, &run) < 0) {
         fprintf(stderr, "frictionlab export: --solver/--set: %s\n", fl_errmsg());
-        fl_solver_destroy(s);
-        fl_world_free(w);
         return EXIT_USAGE;
       }
     }
-    fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = n};
-    rc = fl_loop_run(&loop, w);
-    fl_solver_destroy(s);
-    if (rc >= 0) rc = fl_world_save_json(w, scene_json);
-    fl_world_free(w);
+    rc = fl_run_go(&run);
+    if (rc >= 0) rc = fl_world_save_json(run.world, scene_json);
+    fl_run_close(&run);
     if (rc < 0) {
       fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
       return 1;
@@ -257,7 +259,7 @@ int fl_cmd_export(int argc, char **argv) {
   if (a < 0 || !out) {
     fprintf(stderr, "frictionlab export: expected --steps A:B (0 <= A <= B) and --out DIR%s\n",
             steps && a < 0 ? " (bad --steps)" : "");
-    fl_world_free(w);
+    fl_run_close(&run);
     return EXIT_USAGE;
   }
   double cap = INFINITY;
@@ -267,36 +269,32 @@ int fl_cmd_export(int argc, char **argv) {
     if (*end || !(cap >= 0)) {
       fprintf(stderr, "frictionlab export: --max-recovery-speed %s: expected a speed >= 0 (m/s)\n",
               ea.max_recovery);
-      fl_world_free(w);
+      fl_run_close(&run);
       return EXIT_USAGE;
     }
   }
-  fl_solver *s = NULL;
-  if (fl_solver_create(solver, &s) < 0) {
-    fprintf(stderr, "frictionlab export: --solver: %s\n", fl_errmsg());
-    fl_world_free(w);
+  fl_run_close(&run); // the same scene again, with the solver that steps it
+  sp.stepper = solver;
+  sp.steps = b + 1;
+  sp.each = export_each;
+  if (fl_run_open(&sp, &run) < 0) {
+    if (run.bad_set >= 0)
+      fprintf(stderr, "frictionlab export: --set '%s': %s\n", solver_sets[run.bad_set], fl_errmsg());
+    else
+      fprintf(stderr, "frictionlab export: --solver: %s\n", fl_errmsg());
     return EXIT_USAGE;
   }
-  fl_solver_set_option(s, "error_every", "0");
-  int bad = -1;
-  if (fl_settings_apply(&set, s, &bad) < 0) {
-    fprintf(stderr, "frictionlab export: --set '%s': %s\n", set.s[bad].text, fl_errmsg());
-    fl_solver_destroy(s);
-    fl_world_free(w);
-    return EXIT_USAGE;
-  }
+  fl_world *w = run.world;
   // the scene's name makes the files' names: an identifier, so that they stay inside DIR
   if (fl_name_check(w->name, "export", "scene name") < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
-    fl_solver_destroy(s);
-    fl_world_free(w);
+    fl_run_close(&run);
     return 1;
   }
   fl_results *res = NULL;
   if (fl_results_begin(out, "export", force, &res) < 0) {
     fprintf(stderr, "frictionlab export: %s\n", fl_errmsg());
-    fl_solver_destroy(s);
-    fl_world_free(w);
+    fl_run_close(&run);
     return 1;
   }
   cJSON *man = fl_results_manifest(res);
@@ -304,18 +302,17 @@ int fl_cmd_export(int argc, char **argv) {
   cJSON_AddNumberToObject(man, "dt", w->dt);
   cJSON *files = cJSON_AddArrayToObject(man, "files");
   cJSON *overlap = cJSON_AddArrayToObject(man, "overlap");
-  fl_results_add_solver(res, s);
+  fl_results_add_solver(res, run.solver);
   fl_progress bar;
   fl_progress_begin(&bar, "export", b + 1);
   cJSON *skipped = cJSON_AddArrayToObject(man, "skipped_steps");
   export_step_ctx c = {res, files, overlap, a, cap, &bar, skipped, 0};
   if (a == 0 && isfinite(cap)) w->max_recovery = cap;
   if (isfinite(cap)) cJSON_AddNumberToObject(man, "max_recovery_speed", cap);
-  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = b + 1, .each = export_each, .ctx = &c};
-  rc = fl_loop_run(&loop, w);
+  run.spec.ctx = &c;
+  rc = fl_run_go(&run);
   fl_progress_end(&bar);
-  fl_solver_destroy(s);
-  fl_world_free(w);
+  fl_run_close(&run);
   if (rc >= 0 && c.written == 0)
     rc = fl_seterr(FL_ERR_INVAL, "%s: steps %ld..%ld have no contact and no joint: nothing to "
                    "export (FCLIB problems need at least one; try later steps)", input, a, b);

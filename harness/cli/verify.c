@@ -36,6 +36,7 @@
 #include "fl_verify.h"
 
 #include "verify_impl.h"
+#include "../run/fl_run.h"
 
 
 
@@ -154,14 +155,25 @@ static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprob
 }
 
 
-/* The canonical scene of case c with its settings (and its quick ones in --quick). */
-static int canonical_world(const vcase *c, int quick, fl_world **w) {
-  char all[256], sbuf[256];
-  const char *ss[12];
+/* The scene of case c into sp: its canonical scene with its settings (and its quick ones in
+ * --quick; their texts in sbuf, 256 bytes, and ss, 12 pointers), or the case's scene file as
+ * text (scene_json). */
+static int case_scene(const vcase *c, int quick, const char *scene_json, char *sbuf,
+                      const char **ss, fl_run_spec *sp) {
+  if (!c->canonical) {
+    sp->scene = c->name;
+    sp->scene_text = scene_json;
+    return FL_OK;
+  }
+  char all[256];
   snprintf(all, sizeof all, "%s%s%s", c->canonical_set ? c->canonical_set : "",
            quick && c->quick_set ? "," : "", quick && c->quick_set ? c->quick_set : "");
-  int ns = fl_split_list(all, sbuf, sizeof sbuf, ss, 12);
-  return ns < 0 ? ns : fl_scene_create(c->canonical, ns, ss, w);
+  int ns = fl_split_list(all, sbuf, 256, ss, 12);
+  if (ns < 0) return ns;
+  sp->scene = c->canonical;
+  sp->nscene = ns;
+  sp->scene_set = ss;
+  return FL_OK;
 }
 
 
@@ -205,21 +217,52 @@ static int verify_each(void *ctx, fl_world *w, long k, const fl_step_info *info,
 static int run_one(const vcase *c, const vsolver *r, double duration, const char *scene_json,
                    const fl_verify_opts *o, vresult *out) {
   memset(out, 0, sizeof *out);
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
-  fl_peer *peer = NULL;
   double *obs = NULL; /* the observables of a case with a `track` */
   vtraj tr;
   memset(&tr, 0, sizeof tr);
-  int rc;
-  if (c->canonical) {
-    rc = canonical_world(c, o->quick, &w);
-  } else {
-    rc = fl_world_parse_json(scene_json, c->name, &w);
+  fl_run run;
+  memset(&run, 0, sizeof run);
+  int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
+  // the row's settings, prefixed by its solver's name
+  char sets[8][96], setbuf[256];
+  const char *split[8], *setp[8];
+  int nset = fl_split_list(r->settings, setbuf, sizeof setbuf, split, 8);
+  if (nset < 0) return nset;
+  for (int k = 0; k < nset; k++) {
+    snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
+    setp[k] = sets[k];
+  }
+  // the extra settings: peers' keys to peers, the others to registered solvers (after the
+  // row's)
+  const char *pset[16], *sset[24];
+  int npset = 0, nsset = 0;
+  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
+  for (int k = 0; k < nset; k++) sset[nsset++] = setp[k];
+  for (int k = 0; k < o->nset; k++) {
+    char pre[64];
+    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
+    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
+    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
+    if (pl && fl_peer_prefix(pre)) {
+      if (npset < 16) pset[npset++] = o->set[k];
+    } else if (nsset < nset + 16) {
+      sset[nsset++] = o->set[k];
+    }
+  }
+  char sbuf[256];
+  const char *ss[12];
+  fl_run_spec sp = {.flags = FL_RUN_NO_METRICS, .stepper = r->solver, .opts = "error_every=0",
+                    .nset = nsset, .set = sset, .npeer_set = npset, .peer_set = pset,
+                    .steps = steps, .each = verify_each};
+  int rc = case_scene(c, o->quick, scene_json, sbuf, ss, &sp);
+  if (rc >= 0) rc = fl_run_open(&sp, &run);
+  if (rc == FL_ERR_UNSUPPORTED) {
+    out->status = 1;
+    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
+    return FL_OK;
   }
   if (rc < 0) return rc;
-  w->compute_metrics = 0;
-  int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
+  fl_world *w = run.world;
   for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
     probe[b] = fl_world_find_body(w, c->probe[b]);
     int kf = probe[b] < 0 ? fl_world_find_fem(w, c->probe[b]) : -1;
@@ -230,49 +273,6 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     }
     nprobe++;
   }
-  // the row's settings, prefixed by its solver's name
-  char sets[8][96], setbuf[256];
-  const char *split[8], *setp[8];
-  int nset = fl_split_list(r->settings, setbuf, sizeof setbuf, split, 8);
-  if (nset < 0) {
-    rc = nset;
-    goto done;
-  }
-  for (int k = 0; k < nset; k++) {
-    snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
-    setp[k] = sets[k];
-  }
-  // the extra settings: peers' keys to peers, the others to registered solvers
-  const char *pset[16], *sset[16];
-  int npset = 0, nsset = 0;
-  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
-  for (int k = 0; k < o->nset; k++) {
-    char pre[64];
-    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
-    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
-    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
-    if (pl && fl_peer_prefix(pre)) {
-      if (npset < 16) pset[npset++] = o->set[k];
-    } else if (nsset < 16) {
-      sset[nsset++] = o->set[k];
-    }
-  }
-  if (fl_peer_find(r->solver)) {
-    rc = fl_peer_create(r->solver, w, npset, pset, NULL, &peer);
-    fl_peer_expect(peer, steps);
-  } else {
-    rc = fl_solver_create(r->solver, &s);
-    if (rc >= 0) rc = fl_solver_set_option(s, "error_every", "0");
-    for (int k = 0; rc >= 0 && k < nset; k++) rc = fl_harness_apply_sets(s, 1, (char *const *)&setp[k]);
-    if (rc >= 0 && nsset > 0) rc = fl_harness_apply_sets(s, nsset, (char *const *)sset);
-  }
-  if (rc == FL_ERR_UNSUPPORTED) {
-    out->status = 1;
-    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
-    rc = FL_OK;
-    goto done;
-  }
-  if (rc < 0) goto done;
   tr.dt = c->dt;
   tr.t = fl_malloc((size_t)(steps + 1) * sizeof(double));
   int okm = tr.t != NULL;
@@ -300,9 +300,9 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
     goto done;
   }
   verify_step_ctx vc = {c, &tr, probe, nprobe, obs, itrack};
-  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s), .steps = steps,
-                  .each = verify_each, .ctx = &vc};
-  int src = fl_loop_run(&loop, w);
+  run.spec.ctx = &vc;
+  int src = fl_run_go(&run);
+  const fl_loop loop = run.loop;
   if (src == FL_ERR_UNSUPPORTED) {
     out->status = 1;
     snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
@@ -328,9 +328,7 @@ static int run_one(const vcase *c, const vsolver *r, double duration, const char
 done:
   fl_free(obs);
   traj_free(&tr);
-  fl_peer_free(peer);
-  fl_solver_destroy(s);
-  fl_world_free(w);
+  fl_run_close(&run);
   return rc;
 }
 
@@ -742,10 +740,15 @@ int fl_cmd_verify(int argc, char **argv) {
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
       if (c->canonical) {
         // a canonical scene: its scene file as `export --scene-json` writes it
-        fl_world *w = NULL;
-        int wrc = canonical_world(c, o.quick, &w);
-        if (wrc >= 0) wrc = fl_world_save_json(w, path);
-        fl_world_free(w);
+        char sbuf[256];
+        const char *ss[12];
+        fl_run_spec sp = {0};
+        fl_run cr;
+        memset(&cr, 0, sizeof cr);
+        int wrc = case_scene(c, o.quick, NULL, sbuf, ss, &sp);
+        if (wrc >= 0) wrc = fl_run_open(&sp, &cr);
+        if (wrc >= 0) wrc = fl_world_save_json(cr.world, path);
+        fl_run_close(&cr);
         if (wrc < 0) {
           fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
           goto fail;
