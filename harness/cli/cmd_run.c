@@ -223,31 +223,6 @@ static void default_out(const char *input, char *buf, size_t n) {
 
 //---- frames ----
 
-/* Records a peer simulator's step with its own contacts (MuJoCo's points, normals, forces). */
-static int record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
-                             const fl_step_info *info, const fl_peer *peer) {
-  int n = fl_peer_contacts(peer);
-  fl_record_contact *c = fl_calloc((size_t)(n > 0 ? n : 1), sizeof *c);
-  if (!c) return fl_seterr(FL_ERR_NOMEM, "run: out of memory");
-  int rc = FL_OK;
-  for (int i = 0; rc >= 0 && i < n; i++) {
-    fl_peer_contact_info pc;
-    rc = fl_peer_contact(peer, i, &pc);
-    if (rc < 0) break;
-    memcpy(c[i].point, pc.point, sizeof pc.point);
-    memcpy(c[i].normal, pc.normal, sizeof pc.normal);
-    memcpy(c[i].impulse, pc.impulse, sizeof pc.impulse);
-    c[i].phi = pc.dist;
-    c[i].side[0] = pc.body[0];
-    c[i].side[1] = pc.body[1];
-    c[i].sliding = pc.sliding;
-  }
-  if (rc >= 0) rc = fl_record_frame_contacts(rec, sidx, step, w, info, n, c);
-  fl_free(c);
-  return rc;
-}
-
-
 //---- one solver's simulation ----
 
 /* one solver's run as the stepping loop sees it */
@@ -271,7 +246,7 @@ typedef struct run_step_ctx {
 /* the recording's frame (fl_loop frame): a peer's with its own contacts */
 static int run_frame(void *ctx, fl_world *w, long step, const fl_step_info *info) {
   run_step_ctx *c = ctx;
-  if (c->peer && info) return record_peer_frame(c->rec, c->sidx, step, w, info, c->peer);
+  if (c->peer && info) return fl_record_peer_frame(c->rec, c->sidx, step, w, info, c->peer);
   return fl_record_frame(c->rec, c->sidx, step, w, info);
 }
 

@@ -59,6 +59,12 @@ typedef struct fl_record_contact {
 int fl_record_frame_contacts(fl_recorder *r, int solver, long step, fl_world *w,
                              const fl_step_info *info, long nc, const fl_record_contact *c);
 
+/* fl_record_frame_contacts with peer simulator `peer`'s contacts of the step just taken
+ * (fl_peer_contact: its points, normals, impulses, distances; peers/fl_peer.h). */
+struct fl_peer;
+int fl_record_peer_frame(fl_recorder *r, int solver, long step, fl_world *w,
+                         const fl_step_info *info, const struct fl_peer *peer);
+
 /* Frees the recorder (the stream stays open). NULL-safe. */
 void fl_record_free(fl_recorder *r);
 

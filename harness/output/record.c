@@ -16,6 +16,7 @@
 #include "../../sim/fl_fem.h"
 #include "../../sim/fl_geometry.h"
 #include "../../sim/fl_mesh.h"
+#include "../../peers/fl_peer.h"
 #include "fl_record.h"
 
 static const char MAGIC[8] = {'F', 'L', 'R', 'E', 'C', '0', '1', '\n'};
@@ -755,5 +756,29 @@ int fl_record_merge(const char *const *paths, const char *const *names, int n, c
   cJSON_Delete(h);
   cJSON_Delete(all);
   fl_free(offset);
+  return rc;
+}
+
+
+int fl_record_peer_frame(fl_recorder *rec, int sidx, long step, fl_world *w,
+                         const fl_step_info *info, const struct fl_peer *peer) {
+  int n = fl_peer_contacts(peer);
+  fl_record_contact *c = fl_calloc((size_t)(n > 0 ? n : 1), sizeof *c);
+  if (!c) return fl_seterr(FL_ERR_NOMEM, "recording: out of memory");
+  int rc = FL_OK;
+  for (int i = 0; rc >= 0 && i < n; i++) {
+    fl_peer_contact_info pc;
+    rc = fl_peer_contact(peer, i, &pc);
+    if (rc < 0) break;
+    memcpy(c[i].point, pc.point, sizeof pc.point);
+    memcpy(c[i].normal, pc.normal, sizeof pc.normal);
+    memcpy(c[i].impulse, pc.impulse, sizeof pc.impulse);
+    c[i].phi = pc.dist;
+    c[i].side[0] = pc.body[0];
+    c[i].side[1] = pc.body[1];
+    c[i].sliding = pc.sliding;
+  }
+  if (rc >= 0) rc = fl_record_frame_contacts(rec, sidx, step, w, info, n, c);
+  fl_free(c);
   return rc;
 }
