@@ -23,6 +23,7 @@
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
 #include "fl_settings.h"
+#include "../run/fl_run.h"
 
 #define MAXSOLV 16
 #define MAXSET 32
@@ -158,9 +159,9 @@ int fl_cmd_bench(int argc, char **argv) {
                       "(bench SCENE --steps N --solver %s)\n", solv[s], solv[s]);
       return 2;
     }
-    if (fl_solver_create(solv[s], &h) < 0 || fl_harness_apply_sets(h, nset, set) < 0) {
+    fl_run_spec chk = {.nset = nset, .set = (const char *const *)set};
+    if (fl_run_solver(&chk, solv[s], &h, NULL) < 0) {
       fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
-      fl_solver_destroy(h);
       return 2;
     }
     fl_solver_destroy(h);
@@ -169,14 +170,20 @@ int fl_cmd_bench(int argc, char **argv) {
   //---- the problem: a world state, or a file or example ----
   fl_world *w = NULL;
   fl_problem *owned = NULL, *p = NULL;
-  fl_solver *ws = NULL;
+  // a scene: its run (the harness's common metrics are no part of a step), with the warm-up
+  // solver when there are warm-up steps
+  fl_run_spec wsp = {.scene = prob_arg, .nscene = nsset, .scene_set = (const char *const *)sset,
+                     .flags = FL_RUN_NO_METRICS, .steps = warmup, .each = warmup_each};
+  fl_run run;
+  memset(&run, 0, sizeof run);
   fl_results *res = NULL;
   double *tcol = NULL, *tasm = NULL, *tsol = NULL, *tit = NULL;
   int rc;
   if (ends_with(prob_arg, ".hdf5")) {
     rc = fl_problem_load_fclib(prob_arg, &owned);
   } else if (fl_scene_kind_of(prob_arg) == FL_SCENE_FILE || fl_scene_find(prob_arg)) {
-    rc = fl_scene_open(prob_arg, nsset, (const char *const *)sset, NULL, &w);
+    rc = fl_run_open(&wsp, &run);
+    w = run.world;
   } else {
     rc = fl_problem_create_example(prob_arg, &owned);
   }
@@ -193,24 +200,25 @@ int fl_cmd_bench(int argc, char **argv) {
     fprintf(stderr, "frictionlab bench: out of memory\n");
     goto done;
   }
-  if (w) {
-    w->compute_metrics = 0;
-    if (warmup > 0) {
-      if (fl_solver_create(warm_solver, &ws) < 0) {
-        fprintf(stderr, "frictionlab bench: --warmup-solver: %s\n", fl_errmsg());
-        status = 2;
-        goto done;
-      }
-      fl_progress wbar;
-      fl_progress_begin(&wbar, "bench warm-up", warmup);
-      fl_loop loop = {.stepper = fl_stepper_solver(ws), .steps = warmup, .each = warmup_each,
-                      .ctx = &wbar};
-      int wrc = fl_loop_run(&loop, w);
-      fl_progress_end(&wbar);
-      if (wrc < 0) {
-        fprintf(stderr, "frictionlab bench: warm-up step %ld: %s\n", loop.taken, fl_errmsg());
-        goto done;
-      }
+  if (w && warmup > 0) {
+    fl_run_close(&run); // the same scene again, with the warm-up solver
+    wsp.stepper = warm_solver;
+    wsp.flags |= FL_RUN_NO_PEER;
+    w = NULL;
+    if (fl_run_open(&wsp, &run) < 0) {
+      fprintf(stderr, "frictionlab bench: --warmup-solver: %s\n", fl_errmsg());
+      status = 2;
+      goto done;
+    }
+    w = run.world;
+    fl_progress wbar;
+    fl_progress_begin(&wbar, "bench warm-up", warmup);
+    run.spec.ctx = &wbar;
+    int wrc = fl_run_go(&run);
+    fl_progress_end(&wbar);
+    if (wrc < 0) {
+      fprintf(stderr, "frictionlab bench: warm-up step %ld: %s\n", run.loop.taken, fl_errmsg());
+      goto done;
     }
   }
   if (!out) out = "results/bench/latest";
@@ -300,9 +308,9 @@ int fl_cmd_bench(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
       fl_solver *h = NULL;
       fl_result rr;
-      rc = fl_solver_create(solv[s], &h);
-      if (rc >= 0) rc = fl_harness_apply_sets(h, nset, set);
-      if (rc >= 0) rc = fl_solver_set_option(h, "error_every", "0");
+      fl_run_spec one = {.nset = nset, .set = (const char *const *)set,
+                         .opts_last = "error_every=0"};
+      rc = fl_run_solver(&one, solv[s], &h, NULL);
       double t0 = fl_time_now();
       if (rc >= 0) rc = fl_solver_setup(h, p);
       if (rc >= 0) rc = fl_solver_solve(h, p, v, g, &rr);
@@ -387,8 +395,7 @@ int fl_cmd_bench(int argc, char **argv) {
   status = 0;
 done:
   fl_results_abort(res);
-  fl_solver_destroy(ws);
-  fl_world_free(w);
+  fl_run_close(&run);
   fl_problem_free(owned);
   fl_free(tcol);
   fl_free(tasm);

@@ -41,6 +41,7 @@
 #include "../fl_harness.h"
 #include "check_impl.h"
 #include "fl_verify.h"
+#include "../run/fl_run.h"
 
 /* a scene file checked at its own duration beyond this many steps is cut, and says so */
 enum { FILE_MAXSTEPS = 100000 };
@@ -455,17 +456,19 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     }
   } else if (!steps && in->file) {
     // a user's scene runs its own duration (cut at FILE_MAXSTEPS, and said)
-    fl_world *w = NULL;
-    if (fl_scene_open(in->file, 0, NULL, NULL, &w) < 0) {
+    fl_run_spec sp = {.scene = in->file};
+    fl_run run;
+    if (fl_run_open(&sp, &run) < 0) {
       fprintf(stderr, "frictionlab check: %s\n", fl_errmsg());
       cJSON_Delete(base);
       return 2;
     }
+    const fl_world *w = run.world;
     double own = floor(w->duration / w->dt + 0.5);
     steps = own < 1 ? 1 : own > FILE_MAXSTEPS ? FILE_MAXSTEPS : (int)own;
     printf("check: %s: %d steps (%s %g s at dt %g s; --steps N for another length)\n", in->file,
            steps, own > FILE_MAXSTEPS ? "cut from its duration" : "its duration", w->duration, w->dt);
-    fl_world_free(w);
+    fl_run_close(&run);
   } else if (!steps) {
     const scene_case *sc = in->scene ? find_scene_case(in->scene) : NULL;
     steps = sc ? sc->steps : DEFAULT_STEPS;
@@ -715,8 +718,8 @@ int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
     if (!bs) continue;
     const char *opts = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
     fl_solver *s = NULL;
-    rc = fl_solver_create(solvers[k], &s);
-    if (rc >= 0 && opts && *opts) rc = fl_solver_set_options(s, opts);
+    fl_run_spec os = {.opts = opts};
+    rc = fl_run_solver(&os, solvers[k], &s, NULL);
     fl_solver_destroy(s);
     if (rc < 0) break;
     compare("baseline", solvers[k], bs, &r, steps, 0, &t);

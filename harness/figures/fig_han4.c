@@ -25,6 +25,7 @@
 #include "../../sim/fl_fem.h"
 #include "../../sim/fl_loop.h"
 #include "fl_figure.h"
+#include "../run/fl_run.h"
 
 /* The references, read from the shared reference folder (fl_fig_reference_csv):
  * Bijelonja, Demirdzic and Muzaferija (2005), the finite-volume solution of the rubber cylinder
@@ -158,22 +159,22 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   const char *sset[32];
   int ns = fl_split_list(set, sbuf, sizeof sbuf, sset, 32);
   if (ns < 0) return ns;
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
   FILE *f = NULL;
-  int rc = fl_scene_open(scene, ns, sset, NULL, &w);
+  fl_run_spec sp = {.scene = scene, .nscene = ns, .scene_set = sset,
+                    .flags = FL_RUN_NO_METRICS | FL_RUN_NO_GEOMETRY, .stepper = "sap",
+                    .opts = opts, .steps = -1, .duration = duration, .observe = 1,
+                    .frame = han_frame, .each = han_each};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
   if (rc < 0) return rc;
-  w->compute_metrics = 0;
-  w->observe_geometry = 0;
-  rc = fl_solver_create("sap", &s);
-  if (rc >= 0) rc = fl_solver_set_options(s, opts);
+  fl_world *w = run.world;
   fl_int nobs = fl_world_nobs(w), iforce = -1, iappr = -1, iover = -1;
   for (fl_int i = 0; i < nobs; i++) {
     if (!strcmp(fl_world_obs_name(w, i), "press_force")) iforce = i;
     if (!strcmp(fl_world_obs_name(w, i), "press_approach")) iappr = i;
     if (!strcmp(fl_world_obs_name(w, i), "press_overlap")) iover = i;
   }
-  int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
+  int steps = (int)run.steps;
   for (fl_int b = 0; b < w->nbody; b++) st->dofs += w->body[b].kind == FL_BODY_DYNAMIC ? 6 : 0;
   for (fl_int k = 0; k < w->nfem; k++) {
     st->dofs += w->fem[k]->ndof;
@@ -193,23 +194,20 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   }
   // a figure's run (csv given) is recorded for the viewer: <csv stem>.flrec and .html
   fl_fig_rec rec = {.ctx = ctx, .steps = steps};
-  han_step_ctx c = {NULL, &rec, f, st, iforce, iappr, iover, stop, 0};
-  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
-                  .frame = han_frame, .each = han_each, .ctx = &c};
-  c.loop = &loop;
+  han_step_ctx c = {&run.loop, &rec, f, st, iforce, iappr, iover, stop, 0};
+  run.spec.ctx = &c;
   if (rc >= 0 && csv) {
     snprintf(rec.stem, sizeof rec.stem, "%s", csv);
     char *dot = strrchr(rec.stem, '.');
     if (dot) *dot = 0;
     snprintf(rec.label, sizeof rec.label, "sap %s", opts);
-    loop.frame_every = fl_fig_record_every(&rec, w);
+    run.spec.frame_every = fl_fig_record_every(&rec, w);
   }
   double cpu0 = fl_cpu_now();
-  if (rc >= 0) rc = fl_loop_run(&loop, w);
-  st->steps = (int)loop.taken;
-  st->nfail = (int)loop.failed;
+  if (rc >= 0) rc = fl_run_go(&run);
+  st->steps = (int)run.loop.taken;
+  st->nfail = (int)run.loop.failed;
   double csum = c.csum;
-  fl_loop_free(&loop);
   st->cpu_s = fl_cpu_now() - cpu0;
   rc = fl_fig_record_end(&rec, rc);
   st->sim_s = st->steps * w->dt;
@@ -217,9 +215,9 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
   st->other_s = st->wall_s - st->geometry_s - st->schur_s - st->element_s - st->sap_s;
   if (st->other_s < 0) st->other_s = 0;
   if (rc >= 0 && manifest_csv)
-    fl_fig_manifest_run(ctx, manifest_csv, scene, set, s, st->sim_s, st->steps, st->nfail);
-  fl_solver_destroy(s);
-  fl_world_free(w);
+    fl_fig_manifest_run(ctx, manifest_csv, scene, set, run.solver, st->sim_s, st->steps,
+                        st->nfail);
+  fl_run_close(&run);
   if (rc < 0) stats_free(st);
   return rc < 0 ? rc : FL_OK;
 }

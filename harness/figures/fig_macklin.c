@@ -24,36 +24,20 @@
 #include "../../sim/fl_world.h"
 #include "../../solvers/fl_lin.h"
 #include "fl_figure.h"
+#include "../run/fl_run.h"
 
 //---- helpers ----
 
-/* splits "a=b,c=d" in place into key/value option calls on s */
-static int set_opts(fl_solver *s, const char *opts) {
-  if (!opts) return FL_OK;
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", opts);
-  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-    char *eq = strchr(tok, '=');
-    if (!eq) return fl_seterr(FL_ERR_OPTION_TYPE, "figure option '%s': expected key=value", tok);
-    *eq = 0;
-    FL_TRY(fl_solver_set_option(s, tok, eq + 1));
-  }
-  return FL_OK;
-}
+/* the thesis' formulation of nsn (Fischer-Burmeister, compliance form, inner lin) and budget;
+ * a run's own options go after them */
+#define NSN_OPTS "max_iter=8,ncp=fb"
 
 
+/* nsn with the thesis' options, then opts (may be NULL), for a solve of a captured problem */
 static int make_nsn(const char *opts, fl_solver **out) {
   FL_TRY(fl_register_all());
-  FL_TRY(fl_solver_create("nsn", out));
-  // the thesis' formulation (Fischer-Burmeister, compliance form, inner lin) and budget;
-  // opts may override them
-  int rc = set_opts(*out, "max_iter=8,ncp=fb");
-  if (rc >= 0) rc = set_opts(*out, opts);
-  if (rc < 0) {
-    fl_solver_destroy(*out);
-    *out = NULL;
-  }
-  return rc;
+  fl_run_spec sp = {.opts = NSN_OPTS, .opts_last = opts};
+  return fl_run_solver(&sp, "nsn", out, NULL);
 }
 
 
@@ -70,22 +54,20 @@ static int warm_each(void *ctx, fl_world *w, long k, const fl_step_info *info, c
 static int warm_scene(fl_fig_ctx *ctx, const char *scene, fl_world **out) {
   // the tables of the pile are dropped: let them land first
   int pile = strcmp(scene, "table_pile") == 0;
-  fl_world *w = NULL;
-  FL_TRY(fl_scene_create(scene, 0, NULL, &w));
-  fl_solver *s = NULL;
-  int rc = make_nsn(NULL, &s);
   double t_warm = pile ? (ctx->quick ? 1.0 : 2.0) : (ctx->quick ? 0.1 : 0.5);
-  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = LONG_MAX, .each = warm_each,
-                  .ctx = &t_warm};
-  if (rc == FL_OK) rc = fl_loop_run(&loop, w);
-  fl_solver_destroy(s);
-  if (rc == FL_OK) rc = fl_world_prepare(w, NULL);
-  if (rc < 0) {
-    fl_world_free(w);
-    return rc;
+  FL_TRY(fl_register_all());
+  fl_run_spec sp = {.scene = scene, .stepper = "nsn", .opts = NSN_OPTS, .steps = LONG_MAX,
+                    .each = warm_each, .ctx = &t_warm};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
+  if (rc == FL_OK) rc = fl_run_go(&run);
+  if (rc == FL_OK) rc = fl_world_prepare(run.world, NULL);
+  if (rc == FL_OK) {
+    *out = run.world; // the caller's now
+    run.world = NULL;
   }
-  *out = w;
-  return FL_OK;
+  fl_run_close(&run);
+  return rc < 0 ? rc : FL_OK;
 }
 
 
@@ -399,16 +381,16 @@ static int fig22(fl_fig_ctx *ctx) {
   for (int k = 0; k < 2; k++) {
     quart q = {nsteps, nit, 0, calloc((size_t)nsteps * (size_t)(nit + 1), sizeof(double))};
     double *col = calloc((size_t)nsteps, sizeof(double));
-    fl_world *w = NULL;
-    fl_solver *s = NULL;
     char opts[160];
     snprintf(opts, sizeof opts, "never_stop=1,max_iter=%d,%s", nit, v[k].opts);
-    int rc = (q.err && col) ? fl_scene_create("heavy_stack", 0, NULL, &w) : FL_ERR_NOMEM;
-    if (rc == FL_OK) rc = make_nsn(opts, &s);
-    if (rc == FL_OK) rc = fl_solver_monitor_add(s, quart_mon, &q, NULL);
-    fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = nsteps, .each = quart_each,
-                    .ctx = &q};
-    if (rc == FL_OK) rc = fl_loop_run(&loop, w);
+    fl_run_spec sp = {.scene = "heavy_stack", .stepper = "nsn", .opts = NSN_OPTS,
+                      .opts_last = opts, .steps = nsteps, .each = quart_each, .ctx = &q};
+    fl_run run;
+    memset(&run, 0, sizeof run);
+    int rc = (q.err && col) ? fl_register_all() : FL_ERR_NOMEM;
+    if (rc == FL_OK) rc = fl_run_open(&sp, &run);
+    if (rc == FL_OK) rc = fl_solver_monitor_add(run.solver, quart_mon, &q, NULL);
+    if (rc == FL_OK) rc = fl_run_go(&run);
     char csv[96];
     snprintf(csv, sizeof csv, "fig22_%s.csv", v[k].tag);
     FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,q25,median,q75") : NULL;
@@ -432,8 +414,7 @@ static int fig22(fl_fig_ctx *ctx) {
       snprintf(lab, sizeof lab, "%s, 75 %%", v[k].label);
       fl_fig_series_add(p, csv, "iter", "q75", lab, 0);
     }
-    fl_solver_destroy(s);
-    fl_world_free(w);
+    fl_run_close(&run);
     free(q.err);
     free(col);
     FL_TRY(rc);

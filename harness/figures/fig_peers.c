@@ -27,6 +27,7 @@
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../../peers/fl_peer.h"
+#include "../run/fl_run.h"
 #include <cjson/cJSON.h>
 
 static const char *missing(void) {
@@ -82,28 +83,17 @@ static int peers_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
 static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *csv) {
   FILE *f = fl_fig_csv(ctx, csv, "t,pen_max,step_us,contacts,iters");
   if (!f) return fl_errcode();
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
-  fl_peer *peer = NULL;
   const char *set[1] = {v->setting};
   int nset = v->setting ? 1 : 0;
-  int rc = fl_scene_open("heavy_stack", 0, NULL, NULL, &w);
-  if (rc >= 0) {
-    w->compute_metrics = 0;
-    if (fl_peer_find(v->solver)) {
-      rc = fl_peer_create(v->solver, w, nset, set, NULL, &peer);
-      fl_peer_expect(peer, nstep);
-    } else {
-      rc = fl_solver_create(v->solver, &s);
-      if (rc >= 0) rc = fl_harness_apply_sets(s, nset, (char *const *)set);
-      if (rc >= 0 && v->opts) rc = fl_solver_set_options(s, v->opts);
-    }
-  }
-  peers_step_ctx c = {NULL, peer, f, 0, 0, 0, fl_cpu_now()};
-  fl_loop loop = {.stepper = peer ? fl_peer_stepper(peer) : fl_stepper_solver(s), .steps = nstep,
-                  .each = peers_each, .ctx = &c};
-  c.loop = &loop;
-  if (rc >= 0) rc = fl_loop_run(&loop, w);
+  fl_run_spec sp = {.scene = "heavy_stack", .flags = FL_RUN_NO_METRICS, .stepper = v->solver,
+                    .nset = nset, .set = set, .opts_last = v->opts, .steps = nstep,
+                    .each = peers_each};
+  fl_run rn;
+  int rc = fl_run_open(&sp, &rn);
+  fl_peer *peer = rn.peer;
+  peers_step_ctx c = {&rn.loop, peer, f, 0, 0, 0, fl_cpu_now()};
+  rn.spec.ctx = &c;
+  if (rc >= 0) rc = fl_run_go(&rn);
   double pen_max = c.pen_max, tsum = c.tsum;
   long its = c.its;
   char js[2048]; // the peer's simulator and version in the manifest (docs/peers.md)
@@ -120,9 +110,7 @@ static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *c
                     "iterations per step", v->label, pen_max, 1e6 * tsum / (double)nstep,
                fl_peer_own_clock(peer) ? "wall, inside its process" : "process CPU",
                (double)its / (double)nstep);
-  fl_solver_destroy(s);
-  fl_peer_free(peer);
-  fl_world_free(w);
+  fl_run_close(&rn);
   return rc;
 }
 

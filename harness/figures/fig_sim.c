@@ -12,6 +12,7 @@
 #include "../../sim/fl_world.h"
 #include "fl_figure.h"
 #include "../output/fl_record.h"
+#include "../run/fl_run.h"
 
 
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
@@ -66,13 +67,14 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   const char *sset[32];
   int ns = fl_split_list(scene_set, sbuf, sizeof sbuf, sset, 32);
   memset(out, 0, sizeof *out);
-  fl_world *w = NULL;
-  fl_solver *s = NULL;
   if (ns < 0) return ns;
-  int rc = fl_scene_open(scene, ns, sset, NULL, &w);
+  fl_run_spec sp = {.scene = scene, .nscene = ns, .scene_set = sset, .stepper = solver,
+                    .opts = solver_set, .steps = -1, .duration = duration, .observe = 1,
+                    .frame = sim_frame, .each = sim_each};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
   if (rc < 0) return rc;
-  rc = fl_solver_create(solver, &s);
-  if (rc >= 0) rc = fl_solver_set_options(s, solver_set);
+  fl_world *w = run.world;
   fl_int nobs = fl_world_nobs(w);
   if (rc >= 0 && nobs > FL_FIG_SIM_MAXOBS)
     rc = fl_seterr(FL_ERR_INVAL, "figure: scene %s has %d observables (max %d)", scene, (int)nobs,
@@ -99,7 +101,7 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
       if (!f) rc = fl_errcode();
     }
   }
-  int steps = (int)lround((duration > 0 ? duration : w->duration) / w->dt);
+  int steps = (int)run.steps;
   // the run's recording and viewer beside its CSV
   fl_fig_rec fr = {.ctx = ctx, .steps = steps};
   snprintf(fr.stem, sizeof fr.stem, "%s", csv);
@@ -107,21 +109,19 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   if (dot) *dot = 0;
   snprintf(fr.label, sizeof fr.label, "%s %s", solver, solver_set ? solver_set : "");
   sim_step_ctx c = {f, out, nobs, &fr};
-  fl_loop loop = {.stepper = fl_stepper_solver(s), .steps = steps, .observe = 1,
-                  .frame = sim_frame, .each = sim_each, .ctx = &c};
+  run.spec.ctx = &c;
   if (rc >= 0) {
-    loop.frame_every = fl_fig_record_every(&fr, w);
-    rc = fl_loop_run(&loop, w);
+    run.spec.frame_every = fl_fig_record_every(&fr, w);
+    rc = fl_run_go(&run);
   }
-  out->steps = (int)loop.taken;
-  out->nfail = (int)loop.failed;
-  out->iters = loop.iters;
-  fl_loop_free(&loop);
-  if (rc >= 0 && s && w)
-    fl_fig_manifest_run(ctx, csv, scene, scene_set, s, steps * w->dt, out->steps, out->nfail);
+  out->steps = (int)run.loop.taken;
+  out->nfail = (int)run.loop.failed;
+  out->iters = run.loop.iters;
+  if (rc >= 0 && run.solver)
+    fl_fig_manifest_run(ctx, csv, scene, scene_set, run.solver, steps * w->dt, out->steps,
+                        out->nfail);
   rc = fl_fig_record_end(&fr, rc);
-  fl_solver_destroy(s);
-  fl_world_free(w);
+  fl_run_close(&run);
   return rc < 0 ? rc : FL_OK;
 }
 

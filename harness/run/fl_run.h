@@ -7,7 +7,9 @@
  * stepper or applies a stepper's settings.
  *
  * The room sits between harness/output/ (which it may use) and the commands and figures
- * (which use it). The run's verdict (failed steps, energy, limits) is fl_run_verdict below.
+ * (which use it); a setting's scope is the one --set rule (fl_harness_apply_sets,
+ * fl_harness.h). The run's verdict (failed steps, energy, limits) is fl_run_verdict below.
+ * Errors: FL_OK or a negative FL_ERR_* with fl_errmsg() set, as everywhere.
  */
 #ifndef FL_RUN_H
 #define FL_RUN_H

@@ -39,8 +39,8 @@ static int open_world(const fl_run_spec *sp, fl_world **w) {
 
 
 int fl_run_open(const fl_run_spec *spec, fl_run *run) {
+  if (run) memset(run, 0, sizeof *run);
   if (!spec || !run || !spec->scene) return fl_seterr(FL_ERR_INVAL, "fl_run_open: NULL argument");
-  memset(run, 0, sizeof *run);
   run->spec = *spec;
   run->bad_set = -1;
   run->loop.first_failed = -1;
@@ -52,13 +52,15 @@ int fl_run_open(const fl_run_spec *spec, fl_run *run) {
   if (sp->flags & FL_RUN_NO_METRICS) w->compute_metrics = 0;
   if (sp->flags & FL_RUN_NO_GEOMETRY) w->observe_geometry = 0;
   int rc = FL_OK;
-  double n = sp->steps >= 0 ? (double)sp->steps
-                            : round((sp->duration > 0 ? sp->duration : w->duration) / w->dt);
-  if (sp->steps < 0 && !(n <= FL_RUN_MAX_STEPS))
-    rc = fl_seterr(FL_ERR_OPTION_RANGE, "%s: duration / dt = %g / %g = %g steps, expected at "
-                   "most %ld", sp->scene, sp->duration > 0 ? sp->duration : w->duration, w->dt,
-                   n, FL_RUN_MAX_STEPS);
-  run->steps = rc >= 0 ? (long)n : 0;
+  run->steps = sp->steps; // a given count as it is (LONG_MAX: until `each` stops the run)
+  if (sp->steps < 0) {
+    double d = sp->duration > 0 ? sp->duration : w->duration, n = round(d / w->dt);
+    if (n <= FL_RUN_MAX_STEPS)
+      run->steps = (long)n;
+    else
+      rc = fl_seterr(FL_ERR_OPTION_RANGE, "%s: duration / dt = %g / %g = %g steps, expected at "
+                     "most %ld", sp->scene, d, w->dt, n, FL_RUN_MAX_STEPS);
+  }
   if (rc >= 0 && sp->stepper && !(sp->flags & FL_RUN_NO_PEER) && fl_peer_find(sp->stepper)) {
     char xml[1200];
     if (sp->staging) snprintf(xml, sizeof xml, "%s/%s.xml", sp->staging, sp->stepper);
