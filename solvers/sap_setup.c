@@ -643,8 +643,8 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(setup_cholmod(s, d, p, o, nm));
   }
 
-  // scratch of one solve: 14 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
-  size_t nd = 14 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+  // scratch of one solve: 14 nv + 6 nr + 2 (9 nc + nh) doubles, ncon ints, two block buffers
+  size_t nd = 14 * (size_t)d->nv + 6 * (size_t)d->nr + 18 * (size_t)d->nc + 2 * (size_t)d->nh +
               (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
   d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
   FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));
