@@ -45,7 +45,6 @@
 #include <cholmod.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sap_impl.h"
@@ -475,6 +474,19 @@ static void contact_block(const double *G, const double *B, fl_int m, double *T,
                           const fl_int *hp, double *hx, int huber) {
   const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
   double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
+  if (huber && G[0] == 0.0) {
+    // and no normal row (a separated contact, or a change of the tangent block alone): the
+    // two tangent rows only
+    for (fl_int a = 0; a < m; a++) {
+      T1[a] = G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[7] * B1[a] + G[8] * B2[a];
+    }
+    for (fl_int b = 0; b < m; b++) {
+      double t1 = T1[b], t2 = T2[b];
+      for (fl_int a = b; a < m; a++) hx[*hp++] += B1[a] * t1 + B2[a] * t2;
+    }
+    return;
+  }
   if (huber) {
     // the Huber block has G[1] = G[2] = G[3] = G[6] = +0: their terms are left out (T may
     // then hold +0 where it held -0, which leaves every sum into hx, never -0, unchanged)
