@@ -127,6 +127,11 @@ static const fl_option_desc sap_table[] = {
    "sparse Newton matrix after the first of a solve: all (A and every constraint block again) "
    "or changed (only the blocks whose G changed since the last assembly, by J^T dG J: the "
    "same matrix to round-off)"},
+  {"ldl", FL_OPT_BOOL, OO(ldl), 0, 1, 1, NULL,
+   "simplicial CHOLMOD factor: after CHOLMOD's first numeric factorization of a solve, the "
+   "Newton matrix is factorized again by SAP's own up-looking LDL^T on that factor's fixed "
+   "pattern (row lists made once a solve; CHOLMOD finds each row's pattern anew every time); "
+   "the same factor to round-off (0 = CHOLMOD every time)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -460,6 +465,11 @@ typedef struct sap_work {
   double *upd;    /* (2 nv) zeros: predict's two rank-one update vectors (the simplicial factor) */
   double *dvp;    /* (nv) predict: the plain Newton direction, kept while the predicted one is tried */
   double *Gh;     /* (9 nc + nh) reassemble=changed: the G blocks the sparse H holds (d->h_ok) */
+  /* sap.ldl: row k of L's pattern is rcol/rpos[rptr[k] .. rptr[k+1]) (columns ascending, their
+   * entries' positions in L->x), built from L after a numeric factorization (rptr NULL until
+   * then); xw (nv) zeros */
+  int *rptr, *rcol, *rpos;
+  double *xw;
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -506,6 +516,63 @@ static void contact_block(const double *G, const double *B, fl_int m, double *T,
     double t0 = T0[b], t1 = T1[b], t2 = T2[b];
     for (fl_int a = b; a < m; a++) hx[*hp++] += B0[a] * t0 + B1[a] * t1 + B2[a] * t2;
   }
+}
+
+
+/* sap.ldl: the row lists of the simplicial LDL^T factor L (numeric: its pattern is set) into
+ * w->rptr, rcol, rpos; returns 0 when L's pattern does not fit the lists sized in setup */
+static int ldl_rows(const sap_data *d, const sap_work *w) {
+  const cholmod_factor *L = d->L;
+  const int *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+  fl_int nv = d->nv;
+  size_t tot = 0;
+  memset(w->rptr, 0, ((size_t)nv + 1) * sizeof(int));
+  for (fl_int j = 0; j < nv; j++) {
+    if (Lnz[j] < 1 || Li[Lp[j]] != (int)j) return 0; // the diagonal first
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; q++) w->rptr[Li[q] + 1]++;
+    tot += (size_t)Lnz[j];
+  }
+  if (tot > d->ldl_nnz) return 0;
+  for (fl_int k = 0; k < nv; k++) w->rptr[k + 1] += w->rptr[k];
+  // columns in ascending order: each row's list ascends
+  int *at = (int *)w->xw; // scratch of nv ints (xw holds nv doubles), zeroed again below
+  memcpy(at, w->rptr, (size_t)nv * sizeof(int));
+  for (fl_int j = 0; j < nv; j++)
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; q++) {
+      int e = at[Li[q]]++;
+      w->rcol[e] = (int)j;
+      w->rpos[e] = q;
+    }
+  memset(w->xw, 0, (size_t)nv * sizeof(double));
+  return 1;
+}
+
+
+/* sap.ldl: L D L^T = H (H->x upper, columns sorted, the natural order of L) on L's pattern, by
+ * rows (up-looking): row k of L solves L D l = H(0:k-1, k) along its row list; D in the
+ * columns' first entries. Returns 0, or -1 on a pivot that is not positive. */
+static int ldl_numeric(const sap_data *d, const sap_work *w) {
+  const int *Hp = d->H->p, *Hi = d->H->i, *Lp = d->L->p, *Li = d->L->i;
+  const double *Hx = d->H->x;
+  double *Lx = d->L->x, *x = w->xw;
+  fl_int nv = d->nv;
+  for (fl_int k = 0; k < nv; k++) {
+    for (int q = Hp[k]; q < Hp[k + 1]; q++) x[Hi[q]] += Hx[q];
+    double dk = x[k];
+    x[k] = 0.0;
+    for (int e = w->rptr[k]; e < w->rptr[k + 1]; e++) {
+      int j = w->rcol[e], pos = w->rpos[e];
+      double yj = x[j];
+      x[j] = 0.0;
+      for (int q = Lp[j] + 1; q < pos; q++) x[Li[q]] -= Lx[q] * yj;
+      double lkj = yj / Lx[Lp[j]];
+      dk -= lkj * yj;
+      Lx[pos] = lkj;
+    }
+    if (!(dk > 0.0)) return -1;
+    Lx[Lp[k]] = dk;
+  }
+  return 0;
 }
 
 
@@ -588,9 +655,17 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     if (fl_chol_factor(d->Hd, (int)nv) < 0) return FL_DIVERGED_LINEAR_SOLVER;
     return FL_OK;
   }
+  // sap.ldl: SAP's own numeric factorization once L's pattern is known (a pivot that is not
+  // positive leaves it to CHOLMOD)
+  const cholmod_factor *L = d->L;
+  int own = w->rptr && L->xtype == CHOLMOD_REAL && !L->is_super && !L->is_ll;
+  if (own && d->ldl_rows && ldl_numeric(d, w) == 0) return FL_OK;
+  if (own && d->ldl_rows) memset(w->xw, 0, (size_t)nv * sizeof(double));
   // numeric factorization on the symbolic analysis of setup
   if (!cholmod_factorize(d->H, d->L, &d->cm) || d->cm.status != CHOLMOD_OK)
     return FL_DIVERGED_LINEAR_SOLVER;
+  if (w->rptr && !d->ldl_rows && !d->L->is_super && !d->L->is_ll)
+    d->ldl_rows = ldl_rows(d, w);
   return FL_OK;
 }
 
@@ -1239,6 +1314,17 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.dvp = NULL;
   w.Gh = NULL;
   d->h_ok = 0;
+  w.rptr = w.rcol = w.rpos = NULL;
+  w.xw = NULL;
+  d->ldl_rows = 0;
+  if (o->ldl && d->ldl_nnz > 0) {
+    w.rptr = FL_ALLOC(ar, nv + 2, int);
+    w.rcol = FL_ALLOC(ar, d->ldl_nnz + 1, int);
+    w.rpos = FL_ALLOC(ar, d->ldl_nnz + 1, int);
+    w.xw = FL_ALLOC(ar, nv + 1, double);
+    if (!w.rptr || !w.rcol || !w.rpos || !w.xw)
+      return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+  }
   if (o->reassemble && !d->dense) {
     w.Gh = FL_ALLOC(ar, 9 * d->nc + d->nh + 1, double);
     if (!w.Gh) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
