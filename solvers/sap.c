@@ -45,7 +45,6 @@
 #include <cholmod.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "sap_impl.h"
@@ -120,6 +119,19 @@ static const fl_option_desc sap_table[] = {
    "predict: when the line search along the predicted direction stops below this step, the "
    "plain Newton direction's line search is run too and the lower cost taken (a wrong "
    "prediction stalled Newton at steps of 1e-4; docs/sap.md section 2.1; 0 = never)"},
+  {"line_cache", FL_OPT_BOOL, OO(line_cache), 0, 1, 1, NULL,
+   "after a Newton step, J v and A (v - v*) move by alpha J dv and alpha A dv (the line "
+   "search's caches) instead of being multiplied out again: the same to round-off, two "
+   "sparse products fewer an iteration (0 = multiply)"},
+  {"reassemble", FL_OPT_ENUM, OO(reassemble), 0, 1, 1, "all|changed",
+   "sparse Newton matrix after the first of a solve: all (A and every constraint block again) "
+   "or changed (only the blocks whose G changed since the last assembly, by J^T dG J: the "
+   "same matrix to round-off)"},
+  {"ldl", FL_OPT_BOOL, OO(ldl), 0, 1, 1, NULL,
+   "simplicial CHOLMOD factor: after CHOLMOD's first numeric factorization of a solve, the "
+   "Newton matrix is factorized again by SAP's own up-looking LDL^T on that factor's fixed "
+   "pattern (row lists made once a solve; CHOLMOD finds each row's pattern anew every time); "
+   "the same factor to round-off (0 = CHOLMOD every time)"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -223,11 +235,16 @@ double fl__sap_lagged(double f, double e, double Rn, double vhn, const double vc
  * Convex and C1; G is its Hessian (stiction: I/R_t; sliding: f (I - t t^T)/|v_t|,
  * t = v_t/|v_t|). Arguments: f (N s), Rt (s/kg), R_n, vhat_n, vc (m/s); writes gam (N s), G
  * (row-major 3x3, may be NULL) and the mode; returns l (J). */
+/* |v_t| of a slip (m/s): sqrt of the sum of squares, not hypot (libm's hypot guards against
+ * overflow at about 40 instructions a call, an eighth of a line-search evaluation; slips are far
+ * from 1e154 m/s, and below 1e-154 m/s the square's underflow to 0 leaves gamma_t unchanged) */
+static inline double slip_norm(double t1, double t2) { return sqrt(t1 * t1 + t2 * t2); }
+
 double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const double vc[3],
                             double gam[3], double G[9], int *mode) {
   double x = vhn - vc[0];
   double gn = x > 0.0 ? x / Rn : 0.0;
-  double t1 = vc[1], t2 = vc[2], ut = hypot(t1, t2);
+  double t1 = vc[1], t2 = vc[2], ut = slip_norm(t1, t2);
   int stick = f > 0.0 && ut < f * Rt;
   double lt;
   gam[0] = gn;
@@ -359,7 +376,7 @@ static inline void huber_line(const sap_data *d, const fl_problem *p, fl_int k, 
   double Rt = d->rts[k] * d->R[r + 1], Rn = d->R[r];
   double x = d->vhat[r] - x0;
   double gn = x > 0.0 ? x / Rn : 0.0, g0 = x > 0.0 ? 1.0 / Rn : 0.0;
-  double ut = hypot(t1, t2);
+  double ut = slip_norm(t1, t2);
   double gam1, gam2, lt, g4, g5, g8;
   if (f > 0.0 && ut < f * Rt) {
     gam1 = -t1 / Rt;
@@ -447,6 +464,12 @@ typedef struct sap_work {
   double *vc, *G, *g, *dv, *dp, *dvc, *vmv, *Avs, *Av, *jg, *rhs, *T;
   double *upd;    /* (2 nv) zeros: predict's two rank-one update vectors (the simplicial factor) */
   double *dvp;    /* (nv) predict: the plain Newton direction, kept while the predicted one is tried */
+  double *Gh;     /* (9 nc + nh) reassemble=changed: the G blocks the sparse H holds (d->h_ok) */
+  /* sap.ldl: row k of L's pattern is rcol/rpos[rptr[k] .. rptr[k+1]) (columns ascending, their
+   * entries' positions in L->x), built from L after a numeric factorization (rptr NULL until
+   * then); xw (nv) zeros */
+  int *rptr, *rcol, *rpos;
+  double *xw;
   double *vbest;  /* lagged huber with fallback: the iterate of least err so far */
   double ebest;   /* its err */
   int *mode, *mode_prev;
@@ -461,6 +484,19 @@ static void contact_block(const double *G, const double *B, fl_int m, double *T,
                           const fl_int *hp, double *hx, int huber) {
   const double *B0 = B, *B1 = B + m, *B2 = B + 2 * m;
   double *T0 = T, *T1 = T + m, *T2 = T + 2 * m;
+  if (huber && G[0] == 0.0) {
+    // and no normal row (a separated contact, or a change of the tangent block alone): the
+    // two tangent rows only
+    for (fl_int a = 0; a < m; a++) {
+      T1[a] = G[4] * B1[a] + G[5] * B2[a];
+      T2[a] = G[7] * B1[a] + G[8] * B2[a];
+    }
+    for (fl_int b = 0; b < m; b++) {
+      double t1 = T1[b], t2 = T2[b];
+      for (fl_int a = b; a < m; a++) hx[*hp++] += B1[a] * t1 + B2[a] * t2;
+    }
+    return;
+  }
   if (huber) {
     // the Huber block has G[1] = G[2] = G[3] = G[6] = +0: their terms are left out (T may
     // then hold +0 where it held -0, which leaves every sum into hx, never -0, unchanged)
@@ -483,6 +519,63 @@ static void contact_block(const double *G, const double *B, fl_int m, double *T,
 }
 
 
+/* sap.ldl: the row lists of the simplicial LDL^T factor L (numeric: its pattern is set) into
+ * w->rptr, rcol, rpos; returns 0 when L's pattern does not fit the lists sized in setup */
+static int ldl_rows(const sap_data *d, const sap_work *w) {
+  const cholmod_factor *L = d->L;
+  const int *Lp = L->p, *Li = L->i, *Lnz = L->nz;
+  fl_int nv = d->nv;
+  size_t tot = 0;
+  memset(w->rptr, 0, ((size_t)nv + 1) * sizeof(int));
+  for (fl_int j = 0; j < nv; j++) {
+    if (Lnz[j] < 1 || Li[Lp[j]] != (int)j) return 0; // the diagonal first
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; q++) w->rptr[Li[q] + 1]++;
+    tot += (size_t)Lnz[j];
+  }
+  if (tot > d->ldl_nnz) return 0;
+  for (fl_int k = 0; k < nv; k++) w->rptr[k + 1] += w->rptr[k];
+  // columns in ascending order: each row's list ascends
+  int *at = (int *)w->xw; // scratch of nv ints (xw holds nv doubles), zeroed again below
+  memcpy(at, w->rptr, (size_t)nv * sizeof(int));
+  for (fl_int j = 0; j < nv; j++)
+    for (int q = Lp[j] + 1; q < Lp[j] + Lnz[j]; q++) {
+      int e = at[Li[q]]++;
+      w->rcol[e] = (int)j;
+      w->rpos[e] = q;
+    }
+  memset(w->xw, 0, (size_t)nv * sizeof(double));
+  return 1;
+}
+
+
+/* sap.ldl: L D L^T = H (H->x upper, columns sorted, the natural order of L) on L's pattern, by
+ * rows (up-looking): row k of L solves L D l = H(0:k-1, k) along its row list; D in the
+ * columns' first entries. Returns 0, or -1 on a pivot that is not positive. */
+static int ldl_numeric(const sap_data *d, const sap_work *w) {
+  const int *Hp = d->H->p, *Hi = d->H->i, *Lp = d->L->p, *Li = d->L->i;
+  const double *Hx = d->H->x;
+  double *Lx = d->L->x, *x = w->xw;
+  fl_int nv = d->nv;
+  for (fl_int k = 0; k < nv; k++) {
+    for (int q = Hp[k]; q < Hp[k + 1]; q++) x[Hi[q]] += Hx[q];
+    double dk = x[k];
+    x[k] = 0.0;
+    for (int e = w->rptr[k]; e < w->rptr[k + 1]; e++) {
+      int j = w->rcol[e], pos = w->rpos[e];
+      double yj = x[j];
+      x[j] = 0.0;
+      for (int q = Lp[j] + 1; q < pos; q++) x[Li[q]] -= Lx[q] * yj;
+      double lkj = yj / Lx[Lp[j]];
+      dk -= lkj * yj;
+      Lx[pos] = lkj;
+    }
+    if (!(dk > 0.0)) return -1;
+    Lx[Lp[k]] = dk;
+  }
+  return 0;
+}
+
+
 /* assembles H = A + J^T G J and factorizes it; FL_OK or a negative reason */
 static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
   const fl_csr *A = p->A;
@@ -493,16 +586,33 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     for (fl_int i = 0; i < nv; i++)
       for (fl_int q = A->rowptr[i]; q < A->rowptr[i + 1]; q++)
         d->Hd[(size_t)i * (size_t)nv + (size_t)A->col[q]] = A->val[q];
-  } else {
+  } else if (!(w->Gh && d->h_ok)) {
     memset(hx, 0, (size_t)((int *)d->H->p)[nv] * sizeof(double));
     for (fl_int q = 0; q < A->nnz; q++)
       if (d->apos[q] >= 0) hx[d->apos[q]] += A->val[q];
   }
-  // constraint blocks M = J_k^T G_k J_k
+  // constraint blocks M = J_k^T G_k J_k; with Gh, H holds them for Gh already (after the first
+  // assembly of a solve) and a block whose G changed adds J_k^T (G_k - Gh_k) J_k
   int huber = d->model == MODEL_LAGGED && d->huber;
+  int incr = !d->dense && w->Gh && d->h_ok;
+  double dG[9];
   for (fl_int k = 0; k < d->ncon; k++) {
     fl_int n = con_nrow(d, k);
-    const double *Gk = w->G + (k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc));
+    fl_int gk = k < d->nc ? 9 * k : 9 * d->nc + (k - d->nc);
+    const double *Gk = w->G + gk;
+    if (incr) {
+      double *Hk = w->Gh + gk;
+      int same = 1;
+      for (fl_int q = 0; q < n * n; q++) same &= Gk[q] == Hk[q];
+      if (same) continue;
+      for (fl_int q = 0; q < n * n; q++) {
+        dG[q] = Gk[q] - Hk[q];
+        Hk[q] = Gk[q];
+      }
+      Gk = dG;
+    } else if (!d->dense && w->Gh) {
+      memcpy(w->Gh + gk, Gk, (size_t)(n * n) * sizeof(double));
+    }
     int zero = 1;
     for (fl_int q = 0; q < n * n; q++) zero &= Gk[q] == 0.0;
     if (zero) continue;
@@ -540,13 +650,22 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     }
   }
   d->nfactor++;
+  if (!d->dense && w->Gh) d->h_ok = 1;
   if (d->dense) {
     if (fl_chol_factor(d->Hd, (int)nv) < 0) return FL_DIVERGED_LINEAR_SOLVER;
     return FL_OK;
   }
+  // sap.ldl: SAP's own numeric factorization once L's pattern is known (a pivot that is not
+  // positive leaves it to CHOLMOD)
+  const cholmod_factor *L = d->L;
+  int own = w->rptr && L->xtype == CHOLMOD_REAL && !L->is_super && !L->is_ll;
+  if (own && d->ldl_rows && ldl_numeric(d, w) == 0) return FL_OK;
+  if (own && d->ldl_rows) memset(w->xw, 0, (size_t)nv * sizeof(double));
   // numeric factorization on the symbolic analysis of setup
   if (!cholmod_factorize(d->H, d->L, &d->cm) || d->cm.status != CHOLMOD_OK)
     return FL_DIVERGED_LINEAR_SOLVER;
+  if (w->rptr && !d->ldl_rows && !d->L->is_super && !d->L->is_ll)
+    d->ldl_rows = ldl_rows(d, w);
   return FL_OK;
 }
 
@@ -671,17 +790,27 @@ typedef struct sap_state {
 } sap_state;
 
 
+/* alpha < 0: vc = J v + b and A (v - v*) from v; alpha >= 0: v has just moved by alpha dv, and
+ * both move along the line by alpha dvc and alpha dp (the caches of that step: linear maps, so
+ * the same to round-off, without the two products) */
 static void eval_state(const sap_data *d, const fl_problem *p, const double *v, double *gamma,
-                       const sap_work *w, sap_state *st) {
+                       const sap_work *w, sap_state *st, double alpha) {
   fl_int nv = d->nv;
-  // vc = J v + b
-  fl_csr_gemv(p->J, 1.0, v, 0.0, w->vc);
-  if (p->b)
-    for (fl_int r = 0; r < d->nr; r++) w->vc[r] += p->b[r];
+  if (alpha < 0.0) {
+    // vc = J v + b
+    fl_csr_gemv(p->J, 1.0, v, 0.0, w->vc);
+    if (p->b)
+      for (fl_int r = 0; r < d->nr; r++) w->vc[r] += p->b[r];
+  } else {
+    for (fl_int r = 0; r < d->nr; r++) w->vc[r] += alpha * w->dvc[r];
+  }
   double lc = eval_all(d, p, w->vc, gamma, w->G, w->mode);
   // A (v - v*), J^T gamma, grad
   for (fl_int i = 0; i < nv; i++) w->vmv[i] = v[i] - p->vstar[i];
-  fl_csr_gemv(p->A, 1.0, w->vmv, 0.0, w->Av);
+  if (alpha < 0.0)
+    fl_csr_gemv(p->A, 1.0, w->vmv, 0.0, w->Av);
+  else
+    for (fl_int i = 0; i < nv; i++) w->Av[i] += alpha * w->dp[i];
   fl_csr_gemtv(p->J, 1.0, gamma, 0.0, w->jg);
   double lA = 0.0;
   for (fl_int i = 0; i < nv; i++) {
@@ -743,7 +872,7 @@ static int relag(sap_data *d, const fl_problem *p, const sap_opts *o, const doub
   int n = 0;
   for (fl_int k = 0; k < d->nc; k++) {
     const double *u = vc + 3 * k, *g = gamma + 3 * k;
-    double ut = hypot(u[1], u[2]);
+    double ut = d->huber ? slip_norm(u[1], u[2]) : hypot(u[1], u[2]);
     if (d->huber) {
       // Huber: a sliding contact's friction changes by mu |gamma_n - n0|, which moves it by
       // that over its response 1/w, or, where the bound grows, at most by its slip (it sticks);
@@ -784,7 +913,7 @@ static int stiction_stage(sap_data *d, const fl_problem *p, const sap_opts *o, c
   int n = 0;
   for (fl_int k = 0; k < d->nc; k++) {
     const double *u = vc + 3 * k;
-    double ut = hypot(u[1], u[2]), f = p->mu[k] * d->n0[k];
+    double ut = slip_norm(u[1], u[2]), f = p->mu[k] * d->n0[k];
     double rt = d->rts[k] * d->R[3 * k + 1];
     d->hint[k] = 0;
     if (!(f > 0.0) || ut >= 2.0 * f * rt || ut <= o->stick_tol) continue;
@@ -886,7 +1015,7 @@ static int predict_update(sap_data *d, const fl_problem *p, const sap_work *w) {
   for (fl_int k = 0; k < d->nc; k++) {
     if (!d->hint[k]) continue;
     const double *u = w->vc + 3 * k;
-    double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1], ut = hypot(u[1], u[2]);
+    double f = p->mu[k] * d->n0[k], rt = d->rts[k] * d->R[3 * k + 1], ut = slip_norm(u[1], u[2]);
     if (!(f > 0.0) || ut < f * rt || !(ut > 0.0)) continue; // its block is I/R_t already
     double n1 = u[1] / ut, n2 = u[2] / ut;
     const fl_int *S = d->dof + d->dptr[k];
@@ -918,10 +1047,10 @@ enum { NI_GO = 0, NI_DONE = 1, NI_STOP = 2 };
  * not descend, at round-off), -1 when the line search fails, -2 on a non-finite slope. */
 static double line_step(const sap_data *d, const fl_problem *p, const sap_opts *o,
                         const sap_work *w, const sap_state *st, double *dAd, double *dpv,
-                        double *dl0, double *dvn, int *neval) {
+                        double *dl0, double *dvn, int *neval, int dvc_ok) {
   fl_int nv = d->nv;
   fl_csr_gemv(p->A, 1.0, w->dv, 0.0, w->dp);
-  fl_csr_gemv(p->J, 1.0, w->dv, 0.0, w->dvc);
+  if (!dvc_ok) fl_csr_gemv(p->J, 1.0, w->dv, 0.0, w->dvc); // else predict_stick's, the same
   double a = 0.0, b = 0.0, c = 0.0, n = 0.0;
   for (fl_int i = 0; i < nv; i++) {
     a += w->dv[i] * w->dp[i];
@@ -948,7 +1077,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   // model in which the contacts that stuck in the last stage stick (their quadratic stiction
   // with the new R_t, unbounded): the exact step when no contact changes mode. Its gradient
   // is A (v - v*) - J^T gamma_model (gamma_model in dvc, free until the caches below).
-  int hinted = d->hint_on, predicted = 0;
+  int hinted = d->hint_on, predicted = 0, dvc_ok = 0;
   for (int tr = 0;; tr++) {
     if (d->hint_on) {
       eval_all(d, p, w.vc, w.dvc, w.G, NULL);
@@ -964,7 +1093,10 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
       s->reason = rc;
       return NI_STOP;
     }
-    if (!hinted && tr == 0 && o->predict && d->huber && predict_stick(d, p, &w)) {
+    // predict_stick leaves dvc = J dv (kept when it finds no reversal)
+    dvc_ok = !hinted && tr == 0 && o->predict && d->huber;
+    if (dvc_ok && predict_stick(d, p, &w)) {
+      dvc_ok = 0;
       // contacts that the full step takes through their stiction region: the direction of the
       // model in which they (and those sticking now) stick, if it descends on the true cost
       // (else the plain direction, kept in dp)
@@ -1000,7 +1132,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   // caches: dp = A dv, dvc = J dv, dv^T A dv, dp.(v - v*), l'(0) = grad.dv; line search
   double dAd, dpv, dl0, dvn;
   int neval = 0;
-  double alpha = line_step(d, p, o, &w, st, &dAd, &dpv, &dl0, &dvn, &neval);
+  double alpha = line_step(d, p, o, &w, st, &dAd, &dpv, &dl0, &dvn, &neval, dvc_ok);
   // the predicted model can be wrong about the contacts its step crosses: a short step along it
   // (down to alpha ~ 1e-4 for several iterations on table_pile), a failed line search, or a
   // slope at round-off, where the line search's early exit takes alpha = 1 and the cost rose.
@@ -1017,7 +1149,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
     w.dv = w.dvp;
     w.dvp = t;
     double qAd, qpv, ql0, qvn;
-    double beta = line_step(d, p, o, &w, st, &qAd, &qpv, &ql0, &qvn, &neval);
+    double beta = line_step(d, p, o, &w, st, &qAd, &qpv, &ql0, &qvn, &neval, 0);
     double lplain = INFINITY;
     if (beta >= 0.0) {
       eval_line(d, p, w.vc, w.dvc, beta, &c, &d1, &d2);
@@ -1046,7 +1178,7 @@ static int newton_iteration(fl_solver *s, sap_data *d, const fl_problem *p, cons
   // update and evaluate
   for (fl_int i = 0; i < nv; i++) v[i] += alpha * w.dv[i];
   double cost_prev = st->cost;
-  eval_state(d, p, v, gamma, &w, st);
+  eval_state(d, p, v, gamma, &w, st, o->line_cache ? alpha : -1.0);
   fl_iter_stat is;
   fl_iter_stat_init(&is, k);
   fill_stat(&is, st);
@@ -1113,7 +1245,7 @@ static void solve_passes(fl_solver *s, sap_data *d, const fl_problem *p, const s
       break;
     // the stiction stage rides along with a further pass (one Newton solve for both)
     int hint = d->huber && o->stick_tol > 0.0 && stiction_stage(d, p, o, w->vc) > 0;
-    eval_state(d, p, v, gamma, w, st);
+    eval_state(d, p, v, gamma, w, st, -1.0);
     ++*kp;
     fl_iter_stat_init(&is, *kp);
     fill_stat(&is, st);
@@ -1131,7 +1263,7 @@ static void solve_passes(fl_solver *s, sap_data *d, const fl_problem *p, const s
   if (d->huber && o->stick_tol > 0.0 && !cm->never_stop && s->reason > 0 &&
       stiction_stage(d, p, o, w->vc)) {
     s->reason = 0;
-    eval_state(d, p, v, gamma, w, st);
+    eval_state(d, p, v, gamma, w, st, -1.0);
     ++*kp;
     fl_iter_stat_init(&is, *kp);
     fill_stat(&is, st);
@@ -1180,6 +1312,23 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
   w.mode_prev = FL_ALLOC(ar, d->ncon + 1, int);
   w.upd = NULL;
   w.dvp = NULL;
+  w.Gh = NULL;
+  d->h_ok = 0;
+  w.rptr = w.rcol = w.rpos = NULL;
+  w.xw = NULL;
+  d->ldl_rows = 0;
+  if (o->ldl && d->ldl_nnz > 0) {
+    w.rptr = FL_ALLOC(ar, nv + 2, int);
+    w.rcol = FL_ALLOC(ar, d->ldl_nnz + 1, int);
+    w.rpos = FL_ALLOC(ar, d->ldl_nnz + 1, int);
+    w.xw = FL_ALLOC(ar, nv + 1, double);
+    if (!w.rptr || !w.rcol || !w.rpos || !w.xw)
+      return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+  }
+  if (o->reassemble && !d->dense) {
+    w.Gh = FL_ALLOC(ar, 9 * d->nc + d->nh + 1, double);
+    if (!w.Gh) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
+  }
   if (o->predict && o->predict_alpha > 0.0 && d->huber) {
     w.dvp = FL_ALLOC(ar, nv + 1, double);
     if (!w.dvp) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
@@ -1215,7 +1364,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
 
   // iteration 0
   sap_state st;
-  eval_state(d, p, v, gamma, &w, &st);
+  eval_state(d, p, v, gamma, &w, &st, -1.0);
   s->cur_v = v;
   s->cur_gamma = gamma;
   fl_iter_stat is;
@@ -1244,6 +1393,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
                    s->reason == FL_DIVERGED_STAGNATION || s->reason == FL_DIVERGED_GROWTH)) {
     memcpy(v, w.vbest, (size_t)nv * sizeof(double));
     d->huber = 0;
+    d->h_ok = 0; // the soft friction's blocks: assemble H anew
     d->hint_on = 0;
     for (fl_int c = 0; c < d->nc; c++) {
       d->n0[c] = d->n0s[c];
@@ -1254,7 +1404,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     int max_iter = s->common.max_iter;
     s->common.max_iter = k + max_iter;
     w.vbest = NULL;
-    eval_state(d, p, v, gamma, &w, &st);
+    eval_state(d, p, v, gamma, &w, &st, -1.0);
     k++;
     fl_iter_stat_init(&is, k);
     fill_stat(&is, &st);

@@ -61,6 +61,9 @@ typedef struct sap_opts {
   int fallback;        /* lagged huber: a failed step is solved again with the soft friction */
   int predict;         /* lagged huber: a step that reverses slips is retaken with them sticking */
   double predict_alpha; /* predict: below this step the plain direction is tried too (0 = never) */
+  int line_cache;      /* J v and A v after a step moved along the line (alpha J dv, alpha A dv) */
+  int reassemble;      /* sparse H: the constraint blocks whose G changed, by their change */
+  int ldl;             /* simplicial factor: SAP's own numeric LDL^T on CHOLMOD's pattern */
 } sap_opts;
 
 /* the CHOLMOD set-up kept across setups (sap_setup.c) */
@@ -109,6 +112,9 @@ typedef struct sap_data {
   /* last solve */
   int nfactor;
   int nupdate;    /* predict's rank-one updates of the factor instead of a factorization */
+  int h_ok;       /* sparse H->x holds A + J^T Gh J (Gh in the solve's work): add the changes */
+  size_t ldl_nnz; /* sap.ldl: nnz of the simplicial factor's pattern (ColCount), 0 = not used */
+  int ldl_rows;   /* sap.ldl: this solve's row lists of L are built */
 } sap_data;
 
 #define SD(s) ((sap_data *)(s)->data)

@@ -643,10 +643,21 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
     FL_TRY(setup_cholmod(s, d, p, o, nm));
   }
 
-  // scratch of one solve: 14 nv + 6 nr + 9 nc + nh doubles, ncon ints, two block buffers
-  size_t nd = 14 * (size_t)d->nv + 6 * (size_t)d->nr + 9 * (size_t)d->nc + (size_t)d->nh +
+  // scratch of one solve: 14 nv + 6 nr + 2 (9 nc + nh) doubles, ncon ints, two block buffers
+  size_t nd = 14 * (size_t)d->nv + 6 * (size_t)d->nr + 18 * (size_t)d->nc + 2 * (size_t)d->nh +
               (size_t)d->mmax * (size_t)d->mmax + 3 * (size_t)d->mmax + 64;
   d->arena_bytes = nd * sizeof(double) + 2 * ((size_t)d->ncon + 1) * sizeof(int) + 256;
+  // sap.ldl: the row lists of a simplicial factor's pattern (rows' start, each entry's column and
+  // position in L) and the factorization's dense vector, made again by each solve
+  d->ldl_nnz = 0;
+  if (!d->dense && d->L && !d->L->is_super && d->perm && d->L->ColCount) {
+    const int *cc = d->L->ColCount;
+    size_t lnz = 0;
+    for (fl_int j = 0; j < d->nv; j++) lnz += (size_t)cc[j];
+    d->ldl_nnz = lnz;
+    d->arena_bytes += ((size_t)d->nv + 2 + 2 * lnz) * sizeof(int) +
+                      ((size_t)d->nv + 1) * sizeof(double) + 64;
+  }
   FL_TRY(fl_solver_arena_reserve(s, d->arena_bytes));
   return FL_OK;
 }
