@@ -60,9 +60,11 @@ static const fl_option_desc sap_table[] = {
    "tangential regularization R_t = sigma w (slip in stiction about sigma mu dt g)"},
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 1, LS_EXACT, "exact|backtracking",
    "exact (Newton with bisection on l'(alpha)) or Armijo backtracking"},
-  {"linear", FL_OPT_ENUM, OO(linear), 0, 2, LIN_AUTO, "auto|dense|cholmod",
-   "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max "
-   "or when the constraint blocks hold more than 4 nv^2 dof pairs)"},
+  {"linear", FL_OPT_ENUM, OO(linear), 0, 3, LIN_AUTO, "auto|dense|cholmod|pcg",
+   "Newton system: dense Cholesky, CHOLMOD, PCG (conjugate gradients on H with an incomplete "
+   "Cholesky preconditioner, to an inexact-Newton tolerance), or auto (dense when nv <= "
+   "dense_max or when the constraint blocks hold more than 4 nv^2 dof pairs, PCG when "
+   "nv >= pcg_min, else CHOLMOD)"},
   {"dense_max", FL_OPT_INT, OO(dense_max), 0, 100000, 96, NULL,
    "largest nv solved densely with linear=auto"},
   {"cholmod", FL_OPT_ENUM, OO(cholmod), 0, 2, CHOL_AUTO, "auto|supernodal|simplicial",
@@ -120,6 +122,13 @@ static const fl_option_desc sap_table[] = {
    "predict: when the line search along the predicted direction stops below this step, the "
    "plain Newton direction's line search is run too and the lower cost taken (a wrong "
    "prediction stalled Newton at steps of 1e-4; docs/sap.md section 2.1; 0 = never)"},
+  {"pcg_min", FL_OPT_INT, OO(pcg_min), 0, 100000000, 4000, NULL,
+   "linear=auto: the PCG inner solve from this many dofs on (0 = never; docs/sap.md 2.4)"},
+  {"pcg_eta", FL_OPT_REAL, OO(pcg_eta), 1e-14, 0.9, 0.01, NULL,
+   "PCG: largest forcing term; a direction is solved to ||D r|| <= min(pcg_eta, "
+   "||D grad||/scale) ||D rhs|| (scale: the momentum scale of the rel_tol test)"},
+  {"pcg_max_iter", FL_OPT_INT, OO(pcg_max_iter), 1, 100000, 1000, NULL,
+   "PCG: conjugate-gradient iterations a Newton direction"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -544,6 +553,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     if (fl_chol_factor(d->Hd, (int)nv) < 0) return FL_DIVERGED_LINEAR_SOLVER;
     return FL_OK;
   }
+  if (d->pcg) return fl__sap_pcg_factor(d); // its preconditioner (sap_pcg.c)
   // numeric factorization on the symbolic analysis of setup
   if (!cholmod_factorize(d->H, d->L, &d->cm) || d->cm.status != CHOLMOD_OK)
     return FL_DIVERGED_LINEAR_SOLVER;
@@ -558,6 +568,15 @@ static int newton_solve(sap_data *d, const sap_work *w, double *dv) {
     if (dv != w->rhs) memcpy(dv, w->rhs, (size_t)nv * sizeof(double));
     fl_chol_solve(d->Hd, (int)nv, dv);
     return FL_OK;
+  }
+  if (d->pcg) {
+    // inexact: the forcing term is relative to SAP's momentum scale (its rel_tol test)
+    double sp = 0.0, sj = 0.0;
+    for (fl_int i = 0; i < nv; i++) {
+      double a = d->Dsc[i] * (w->Av[i] + w->Avs[i]), b = d->Dsc[i] * w->jg[i];
+      sp += a * a, sj += b * b;
+    }
+    return fl__sap_pcg_solve(d, w->rhs, w->g, sqrt(sp > sj ? sp : sj), dv);
   }
   cholmod_dense B;
   memset(&B, 0, sizeof B);
@@ -1203,6 +1222,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (!d->part[i]) v[i] = p->vstar[i];
   d->nfactor = 0;
   d->nupdate = 0;
+  fl__sap_pcg_reset(d);
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
   d->hint_on = 0;
@@ -1287,6 +1307,12 @@ static void sap_view(const fl_solver *s, FILE *f) {
           (int)d->nv, (int)d->nc, (int)d->nh, d->ncon ? wmin : 0.0, wmax);
   if (d->dense) {
     fprintf(f, "  sap: dense Cholesky of the %d x %d Hessian\n", (int)d->nv, (int)d->nv);
+  } else if (d->pcg) {
+    long it, ns;
+    double sh;
+    fl__sap_pcg_stats(d, &it, &ns, &sh);
+    fprintf(f, "  sap: PCG, IC(0) on nnz(tril H) %d, %ld CG iterations for %ld directions in "
+            "the last solve, diagonal shift %g\n", ((const int *)d->H->p)[d->nv], it, ns, sh);
   } else if (d->H && d->L) {
     fprintf(f, "  sap: CHOLMOD %s, AMD ordering, nnz(tril H) %d, nnz(L) %.0f, flops %.3g\n",
             d->L->is_super ? "supernodal" : "simplicial", ((const int *)d->H->p)[d->nv],
