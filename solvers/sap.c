@@ -59,9 +59,11 @@ static const fl_option_desc sap_table[] = {
    "tangential regularization R_t = sigma w (slip in stiction about sigma mu dt g)"},
   {"line_search", FL_OPT_ENUM, OO(line_search), 0, 1, LS_EXACT, "exact|backtracking",
    "exact (Newton with bisection on l'(alpha)) or Armijo backtracking"},
-  {"linear", FL_OPT_ENUM, OO(linear), 0, 2, LIN_AUTO, "auto|dense|cholmod",
-   "Newton system: dense Cholesky, CHOLMOD supernodal, or auto (dense when nv <= dense_max "
-   "or when the constraint blocks hold more than 4 nv^2 dof pairs)"},
+  {"linear", FL_OPT_ENUM, OO(linear), 0, 3, LIN_AUTO, "auto|dense|cholmod|pcg",
+   "Newton system: dense Cholesky, CHOLMOD, PCG (conjugate gradients on H with an incomplete "
+   "Cholesky preconditioner, to an inexact-Newton tolerance), or auto (dense when nv <= "
+   "dense_max or when the constraint blocks hold more than 4 nv^2 dof pairs, PCG when "
+   "nv >= pcg_min, else CHOLMOD)"},
   {"dense_max", FL_OPT_INT, OO(dense_max), 0, 100000, 96, NULL,
    "largest nv solved densely with linear=auto"},
   {"cholmod", FL_OPT_ENUM, OO(cholmod), 0, 2, CHOL_AUTO, "auto|supernodal|simplicial",
@@ -132,6 +134,16 @@ static const fl_option_desc sap_table[] = {
    "Newton matrix is factorized again by SAP's own up-looking LDL^T on that factor's fixed "
    "pattern (row lists made once a solve; CHOLMOD finds each row's pattern anew every time); "
    "the same factor to round-off (0 = CHOLMOD every time)"},
+  {"pcg_min", FL_OPT_INT, OO(pcg_min), 0, 100000000, 20000, NULL,
+   "linear=auto: the PCG inner solve from this many dofs on (0 = never); 20000 is about 3300 "
+   "grains of the granular lattice: a loaded step under PCG costs 1.9x CHOLMOD's at 343 "
+   "grains, 1.15x at 1000; at 3375 PCG's whole first step costs 0.24x one CHOLMOD "
+   "iteration (docs/sap.md 2.5)"},
+  {"pcg_eta", FL_OPT_REAL, OO(pcg_eta), 1e-14, 0.9, 0.01, NULL,
+   "PCG: largest forcing term; a direction is solved to ||D r|| <= min(pcg_eta, "
+   "||D grad||/scale) ||D rhs|| (scale: the momentum scale of the rel_tol test)"},
+  {"pcg_max_iter", FL_OPT_INT, OO(pcg_max_iter), 1, 100000, 1000, NULL,
+   "PCG: conjugate-gradient iterations a Newton direction"},
   {NULL, FL_OPT_INT, 0, 0, 0, 0, NULL, NULL}};
 #undef OO
 
@@ -655,6 +667,7 @@ static int newton_factor(sap_data *d, const fl_problem *p, const sap_work *w) {
     if (fl_chol_factor(d->Hd, (int)nv) < 0) return FL_DIVERGED_LINEAR_SOLVER;
     return FL_OK;
   }
+  if (d->pcg) return fl__sap_pcg_factor(d); // its preconditioner (sap_pcg.c)
   // sap.ldl: SAP's own numeric factorization once L's pattern is known (a pivot that is not
   // positive leaves it to CHOLMOD)
   const cholmod_factor *L = d->L;
@@ -677,6 +690,15 @@ static int newton_solve(sap_data *d, const sap_work *w, double *dv) {
     if (dv != w->rhs) memcpy(dv, w->rhs, (size_t)nv * sizeof(double));
     fl_chol_solve(d->Hd, (int)nv, dv);
     return FL_OK;
+  }
+  if (d->pcg) {
+    // inexact: the forcing term is relative to SAP's momentum scale (its rel_tol test)
+    double sp = 0.0, sj = 0.0;
+    for (fl_int i = 0; i < nv; i++) {
+      double a = d->Dsc[i] * (w->Av[i] + w->Avs[i]), b = d->Dsc[i] * w->jg[i];
+      sp += a * a, sj += b * b;
+    }
+    return fl__sap_pcg_solve(d, w->rhs, w->g, sqrt(sp > sj ? sp : sj), dv);
   }
   cholmod_dense B;
   memset(&B, 0, sizeof B);
@@ -1325,7 +1347,9 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (!w.rptr || !w.rcol || !w.rpos || !w.xw)
       return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
   }
-  if (o->reassemble && !d->dense) {
+  // not under PCG: there it made the lattice's loaded steps fall back to the soft friction
+  // (test sap_pcg.pcg_steps_converge_on_the_lattice); PCG reads H assembled whole
+  if (o->reassemble && !d->dense && !d->pcg) {
     w.Gh = FL_ALLOC(ar, 9 * d->nc + d->nh + 1, double);
     if (!w.Gh) return fl_seterr(FL_ERR_NOMEM, "%s: arena too small", s->ops->name);
   }
@@ -1352,6 +1376,7 @@ static int sap_solve(fl_solver *s, const fl_problem *p, double *v, double *gamma
     if (!d->part[i]) v[i] = p->vstar[i];
   d->nfactor = 0;
   d->nupdate = 0;
+  fl__sap_pcg_reset(d);
 
   // the lag of this solve starts from setup's n0 (a previous solve may have re-lagged it)
   d->hint_on = 0;
@@ -1437,6 +1462,12 @@ static void sap_view(const fl_solver *s, FILE *f) {
           (int)d->nv, (int)d->nc, (int)d->nh, d->ncon ? wmin : 0.0, wmax);
   if (d->dense) {
     fprintf(f, "  sap: dense Cholesky of the %d x %d Hessian\n", (int)d->nv, (int)d->nv);
+  } else if (d->pcg) {
+    long it, ns;
+    double sh;
+    fl__sap_pcg_stats(d, &it, &ns, &sh);
+    fprintf(f, "  sap: PCG, IC(0) on nnz(tril H) %d, %ld CG iterations for %ld directions in "
+            "the last solve, diagonal shift %g\n", ((const int *)d->H->p)[d->nv], it, ns, sh);
   } else if (d->H && d->L) {
     fprintf(f, "  sap: CHOLMOD %s, AMD ordering, nnz(tril H) %d, nnz(L) %.0f, flops %.3g\n",
             d->L->is_super ? "supernodal" : "simplicial", ((const int *)d->H->p)[d->nv],

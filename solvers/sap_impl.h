@@ -28,7 +28,7 @@ double fl__sap_lagged_huber(double f, double Rt, double Rn, double vhn, const do
                             double gam[3], double G[9], int *mode);
 
 enum { LS_EXACT = 0, LS_BACKTRACK = 1 };
-enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2 };
+enum { LIN_AUTO = 0, LIN_DENSE = 1, LIN_CHOLMOD = 2, LIN_PCG = 3 };
 enum { START_V0 = 0, START_VSTAR = 1 };
 enum { CHOL_AUTO = 0, CHOL_SUPERNODAL = 1, CHOL_SIMPLICIAL = 2 };
 enum { MODE_STICK = 0, MODE_SLIDE = 1, MODE_NONE = 2 };
@@ -64,7 +64,13 @@ typedef struct sap_opts {
   int line_cache;      /* J v and A v after a step moved along the line (alpha J dv, alpha A dv) */
   int reassemble;      /* sparse H: the constraint blocks whose G changed, by their change */
   int ldl;             /* simplicial factor: SAP's own numeric LDL^T on CHOLMOD's pattern */
+  int pcg_min;         /* auto: PCG (sap_pcg.c) when nv >= pcg_min; 0 = never */
+  double pcg_eta;      /* PCG: largest forcing term (relative residual of a direction) */
+  int pcg_max_iter;    /* PCG: CG iterations a direction */
 } sap_opts;
+
+/* the PCG inner solve's state (sap_pcg.c) */
+typedef struct sap_pcg sap_pcg;
 
 /* the CHOLMOD set-up kept across setups (sap_setup.c) */
 typedef struct sap_keep sap_keep;
@@ -93,6 +99,7 @@ typedef struct sap_data {
   double *Dsc;    /* (nv) diag(A)^-1/2 */
   unsigned char *part; /* (nv) dof touched by a constraint (through its clique) */
   int dense;      /* linear solver used */
+  sap_pcg *pcg;   /* PCG inner solve on H (no CHOLMOD factor) when not NULL */
   double *Hd;     /* (nv x nv) dense Newton matrix */
   /* cholmod */
   int cm_on;
@@ -129,5 +136,17 @@ static inline fl_int con_row(const sap_data *d, fl_int k) {
 /* sap_setup.c: the ops table's setup and destroy */
 int fl__sap_setup(fl_solver *s, const fl_problem *p);
 void fl__sap_destroy(fl_solver *s);
+
+/* sap_pcg.c: the PCG inner solve on the assembled lower H (d->H), IC(0) preconditioned.
+ * setup: after H's pattern (FL_OK or an error set); factor: the incomplete factor of d->H's
+ * values (FL_OK or FL_DIVERGED_LINEAR_SOLVER); solve: dv (nv) ~ H^-1 rhs to
+ * ||D r|| <= min(pcg_eta, ||D g||/scale) ||D rhs||, g the gradient (nv), scale SAP's
+ * momentum scale (sqrt(J)); stats: CG iterations and directions since reset. */
+int fl__sap_pcg_setup(sap_data *d, const sap_opts *o, const char *nm);
+void fl__sap_pcg_free(sap_data *d);
+int fl__sap_pcg_factor(sap_data *d);
+int fl__sap_pcg_solve(sap_data *d, const double *rhs, const double *g, double scale, double *dv);
+void fl__sap_pcg_stats(const sap_data *d, long *iters, long *solves, double *shift);
+void fl__sap_pcg_reset(sap_data *d);
 
 #endif /* FL_SAP_IMPL_H */

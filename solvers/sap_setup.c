@@ -150,6 +150,7 @@ static int keep_take(fl_solver *s, sap_data *d, const fl_problem *p, const sap_o
 void fl__sap_destroy(fl_solver *s) {
   sap_data *d = SD(s);
   if (!d) return;
+  fl__sap_pcg_free(d);
   keep_store(s, d);
   fl_free(d->karow);
   fl_free(d->kacol);
@@ -440,7 +441,7 @@ out:
 /* the lower pattern of H = A + sum_k J_k^T J_k, its CHOLMOD analysis, and the maps from A
  * entries and constraint blocks into H->x */
 static int setup_cholmod(fl_solver *s, sap_data *d, const fl_problem *p, const sap_opts *o,
-                         const char *nm) {
+                         const char *nm, int wants_pcg) {
   const fl_csr *A = p->A;
   fl_int nv = d->nv;
   if (keep_take(s, d, p, o)) return FL_OK;
@@ -562,6 +563,8 @@ static int setup_cholmod(fl_solver *s, sap_data *d, const fl_problem *p, const s
       for (fl_int a = b; a < m; a++) *hp++ = hfind(Hp, Hi, S[a], S[b]);
   }
 
+  // the PCG inner solve works on H itself: no analysis, no factor
+  if (wants_pcg) return FL_OK;
   // symbolic analysis once: fill-reducing ordering (AMD), supernodal pattern
   d->L = cholmod_analyze(d->H, &d->cm);
   if (!d->L)
@@ -640,7 +643,11 @@ int fl__sap_setup(fl_solver *s, const fl_problem *p) {
       return fl_seterr(FL_ERR_NOMEM, "%s: out of memory (dense %d x %d Hessian)", nm,
                        (int)d->nv, (int)d->nv);
   } else {
-    FL_TRY(setup_cholmod(s, d, p, o, nm));
+    // auto: the PCG inner solve from pcg_min dofs on (sap_pcg.c; docs/sap.md section 2.5)
+    int pcg = o->linear == LIN_PCG ||
+              (o->linear == LIN_AUTO && o->pcg_min > 0 && d->nv >= o->pcg_min);
+    FL_TRY(setup_cholmod(s, d, p, o, nm, pcg));
+    if (pcg) FL_TRY(fl__sap_pcg_setup(d, o, nm));
   }
 
   // scratch of one solve: 14 nv + 6 nr + 2 (9 nc + nh) doubles, ncon ints, two block buffers
