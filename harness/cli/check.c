@@ -1,23 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* check.c: `frictionlab check`, accuracy regression checks against recorded baselines.
- *
- * A case is one scene (canonical, or a user's scene file) run for a stated number of steps with
- * one solver at stated options. Its record: steps whose solver ended with a negative reason,
- * quantiles over the steps of the common merit (contact natural map, FCLIB normalization), of
- * the joint residual and of the solver's own residual at return, the mean iteration count, and
- * observables measured from the geometry
- * (deepest penetration over the run, final largest drift of a body from its start). Every
- * quantity is "lower is better"; a case regresses when
- *
- *     new > base (1 + rel) + abs
- *
- * with (rel, abs) stored per case and quantity in the baseline. `--update --spread-from DIR`
- * chooses them from the spread between this build's record and another build's (DIR, recorded
- * by the other build with `--update --dir DIR`): rel = max(floor, 4 x relative spread). The
- * floors and the per-scene steps and solver options are in the tables below; docs/check.md
- * gives the reasons and the mutation table. A case whose solver fails every step records that
- * as its expected outcome, and a later run that no longer does is reported (the baseline is
- * stale either way).
+/* check.c: `frictionlab check`, accuracy regression checks against recorded baselines: the
+ * command (its flags, finding, reading and writing baselines, the loop over scenes and
+ * solvers). A case is one scene (canonical, or a user's scene file) run for a stated number of
+ * steps with one solver at stated options (check_run.c); what runs is the case table of
+ * check_cases.c, and how a record is judged against its baseline is check_judge.c. Every
+ * quantity is "lower is better"; `--update --spread-from DIR` chooses the tolerances from the
+ * spread between this build's record and another build's (DIR, recorded by the other build
+ * with `--update --dir DIR`). docs/check.md gives the reasons and the mutation table.
  *
  * Baselines: results/baselines/<scene>.json for canonical scenes, found beside the executable
  * (../results/baselines from the build folder) or in the source tree, or given with
@@ -25,7 +14,6 @@
  * error unless --update.
  */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,97 +26,8 @@
 
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "../fl_harness.h"
-#include "check_impl.h"
-#include "fl_verify.h"
+#include "check_cases.h"
 #include "../run/fl_run.h"
-
-/* a scene file checked at its own duration beyond this many steps is cut, and says so */
-enum { FILE_MAXSTEPS = 100000 };
-/* a recorded case whose last step ends above this common merit is far from converged */
-#define FAR_MERIT 1e-3
-/* the quick verify suite's CPU solvers (peers are not FrictionLab's to check) */
-static const char verify_solvers[] = "pgs,jacobi,primal-descent,dual-descent,sap,nsn,prox";
-/* tolerance of a verify row's error (relative error, or absolute where the answer is 0) */
-#define VERIFY_REL 0.01
-#define VERIFY_ABS 1e-9
-
-/* the recorded quantities, in this order */
-static const char *const qname[NQ] = {"nfail",      "merit_p50", "merit_p90",
-                                      "merit_max",  "joint_p90", "iters_mean",
-                                      "pen_max",    "drift_max", "own_p90",
-                                      "solve_s",    "limit_steps"};
-/* tolerance floors (rel, abs) per quantity: what is allowed when two builds agree exactly.
- * They absorb round-off on another compiler or BLAS without hiding a 1 % change in accuracy;
- * solve_s is informative only. */
-static const double qrel[NQ] = {0, 0.01, 0.01, 0.01, 0.01, 0.02, 0.01, 0.01, 0.1, INFINITY, 0};
-static const double qabs[NQ] = {0, 1e-12, 1e-12, 1e-12, 1e-12, 0.05, 1e-10, 1e-9, 1e-14, INFINITY, 0};
-/* tolerance = max(floor, SPREAD_FACTOR x measured spread between two builds) */
-#define SPREAD_FACTOR 4.0
-
-/* Per-scene case set-up: enough steps for contact to happen and the solver to matter, and
- * scene overrides keeping a case small. Scenes not listed run DEFAULT_STEPS as they are. */
-enum { DEFAULT_STEPS = 20 };
-typedef struct {
-  const char *scene, *set;
-  int steps;
-} scene_case;
-static const scene_case scene_cases[] = {
-  {"granular", "n=60", 20},   /* 60 grains: contact from step 0, 238 contacts by step 200 */
-  {"table_pile", NULL, 60},   /* the first contact is at step 35 */
-  {"box_pile", NULL, 30},     /* the bottom layer lands from step 16, the second follows */
-  {"spinning_coin", "rings=8", 20}, /* not the default 12 rings: the one coin couples every
-                                       triangle, so NSN's Alart-Curnier Jacobian (3 nc rows) is
-                                       dense and its LU grows like rows^2.5: 1.2 s a step at 8
-                                       rings (1152 rows), 7-9 s at 12 (2592), 0.1 s on the fan
-                                       (3 Newton iterations each; docs/coin.md) */
-  {NULL, NULL, 0},
-};
-
-/* Per-case solver options, so that a case's solver converges where a modest budget allows it
- * (a case that fails every step can only regress in its merit). Applied before --set. */
-typedef struct {
-  const char *scene, *solver, *opts; /* scene "*": every scene */
-} solver_case;
-static const solver_case solver_cases[] = {
-  {"*", "nsn", "max_iter=30"},              /* its 8-iteration default fails every step */
-  {"cylinder_press", "pgs", "max_iter=5000"}, /* converges in 1354 sweeps on average */
-  {"*", "admm", "max_iter=2000"}, /* 1e5 by default, sized for single FCLIB problems: on world
-                                    steps a failing step would take 1e5 iterations */
-  {NULL, NULL, NULL},
-};
-
-
-
-
-static const scene_case *find_scene_case(const char *scene) {
-  for (const scene_case *c = scene_cases; c->scene; c++)
-    if (!strcmp(c->scene, scene)) return c;
-  return NULL;
-}
-
-
-/* the case options of (scene, solver), comma-joined into buf (n bytes) */
-static const char *case_opts(const char *scene, const char *solver, char *buf, size_t n) {
-  buf[0] = '\0';
-  for (const solver_case *c = solver_cases; c->scene; c++) {
-    if (strcmp(c->solver, solver) || (strcmp(c->scene, "*") && strcmp(c->scene, scene)))
-      continue;
-    size_t len = strlen(buf);
-    snprintf(buf + len, n - len, "%s%s", len ? "," : "", c->opts);
-  }
-  return buf;
-}
-
-
-static const char *status_name(int st) { return st == 0 ? "ok" : st == 1 ? "unsupported" : "error"; }
-
-
-static const char *outcome_name(const record *r, int steps) {
-  if (r->status != 0) return status_name(r->status);
-  return r->q[0] == 0 ? "no failed step" : r->q[0] >= steps ? "fails every step" : "fails some steps";
-}
-
 
 /* the command line as declared (fl_args.h); copied into check_args */
 typedef struct check_cli {
@@ -264,143 +163,6 @@ static cJSON *load_json(const char *path) {
 }
 
 
-/* (rel, abs) of quantity q of a case: the baseline's own, else the floors */
-static void case_tol(const cJSON *bs, int q, double *rel, double *ab) {
-  *rel = qrel[q];
-  *ab = qabs[q];
-  const cJSON *t = cJSON_GetObjectItem(cJSON_GetObjectItem(bs, "tolerance"), qname[q]);
-  if (!t) return;
-  const cJSON *r = cJSON_GetObjectItem(t, "rel"), *a = cJSON_GetObjectItem(t, "abs");
-  if (cJSON_IsNumber(r)) *rel = r->valuedouble;
-  if (cJSON_IsNumber(a)) *ab = a->valuedouble;
-}
-
-
-/* the tolerance object of a new record: floors widened by the spread against `other` (the
- * same case recorded by another build), and the spread itself for the record */
-static void add_tolerance(cJSON *o, const record *r, const cJSON *other) {
-  cJSON *tol = cJSON_AddObjectToObject(o, "tolerance");
-  cJSON *spr = other ? cJSON_AddObjectToObject(o, "spread") : NULL;
-  for (int q = 0; q < NQ; q++) {
-    if (isinf(qrel[q])) continue;
-    double rel = qrel[q], ab = qabs[q];
-    const cJSON *oq = cJSON_GetObjectItem(other, qname[q]);
-    if (cJSON_IsNumber(oq)) {
-      double a = r->q[q], b = oq->valuedouble, d = fabs(a - b), m = fmax(fabs(a), fabs(b));
-      if (q == 0) {
-        ab = fmax(ab, ceil(SPREAD_FACTOR * d)); // failed steps: whole steps
-      } else if (d > 0) {
-        rel = fmax(rel, SPREAD_FACTOR * d / m);
-      }
-      cJSON_AddNumberToObject(spr, qname[q], m > 0 ? d / m : 0);
-    }
-    cJSON *t = cJSON_AddObjectToObject(tol, qname[q]);
-    cJSON_AddNumberToObject(t, "rel", rel);
-    cJSON_AddNumberToObject(t, "abs", ab);
-  }
-}
-
-
-typedef struct {
-  int regressions, changed, cases, missing;
-  int quantities, regressed_cases; /* quantities compared; cases with a regression */
-} tally;
-
-
-/* The progress bar (stderr, on a terminal only) and the table rows (stdout) share a terminal:
- * a row first clears the bar's line, which is drawn again at the next update. */
-static fl_progress *check_bar;
-static void row_begin(void) {
-  if (check_bar && check_bar->active) fputs("\r\033[K", stderr);
-}
-
-
-/* Whether `--set` lowered this solver's iteration budget (max_iter, for all solvers or as
- * solver.max_iter): then fewer iterations are the cut, not an improvement. */
-static int budget_cut(const char *solver, int nset, char **set) {
-  size_t n = strlen(solver);
-  for (int k = 0; k < nset; k++) {
-    const char *key = set[k];
-    if (strncmp(key, solver, n) == 0 && key[n] == '.') key += n + 1;
-    if (strncmp(key, "max_iter=", 9) == 0) return 1;
-  }
-  return 0;
-}
-
-
-/* Compares record r of a case with its baseline bs and prints what moved. */
-static void compare(const char *label, const char *solver, const cJSON *bs, const record *r,
-                    int steps, int cut, tally *t) {
-  int before = t->regressions;
-  const char *bst = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "status"));
-  if (!bst || strcmp(bst, status_name(r->status)) != 0) {
-    int worse = r->status != 0 && bst && !strcmp(bst, "ok");
-    row_begin();
-    printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, solver, "status",
-           worse ? "REGRESSED" : "CHANGED", bst ? bst : "?", status_name(r->status));
-    t->regressions += worse;
-    t->regressed_cases += worse;
-    t->changed += !worse;
-    t->quantities++;
-    return;
-  }
-  if (r->status != 0) return;
-  // an expected outcome that no longer holds: the baseline is stale (better or worse)
-  const char *bout = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "outcome"));
-  const char *now = outcome_name(r, steps);
-  if (bout && strcmp(bout, now) && (!strcmp(bout, "fails every step") || !strcmp(bout, "no failed step"))) {
-    int worse = !strcmp(bout, "no failed step");
-    row_begin();
-    printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, solver, "outcome",
-           worse ? "REGRESSED" : "CHANGED", bout, now);
-    if (worse) t->regressions++;
-    else t->changed++;
-  }
-  for (int q = 0; q < NQ; q++) {
-    const cJSON *bq = cJSON_GetObjectItem(bs, qname[q]);
-    if (!cJSON_IsNumber(bq) || q == QSOLVE) continue;
-    double b = bq->valuedouble, v = r->q[q], rel, ab;
-    case_tol(bs, q, &rel, &ab);
-    int worse = v > b * (1 + rel) + ab;
-    int moved = fabs(v - b) > 0.5 * (rel * fabs(b) + ab) && fabs(v - b) > 1e-12 * fabs(b);
-    t->quantities++;
-    if (worse || moved) {
-      // fewer iterations under a budget cut by --set are the cut itself
-      const char *verdict = worse ? "REGRESSED" : v >= b ? "moved"
-                            : q == QITERS && cut ? "cut budget" : "improved";
-      row_begin();
-      char change[32];
-      if (b != 0) snprintf(change, sizeof change, "%+8.2f%%", 100 * (v - b) / fabs(b));
-      else snprintf(change, sizeof change, "%9s", "new");
-      printf("%-22s %-16s %-12s %-10s %12.6g %12.6g %s (allowed %+.3g%%)\n", label, solver,
-             qname[q], verdict, b, v, change,
-             b != 0 ? 100 * (rel + ab / fabs(b)) : INFINITY);
-    }
-    t->regressions += worse;
-  }
-  t->regressed_cases += t->regressions > before;
-}
-
-
-/* What a recording should not hide: a solver failing every step, a last step far from
- * converged, and the scene's limits crossed (declared ones and the automatic ones). */
-static void warn_record(const char *label, const char *solver, const record *r, int steps) {
-  if (r->status != 0) return;
-  if (r->q[0] >= steps)
-    printf("warning: %s %s fails every one of its %d steps: the baseline records a solver that "
-           "never converged (give it a budget with --set %s.max_iter=N)\n", label, solver, steps, solver);
-  if (!(r->merit_last <= FAR_MERIT))
-    printf("warning: %s %s ends far from converged: the last step's merit is %.3g (> %g)\n",
-           label, solver, r->merit_last, FAR_MERIT);
-  for (int l = 0; l < r->nlim; l++) {
-    if (!r->lim_steps[l]) continue;
-    printf("warning: %s %s: %s: %s %.6g outside [%g, %g] in %d of %d steps from step %d\n", label,
-           solver, r->lim[l].label, r->lim[l].obs, r->lim_worst[l], r->lim[l].lo, r->lim[l].hi,
-           r->lim_steps[l], steps, r->lim_first[l]);
-  }
-}
-
-
 typedef struct {
   int update, steps; /* steps 0: per scene */
   const char *only, *solver_list, *dir, *spread_dir, *file;
@@ -412,10 +174,10 @@ typedef struct {
 /* Checks (or records) every solver on one scene; baseline at path. Returns 0, or 2 on an
  * error of check itself (message printed). */
 static int check_scene(const check_args *a, const case_input *in, const char *label,
-                       const char *path, const char *other_path, tally *t) {
+                       const char *path, const char *other_path, check_tally *t) {
   cJSON *base = load_json(path);
   if (!a->update && !base) {
-    row_begin();
+    fl__check_row_begin(t);
     printf("%-22s %-16s %-12s %-10s (no baseline at %s)\n", label, "*", "-", "MISSING", path);
     t->missing++;
     return 0;
@@ -455,7 +217,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       }
     }
   } else if (!steps && in->file) {
-    // a user's scene runs its own duration (cut at FILE_MAXSTEPS, and said)
+    // a user's scene runs its own duration (cut at CHECK_FILE_MAXSTEPS, and said)
     fl_run_spec sp = {.scene = in->file};
     fl_run run;
     if (fl_run_open(&sp, &run) < 0) {
@@ -465,13 +227,12 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     }
     const fl_world *w = run.world;
     double own = floor(w->duration / w->dt + 0.5);
-    steps = own < 1 ? 1 : own > FILE_MAXSTEPS ? FILE_MAXSTEPS : (int)own;
+    steps = own < 1 ? 1 : own > CHECK_FILE_MAXSTEPS ? CHECK_FILE_MAXSTEPS : (int)own;
     printf("check: %s: %d steps (%s %g s at dt %g s; --steps N for another length)\n", in->file,
-           steps, own > FILE_MAXSTEPS ? "cut from its duration" : "its duration", w->duration, w->dt);
+           steps, own > CHECK_FILE_MAXSTEPS ? "cut from its duration" : "its duration", w->duration, w->dt);
     fl_run_close(&run);
   } else if (!steps) {
-    const scene_case *sc = in->scene ? find_scene_case(in->scene) : NULL;
-    steps = sc ? sc->steps : DEFAULT_STEPS;
+    steps = fl__check_scene_steps(in->scene ? in->scene : "*");
   }
   cJSON *other = other_path ? load_json(other_path) : NULL;
   cJSON *out = NULL, *outs = NULL;
@@ -509,7 +270,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       continue;
     const cJSON *bs = base ? cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]) : NULL;
     if (!a->update && !bs) {
-      row_begin();
+      fl__check_row_begin(t);
       const char *so = fl_solver_ops_origin(fl_solver_find(solvers[k])); // a plug-in's file
       printf("%-22s %-16s %-12s %-10s (no record of %s in %s; record it with "
              "scripts/record-baselines --solver %s%s%s)\n", label, solvers[k], "-", "MISSING",
@@ -518,7 +279,7 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
       continue;
     }
     char obuf[512];
-    const char *opts = a->update ? (in->scene ? case_opts(in->scene, solvers[k], obuf, sizeof obuf) : "")
+    const char *opts = a->update ? (in->scene ? fl__check_solver_opts(in->scene, solvers[k], obuf, sizeof obuf) : "")
                                  : cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
     record r;
     if (fl__check_run_case(in, solvers[k], opts ? opts : "", steps, a->nset, a->set, &r) < 0) {
@@ -528,25 +289,26 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     }
     t->cases++;
     if (!a->update) {
-      compare(label, solvers[k], bs, &r, steps, budget_cut(solvers[k], a->nset, a->set), t);
-      if (check_bar) fl_progress_update(check_bar, check_bar->done + 1);
+      fl__check_compare(label, solvers[k], bs, &r, steps,
+                        fl__check_budget_cut(solvers[k], a->nset, a->set), t);
+      if (t->bar) fl_progress_update(t->bar, t->bar->done + 1);
       continue;
     }
     cJSON *o = cJSON_AddObjectToObject(outs, solvers[k]);
     cJSON_AddStringToObject(o, "options", opts ? opts : "");
-    cJSON_AddStringToObject(o, "status", status_name(r.status));
-    cJSON_AddStringToObject(o, "outcome", outcome_name(&r, steps));
+    cJSON_AddStringToObject(o, "status", fl__check_status_name(r.status));
+    cJSON_AddStringToObject(o, "outcome", fl__check_outcome(&r, steps));
     if (r.status == 0) {
-      for (int q = 0; q < NQ; q++) cJSON_AddNumberToObject(o, qname[q], r.q[q]);
+      for (int q = 0; q < NQ; q++) cJSON_AddNumberToObject(o, fl__check_q[q].name, r.q[q]);
       const cJSON *oc = cJSON_GetObjectItem(cJSON_GetObjectItem(other, "solvers"), solvers[k]);
       const cJSON *ost = cJSON_GetObjectItem(other, "steps");
       if (oc && (!cJSON_IsNumber(ost) || ost->valueint != steps)) oc = NULL;
-      add_tolerance(o, &r, oc);
+      fl__check_add_tolerance(o, &r, oc);
     }
-    row_begin();
-    printf("%-22s %-16s %-12s %-10s %s\n", label, solvers[k], "-", "recorded", outcome_name(&r, steps));
-    if (check_bar) fl_progress_update(check_bar, check_bar->done + 1);
-    warn_record(label, solvers[k], &r, steps);
+    fl__check_row_begin(t);
+    printf("%-22s %-16s %-12s %-10s %s\n", label, solvers[k], "-", "recorded", fl__check_outcome(&r, steps));
+    if (t->bar) fl_progress_update(t->bar, t->bar->done + 1);
+    fl__check_warn_record(label, solvers[k], &r, steps);
   }
   if (a->update && !err) {
     char *txt = cJSON_Print(out);
@@ -564,81 +326,9 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
 }
 
 
-//---- the quick verify suite as a baseline (verify.json) ----
-
-/* Per row of the suite (docs/verify.md): the verdict and the error of every quantity. A
- * verdict that was "pass" and is no longer, or a new "error", is a regression; another change
- * of verdict (a failure that now passes) means the baseline is stale; an error above
- * base (1 + VERIFY_REL) + VERIFY_ABS is a regression too (a failing row can fail worse). */
-typedef struct {
-  const check_args *a;
-  cJSON *solvers;     /* the record being written (update) */
-  const cJSON *base;  /* the recorded one (compare) */
-  tally *t;
-  int rows;
-} verify_ctx;
-
-
-static cJSON *child_object(cJSON *o, const char *key) {
-  cJSON *c = cJSON_GetObjectItem(o, key);
-  return c ? c : cJSON_AddObjectToObject(o, key);
-}
-
-
-static int verify_row(void *ctx, const fl_verify_row *r) {
-  verify_ctx *v = ctx;
-  char key[96], label[40], who[160];
-  const char *set = *r->settings ? r->settings : "defaults";
-  snprintf(key, sizeof key, "%s.%s", r->case_name, r->quantity);
-  snprintf(label, sizeof label, "verify:%s", r->case_name);
-  snprintf(who, sizeof who, "%s%s%s%s", r->solver, *r->settings ? "(" : "", r->settings,
-           *r->settings ? ")" : ""); /* one word: the table stays columns */
-  v->rows++;
-  if (v->a->update) {
-    cJSON *o = cJSON_AddObjectToObject(child_object(child_object(v->solvers, r->solver), set), key);
-    if (!o) return fl_seterr(FL_ERR_NOMEM, "check: out of memory");
-    cJSON_AddStringToObject(o, "verdict", r->verdict);
-    // NaN is JSON null: a measurement that was NaN
-    if (isfinite(r->rel_error)) cJSON_AddNumberToObject(o, "error", r->rel_error);
-    else cJSON_AddNullToObject(o, "error");
-    if (isfinite(r->expected)) cJSON_AddNumberToObject(o, "expected", r->expected);
-    if (isfinite(r->measured)) cJSON_AddNumberToObject(o, "measured", r->measured);
-    if (isfinite(r->tolerance)) cJSON_AddNumberToObject(o, "verify_tolerance", r->tolerance);
-    return FL_OK;
-  }
-  const cJSON *bs = cJSON_GetObjectItem(
-    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v->base, "solvers"), r->solver), set), key);
-  if (!bs) {
-    printf("%-22s %-16s %-12s %-10s\n", label, who, r->quantity, "MISSING");
-    v->t->missing++;
-    return FL_OK;
-  }
-  v->t->quantities++;
-  const char *bv = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "verdict"));
-  if (!bv || strcmp(bv, r->verdict)) {
-    int worse = (bv && !strcmp(bv, "pass")) || !strcmp(r->verdict, "error");
-    printf("%-22s %-16s %-12s %-10s %12s %12s\n", label, who, r->quantity,
-           worse ? "REGRESSED" : "CHANGED", bv ? bv : "?", r->verdict);
-    v->t->regressions += worse;
-    v->t->changed += !worse;
-    return FL_OK;
-  }
-  const cJSON *be = cJSON_GetObjectItem(bs, "error");
-  if (r->status != 0 || !be) return FL_OK;
-  double b = cJSON_IsNumber(be) ? be->valuedouble : NAN, e = r->rel_error;
-  int worse = isnan(b) ? 0 : isnan(e) || e > b * (1 + VERIFY_REL) + VERIFY_ABS;
-  int better = !isnan(b) && !isnan(e) && e < b * (1 - VERIFY_REL) - VERIFY_ABS;
-  if (worse || better)
-    printf("%-22s %-16s %-12s %-10s %12.6g %12.6g (error; allowed +%g%% + %g)\n", label, who,
-           r->quantity, worse ? "REGRESSED" : "improved", b, e, 100 * VERIFY_REL, VERIFY_ABS);
-  v->t->regressions += worse;
-  return FL_OK;
-}
-
-
 /* Checks (or records) the quick verify suite against dir/verify.json. Returns 0, or 2 on an
  * error of check itself (message printed). */
-static int check_verify(const check_args *a, const char *dir, tally *t) {
+static int check_verify(const check_args *a, const char *dir, check_tally *t) {
   int regressions_before = t->regressions; // the suite is one case of many quantities
   char path[8800];
   snprintf(path, sizeof path, "%s/verify.json", dir);
@@ -650,7 +340,7 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
   }
   // the suite's CPU solvers, narrowed by --solver
   char list[256] = "", buf[256];
-  snprintf(buf, sizeof buf, "%s", verify_solvers);
+  snprintf(buf, sizeof buf, "%s", fl__check_verify_solvers);
   for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
     if (fl_list_has(a->solver_list, tok) && fl_solver_find(tok)) {
       size_t l = strlen(list);
@@ -661,12 +351,12 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
     return 0;
   }
   cJSON *out = NULL;
-  verify_ctx v = {a, NULL, base, t, 0};
+  check_verify_ctx v = {a->update, NULL, base, t, 0};
   if (a->update) {
     out = cJSON_CreateObject();
     cJSON_AddNumberToObject(out, "format", 1);
     cJSON_AddStringToObject(out, "suite", "frictionlab verify --quick (docs/verify.md)");
-    cJSON_AddStringToObject(out, "tolerance_rule", "verdict unchanged; error <= base (1 + 0.01) + 1e-9");
+    cJSON_AddStringToObject(out, "tolerance_rule", fl__check_verify_rule);
     v.solvers = cJSON_AddObjectToObject(out, "solvers");
     // a partial update keeps the other solvers' records
     const cJSON *e;
@@ -676,7 +366,7 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
           cJSON_AddItemToObject(v.solvers, e->string, cJSON_Duplicate(e, 1));
   }
   fl_verify_opts o = {1, NULL, list, a->nset, (const char *const *)a->set};
-  int rc = fl__verify_run(&o, verify_row, &v);
+  int rc = fl__verify_run(&o, fl__check_verify_row, &v);
   if (rc >= 0 && a->update) {
     char *txt = cJSON_Print(out);
     rc = txt ? write_text(path, txt) : fl_seterr(FL_ERR_NOMEM, "check: out of memory");
@@ -692,41 +382,6 @@ static int check_verify(const check_args *a, const char *dir, tally *t) {
   t->cases++;
   t->regressed_cases += t->regressions > regressions_before;
   return 0;
-}
-
-
-int fl_check_read_baseline(const char *text, size_t len, int *ncase) {
-  *ncase = 0;
-  cJSON *base = cJSON_ParseWithLength(text, len);
-  if (!base) return fl_seterr(FL_ERR_FORMAT, "baseline: not JSON");
-  const cJSON *bsteps = cJSON_GetObjectItem(base, "steps");
-  int steps = cJSON_IsNumber(bsteps) ? bsteps->valueint : 0;
-  if (steps < 1) {
-    cJSON_Delete(base);
-    return fl_seterr(FL_ERR_FORMAT, "baseline: no valid \"steps\" (expected a positive integer)");
-  }
-  // the same comparison as `check`, of a record with every quantity 1 against each solver's
-  // entry, after its options are applied to that solver
-  record r;
-  memset(&r, 0, sizeof r);
-  for (int q = 0; q < NQ; q++) r.q[q] = 1;
-  tally t = {0};
-  const char *const *solvers = fl_solver_list();
-  int rc = FL_OK;
-  for (int k = 0; solvers[k] && rc >= 0; k++) {
-    const cJSON *bs = cJSON_GetObjectItem(cJSON_GetObjectItem(base, "solvers"), solvers[k]);
-    if (!bs) continue;
-    const char *opts = cJSON_GetStringValue(cJSON_GetObjectItem(bs, "options"));
-    fl_solver *s = NULL;
-    fl_run_spec os = {.opts = opts};
-    rc = fl_run_solver(&os, solvers[k], &s, NULL);
-    fl_solver_destroy(s);
-    if (rc < 0) break;
-    compare("baseline", solvers[k], bs, &r, steps, 0, &t);
-    (*ncase)++;
-  }
-  cJSON_Delete(base);
-  return rc;
 }
 
 
@@ -783,7 +438,7 @@ int fl_cmd_check(int argc, char **argv) {
   }
 
   char dir[4400], looked[8400];
-  tally t = {0};
+  check_tally t = {0};
   fl_progress bar = {0};
   if (a.file) {
     // a user's scene: its baseline beside it, or DIR/<stem>.json
@@ -838,25 +493,24 @@ int fl_cmd_check(int argc, char **argv) {
                   !(fl_solver_ops_caps(fl_solver_find(*sv)) & (FL_CAP_GPU | FL_CAP_PEER)));
     }
     fl_progress_begin(&bar, "check", ncase);
-    check_bar = &bar;
+    t.bar = &bar;
     for (const fl_scene_desc *const *sc = fl_scene_list(); *sc; sc++) {
       const char *scene = (*sc)->name;
       if (!fl_list_has(a.only, scene)) continue;
       char path[8800], other[8800];
       snprintf(path, sizeof path, "%s/%s.json", dir, scene);
       if (a.spread_dir) snprintf(other, sizeof other, "%s/%s.json", a.spread_dir, scene);
-      const scene_case *c = find_scene_case(scene);
-      case_input in = {scene, NULL, c && c->set ? c->set : ""};
+      case_input in = {scene, NULL, fl__check_scene_set(scene)};
       int rc = check_scene(&a, &in, scene, path, a.spread_dir ? other : NULL, &t);
       if (rc) {
         fl_progress_end(&bar);
-        check_bar = NULL;
+        t.bar = NULL;
         return rc;
       }
     }
-    row_begin();
+    fl__check_row_begin(&t);
     bar.active = 0; // the table is complete: no closing bar under it
-    check_bar = NULL;
+    t.bar = NULL;
     // the quick analytic suite (its own durations; --steps does not apply)
     if (fl_list_has(a.only, "verify")) {
       int rc = check_verify(&a, dir, &t);

@@ -441,13 +441,14 @@ static int row_available(const vsolver *r, char *why, size_t n) {
 
 int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
   fl_register_all();
-  static char json[65536];
   for (int i = 0; i < NCASES; i++) {
     const vcase *c = &fl__verify_cases[i];
     if (!fl_list_has(o->only, c->name) || (o->quick && !c->quick)) continue;
     double dur = o->quick ? c->dur_quick : c->dur;
-    if (c->scene) c->scene(c, dur, json, sizeof json);
-    for (int j = 0; j < NROWS; j++) {
+    char *json = fl__verify_scene_text(c, dur);
+    if (c->scene && !json) return FL_ERR_NOMEM; /* message set */
+    int rc = FL_OK;
+    for (int j = 0; j < NROWS && rc >= 0; j++) {
       const vsolver *r = &rows[j];
       if (!fl_list_has(o->solvers, r->solver)) continue;
       char why[200];
@@ -461,9 +462,9 @@ int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
         res.status = 1;
         snprintf(res.msg, sizeof res.msg, "%s", why);
       } else {
-        FL_TRY(run_one(c, r, dur, json, o, &res));
+        if ((rc = run_one(c, r, dur, json, o, &res)) < 0) break;
       }
-      for (int k = 0; k < (res.status ? 1 : res.nq); k++) {
+      for (int k = 0; k < (res.status ? 1 : res.nq) && rc >= 0; k++) {
         fl_verify_row vr;
         memset(&vr, 0, sizeof vr);
         vr.case_name = c->name;
@@ -485,9 +486,11 @@ int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
           vr.expected = vr.measured = vr.rel_error = vr.tolerance = NAN;
         }
         vr.verdict = verdict_name(&res, k);
-        FL_TRY(fn(ctx, &vr));
+        rc = fn(ctx, &vr);
       }
     }
+    fl_free(json);
+    if (rc < 0) return rc;
   }
   return FL_OK;
 }
@@ -734,7 +737,6 @@ int fl_cmd_verify(int argc, char **argv) {
       fprintf(stderr, "frictionlab verify: %s\n", fl_errmsg());
       goto fail;
     }
-    static char json[65536];
     for (int a = 0; a < vc->ncase; a++) {
       const vcase *c = &fl__verify_cases[vc->ci[a]];
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
@@ -755,9 +757,12 @@ int fl_cmd_verify(int argc, char **argv) {
         }
         continue;
       }
-      c->scene(c, o.quick ? c->dur_quick : c->dur, json, sizeof json);
-      FILE *f = fopen(path, "w");
-      if (!f || fputs(json, f) < 0 || fclose(f) != 0) {
+      char *json = fl__verify_scene_text(c, o.quick ? c->dur_quick : c->dur);
+      FILE *f = json ? fopen(path, "w") : NULL;
+      int werr = !f || fputs(json, f) < 0;
+      werr |= f && fclose(f) != 0;
+      fl_free(json);
+      if (werr) {
         fprintf(stderr, "frictionlab verify: %s: cannot write\n", path);
         goto fail;
       }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* verify_impl.h: the analytic suite's cases (verify_cases.c: scenes, judges, the case table)
- * as the command (verify.c) runs them. Internal to harness/cli/. */
+/* verify_impl.h: the analytic suite's cases as the command (verify.c) runs them: the case table
+ * and its scenes (verify_cases.c), the closed forms and judges (verify_judge.c). Internal to
+ * harness/cli/. */
 #ifndef FL_VERIFY_IMPL_H
 #define FL_VERIFY_IMPL_H
 
 #include <math.h>
 #include <stddef.h>
+
+#include "../../sim/fl_world.h"
 
 #define G 9.81
 #define PI 3.14159265358979323846
@@ -36,28 +39,41 @@ typedef struct vq {
   int atleast;
 } vq;
 
+/* A case is one row of the table in verify_cases.c: a scene built from the row's parameters p
+ * (or a canonical scene with settings), run for its duration at its dt with every solver row,
+ * and a judge of the run (verify_judge.c) that fills its quantities with their tolerances. */
 typedef struct vcase vcase;
+struct cJSON;
+typedef struct cJSON *vscene(const vcase *c, double duration); /* the scene file as a cJSON tree */
+typedef int vjudge(const vcase *c, const vtraj *tr, vq *q);      /* fills q, returns how many */
 struct vcase {
   const char *name, *what;
-  double p[6];   /* case parameters, see each case */
-  int quick;     /* part of --quick */
-  /* scene JSON into buf; duration from the case (quick or full) */
-  void (*scene)(const vcase *c, double duration, char *buf, size_t n);
-  /* quantities of a finished run */
-  int (*judge)(const vcase *c, const vtraj *tr, vq *q);
-  double dt, dur, dur_quick;
+  vscene *scene;   /* the scene from p (NULL: `canonical`) */
+  vjudge *judge;   /* the quantities of a finished run */
+  double p[6];     /* case parameters, see each scene and judge */
+  int quick;       /* part of --quick */
+  double dt, dur, dur_quick; /* s: the step, the full and the --quick durations */
   const char *probe[MAXPROBE]; /* body names read: a rigid body, or a deformable one (its
                                   centre of mass and mean velocity; w zero) */
   const char *canonical;       /* a canonical scene instead of scene(), or NULL */
   const char *canonical_set;   /* its settings "k=v,k=v" */
+  const char *quick_set;       /* settings added to canonical_set in --quick, or NULL */
   double rest_R;               /* > 0: the run ends once the probe's v + |omega_z| rest_R is
                                   below rest_speed (a coin at rest has nothing more to show) */
   double rest_speed;
   const char *track;           /* an observable whose largest value over the run is kept
                                   (vtraj.obs_max), or NULL */
-  const char *quick_set;       /* settings added to canonical_set in --quick, or NULL */
 };
 
+/* The judges (verify_judge.c; docs/verify.md says what each measures). */
+vjudge fl__vj_slide, fl__vj_slope, fl__vj_drag, fl__vj_sphere_slide, fl__vj_sphere_roll,
+  fl__vj_roll, fl__vj_turntable, fl__vj_turntable_driven, fl__vj_blocks, fl__vj_tip, fl__vj_rest,
+  fl__vj_fem_slide, fl__vj_heavy, fl__vj_sink, fl__vj_coin, fl__vj_arch_stand, fl__vj_arch_fall,
+  fl__vj_hertz, fl__vj_cube_hang, fl__vj_cube_compress;
+
+/* Case c's scene file for a run of `duration` s, as text (fl_free it), or NULL for a canonical
+ * scene (c->scene NULL) or out of memory (fl_errmsg says). */
+char *fl__verify_scene_text(const vcase *c, double duration);
 
 /* relative error, or absolute when the expected value is 0 */
 static inline double qerr(const vq *q) {
