@@ -17,6 +17,7 @@
 #include "../cli/fl_args.h"
 #include "../cli/fl_settings.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "fl_camp.h"
 
 typedef struct plan_cli {
@@ -150,7 +151,7 @@ int fl_cmd_plan(int argc, char **argv) {
     out = stdout;
     goto done;
   }
-  fprintf(out, "pair,problem,source,solver,settings_hash,bytes,shard\n");
+  fl_csv_header(out, fl_plan_cols, FL_PLAN_NCOLS);
   long pair = 0;
   for (int k = 0; k < n; k++) {
     const char *src = k < nex ? ex[k] : in[k - nex];
@@ -162,11 +163,8 @@ int fl_cmd_plan(int argc, char **argv) {
     for (int j = 0; j < nsol; j++) {
       char hex[17];
       fl_pairs_hex(fl_pairs_hash(sh[j], &ph, sizeof ph), hex);
-      fprintf(out, "%ld,", pair++);
-      fl_csv_str(out, lab[k]);
-      fputc(',', out);
-      fl_csv_str(out, src);
-      fprintf(out, ",%s,%s,%.0f,%d\n", sol[j], hex, size[k], owner[k]);
+      fl_plan_row row = {pair++, lab[k], src, sol[j], hex, size[k], owner[k]};
+      fl_csv_row(out, fl_plan_cols, FL_PLAN_NCOLS, &row);
     }
   }
   status = 0;

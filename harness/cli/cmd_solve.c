@@ -386,26 +386,18 @@ static int load_input(const char *arg, fl_problem **out) {
 
 static void write_step(FILE *f, const fl_problem *p, const char *label, const char *solver,
                        const outcome *o, const fl_result *res, const fl_metrics *m) {
-  fl_csv_str(f, label);
-  fputc(',', f);
-  fl_csv_str(f, solver);
-  fprintf(f, ",%s,%ld,%ld,%ld,%s,", p->kind == FL_PROBLEM_LOCAL ? "local" : "global",
-          (long)p->nc, (long)p->nv, (long)p->nh, o->status);
-  if (res) fprintf(f, "%d,", res->iters);
-  else fputs("nan,", f);
-  fprintf(f, "%s,%d,", o->reason, o->code);
-  fl_csv_num(f, res ? res->solve_s : NAN);
-  fputc(',', f);
-  fl_csv_num(f, res ? res->setup_s : NAN);
-  fputc(',', f);
-  fl_csv_num(f, res ? res->monitor_s : NAN);
-  fputc(',', f);
-  fl_csv_num(f, res ? res->error : NAN);
-  fputc(',', f);
-  fl_csv_num(f, o->merit);
-  fprintf(f, ",%ld,", res ? res->history_lost : 0L);
-  fl_csv_metrics_row(f, m);
-  fputc('\n', f);
+  fl_solve_step_row r = {
+    .problem = label, .solver = solver, .kind = p->kind == FL_PROBLEM_LOCAL ? "local" : "global",
+    .nc = (long)p->nc, .nv = (long)p->nv, .nh = (long)p->nh, .status = o->status,
+    .reason = o->reason, .iterations = res ? res->iters : NAN, .reason_code = o->code,
+    .solve_s = res ? res->solve_s : NAN, .setup_s = res ? res->setup_s : NAN,
+    .monitor_s = res ? res->monitor_s : NAN, .error = res ? res->error : NAN,
+    .merit = o->merit, .history_lost = res ? res->history_lost : 0L};
+  if (m) r.met = *m;
+  else fl_csv_metrics_nan(&r.met);
+  fl_csv_col c[FL_SOLVE_STEPS_NCOLS];
+  fl_solve_steps_cols(c);
+  fl_csv_row(f, c, FL_SOLVE_STEPS_NCOLS, &r);
 }
 
 
@@ -1137,9 +1129,9 @@ int fl_solve_run(const fl_solve_job *job) {
     status = 1;
     goto done;
   }
-  fprintf(steps, "problem,solver,kind,nc,nv,nh,status,iterations,reason,reason_code,solve_s,"
-                 "setup_s,monitor_s,error,merit,history_lost,%s\n", fl_csv_metrics_header);
-  fl_csv_col ic[FL_ITERS_NCOLS];
+  fl_csv_col sc[FL_SOLVE_STEPS_NCOLS], ic[FL_ITERS_NCOLS];
+  fl_solve_steps_cols(sc);
+  fl_csv_header(steps, sc, FL_SOLVE_STEPS_NCOLS);
   fl_iters_cols(ic, 1);
   fl_csv_header(iters, ic, FL_ITERS_NCOLS);
 

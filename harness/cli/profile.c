@@ -29,6 +29,7 @@
 #include "../campaign/fl_camp.h"
 #include "fl_args.h"
 #include "../figures/fl_figure.h"
+#include "../output/fl_run_csv.h"
 
 int fl_perf_profile(int np, int ns, const double *cost, int ntau, const double *tau,
                     double *rho) {
@@ -325,22 +326,21 @@ static int write_profile(fl_fig_ctx *ctx, const char *file, const char *what, co
   }
   for (int t = 0; t < ntau; t++) tau[t] = pow(rmax, (double)t / (ntau - 1));
   int rc = fl_perf_profile(np, ns, cost, ntau, tau, rho);
-  char header[4096] = "tau";
-  for (int s = 0; s < ns; s++) {
-    strncat(header, ",", sizeof header - strlen(header) - 1);
-    strncat(header, so->s[s], sizeof header - strlen(header) - 1);
-  }
-  FILE *f = rc < 0 ? NULL : fl_fig_csv(ctx, file, header);
+  fl_csv_col *cols = fl_malloc((size_t)(ns + 1) * sizeof *cols);
+  FILE       *f    = rc < 0 || !cols ? NULL : fl_results_file(ctx->res, file);
   if (!f) {
+    fl_free(cols);
     fl_free(tau);
     fl_free(rho);
-    return rc < 0 ? rc : fl_errcode();
+    return rc < 0 ? rc : cols ? fl_errcode() : fl_seterr(FL_ERR_NOMEM, "profile: out of memory");
   }
+  fl_profile_cols(cols, ns, so->s, ntau);
+  fl_csv_header(f, cols, ns + 1);
   for (int t = 0; t < ntau; t++) {
-    fprintf(f, "%.10g", tau[t]);
-    for (int s = 0; s < ns; s++) fprintf(f, ",%.10g", rho[s * ntau + t]);
-    fprintf(f, "\n");
+    fl_profile_row row = {tau[t], rho + t};
+    fl_csv_row(f, cols, ns + 1, &row);
   }
+  fl_free(cols);
   char title[160];
   snprintf(title, sizeof title, "performance profile by %s (%d problems)", what, np);
   char xl[96];
@@ -464,7 +464,8 @@ int fl_cmd_profile(int argc, char **argv) {
     memset(&fig, 0, sizeof fig);
     snprintf(fig.title, sizeof fig.title, "Dolan-More performance profiles, merit <= %g", tol);
     fl_fig_ctx ctx = {res, 0, &fig, fl_results_file(res, "summary.txt"), 1, FL_FIG_FULL};
-    FILE *fc = fl_fig_csv(&ctx, "costs.csv", "problem,solver,solved,time_s,iterations");
+    FILE *fc = fl_results_file(res, "costs.csv");
+    if (fc) fl_csv_header(fc, fl_cost_cols, FL_COST_NCOLS);
     if (!fc || !ctx.summary) {
       fprintf(stderr, "frictionlab profile: %s\n", fl_errmsg());
       goto done;
@@ -472,14 +473,8 @@ int fl_cmd_profile(int argc, char **argv) {
     for (int p = 0; p < probs.n; p++) {
       for (int s = 0; s < solvers.n; s++) {
         double t = ctime[p * solvers.n + s], it = citer[p * solvers.n + s];
-        fl_csv_str(fc, probs.s[p]);
-        fputc(',', fc);
-        fl_csv_str(fc, solvers.s[s]);
-        fprintf(fc, ",%d,", isfinite(t));
-        fl_csv_num(fc, t);
-        fputc(',', fc);
-        fl_csv_num(fc, it);
-        fputc('\n', fc);
+        fl_cost_row row = {probs.s[p], solvers.s[s], isfinite(t), t, it};
+        fl_csv_row(fc, fl_cost_cols, FL_COST_NCOLS, &row);
       }
     }
     fl_fig_say(&ctx, "%d problems, %d solvers, tolerance %g on the common merit", probs.n,
