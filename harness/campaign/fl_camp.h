@@ -140,6 +140,22 @@ void fl_camp_order_by_size(const double *size, int nsolvers, long npairs, long *
 int fl_camp_state(const char *dir, struct cJSON *man, const fl_pairs *ps, long resumed,
                   int sig, int shard_i, int shard_n, char *const *labels, int nlabels);
 
+/*---- a solve campaign's costs, read back (costs.c): what `profile` ranks ----*/
+
+/* The distinct strings of a column (problems or solvers), in order of appearance. */
+typedef struct fl_camp_names {
+  char **s;
+  int n, cap;
+} fl_camp_names;
+void fl_camp_names_free(fl_camp_names *nm);
+/* Reads a solve folder `dir`: steps.csv names the pairs (probs x solvers, filled in order of
+ * appearance), iters.csv gives each pair's cost by time (s) and by iterations to its first
+ * record whose merit is <= tol: *ctime and *citer, probs->n x solvers->n, row-major by
+ * problem (fl_free); INFINITY for a pair never below tol. FL_OK, FL_ERR_IO, FL_ERR_FORMAT
+ * (message names the file and row), FL_ERR_NOMEM. fl_perf_profile (fl_harness.h) is here too. */
+int fl_camp_read_costs(const char *dir, double tol, fl_camp_names *probs,
+                       fl_camp_names *solvers, double **ctime, double **citer);
+
 /* `frictionlab collect DIR... --out DIR` (collect.c). */
 int fl_cmd_collect(int argc, char **argv);
 /* `frictionlab plan PROBLEMS... --solver ...` (plan.c). */
