@@ -55,6 +55,13 @@ double fl_pairs_source_size(const char *src);
 /* Deals np items of size[] to nshards: largest first onto the least loaded, ties to the lower
  * shard and the earlier item. owner[np] gets each item's shard. */
 void fl_pairs_deal(int np, const double *size, int nshards, int *owner);
+/* The labels `solve` gives its sources, the nex examples ex[] then in[] (nin): each one's
+ * fl_pairs_label_base, with "~2", "~3", ... when two share one, so that every shard labels a
+ * source as the whole campaign does; each one's size (fl_pairs_source_size) and shard of
+ * nshards (fl_pairs_deal; 0 when nshards <= 1). lab, size and owner hold nex + nin; lab[k] is
+ * fl_malloc'd (fl_free). FL_OK or FL_ERR_NOMEM (the labels made so far are set). */
+int fl_pairs_labels(int nex, const char *const *ex, int nin, const char *const *in, int nshards,
+                    char **lab, double *size, int *owner);
 
 /*---- the store of finished pairs ----*/
 

@@ -218,33 +218,11 @@ int fl_solve_labels(const fl_solve_args *a, int nex, const char *const *examples
   *labels = lab;
   *owner  = own;
   *nall   = lab ? nin : 0;
-  if (!lab || !own || !size) {
-    fl_free(size);
-    return -1;
-  }
-  for (int k = 0; k < nin; k++) {
-    const char *src = k < nex ? examples[k] : a->inputs[k - nex];
-    char base[128]; // as fl_problem's name
-    fl_pairs_label_base(src, base, sizeof base);
-    int dup = 1;
-    for (int j = 0; j < k; j++) {
-      if (strncmp(lab[j], base, strlen(base)) == 0 &&
-          (lab[j][strlen(base)] == '\0' || lab[j][strlen(base)] == '~')) {
-        dup++;
-      }
-    }
-    size_t len = strlen(base) + 16;
-    if (!(lab[k] = fl_malloc(len))) {
-      fl_free(size);
-      return -1;
-    }
-    if (dup > 1) snprintf(lab[k], len, "%s~%d", base, dup);
-    else snprintf(lab[k], len, "%s", base);
-    size[k] = fl_pairs_source_size(src);
-  }
-  if (a->shard_n > 1) fl_pairs_deal(nin, size, a->shard_n, own);
+  int rc = lab && own && size ? fl_pairs_labels(nex, examples, a->ninputs, a->inputs,
+                                                 a->shard_n, lab, size, own)
+                               : -1;
   fl_free(size);
-  return 0;
+  return rc < 0 ? -1 : 0;
 }
 
 
