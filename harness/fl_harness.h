@@ -169,9 +169,10 @@ int fl_results_commit(fl_results *r);
 /* Removes the staging folder and frees r. NULL-safe. */
 void fl_results_abort(fl_results *r);
 
-/*---- CSV helpers shared by solve and run ----*/
+/*---- the CSV writer (harness/output/csv.c): every CSV the commands write ----*/
 
-/* Writes `s` as one CSV field (quoted when it holds a comma, quote or newline). */
+/* Writes `s` as one CSV field (quoted when it holds a comma, quote or newline): the one
+ * quoting rule, for header cells and text cells alike. */
 void fl_csv_str(FILE *f, const char *s);
 /* Writes a number as a CSV field with 10 significant digits; NaN as "nan", infinities as
  * "inf"/"-inf". */
@@ -179,19 +180,26 @@ void fl_csv_num(FILE *f, double x);
 
 /* A CSV declared once as a table of columns, from which both its header and its rows are
  * written: each column's name, the kind of its value and where that value lives in the row
- * (a byte offset into the row struct the caller passes). */
+ * (a byte offset into the row struct the caller passes). The tables of the commands' CSVs are
+ * in harness/output/ (fl_run_csv.h). */
 typedef enum fl_csv_kind {
   FL_CSV_REAL,  /* double at off, written by fl_csv_num */
   FL_CSV_REALS, /* const double * at off; element idx of that array, by fl_csv_num */
   FL_CSV_INT,   /* int at off, "%d" */
   FL_CSV_LONG,  /* long at off, "%ld" */
-  FL_CSV_STR    /* const char * at off (NULL: empty), quoted by fl_csv_str */
+  FL_CSV_STR,   /* const char * at off (NULL: empty), quoted by fl_csv_str */
+  FL_CSV_G4,    /* double at off, "%.4g" (bench.csv's ratios; NaN as printf writes it) */
+  FL_CSV_G6,    /* double at off, "%.6g" (bench.csv's times) */
+  FL_CSV_F0,    /* double at off, "%.0f" (a count held as a double: bytes, instructions) */
+  /* or'ed into any kind but FL_CSV_REALS: the cell is empty unless the int at byte offset idx
+   * of the row is nonzero (a column that some rows leave empty, as bench.csv's) */
+  FL_CSV_IF = 0x100
 } fl_csv_kind;
 typedef struct fl_csv_col {
   const char *name; /* header cell, quoted by fl_csv_str's rule */
   fl_csv_kind kind;
   size_t off;       /* byte offset of the value in the row */
-  int idx;          /* FL_CSV_REALS: the element; else 0 */
+  int idx;          /* FL_CSV_REALS: the element; with FL_CSV_IF: the gate's offset; else 0 */
 } fl_csv_col;
 /* Writes the n column names, comma-separated, and a newline. */
 void fl_csv_header(FILE *f, const fl_csv_col *c, int n);
@@ -200,24 +208,16 @@ void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row);
 /* Appends src[0..nsrc) to dst after its first n columns, adding base to each offset (a table
  * of a struct nested in the row at base); returns n + nsrc. dst holds at least that many. */
 int fl_csv_cols_join(fl_csv_col *dst, int n, const fl_csv_col *src, int nsrc, size_t base);
-/* The columns of fl_csv_iter_header, with offsets into fl_iter_stat. */
+/* The columns of one iteration record (iter,time,error,merit,momentum,objective,step_length,
+ * inner_iters), with offsets into fl_iter_stat. */
 #define FL_CSV_NITER 8
 extern const fl_csv_col fl_csv_iter_cols[FL_CSV_NITER];
-/* The columns of fl_csv_metrics_header, with offsets into fl_metrics. */
+/* The columns of the common metrics (natmap,natmap_raw,momentum,signorini,cone,dual,
+ * dissipation,penetration,bilateral), with offsets into fl_metrics. */
 #define FL_CSV_NMETRICS 9
 extern const fl_csv_col fl_csv_metrics_cols[FL_CSV_NMETRICS];
-
-/* Column names of one iteration record, in the order fl_csv_iter_row writes them:
- * "iter,time,error,merit,momentum,objective,step,inner_iters" (no leading or trailing comma). */
-extern const char fl_csv_iter_header[];
-/* Writes the fields of one record (no newline, no leading comma). */
-void fl_csv_iter_row(FILE *f, const fl_iter_stat *st);
-
-/* Column names of the common metrics, in the order fl_csv_metrics_row writes them:
- * "natmap,natmap_raw,momentum,signorini,cone,dual,dissipation,penetration,bilateral". */
-extern const char fl_csv_metrics_header[];
-/* Writes the metrics, or as many "nan" fields when m is NULL (no newline, no leading comma). */
-void fl_csv_metrics_row(FILE *f, const fl_metrics *m);
+/* Sets every metric of fl_csv_metrics_cols to NaN (a row without metrics writes "nan"s). */
+void fl_csv_metrics_nan(fl_metrics *m);
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,13 @@ double fl_pairs_source_size(const char *src);
 /* Deals np items of size[] to nshards: largest first onto the least loaded, ties to the lower
  * shard and the earlier item. owner[np] gets each item's shard. */
 void fl_pairs_deal(int np, const double *size, int nshards, int *owner);
+/* The labels `solve` gives its sources, the nex examples ex[] then in[] (nin): each one's
+ * fl_pairs_label_base, with "~2", "~3", ... when two share one, so that every shard labels a
+ * source as the whole campaign does; each one's size (fl_pairs_source_size) and shard of
+ * nshards (fl_pairs_deal; 0 when nshards <= 1). lab, size and owner hold nex + nin; lab[k] is
+ * fl_malloc'd (fl_free). FL_OK or FL_ERR_NOMEM (the labels made so far are set). */
+int fl_pairs_labels(int nex, const char *const *ex, int nin, const char *const *in, int nshards,
+                    char **lab, double *size, int *owner);
 
 /*---- the store of finished pairs ----*/
 
@@ -139,6 +146,22 @@ void fl_camp_order_by_size(const double *size, int nsolvers, long npairs, long *
  * FL_OK or FL_ERR_IO. */
 int fl_camp_state(const char *dir, struct cJSON *man, const fl_pairs *ps, long resumed,
                   int sig, int shard_i, int shard_n, char *const *labels, int nlabels);
+
+/*---- a solve campaign's costs, read back (costs.c): what `profile` ranks ----*/
+
+/* The distinct strings of a column (problems or solvers), in order of appearance. */
+typedef struct fl_camp_names {
+  char **s;
+  int n, cap;
+} fl_camp_names;
+void fl_camp_names_free(fl_camp_names *nm);
+/* Reads a solve folder `dir`: steps.csv names the pairs (probs x solvers, filled in order of
+ * appearance), iters.csv gives each pair's cost by time (s) and by iterations to its first
+ * record whose merit is <= tol: *ctime and *citer, probs->n x solvers->n, row-major by
+ * problem (fl_free); INFINITY for a pair never below tol. FL_OK, FL_ERR_IO, FL_ERR_FORMAT
+ * (message names the file and row), FL_ERR_NOMEM. fl_perf_profile (fl_harness.h) is here too. */
+int fl_camp_read_costs(const char *dir, double tol, fl_camp_names *probs,
+                       fl_camp_names *solvers, double **ctime, double **citer);
 
 /* `frictionlab collect DIR... --out DIR` (collect.c). */
 int fl_cmd_collect(int argc, char **argv);

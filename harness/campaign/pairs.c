@@ -135,6 +135,31 @@ void fl_pairs_deal(int np, const double *size, int nshards, int *owner) {
 }
 
 
+int fl_pairs_labels(int nex, const char *const *ex, int nin, const char *const *in, int nshards,
+                    char **lab, double *size, int *owner) {
+  for (int k = 0; k < nex + nin; k++) {
+    const char *src = k < nex ? ex[k] : in[k - nex];
+    char base[128]; // as fl_problem's name
+    fl_pairs_label_base(src, base, sizeof base);
+    int dup = 1;
+    for (int j = 0; j < k; j++) {
+      if (strncmp(lab[j], base, strlen(base)) == 0 &&
+          (lab[j][strlen(base)] == '\0' || lab[j][strlen(base)] == '~')) {
+        dup++;
+      }
+    }
+    size_t len = strlen(base) + 16;
+    if (!(lab[k] = fl_malloc(len))) return fl_seterr(FL_ERR_NOMEM, "out of memory");
+    if (dup > 1) snprintf(lab[k], len, "%s~%d", base, dup);
+    else snprintf(lab[k], len, "%s", base);
+    size[k]  = fl_pairs_source_size(src);
+    owner[k] = 0;
+  }
+  if (nshards > 1) fl_pairs_deal(nex + nin, size, nshards, owner);
+  return FL_OK;
+}
+
+
 //---- the store ----
 
 typedef struct pair_ent {

@@ -17,6 +17,7 @@
 #include "../cli/fl_args.h"
 #include "../cli/fl_settings.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "fl_camp.h"
 
 typedef struct plan_cli {
@@ -132,25 +133,17 @@ int fl_cmd_plan(int argc, char **argv) {
     }
     fl_solver_destroy(s);
   }
-  for (int k = 0; k < n; k++) {
-    const char *src = k < nex ? ex[k] : in[k - nex];
-    char        base[128];
-    fl_pairs_label_base(src, base, sizeof base);
-    int dup = 1;
-    for (int j = 0; j < k; j++)
-      if (!strncmp(lab[j], base, strlen(base)) &&
-          (lab[j][strlen(base)] == '\0' || lab[j][strlen(base)] == '~'))
-        dup++;
-    if (asprintf(&lab[k], dup > 1 ? "%s~%d" : "%s", base, dup) < 0) goto done;
-    size[k] = fl_pairs_source_size(src);
+  // labels, sizes and shards as solve gives them
+  if (fl_pairs_labels(nex, ex, nin, (const char *const *)in, (int)c.shards, lab, size, owner) < 0) {
+    fprintf(stderr, "frictionlab plan: %s\n", fl_errmsg());
+    goto done;
   }
-  if (c.shards > 1) fl_pairs_deal(n, size, (int)c.shards, owner);
   if (c.out && !(out = fopen(c.out, "w"))) {
     fprintf(stderr, "frictionlab plan: %s: cannot create: %s\n", c.out, strerror(errno));
     out = stdout;
     goto done;
   }
-  fprintf(out, "pair,problem,source,solver,settings_hash,bytes,shard\n");
+  fl_csv_header(out, fl_plan_cols, FL_PLAN_NCOLS);
   long pair = 0;
   for (int k = 0; k < n; k++) {
     const char *src = k < nex ? ex[k] : in[k - nex];
@@ -162,11 +155,8 @@ int fl_cmd_plan(int argc, char **argv) {
     for (int j = 0; j < nsol; j++) {
       char hex[17];
       fl_pairs_hex(fl_pairs_hash(sh[j], &ph, sizeof ph), hex);
-      fprintf(out, "%ld,", pair++);
-      fl_csv_str(out, lab[k]);
-      fputc(',', out);
-      fl_csv_str(out, src);
-      fprintf(out, ",%s,%s,%.0f,%d\n", sol[j], hex, size[k], owner[k]);
+      fl_plan_row row = {pair++, lab[k], src, sol[j], hex, size[k], owner[k]};
+      fl_csv_row(out, fl_plan_cols, FL_PLAN_NCOLS, &row);
     }
   }
   status = 0;
@@ -177,7 +167,7 @@ done:
     status = 1;
   }
   if (status && c.out && out != stdout) remove(c.out);
-  for (int k = 0; lab && k < nex + nin; k++) free(lab[k]);
+  for (int k = 0; lab && k < nex + nin; k++) fl_free(lab[k]);
   free(lab);
   free(size);
   free(owner);

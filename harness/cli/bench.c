@@ -21,6 +21,7 @@
 #include "../../sim/fl_world.h"
 #include "bench_impl.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "../../peers/fl_peer.h"
 #include "fl_settings.h"
 #include "../run/fl_run.h"
@@ -231,9 +232,7 @@ int fl_cmd_bench(int argc, char **argv) {
     fprintf(stderr, "frictionlab bench: %s\n", fl_errmsg());
     goto done;
   }
-  fprintf(f, "problem,what,reps,nbody,nc,nv,iterations,reason,min_s,median_s,min_per_iter_s,"
-             "median_per_iter_s,ratio_median,ratio_per_iter,device_per_iter_s,device_GBps,merit,"
-             "penetration_m\n");
+  fl_csv_header(f, fl_bench_cols, FL_BENCH_NCOLS);
   char label[160];
   snprintf(label, sizeof label, "%s", prob_arg);
   int nbody = w ? (int)w->nbody : 0;
@@ -266,8 +265,9 @@ int fl_cmd_bench(int argc, char **argv) {
       const char *fst[3] = {"fem_geometry", "fem_elements", "fem_factor_schur"};
       for (int k = 0; k < 3; k++) {
         double mn = minimum(tfem[k], reps), md = median(tfem[k], reps);
-        fl_csv_str(f, label);
-        fprintf(f, ",%s,%d,%d,,%d,,,%.6g,%.6g,,,,,,,,\n", fst[k], reps, nbody, (int)ft.nfree, mn, md);
+        fl_bench_row row = {.problem = label, .what = fst[k], .reps = reps, .nbody = nbody,
+                            .nv = (int)ft.nfree, .min_s = mn, .median_s = md, .has_times = 1};
+        fl_csv_row(f, fl_bench_cols, FL_BENCH_NCOLS, &row);
         printf("%-10s %-16s min %.4g s  median %.4g s  (%d tets, %d free dofs, %d in the "
                "problem, %s)\n", label, fst[k], mn, md, (int)ntet, (int)ft.nfree,
                (int)ft.nparticipating, w->fem_solve == FL_FEM_SCHUR ? "schur" : "full");
@@ -279,9 +279,10 @@ int fl_cmd_bench(int argc, char **argv) {
     double *tt[2] = {tcol, tasm};
     for (int k = 0; k < 2; k++) {
       double mn = minimum(tt[k], reps), md = median(tt[k], reps);
-      fl_csv_str(f, label);
-      fprintf(f, ",%s,%d,%d,%d,%d,,,%.6g,%.6g,,,,,,,,\n", stage[k], reps, nbody, (int)p->nc,
-              (int)p->nv, mn, md);
+      fl_bench_row row = {.problem = label, .what = stage[k], .reps = reps, .nbody = nbody,
+                          .nc = (int)p->nc, .nv = (int)p->nv, .min_s = mn, .median_s = md,
+                          .has_nc = 1, .has_times = 1};
+      fl_csv_row(f, fl_bench_cols, FL_BENCH_NCOLS, &row);
       printf("%-10s %-16s min %.4g s  median %.4g s  (%d bodies, %d contacts)\n", label, stage[k],
              mn, md, nbody, (int)p->nc);
     }
@@ -339,11 +340,11 @@ int fl_cmd_bench(int argc, char **argv) {
       fl_progress_update(&bar, (long)s * reps + r + 1);
     }
     if (bar.active) fputs("\r\033[K", stderr); // the row below replaces the bar's line
-    fl_csv_str(f, label);
-    fputc(',', f);
-    fl_csv_str(f, solv[s]);
+    fl_bench_row row = {.problem = label, .what = solv[s], .nbody = nbody, .nc = (int)p->nc,
+                        .nv = (int)p->nv, .has_nc = 1};
     if (unsupported) {
-      fprintf(f, ",0,%d,%d,%d,,unsupported,,,,,,,,,,\n", nbody, (int)p->nc, (int)p->nv);
+      row.reason = "unsupported";
+      fl_csv_row(f, fl_bench_cols, FL_BENCH_NCOLS, &row);
       continue;
     }
     double mn = minimum(tsol, reps), md = median(tsol, reps);
@@ -352,11 +353,19 @@ int fl_cmd_bench(int argc, char **argv) {
       base_med = md;
       base_it = mdi;
     }
-    fprintf(f, ",%d,%d,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.4g,%.4g,", reps, nbody, (int)p->nc,
-            (int)p->nv, r0.iters, fl_reason_name(r0.reason), mn, md, mi, mdi, md / base_med,
-            mdi / base_it);
-    if (isfinite(dev_it)) fprintf(f, "%.6g,%.6g,", dev_it, dev_bw);
-    else fprintf(f, ",,");
+    row.reps              = reps;
+    row.iterations        = r0.iters;
+    row.reason            = fl_reason_name(r0.reason);
+    row.min_s             = mn;
+    row.median_s          = md;
+    row.min_per_iter_s    = mi;
+    row.median_per_iter_s = mdi;
+    row.ratio_median      = md / base_med;
+    row.ratio_per_iter    = mdi / base_it;
+    row.device_per_iter_s = dev_it;
+    row.device_GBps       = dev_bw;
+    row.has_times = row.has_solve = 1;
+    row.has_device = isfinite(dev_it);
     // the accuracy of the answer timed (the last repetition's): times compare only at equal
     // accuracy. The common merit (docs/merit.md) and the deepest penetration (m)
     fl_metrics m;
@@ -365,7 +374,9 @@ int fl_cmd_bench(int argc, char **argv) {
       merit = fl_metrics_merit(&m, NAN);
       pen = m.penetration;
     }
-    fprintf(f, "%.4g,%.4g\n", merit, pen);
+    row.merit         = merit;
+    row.penetration_m = pen;
+    fl_csv_row(f, fl_bench_cols, FL_BENCH_NCOLS, &row);
     printf("%-10s %-16s min %.4g s  median %.4g s  %4d its  %.3g s/it  x%.3g of %s (%s)  "
            "merit %.3g  penetration %.3g m\n",
            label, solv[s], mn, md, r0.iters, mdi, md / base_med, solv[0],

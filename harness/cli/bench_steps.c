@@ -27,6 +27,7 @@
 #include "../../sim/fl_world.h"
 #include "bench_impl.h"
 #include "../fl_harness.h"
+#include "../output/fl_run_csv.h"
 #include "../../peers/fl_peer.h"
 #include "fl_settings.h"
 #include "../run/fl_run.h"
@@ -54,10 +55,9 @@ typedef struct step_args {
   int force, callgrind, child;
 } step_args;
 
-/* Per solver and repetition: means per step (s) of the whole step and of each stage. */
+/* Per solver and repetition: means per step (s) of the whole step and of each stage (bench.csv's
+ * collide_s ... other_s, in this order: fl_bench_steps_cols). */
 enum { ST_STEP, ST_COLLIDE, ST_ASSEMBLE, ST_SETUP, ST_SOLVE, ST_INTEGRATE, ST_OTHER, NST };
-static const char *const st_name[NST] = {"step", "collide", "assemble", "setup", "solve",
-                                         "integrate", "other"};
 
 
 static int cmp_double(const void *a, const void *b) {
@@ -285,6 +285,7 @@ static double dump_total(const char *path) {
  * integration), assembly the rest of mj_step. NAN where a function was not found. */
 enum { IS_COLLIDE, IS_ASSEMBLE, IS_SETUP, IS_SOLVE, IS_OTHER, NIS };
 static const char *const is_name[NIS] = {"collide", "assemble", "setup", "solve", "other"};
+_Static_assert(NST - 1 == FL_BENCH_NSTAGE && NIS == FL_BENCH_NINSTR, "bench.csv's stage columns");
 
 static void dump_stages(const char *path, int peer, double total, long steps, double out[NIS]) {
   for (int k = 0; k < NIS; k++) out[k] = NAN;
@@ -509,12 +510,7 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
     fl_free(tmp);
     return 1;
   }
-  fprintf(f, "problem,solver,steps,reps,nc_mean,iters_mean,step_min_s,step_median_s");
-  for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%s_s", st_name[q]);
-  fprintf(f, ",pen_max,instr_per_step,ratio_median,ratio_instr");
-  for (int q = 0; q < NIS; q++) fprintf(f, ",instr_%s", is_name[q]);
-  fprintf(f, ",ls_evals_mean");
-  fputc('\n', f);
+  fl_csv_header(f, fl_bench_steps_cols, FL_BENCH_STEPS_NCOLS);
   printf("%-16s %9s %9s %8s %8s %8s %8s %8s %8s %8s %10s %12s %7s %7s\n", "solver", "min (us)",
          "med (us)", "collide", "assemble", "setup", "solve", "integr.", "other", "iters",
          "pen_max (m)", "instr/step", "x med", "ls/step");
@@ -532,22 +528,20 @@ int fl__bench_steps_run(const fl__bench_cli *c) {
       base = col[ST_STEP];
       base_i = instr[0];
     }
-    fl_csv_str(f, a.scene);
-    fputc(',', f);
-    fl_csv_str(f, a.solv[s]);
-    fprintf(f, ",%ld,%d,%.6g,%.6g,%.6g,%.6g", nstep, R, nc[s], its[s], mn, col[ST_STEP]);
-    for (int q = ST_COLLIDE; q < NST; q++) fprintf(f, ",%.6g", col[q]);
-    fprintf(f, ",%.6g,", pen[s]);
-    if (isfinite(instr[s])) fprintf(f, "%.0f", instr[s]);
-    fprintf(f, ",%.4g,", col[ST_STEP] / base);
-    if (isfinite(instr[s]) && isfinite(base_i)) fprintf(f, "%.4g", instr[s] / base_i);
+    fl_bench_steps_row row = {.problem = a.scene, .solver = a.solv[s], .steps = nstep, .reps = R,
+                              .nc_mean = nc[s], .iters_mean = its[s], .step_min_s = mn,
+                              .step_median_s = col[ST_STEP], .pen_max = pen[s],
+                              .instr_per_step = instr[s], .ratio_median = col[ST_STEP] / base,
+                              .ratio_instr = instr[s] / base_i, .ls_evals_mean = lss[s]};
+    for (int q = ST_COLLIDE; q < NST; q++) row.stage_s[q - ST_COLLIDE] = col[q];
     for (int q = 0; q < NIS; q++) {
-      fputc(',', f);
-      if (isfinite(istage[NIS * s + q])) fprintf(f, "%.0f", istage[NIS * s + q]);
+      row.instr[q]     = istage[NIS * s + q];
+      row.has_stage[q] = isfinite(row.instr[q]);
     }
-    fputc(',', f);
-    if (isfinite(lss[s])) fprintf(f, "%.6g", lss[s]);
-    fputc('\n', f);
+    row.has_instr       = isfinite(instr[s]);
+    row.has_ratio_instr = isfinite(instr[s]) && isfinite(base_i);
+    row.has_ls          = isfinite(lss[s]);
+    fl_csv_row(f, fl_bench_steps_cols, FL_BENCH_STEPS_NCOLS, &row);
     printf("%-16s %9.2f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %10.3g %12.0f %7.3g %7.1f\n",
            a.solv[s], 1e6 * mn, 1e6 * col[ST_STEP], 1e6 * col[ST_COLLIDE], 1e6 * col[ST_ASSEMBLE],
            1e6 * col[ST_SETUP], 1e6 * col[ST_SOLVE], 1e6 * col[ST_INTEGRATE], 1e6 * col[ST_OTHER],

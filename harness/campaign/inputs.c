@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* inputs.c: folder arguments of `solve` and `profile`, expanded into the FCLIB files under
- * them (see fl_harness.h). */
+/* inputs.c: folder arguments of `solve`, `profile` and `plan`, expanded into the FCLIB files
+ * under them (see fl_harness.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
