@@ -84,6 +84,7 @@ typedef struct {
   double align_step;   /* a step shorter than this re-aligns the blocking sliding contacts */
   double align_cos;    /* ... whose y_t, rho_t make a cosine above this */
   double align_keep;   /* ... to |rho_t| = align_keep rho_0, opposite y_t */
+  double align_depth;  /* ... where both y and rho are this close to the boundary (relative) */
   double frozen_retry; /* an exact step shorter than this is retried with the shift frozen */
   int inner;           /* exact step: 0 auto, 1 LU, 2 GMRES on the frozen matrix's Cholesky */
   int gmres_m;         /* GMRES's restart length */
@@ -175,6 +176,9 @@ static const fl_option_desc ipm_table[] = {
    "rho_t turned against y_t, |rho_t| = align_keep rho_0 (0: off)"},
   {"align_cos", FL_OPT_REAL, IO(align_cos), -1, 1, -0.9, NULL,
    "align_step acts on contacts whose cosine of (y_t, rho_t) is above this"},
+  {"align_depth", FL_OPT_REAL, IO(align_depth), 0, 1, 0.03, NULL,
+   "align_step acts only where y and rho both lie this close to their cones' boundary, "
+   "(x_0 - |x_t|) / x_0 below it"},
   {"align_keep", FL_OPT_REAL, IO(align_keep), 0, 1, 0.5, NULL,
    "align_step sets |rho_t| to this fraction of rho_0 (inside the cone)"},
   {"frozen_retry", FL_OPT_REAL, IO(frozen_retry), 0, 1, 0, NULL,
@@ -1150,6 +1154,7 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
           if (fmin(ay, az) > 10 * amax) continue;
           double nyt = hypot(yi[1], yi[2]), nzt = hypot(zi[1], zi[2]);
           if (!(nyt > 0) || !(nzt > 0)) continue;
+          if (yi[0] - nyt > o->align_depth * yi[0] || zi[0] - nzt > o->align_depth * zi[0]) continue;
           if ((yi[1] * zi[1] + yi[2] * zi[2]) / (nyt * nzt) <= o->align_cos) continue;
           double sc = o->align_keep * zi[0] / nyt;
           zi[1] = -sc * yi[1], zi[2] = -sc * yi[2];
