@@ -86,6 +86,8 @@ typedef struct {
   double align_keep;   /* ... to |rho_t| = align_keep rho_0, opposite y_t */
   double align_depth;  /* ... where both y and rho are this close to the boundary (relative) */
   double frozen_retry; /* an exact step shorter than this is retried with the shift frozen */
+  double collapse_step; /* with switch_frozen: steps this short ... */
+  int collapse_iter;   /* ... this many times in a row freeze the shift (0: off) */
   int inner;           /* exact step: 0 auto, 1 LU, 2 GMRES on the frozen matrix's Cholesky */
   int gmres_m;         /* GMRES's restart length */
   int gmres_max;       /* its most iterations per solve */
@@ -184,6 +186,13 @@ static const fl_option_desc ipm_table[] = {
   {"frozen_retry", FL_OPT_REAL, IO(frozen_retry), 0, 1, 0, NULL,
    "with newton_shift: an exact step shorter than this is computed again with the shift frozen "
    "(a second factorization) and the longer of the two is taken (0: off)"},
+  {"collapse_step", FL_OPT_REAL, IO(collapse_step), 0, 1, 0.05, NULL,
+   "with switch_frozen: collapse_iter exact steps in a row shorter than this freeze the shift "
+   "as a stall does (steps that shrink geometrically: a contact pinned at its cones' "
+   "boundary)"},
+  {"collapse_iter", FL_OPT_INT, IO(collapse_iter), 0, 1000000, 0, NULL,
+   "with switch_frozen: this many exact steps in a row shorter than collapse_step freeze the "
+   "shift (0: off; only a stall of stall_iter iterations does)"},
   {"inner", FL_OPT_ENUM, IO(inner), 0, 0, 0, "auto|lu|gmres",
    "the exact step's linear solve (newton_shift): lu, UMFPACK's LU of the non-symmetric matrix; "
    "gmres, GMRES preconditioned by CHOLMOD's Cholesky of the frozen (symmetric) matrix, which "
@@ -1101,6 +1110,7 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
   d->npol = 0, d->switched = 0, d->nunblock = 0, d->nalign = 0, d->nretry = d->nretry_won = 0;
   d->nxtry = 0, d->nxit = 0, d->xbest = INFINITY;
   int koff = 0; // records taken by the crossover
+  int nshort = 0; // exact steps in a row shorter than collapse_step
   double xlast = INFINITY; // the best merit at the last crossover try
   for (int k = 1;; k++) {
     int bad = factor(d, p, newton) != 0;
@@ -1225,6 +1235,11 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
     if (bad) {
       sv->reason = bad == 2 ? FL_DIVERGED_NAN : FL_DIVERGED_LINEAR_SOLVER;
       break;
+    }
+    nshort = newton && !bad && alpha < o->collapse_step ? nshort + 1 : 0;
+    if (newton && o->switch_frozen && o->collapse_iter > 0 && nshort >= o->collapse_iter) {
+      newton = 0, since_best = 0, d->switched = k; // the exact steps collapse: freeze the shift
+      continue;
     }
     if (since_best >= o->stall_iter && newton && o->switch_frozen) {
       newton = 0, since_best = 0, d->switched = k; // the exact step stalls: freeze the shift
