@@ -25,7 +25,11 @@
  * constraint's linearization, S_i J_i becomes G_i J_i = (S_i + mu e_0 t_i') J_i on the right of
  * D_i, the matrix A + sum J_i'S_i D_i G_i J_i is not symmetric, and UMFPACK factorizes it (the
  * same pattern, analyzed once): the exact Newton step of Coulomb's law, not of a convex
- * program. eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
+ * program. Where that LU would not fit (ipm.inner=auto, max_factor_gb), the exact step is
+ * solved by GMRES preconditioned by the Cholesky of the frozen matrix (the two differ by one
+ * rank-one term per friction contact). After a short exact step, sliding contacts pinned with
+ * y and rho on their cones' boundary and the friction not against the slip get it turned
+ * (ipm.align_step: the stall of docs/ipm.md, "Issue 52"). eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
  * on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
  * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
  * piles). The shift s is updated from the current velocities after every step. After a step,
