@@ -29,8 +29,8 @@
  * solved by GMRES preconditioned by the Cholesky of the frozen matrix (the two differ by one
  * rank-one term per friction contact). After a short exact step, sliding contacts pinned with
  * y and rho on their cones' boundary and the friction not against the slip get it turned
- * (ipm.align_step: the stall of docs/ipm.md, "Issue 52"). eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
- * on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
+ * (ipm.align_step: the stall of docs/ipm.md, "Issue 52"). eps_i = ipm.reg w_i (w_i the
+ * contact's mean Delassus diagonal) is a proximal term on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
  * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
  * piles). The shift s is updated from the current velocities after every step. After a step,
  * a contact whose constraint value g_i + E_i rho_i is inside its cone at least ipm.snap times
