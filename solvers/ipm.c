@@ -200,8 +200,8 @@ static const fl_option_desc ipm_table[] = {
   {"inner", FL_OPT_ENUM, IO(inner), 0, 0, 0, "auto|lu|gmres",
    "the exact step's linear solve (newton_shift): lu, UMFPACK's LU of the non-symmetric matrix; "
    "gmres, GMRES preconditioned by CHOLMOD's Cholesky of the frozen (symmetric) matrix, which "
-   "differs from it by one rank-one term per friction contact (a factor 10 to 20 smaller on "
-   "the granular steps); auto: lu where UMFPACK's estimate is within max_factor_gb, else gmres"},
+   "differs from it by one rank-one term per friction contact (its factor is 18 times smaller "
+   "on granular_1e4); auto: lu where UMFPACK's estimate is within max_factor_gb, else gmres"},
   {"gmres_m", FL_OPT_INT, IO(gmres_m), 1, 1000, 20, NULL,
    "inner=gmres: the restart length"},
   {"gmres_max", FL_OPT_INT, IO(gmres_max), 1, 100000, 60, NULL,
