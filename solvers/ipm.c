@@ -30,7 +30,8 @@
  * rank-one term per friction contact). After a short exact step, sliding contacts pinned with
  * y and rho on their cones' boundary and the friction not against the slip get it turned
  * (ipm.align_step: the stall of docs/ipm.md, "Issue 52"). eps_i = ipm.reg w_i (w_i the
- * contact's mean Delassus diagonal) is a proximal term on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
+ * contact's mean Delassus diagonal) is a proximal term on rho centred at the current
+ * iterate: it leaves the residuals (hence the answer) unchanged,
  * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
  * piles). The shift s is updated from the current velocities after every step. After a step,
  * a contact whose constraint value g_i + E_i rho_i is inside its cone at least ipm.snap times
@@ -1159,7 +1160,8 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
         // a sliding contact has y on the cone's boundary (u_n = 0); where rho is on it too and
         // rho_t does not point against y_t the pair is not complementary, and turning rho_t
         // along the boundary takes steps that shrink geometrically (measured: one such contact
-        // held granular_1e3 for 100 iterations): turn the friction against the slip
+        // held a granular_1e3 stand-in for 100 iterations): turn the friction against the
+        // slip
         double amax = alpha / o->frac;
         for (fl_int i = 0; i < nc; i++) {
           if (cdim(p, i) == 1) continue;
