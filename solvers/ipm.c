@@ -25,8 +25,13 @@
  * constraint's linearization, S_i J_i becomes G_i J_i = (S_i + mu e_0 t_i') J_i on the right of
  * D_i, the matrix A + sum J_i'S_i D_i G_i J_i is not symmetric, and UMFPACK factorizes it (the
  * same pattern, analyzed once): the exact Newton step of Coulomb's law, not of a convex
- * program. eps_i = ipm.reg w_i (w_i the contact's mean Delassus diagonal) is a proximal term
- * on rho centred at the current iterate: it leaves the residuals (hence the answer) unchanged,
+ * program. Where that LU would not fit (ipm.inner=auto, max_factor_gb), the exact step is
+ * solved by GMRES preconditioned by the Cholesky of the frozen matrix (the two differ by one
+ * rank-one term per friction contact). After a short exact step, sliding contacts pinned with
+ * y and rho on their cones' boundary and the friction not against the slip get it turned
+ * (ipm.align_step: the stall of docs/ipm.md, "Issue 52"). eps_i = ipm.reg w_i (w_i the
+ * contact's mean Delassus diagonal) is a proximal term on rho centred at the current
+ * iterate: it leaves the residuals (hence the answer) unchanged,
  * bounds D_i and damps the motion of the impulses along W's null space (the self-stress of
  * piles). The shift s is updated from the current velocities after every step. After a step,
  * a contact whose constraint value g_i + E_i rho_i is inside its cone at least ipm.snap times
@@ -81,6 +86,17 @@ typedef struct {
   double crossover_reg; /* its proximal weight on the impulses' step, relative to w_i */
   int crossover_halve; /* halvings of a step that raises the merit (0: full steps) */
   double crossover_rho; /* the classification's z = r - (u + mu |u_t| e_0) / crossover_rho */
+  double align_step;   /* a step shorter than this re-aligns the blocking sliding contacts */
+  double align_cos;    /* ... whose y_t, rho_t make a cosine above this */
+  double align_keep;   /* ... to |rho_t| = align_keep rho_0, opposite y_t */
+  double align_depth;  /* ... where both y and rho are this close to the boundary (relative) */
+  double frozen_retry; /* an exact step shorter than this is retried with the shift frozen */
+  double collapse_step; /* with switch_frozen: steps this short ... */
+  int collapse_iter;   /* ... this many times in a row freeze the shift (0: off) */
+  int inner;           /* exact step: 0 auto, 1 LU, 2 GMRES on the frozen matrix's Cholesky */
+  int gmres_m;         /* GMRES's restart length */
+  int gmres_max;       /* its most iterations per solve */
+  double gmres_tol;    /* its relative residual */
 } ipm_opts;
 
 #define IO(f) offsetof(ipm_opts, f)
@@ -160,6 +176,39 @@ static const fl_option_desc ipm_table[] = {
   {"crossover_rho", FL_OPT_REAL, IO(crossover_rho), 1e-300, 1e300, 1, NULL,
    "the crossover's classification projects z = r - (u + mu |u_t| e_0) / crossover_rho (N s "
    "per m/s; 1: the merit's natural map)"},
+  {"align_step", FL_OPT_REAL, IO(align_step), 0, 1, 0.1, NULL,
+   "after a step shorter than this, a friction contact whose cones limited it and whose y_t "
+   "and rho_t are not opposite (cosine above align_cos: a sliding contact with both on the "
+   "cones' boundary and the friction not against the slip, which no short step can turn) gets "
+   "rho_t turned against y_t, |rho_t| = align_keep rho_0 (0: off)"},
+  {"align_cos", FL_OPT_REAL, IO(align_cos), -1, 1, -0.9, NULL,
+   "align_step acts on contacts whose cosine of (y_t, rho_t) is above this"},
+  {"align_depth", FL_OPT_REAL, IO(align_depth), 0, 1, 0.03, NULL,
+   "align_step acts only where y and rho both lie this close to their cones' boundary, "
+   "(x_0 - |x_t|) / x_0 below it"},
+  {"align_keep", FL_OPT_REAL, IO(align_keep), 0, 1, 0.5, NULL,
+   "align_step sets |rho_t| to this fraction of rho_0 (inside the cone)"},
+  {"frozen_retry", FL_OPT_REAL, IO(frozen_retry), 0, 1, 0, NULL,
+   "with newton_shift: an exact step shorter than this is computed again with the shift frozen "
+   "(a second factorization) and the longer of the two is taken (0: off)"},
+  {"collapse_step", FL_OPT_REAL, IO(collapse_step), 0, 1, 0.05, NULL,
+   "with switch_frozen: collapse_iter exact steps in a row shorter than this freeze the shift "
+   "as a stall does (steps that shrink geometrically: a contact pinned at its cones' "
+   "boundary)"},
+  {"collapse_iter", FL_OPT_INT, IO(collapse_iter), 0, 1000000, 0, NULL,
+   "with switch_frozen: this many exact steps in a row shorter than collapse_step freeze the "
+   "shift (0: off; only a stall of stall_iter iterations does)"},
+  {"inner", FL_OPT_ENUM, IO(inner), 0, 0, 0, "auto|lu|gmres",
+   "the exact step's linear solve (newton_shift): lu, UMFPACK's LU of the non-symmetric matrix; "
+   "gmres, GMRES preconditioned by CHOLMOD's Cholesky of the frozen (symmetric) matrix, which "
+   "differs from it by one rank-one term per friction contact (its factor is 18 times smaller "
+   "on granular_1e4); auto: lu where UMFPACK's estimate is within max_factor_gb, else gmres"},
+  {"gmres_m", FL_OPT_INT, IO(gmres_m), 1, 1000, 20, NULL,
+   "inner=gmres: the restart length"},
+  {"gmres_max", FL_OPT_INT, IO(gmres_max), 1, 100000, 60, NULL,
+   "inner=gmres: the most GMRES iterations per solve (the last iterate is used)"},
+  {"gmres_tol", FL_OPT_REAL, IO(gmres_tol), 0, 1, 1e-10, NULL,
+   "inner=gmres: stop at this residual relative to the right-hand side's"},
   {NULL, 0, 0, 0, 0, 0, NULL, NULL}};
 
 typedef struct {
@@ -185,9 +234,20 @@ typedef struct {
   int k0;             /* the polish's iteration 0 is record k0 */
   int npol;           /* records of the polish in the last solve */
   long nunblock;      /* contacts re-centred (unblock) in the last solve */
+  long nalign;        /* contacts re-aligned (align_step) in the last solve */
+  long nretry, nretry_won; /* frozen retries in the last solve, and those taken */
+  double *sdy, *sdrho, *sdv; /* (3nc, 3nc, nv) with frozen_retry: the exact step kept */
   int nxtry, nxit;    /* crossover tries and Newton steps in the last solve */
   double xbest;       /* the crossover's best merit in the last solve (INFINITY: none) */
   int switched;       /* the iteration where the shift was frozen after a stall (0: never) */
+  int gm;             /* 1: the exact step by GMRES on the frozen matrix's Cholesky (inner) */
+  double *xcol;       /* (3 nc) with gm: S D_i e_0 mu_i, the shift's derivative's column */
+  double *gv, *gh, *gz, *gw; /* with gm: Krylov basis ((m+1) nv), Hessenberg and rotations
+                              ((m+1) (m+3)), (nv), (3nc) */
+  int gm_m, gm_max;   /* gmres_m, gmres_max */
+  double gm_tol;      /* gmres_tol */
+  long ngm;           /* GMRES iterations in the last solve */
+  double gmres_worst; /* the largest relative residual GMRES ended with in the last solve */
   int empty;
 } ipm_data;
 
@@ -200,6 +260,8 @@ static void ipm_destroy(fl_solver *s) {
   if (d->sym) umfpack_di_free_symbolic(&d->sym);
   fl_solver_destroy(d->pol);
   fl_free(d->that);
+  fl_free(d->sdy), fl_free(d->sdrho), fl_free(d->sdv);
+  fl_free(d->xcol), fl_free(d->gv), fl_free(d->gh), fl_free(d->gz), fl_free(d->gw);
   fl_dynamics_free(d->dyn);
   fl__reduced_free(&d->red);
   double **arrs[] = {&d->w, &d->Rn, &d->vhat, &d->eps, &d->Wm, &d->Wi, &d->D,
@@ -305,6 +367,11 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
   d->norm_q = sqrt(q2);
   d->that = fl_calloc(2 * sc, sizeof(double));
   if (!d->that) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  if (o->newton_shift && o->frozen_retry > 0) {
+    d->sdy = fl_malloc(sn * sizeof(double)), d->sdrho = fl_malloc(sn * sizeof(double));
+    d->sdv = fl_malloc(sv * sizeof(double));
+    if (!d->sdy || !d->sdrho || !d->sdv) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
+  }
   if (o->newton_shift) {
     // K is stored by rows: UMFPACK reads it as K' by columns (solved with UMFPACK_At)
     double ctl[UMFPACK_CONTROL], info[UMFPACK_INFO];
@@ -322,12 +389,23 @@ static int ipm_setup_factor(fl_solver *s, const fl_problem *p) {
     double lu_b = info[UMFPACK_NUMERIC_SIZE_ESTIMATE] * info[UMFPACK_SIZE_OF_UNIT];
     d->lnz = info[UMFPACK_LNZ_ESTIMATE] + info[UMFPACK_UNZ_ESTIMATE];
     d->flops = info[UMFPACK_FLOPS_ESTIMATE], d->fact_gb = lu_b / 1e9;
-    if (lu_b > max_b)
+    if (lu_b > max_b && o->inner == 1)
       return fl_seterr(FL_ERR_UNSUPPORTED, "ipm: %s: UMFPACK estimates %.3g GB of LU factors "
                        "(%.2g flops per factorization) for the %ld x %ld reduced matrix, above "
                        "ipm.max_factor_gb = %g", p->name, lu_b / 1e9, d->flops, (long)nv,
                        (long)nv, max_b / 1e9);
-    return FL_OK;
+    if (lu_b <= max_b && o->inner != 2) return FL_OK;
+    // the LU does not fit (or gmres asked): GMRES on the frozen matrix's Cholesky
+    umfpack_di_free_symbolic(&d->sym);
+    d->sym = NULL, d->gm = 1;
+    size_t m = (size_t)o->gmres_m;
+    d->xcol = fl_malloc(3 * sc * sizeof(double));
+    d->gv = fl_malloc((m + 1) * sv * sizeof(double));
+    d->gh = fl_malloc((m + 1) * (m + 3) * sizeof(double));
+    d->gz = fl_malloc(sv * sizeof(double));
+    d->gw = fl_malloc(sn * sizeof(double));
+    d->gm_m = o->gmres_m, d->gm_max = o->gmres_max, d->gm_tol = o->gmres_tol;
+    if (!d->xcol || !d->gv || !d->gh || !d->gz || !d->gw) return fl_seterr(FL_ERR_NOMEM, "ipm: out of memory");
   }
   if (fl__chol_start(&d->ch) < 0) return fl_seterr(FL_ERR_LIBRARY, "ipm: cholmod_start failed");
   if (fl__chol_analyze(&d->ch, d->red.K) < 0)
@@ -548,7 +626,9 @@ static int factor(ipm_data *d, const fl_problem *p, int newton) {
       if (!isfinite(Di[a])) return -1;
     // N = S D G_i with G_i = S (+ mu e_0 that' with the shift's derivative)
     double Gm[9] = {1, 0, 0, 0, mu, 0, 0, 0, mu};
-    if (newton && kk == 3) Gm[1] = mu * d->that[2 * i], Gm[2] = mu * d->that[2 * i + 1];
+    if (newton && kk == 3 && !d->gm) Gm[1] = mu * d->that[2 * i], Gm[2] = mu * d->that[2 * i + 1];
+    if (d->gm) // the rank-one term GMRES applies: S D e_0 mu (that' on the tangent rows)
+      for (int a = 0; a < 3; a++) d->xcol[3 * i + a] = kk == 3 ? sc[a] * Di[3 * a] * mu : 0;
     if (kk == 1) Gm[4] = Gm[8] = 0;
     for (int a = 0; a < 3; a++)
       for (int b = 0; b < 3; b++)
@@ -564,6 +644,104 @@ static int factor(ipm_data *d, const fl_problem *p, int newton) {
   }
   if (!fl__chol_factor(&d->ch, K, K->val, 0)) return -1;
   d->nfact++;
+  return 0;
+}
+
+
+static double dot(fl_int n, const double *a, const double *b) {
+  double s = 0;
+  for (fl_int k = 0; k < n; k++) s += a[k] * b[k];
+  return s;
+}
+
+
+/* y = K x for the exact step's matrix: the frozen K0 (d->red.K) plus, per friction contact,
+ * J_i' xcol_i that_i' (J_i x)_t; w (3nc) scratch */
+static void exact_apply(ipm_data *d, const fl_problem *p, const double *x, double *y, double *w) {
+  fl_csr_gemv(d->red.K, 1.0, x, 0.0, y);
+  fl_csr_gemv(p->J, 1.0, x, 0.0, w);
+  for (fl_int i = 0; i < d->nc; i++) {
+    double c = d->that[2 * i] * w[3 * i + 1] + d->that[2 * i + 1] * w[3 * i + 2];
+    for (int a = 0; a < 3; a++) w[3 * i + a] = d->xcol[3 * i + a] * c;
+  }
+  fl_csr_gemtv(p->J, 1.0, w, 1.0, y);
+}
+
+
+/* K x = b for the exact step by restarted GMRES, right-preconditioned by the Cholesky of the
+ * frozen matrix K0 (K - K0 is one rank-one term per friction contact): x from 0; the last
+ * iterate after gmres_max iterations is used (it is a Newton direction, checked by the merit).
+ * 0, or -1 on a failed solve or a non-finite iterate. */
+static int gmres(ipm_data *d, const fl_problem *p, const double *b, double *x) {
+  fl_int nv = d->nv;
+  int m = d->gm_m, maxit = d->gm_max;
+  double tol = d->gm_tol;
+  double *V = d->gv, *H = d->gh, *cs = H + (size_t)(m + 1) * m, *sn = cs + (m + 1);
+  double *g = sn + (m + 1);
+  double bn = sqrt(dot(nv, b, b)), rel = 0;
+  memset(x, 0, (size_t)nv * sizeof(double));
+  if (!(bn > 0)) return 0;
+  int its = 0;
+  while (its < maxit) {
+    // r = b - K x into V[0]
+    double *v0 = V;
+    exact_apply(d, p, x, v0, d->gw);
+    for (fl_int k = 0; k < nv; k++) v0[k] = b[k] - v0[k];
+    double beta = sqrt(dot(nv, v0, v0));
+    rel = beta / bn;
+    if (rel <= tol) break;
+    for (fl_int k = 0; k < nv; k++) v0[k] /= beta;
+    memset(g, 0, (size_t)(m + 1) * sizeof(double));
+    g[0] = beta;
+    int j = 0;
+    for (; j < m && its < maxit; j++, its++) {
+      // w = K M^-1 v_j
+      if (fl__chol_solve(&d->ch, nv, V + (size_t)j * nv) < 0) return -1;
+      double *w = V + (size_t)(j + 1) * nv;
+      exact_apply(d, p, d->ch.X->x, w, d->gw);
+      double *h = H + (size_t)j * (m + 1);
+      for (int q = 0; q <= j; q++) { // modified Gram-Schmidt
+        const double *vq = V + (size_t)q * nv;
+        h[q] = dot(nv, w, vq);
+        for (fl_int k = 0; k < nv; k++) w[k] -= h[q] * vq[k];
+      }
+      h[j + 1] = sqrt(dot(nv, w, w));
+      if (h[j + 1] > 0)
+        for (fl_int k = 0; k < nv; k++) w[k] /= h[j + 1];
+      for (int q = 0; q < j; q++) { // the earlier rotations
+        double t = cs[q] * h[q] + sn[q] * h[q + 1];
+        h[q + 1] = -sn[q] * h[q] + cs[q] * h[q + 1], h[q] = t;
+      }
+      double den = hypot(h[j], h[j + 1]);
+      cs[j] = den > 0 ? h[j] / den : 1, sn[j] = den > 0 ? h[j + 1] / den : 0;
+      h[j] = den, h[j + 1] = 0;
+      g[j + 1] = -sn[j] * g[j], g[j] = cs[j] * g[j];
+      d->ngm++;
+      if (fabs(g[j + 1]) / bn <= tol || !(den > 0)) {
+        j++, its++;
+        break;
+      }
+    }
+    // y = H^-1 g (upper triangular, j x j); x += M^-1 V y
+    for (int q = j - 1; q >= 0; q--) {
+      double t = g[q];
+      for (int c = q + 1; c < j; c++) t -= H[(size_t)c * (m + 1) + q] * g[c];
+      g[q] = t / H[(size_t)q * (m + 1) + q];
+    }
+    memset(d->gz, 0, (size_t)nv * sizeof(double));
+    for (int q = 0; q < j; q++)
+      for (fl_int k = 0; k < nv; k++) d->gz[k] += g[q] * V[(size_t)q * nv + k];
+    if (fl__chol_solve(&d->ch, nv, d->gz) < 0) return -1;
+    for (fl_int k = 0; k < nv; k++) x[k] += ((const double *)d->ch.X->x)[k];
+    if (j == 0) break;
+  }
+  exact_apply(d, p, x, d->gz, d->gw);
+  double r2 = 0;
+  for (fl_int k = 0; k < nv; k++) r2 += (b[k] - d->gz[k]) * (b[k] - d->gz[k]);
+  rel = sqrt(r2) / bn;
+  if (rel > d->gmres_worst) d->gmres_worst = rel;
+  for (fl_int k = 0; k < nv; k++)
+    if (!isfinite(x[k])) return -1;
   return 0;
 }
 
@@ -587,6 +765,8 @@ static int direction(ipm_data *d, const fl_problem *p, int newton, double *dy, d
     if (umfpack_di_solve(UMFPACK_At, K->rowptr, K->col, K->val, d->dv, d->rhs, d->num, NULL,
                          NULL) != UMFPACK_OK)
       return -1;
+  } else if (d->gm && newton) {
+    if (gmres(d, p, d->rhs, d->dv) < 0) return -1;
   } else {
     if (fl__chol_solve(&d->ch, nv, d->rhs) < 0) return -1;
     memcpy(d->dv, d->ch.X->x, (size_t)nv * sizeof(double));
@@ -630,13 +810,6 @@ static double max_step(const ipm_data *d, const fl_problem *p, const double *dy,
     a = fmin(a, cone_step(k, d->rho + 3 * i, drho + 3 * i));
   }
   return a;
-}
-
-
-static double dot(fl_int n, const double *a, const double *b) {
-  double s = 0;
-  for (fl_int k = 0; k < n; k++) s += a[k] * b[k];
-  return s;
 }
 
 
@@ -856,6 +1029,37 @@ done:
 }
 
 
+/* Mehrotra's predictor-corrector direction (dv, dy, drho) at the factorization of this
+ * iteration (factor), mu_c the complementarity; *sigma the centring. 0, or 1 on a failed solve */
+static int pc_direction(ipm_data *d, const fl_problem *p, int newton, double mu_c, double *sigma) {
+  fl_int nc = d->nc, n = 3 * nc;
+  // predictor: t = -lambda (so W t = -y)
+  for (fl_int r = 0; r < n; r++) d->t[r] = -d->lam[r];
+  scale_t(d, p);
+  int bad = direction(d, p, newton, d->dya, d->drhoa) != 0;
+  if (!bad) {
+    double aa = fmin(1, max_step(d, p, d->dya, d->drhoa)), ma = 0;
+    for (fl_int r = 0; r < n; r++) ma += (d->y[r] + aa * d->dya[r]) * (d->rho[r] + aa * d->drhoa[r]);
+    ma /= nc;
+    *sigma = fmin(1, pow(fmax(ma, 0) / mu_c, 3));
+    // corrector: lambda o t = -lambda o lambda - (W^-1 dy_a) o (W drho_a) + sigma mu e
+    for (fl_int i = 0; i < nc; i++) {
+      int kk = cdim(p, i);
+      double a1[3], b1[3], c1[3], l2[3], rc[3];
+      mv3(d->Wi + 9 * i, d->dya + 3 * i, a1);
+      mv3(d->Wm + 9 * i, d->drhoa + 3 * i, b1);
+      jprod(kk, a1, b1, c1);
+      jprod(kk, d->lam + 3 * i, d->lam + 3 * i, l2);
+      for (int a = 0; a < 3; a++) rc[a] = -l2[a] - c1[a] + (a == 0 ? *sigma * mu_c : 0);
+      jsolve(kk, d->lam + 3 * i, rc, d->t + 3 * i);
+    }
+    scale_t(d, p);
+    bad = direction(d, p, newton, d->dy, d->drho) != 0;
+  }
+  return bad;
+}
+
+
 static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamma) {
   ipm_data *d = sv->data;
   const ipm_opts *o = sv->opts;
@@ -865,7 +1069,7 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
   fl_iter_stat st;
   fl_int nc = d->nc, n = 3 * nc, nv = d->nv;
   size_t bn = (size_t)n * sizeof(double), bv = (size_t)nv * sizeof(double);
-  d->nfact = 0, d->smooth2 = 0;
+  d->nfact = 0, d->smooth2 = 0, d->ngm = 0, d->gmres_worst = 0;
   // scales: the free motion's rms velocity and the impulse that changes it by that much
   double wmean = 0;
   for (fl_int i = 0; i < nc; i++) wmean += d->w[i] / nc;
@@ -908,39 +1112,31 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
   if (fl_solver_record(sv, &st) != 0) return FL_OK;
   int since_best = 0, newton = o->newton_shift && o->shift_update, round_it = 0, nround = 0;
   double mu_round = dot(n, d->y, d->rho) / nc;
-  d->npol = 0, d->switched = 0, d->nunblock = 0;
+  d->npol = 0, d->switched = 0, d->nunblock = 0, d->nalign = 0, d->nretry = d->nretry_won = 0;
   d->nxtry = 0, d->nxit = 0, d->xbest = INFINITY;
   int koff = 0; // records taken by the crossover
+  int nshort = 0; // exact steps in a row shorter than collapse_step
   double xlast = INFINITY; // the best merit at the last crossover try
   for (int k = 1;; k++) {
     int bad = factor(d, p, newton) != 0;
     double mu_c = dot(n, d->y, d->rho) / nc, alpha = 0, sigma = NAN;
-    if (!bad) { // predictor: t = -lambda (so W t = -y)
-      for (fl_int r = 0; r < n; r++) d->t[r] = -d->lam[r];
-      scale_t(d, p);
-      bad = direction(d, p, newton, d->dya, d->drhoa) != 0;
-    }
-    if (!bad) {
-      double aa = fmin(1, max_step(d, p, d->dya, d->drhoa)), ma = 0;
-      for (fl_int r = 0; r < n; r++) ma += (d->y[r] + aa * d->dya[r]) * (d->rho[r] + aa * d->drhoa[r]);
-      ma /= nc;
-      sigma = fmin(1, pow(fmax(ma, 0) / mu_c, 3));
-      // corrector: lambda o t = -lambda o lambda - (W^-1 dy_a) o (W drho_a) + sigma mu e
-      for (fl_int i = 0; i < nc; i++) {
-        int kk = cdim(p, i);
-        double a1[3], b1[3], c1[3], l2[3], rc[3];
-        mv3(d->Wi + 9 * i, d->dya + 3 * i, a1);
-        mv3(d->Wm + 9 * i, d->drhoa + 3 * i, b1);
-        jprod(kk, a1, b1, c1);
-        jprod(kk, d->lam + 3 * i, d->lam + 3 * i, l2);
-        for (int a = 0; a < 3; a++) rc[a] = -l2[a] - c1[a] + (a == 0 ? sigma * mu_c : 0);
-        jsolve(kk, d->lam + 3 * i, rc, d->t + 3 * i);
-      }
-      scale_t(d, p);
-      bad = direction(d, p, newton, d->dy, d->drho) != 0;
-    }
+    if (!bad) bad = pc_direction(d, p, newton, mu_c, &sigma);
     if (!bad) {
       alpha = fmin(1, o->frac * max_step(d, p, d->dy, d->drho));
+      if (newton && alpha < o->frozen_retry && d->sdy) {
+        // the exact step is short: the frozen shift's step from the same point, if longer
+        memcpy(d->sdy, d->dy, bn), memcpy(d->sdrho, d->drho, bn), memcpy(d->sdv, d->dv, bv);
+        double s2 = NAN, a2 = 0;
+        d->nretry++;
+        if (factor(d, p, 0) == 0 && pc_direction(d, p, 0, mu_c, &s2) == 0)
+          a2 = fmin(1, o->frac * max_step(d, p, d->dy, d->drho));
+        if (a2 > alpha) {
+          alpha = a2, sigma = s2;
+          d->nretry_won++;
+        } else {
+          memcpy(d->dy, d->sdy, bn), memcpy(d->drho, d->sdrho, bn), memcpy(d->dv, d->sdv, bv);
+        }
+      }
       for (fl_int r = 0; r < n; r++) {
         d->y[r] += alpha * d->dy[r];
         d->rho[r] += alpha * d->drho[r];
@@ -958,6 +1154,27 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
           double nz = kk == 1 ? fabs(zi[0]) : sqrt(dot(3, zi, zi));
           yi[0] += o->unblock * ny, zi[0] += o->unblock * nz;
           d->nunblock++;
+        }
+      }
+      if (newton && alpha < o->align_step) {
+        // a sliding contact has y on the cone's boundary (u_n = 0); where rho is on it too and
+        // rho_t does not point against y_t the pair is not complementary, and turning rho_t
+        // along the boundary takes steps that shrink geometrically (measured: one such contact
+        // held a granular_1e3 stand-in for 100 iterations): turn the friction against the
+        // slip
+        double amax = alpha / o->frac;
+        for (fl_int i = 0; i < nc; i++) {
+          if (cdim(p, i) == 1) continue;
+          double *yi = d->y + 3 * i, *zi = d->rho + 3 * i;
+          double ay = cone_step(3, yi, d->dy + 3 * i), az = cone_step(3, zi, d->drho + 3 * i);
+          if (fmin(ay, az) > 10 * amax) continue;
+          double nyt = hypot(yi[1], yi[2]), nzt = hypot(zi[1], zi[2]);
+          if (!(nyt > 0) || !(nzt > 0)) continue;
+          if (yi[0] - nyt > o->align_depth * yi[0] || zi[0] - nzt > o->align_depth * zi[0]) continue;
+          if ((yi[1] * zi[1] + yi[2] * zi[2]) / (nyt * nzt) <= o->align_cos) continue;
+          double sc = o->align_keep * zi[0] / nyt;
+          zi[1] = -sc * yi[1], zi[2] = -sc * yi[2];
+          d->nalign++;
         }
       }
       d->smooth2 = o->smooth * dot(n, d->y, d->rho) / nc;
@@ -1025,6 +1242,11 @@ static int ipm_solve(fl_solver *sv, const fl_problem *p, double *v, double *gamm
       sv->reason = bad == 2 ? FL_DIVERGED_NAN : FL_DIVERGED_LINEAR_SOLVER;
       break;
     }
+    nshort = newton && !bad && alpha < o->collapse_step ? nshort + 1 : 0;
+    if (newton && o->switch_frozen && o->collapse_iter > 0 && nshort >= o->collapse_iter) {
+      newton = 0, since_best = 0, d->switched = k; // the exact steps collapse: freeze the shift
+      continue;
+    }
     if (since_best >= o->stall_iter && newton && o->switch_frozen) {
       newton = 0, since_best = 0, d->switched = k; // the exact step stalls: freeze the shift
       continue;
@@ -1045,6 +1267,13 @@ static void ipm_view(const fl_solver *s, FILE *f) {
     fprintf(f, "ipm: crossover: %d tries, %d Newton steps, best merit %.3g\n", d->nxtry, d->nxit,
             d->xbest);
   if (d && d->pol) fprintf(f, "ipm: %d of the last solve's records are the polish's (pnewton)\n", d->npol);
+  if (d && d->nretry)
+    fprintf(f, "ipm: %ld short exact steps retried with the shift frozen, %ld of them taken\n",
+            d->nretry, d->nretry_won);
+  if (d && d->nalign) fprintf(f, "ipm: %ld contacts re-aligned (align_step)\n", d->nalign);
+  if (d && d->gm)
+    fprintf(f, "ipm: the exact step by GMRES on the frozen matrix's Cholesky: %ld iterations in "
+            "the last solve, largest final relative residual %.3g\n", d->ngm, d->gmres_worst);
   fprintf(f, "ipm: reduced system %ld x %ld, %ld nonzeros; %s factors %.4g entries (%.3g GB), "
           "%.3g flops per factorization; %d factorizations in the last solve\n",
           d && d->red.K ? (long)d->red.K->nrow : 0L, d && d->red.K ? (long)d->red.K->nrow : 0L,
