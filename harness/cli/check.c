@@ -26,7 +26,7 @@
 
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "check_cases.h"
+#include "../check/check_cases.h"
 #include "../run/fl_run.h"
 
 /* the command line as declared (fl_args.h); copied into check_args */

@@ -33,9 +33,9 @@
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
-#include "fl_verify.h"
+#include "../verify/fl_verify.h"
 
-#include "verify_impl.h"
+#include "../verify/verify_impl.h"
 #include "../run/fl_run.h"
 
 

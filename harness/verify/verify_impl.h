@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-/* verify_impl.h: the analytic suite's cases as the command (verify.c) runs them: the case table
- * and its scenes (verify_cases.c), the closed forms and judges (verify_judge.c). Internal to
- * harness/cli/. */
+/* verify_impl.h: the analytic suite's cases as the command (harness/cli/verify.c) runs them: the
+ * case table and its scenes (verify_cases.c), the closed forms and judges (verify_judge.c).
+ * Internal to harness/. */
 #ifndef FL_VERIFY_IMPL_H
 #define FL_VERIFY_IMPL_H
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/verify/verify_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include <math.h>
 #include <stddef.h>

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* check_impl.h: one case of `frictionlab check` (check_run.c), the record it leaves and the
- * quantities it measures; check.c compares records with the baselines. Internal to harness/. */
+ * quantities it measures; harness/cli/check.c compares records with the baselines. Internal
+ * to harness/. */
 #ifndef FL_CHECK_IMPL_H
 #define FL_CHECK_IMPL_H
 // layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
 #if defined(FL_LAYER) && FL_LAYER < 6
-#error "harness/cli/check_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#error "harness/check/check_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include "../../sim/fl_world.h"
