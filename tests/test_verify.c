@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness/cli/fl_verify.h"
+#include "../harness/verify/fl_verify.h"
 #include "../sim/fl_world.h"
 #include "fl_test.h"
 

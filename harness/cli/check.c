@@ -26,8 +26,7 @@
 
 #include "../../sim/fl_world.h"
 #include "fl_args.h"
-#include "check_cases.h"
-#include "../run/fl_run.h"
+#include "../check/check_cases.h"
 
 /* the command line as declared (fl_args.h); copied into check_args */
 typedef struct check_cli {
@@ -218,19 +217,15 @@ static int check_scene(const check_args *a, const case_input *in, const char *la
     }
   } else if (!steps && in->file) {
     // a user's scene runs its own duration (cut at CHECK_FILE_MAXSTEPS, and said)
-    fl_run_spec sp = {.scene = in->file};
-    fl_run run;
-    if (fl_run_open(&sp, &run) < 0) {
+    double own, duration, dt;
+    if (fl__check_file_steps(in->file, &own, &duration, &dt) < 0) {
       fprintf(stderr, "frictionlab check: %s\n", fl_errmsg());
       cJSON_Delete(base);
       return 2;
     }
-    const fl_world *w = run.world;
-    double own = floor(w->duration / w->dt + 0.5);
     steps = own < 1 ? 1 : own > CHECK_FILE_MAXSTEPS ? CHECK_FILE_MAXSTEPS : (int)own;
     printf("check: %s: %d steps (%s %g s at dt %g s; --steps N for another length)\n", in->file,
-           steps, own > CHECK_FILE_MAXSTEPS ? "cut from its duration" : "its duration", w->duration, w->dt);
-    fl_run_close(&run);
+           steps, own > CHECK_FILE_MAXSTEPS ? "cut from its duration" : "its duration", duration, dt);
   } else if (!steps) {
     steps = fl__check_scene_steps(in->scene ? in->scene : "*");
   }

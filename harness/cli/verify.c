@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-/* verify.c: `frictionlab verify`, cases with closed-form answers judged on the motion.
+/* verify.c: `frictionlab verify`, cases with closed-form answers judged on the motion: the
+ * command (flags, the table, the figure, the results folder); the engine that runs and judges
+ * the cases is harness/verify/ (fl_verify.h, verify_impl.h).
  *
- * Each case is a small scene (generated here as scene-file JSON, written into the results
- * folder so that `frictionlab run` replays it) and a judge that reads the probe bodies'
- * positions and velocities from the world after every step and compares them with the answer
- * of the time-stepping scheme itself: the stepper is semi-implicit Euler (v_{n+1} from the
- * impulses of the step, forces evaluated at the step's start t_n, x_{n+1} = x_n + dt v_{n+1}),
- * so an exact solver of the rigid contact problem reproduces a short recursion to
- * round-off (fl__verify_ref_*). The continuous closed forms and the discrete ones are derived in docs/verify.md.
+ * Each case is a small scene (generated as scene-file JSON by verify_cases.c, written into
+ * the results folder so that `frictionlab run` replays it) and a judge that reads the probe
+ * bodies' positions and velocities from the world after every step and compares them with the
+ * answer of the time-stepping scheme itself: the stepper is semi-implicit Euler (v_{n+1} from
+ * the impulses of the step, forces evaluated at the step's start t_n, x_{n+1} = x_n + dt
+ * v_{n+1}), so an exact solver of the rigid contact problem reproduces a short recursion to
+ * round-off (fl__verify_ref_*). The continuous closed forms and the discrete ones are derived
+ * in docs/verify.md.
  *
  * Every case runs with every CPU solver at its defaults, with the settings docs/ recommend (as
  * separate rows) and with MuJoCo's three solvers where the scene can be written as MJCF.
@@ -18,329 +21,25 @@
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <cjson/cJSON.h>
 
-#include "../../sim/fl_loop.h"
-#include "../../sim/fl_world.h"
-#include "../../sim/fl_fem.h"
 #include "../figures/fl_figure.h"
 #include "fl_args.h"
 #include "../fl_harness.h"
 #include "../../peers/fl_peer.h"
-#include "fl_verify.h"
+#include "../verify/fl_verify.h"
 
-#include "verify_impl.h"
-#include "../run/fl_run.h"
+#include "../verify/verify_impl.h"
 
-
-
-//---- the solver rows ----
-
-typedef struct vsolver {
-  const char *solver;   /* registered solver or peer name */
-  const char *settings; /* "k=v,k=v" or "" (defaults) */
-  const char *why;      /* where the setting is recommended */
-} vsolver;
-
-static const vsolver base_rows[] = {
-  {"pgs", "", NULL},
-  {"pgs", "max_iter=1000", "a larger sweep budget"},
-  {"jacobi", "", NULL},
-  {"primal-descent", "", NULL},
-  {"dual-descent", "", NULL},
-  {"sap", "", NULL},
-  {"sap", "model=sap", "SAP's convex model named explicitly"},
-  {"sap", "beta=0.01", "docs/sap.md: near-rigid contact"},
-  {"nsn", "", NULL},
-  {"nsn", "ncp=ac", "docs/nsn.md: Alart-Curnier"},
-  {"nsn", "line_search=backtrack,warm_start=true", "docs/bench-world.md: world steps"},
-  {"prox", "", NULL},
-  {"mujoco-pgs", "", NULL},
-  {"mujoco-cg", "", NULL},
-  {"mujoco-newton", "", NULL},
-  {"drake-sap", "", NULL},
-  {"drake-similar", "", NULL},
-  {"drake-lagged", "", NULL},
-  {"drake-tamsi", "", NULL},
-  {"drake-sap", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
-  {"drake-lagged", "contact=hydroelastic", "docs/peers.md: Drake's own contact for boxes"},
-  {"mujoco4-pgs", "", NULL},
-  {"mujoco4-cg", "", NULL},
-  {"mujoco4-newton", "", NULL},
-};
-#define NBASE ((int)(sizeof base_rows / sizeof base_rows[0]))
-#define NROWS_MAX (NBASE + 32)
-
-/* The suite's rows: the list above, then every other registered solver (built-in or plug-in:
- * pnewton, admm, ipm, ...) at its defaults, so that none goes unjudged (issue 50). Filled on
- * first use, after fl_register_all. */
-static const char defer_why[] =
-  "not run unless named with --solver: a Siconos bridge, a child process per step (minutes)";
-static vsolver rows[NROWS_MAX];
-static char row_names[NROWS_MAX][64]; /* copies: the registry's list moves on registration */
-static int nrows;
-static int verify_nrows(void) {
-  if (nrows) return nrows;
-  fl_register_all();
-  for (int j = 0; j < NBASE; j++) rows[nrows++] = base_rows[j];
-  const char *const *reg = fl_solver_list();
-  for (int k = 0; reg && reg[k] && nrows < NROWS_MAX; k++) {
-    int seen = 0;
-    for (int j = 0; j < nrows; j++) seen |= !strcmp(rows[j].solver, reg[k]);
-    if (seen) continue;
-    snprintf(row_names[nrows], sizeof row_names[nrows], "%s", reg[k]);
-    // a plug-in's row names its file (the table's legend), a Siconos bridge's why it waits
-    const char *origin = fl_solver_ops_origin(fl_solver_find(reg[k]));
-    rows[nrows] = (vsolver){row_names[nrows], "",
-                            origin ? origin : strncmp(reg[k], "siconos-", 8) ? NULL : defer_why};
-    nrows++;
-  }
-  return nrows;
-}
-#define NROWS verify_nrows()
+#define NROWS fl__verify_nrows()
+#define ROW(j) (*fl__verify_row(j))
 
 
-//---- running one (case, row) ----
-
-typedef struct vresult {
-  int status; /* 0 ran, 1 unsupported, 2 error */
-  char msg[200];
-  int nq;
-  vq q[MAXQ];
-  int steps, nfail;
-  double wall_s;
-} vresult;
-
-
-static void traj_free(vtraj *tr) {
-  fl_free(tr->t);
-  for (int b = 0; b < MAXPROBE; b++) {
-    fl_free(tr->x[b]);
-    fl_free(tr->v[b]);
-    fl_free(tr->w[b]);
-    fl_free(tr->q[b]);
-  }
-}
-
-
-static void traj_store(vtraj *tr, const fl_world *w, const int *probe, int nprobe) {
-  int i = tr->n++;
-  tr->t[i] = w->t;
-  for (int b = 0; b < nprobe; b++) {
-    if (probe[b] < 0) { // deformable body -1 - probe[b]: centre of mass, mean velocity
-      int k = -1 - probe[b];
-      double p[3], com[3], m = w->fem[k]->mass;
-      fl_fem_momentum(w, k, p, com);
-      for (int c = 0; c < 3; c++) {
-        tr->x[b][3 * i + c] = com[c];
-        tr->v[b][3 * i + c] = p[c] / m;
-        tr->w[b][3 * i + c] = 0;
-      }
-      static const double q1[4] = {1, 0, 0, 0};
-      memcpy(tr->q[b] + 4 * i, q1, sizeof q1);
-      continue;
-    }
-    const fl_body *bd = &w->body[probe[b]];
-    memcpy(tr->x[b] + 3 * i, bd->pos, 3 * sizeof(double));
-    memcpy(tr->v[b] + 3 * i, bd->vel, 3 * sizeof(double));
-    memcpy(tr->w[b] + 3 * i, bd->omega, 3 * sizeof(double));
-    memcpy(tr->q[b] + 4 * i, bd->quat, 4 * sizeof(double));
-  }
-}
-
-
-/* The scene of case c into sp: its canonical scene with its settings (and its quick ones in
- * --quick; their texts in sbuf, 256 bytes, and ss, 12 pointers), or the case's scene file as
- * text (scene_json). */
-static int case_scene(const vcase *c, int quick, const char *scene_json, char *sbuf,
-                      const char **ss, fl_run_spec *sp) {
-  if (!c->canonical) {
-    sp->scene = c->name;
-    sp->scene_text = scene_json;
-    return FL_OK;
-  }
-  char all[256];
-  snprintf(all, sizeof all, "%s%s%s", c->canonical_set ? c->canonical_set : "",
-           quick && c->quick_set ? "," : "", quick && c->quick_set ? c->quick_set : "");
-  int ns = fl_split_list(all, sbuf, 256, ss, 12);
-  if (ns < 0) return ns;
-  sp->scene = c->canonical;
-  sp->nscene = ns;
-  sp->scene_set = ss;
-  return FL_OK;
-}
-
-
-/* what a case measures after each step (fl_loop each) */
-typedef struct verify_step_ctx {
-  const vcase *c;
-  vtraj *tr;
-  const int *probe; /* the probed bodies */
-  int nprobe;
-  double *obs;      /* the observables of a case with a `track`, else NULL */
-  fl_int itrack;    /* the tracked one */
-} verify_step_ctx;
-
-
-static int verify_each(void *ctx, fl_world *w, long k, const fl_step_info *info, const double *val) {
-  (void)k;
-  (void)info;
-  (void)val;
-  verify_step_ctx *v = ctx;
-  const vcase *c = v->c;
-  vtraj *tr = v->tr;
-  if (c->rest_R > 0) {
-    const fl_body *pb = &w->body[v->probe[0]]; /* a rigid probe (the coin) */
-    if (hypot(pb->vel[0], pb->vel[1]) + fabs(pb->omega[2]) * c->rest_R < c->rest_speed) {
-      traj_store(tr, w, v->probe, v->nprobe);
-      return FL_LOOP_STOP;
-    }
-  }
-  double pen = 0;
-  if (fl_world_penetration(w, &pen) >= 0 && !(pen <= tr->pen_max)) tr->pen_max = pen;
-  if (v->obs && fl_world_observe(w, v->obs) == FL_OK && !(v->obs[v->itrack] <= tr->obs_max))
-    tr->obs_max = v->obs[v->itrack]; /* NaN propagates */
-  if (v->obs) tr->obs_end = v->obs[v->itrack];
-  traj_store(tr, w, v->probe, v->nprobe);
-  return FL_OK;
-}
-
-
-/* Runs case c with row r for `duration` seconds and judges it. Returns FL_OK (the outcome is
- * in out, an unsupported or failing step included) or an error of verify itself. */
-static int run_one(const vcase *c, const vsolver *r, double duration, const char *scene_json,
-                   const fl_verify_opts *o, vresult *out) {
-  memset(out, 0, sizeof *out);
-  double *obs = NULL; /* the observables of a case with a `track` */
-  vtraj tr;
-  memset(&tr, 0, sizeof tr);
-  fl_run run;
-  memset(&run, 0, sizeof run);
-  int steps = (int)lround(duration / c->dt), probe[MAXPROBE], nprobe = 0;
-  // the row's settings, prefixed by its solver's name
-  char sets[8][96], setbuf[256];
-  const char *split[8], *setp[8];
-  int nset = fl_split_list(r->settings, setbuf, sizeof setbuf, split, 8);
-  if (nset < 0) return nset;
-  for (int k = 0; k < nset; k++) {
-    snprintf(sets[k], sizeof sets[k], "%s.%s", r->solver, split[k]);
-    setp[k] = sets[k];
-  }
-  // the extra settings: peers' keys to peers, the others to registered solvers (after the
-  // row's)
-  const char *pset[16], *sset[24];
-  int npset = 0, nsset = 0;
-  for (int k = 0; k < nset && npset < 16; k++) pset[npset++] = setp[k];
-  for (int k = 0; k < nset; k++) sset[nsset++] = setp[k];
-  for (int k = 0; k < o->nset; k++) {
-    char pre[64];
-    const char *dot = strchr(o->set[k], '.'), *eq = strchr(o->set[k], '=');
-    size_t pl = dot && (!eq || dot < eq) ? (size_t)(dot - o->set[k]) : 0;
-    snprintf(pre, sizeof pre, "%.*s", (int)(pl < sizeof pre ? pl : sizeof pre - 1), o->set[k]);
-    if (pl && fl_peer_prefix(pre)) {
-      if (npset < 16) pset[npset++] = o->set[k];
-    } else if (nsset < nset + 16) {
-      sset[nsset++] = o->set[k];
-    }
-  }
-  char sbuf[256];
-  const char *ss[12];
-  fl_run_spec sp = {.flags = FL_RUN_NO_METRICS, .stepper = r->solver, .opts = "error_every=0",
-                    .nset = nsset, .set = sset, .npeer_set = npset, .peer_set = pset,
-                    .steps = steps, .each = verify_each};
-  int rc = case_scene(c, o->quick, scene_json, sbuf, ss, &sp);
-  if (rc >= 0) rc = fl_run_open(&sp, &run);
-  if (rc == FL_ERR_UNSUPPORTED) {
-    out->status = 1;
-    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
-    return FL_OK;
-  }
-  if (rc < 0) return rc;
-  fl_world *w = run.world;
-  for (int b = 0; b < MAXPROBE && c->probe[b]; b++) {
-    probe[b] = fl_world_find_body(w, c->probe[b]);
-    int kf = probe[b] < 0 ? fl_world_find_fem(w, c->probe[b]) : -1;
-    if (kf >= 0) probe[b] = -1 - kf; /* a deformable probe (traj_store) */
-    if (probe[b] < 0 && kf < 0) {
-      rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no body %s", c->name, c->probe[b]);
-      goto done;
-    }
-    nprobe++;
-  }
-  tr.dt = c->dt;
-  tr.t = fl_malloc((size_t)(steps + 1) * sizeof(double));
-  int okm = tr.t != NULL;
-  for (int b = 0; b < nprobe; b++) {
-    tr.x[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
-    tr.v[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
-    tr.w[b] = fl_malloc((size_t)(steps + 1) * 3 * sizeof(double));
-    tr.q[b] = fl_malloc((size_t)(steps + 1) * 4 * sizeof(double));
-    okm = okm && tr.x[b] && tr.v[b] && tr.w[b] && tr.q[b];
-  }
-  if (!okm) {
-    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
-    goto done;
-  }
-  traj_store(&tr, w, probe, nprobe);
-  fl_int itrack = -1, nobs = c->track ? fl_world_nobs(w) : 0;
-  for (fl_int k = 0; k < nobs && itrack < 0; k++)
-    if (!strcmp(fl_world_obs_name(w, k), c->track)) itrack = k;
-  if (c->track && itrack < 0) {
-    rc = fl_seterr(FL_ERR_STATE, "verify: case %s has no observable %s", c->name, c->track);
-    goto done;
-  }
-  if (c->track && !(obs = fl_malloc((size_t)nobs * sizeof(double)))) {
-    rc = fl_seterr(FL_ERR_NOMEM, "verify: out of memory");
-    goto done;
-  }
-  verify_step_ctx vc = {c, &tr, probe, nprobe, obs, itrack};
-  run.spec.ctx = &vc;
-  int src = fl_run_go(&run);
-  const fl_loop loop = run.loop;
-  if (src == FL_ERR_UNSUPPORTED) {
-    out->status = 1;
-    snprintf(out->msg, sizeof out->msg, "%s", fl_errmsg());
-    goto done;
-  }
-  if (src < 0) {
-    out->status = 2;
-    snprintf(out->msg, sizeof out->msg, "step %ld: %s", loop.taken, fl_errmsg());
-    goto done;
-  }
-  out->nfail = (int)loop.failed;
-  steps = (int)loop.taken; // fewer when the probe came to rest
-  out->wall_s = loop.wall_s;
-  tr.steps = steps;
-  tr.nfail = out->nfail;
-  out->steps = steps;
-  tr.world = w;
-  rc = c->judge(c, &tr, out->q);
-  if (rc >= 0) {
-    out->nq = rc;
-    rc = FL_OK;
-  }
-done:
-  fl_free(obs);
-  traj_free(&tr);
-  fl_run_close(&run);
-  return rc;
-}
-
-
-//---- verdicts ----
-
-static const char *verdict_name(const vresult *r, int k) {
-  if (r->status == 1) return "unsupported";
-  if (r->status == 2) return "error";
-  return qpass(&r->q[k]) ? "pass" : "fail";
-}
-
+//---- row labels ----
 
 static void row_label(const vsolver *r, char *buf, size_t n) {
   if (*r->settings) snprintf(buf, n, "%s %s", r->solver, r->settings);
@@ -350,7 +49,7 @@ static void row_label(const vsolver *r, char *buf, size_t n) {
 
 /* a short column label for the table: solver (abbreviated) and a row number for settings */
 static void row_short(int i, char *buf, size_t n) {
-  const vsolver *r = &rows[i];
+  const vsolver *r = &ROW(i);
   const char *s = r->solver;
   const char *ab = !strcmp(s, "primal-descent") ? "primal" : !strcmp(s, "dual-descent") ? "dual"
                  : !strcmp(s, "mujoco-pgs") ? "mj-pgs" : !strcmp(s, "mujoco-cg") ? "mj-cg"
@@ -363,7 +62,7 @@ static void row_short(int i, char *buf, size_t n) {
   else if (!strncmp(s, "siconos-", 8)) snprintf(sc, sizeof sc, "sc-%.8s", s + 8), ab = sc;
   int variant = 0;
   for (int k = 0; k < i; k++)
-    if (!strcmp(rows[k].solver, s)) variant++;
+    if (!strcmp(ROW(k).solver, s)) variant++;
   if (variant) snprintf(buf, n, "%.10s/%d", ab, variant);
   else snprintf(buf, n, "%s", ab);
 }
@@ -424,88 +123,18 @@ static const fl_cmd_spec *verify_spec(void) {
 }
 
 
-static int row_available(const vsolver *r, char *why, size_t n) {
-  if (fl_peer_find(r->solver)) return 1;
-  const char *pu = fl_peer_unavailable(r->solver);
-  if (pu) {
-    snprintf(why, n, "%s", pu);
-    return 0;
-  }
-  if (!fl_solver_find(r->solver)) {
-    snprintf(why, n, "solver %s is not registered in this build", r->solver);
-    return 0;
-  }
-  return 1;
-}
-
-
-int fl__verify_run(const fl_verify_opts *o, fl_verify_row_fn fn, void *ctx) {
-  fl_register_all();
-  for (int i = 0; i < NCASES; i++) {
-    const vcase *c = &fl__verify_cases[i];
-    if (!fl_list_has(o->only, c->name) || (o->quick && !c->quick)) continue;
-    double dur = o->quick ? c->dur_quick : c->dur;
-    char *json = fl__verify_scene_text(c, dur);
-    if (c->scene && !json) return FL_ERR_NOMEM; /* message set */
-    int rc = FL_OK;
-    for (int j = 0; j < NROWS && rc >= 0; j++) {
-      const vsolver *r = &rows[j];
-      if (!fl_list_has(o->solvers, r->solver)) continue;
-      char why[200];
-      vresult res;
-      if (r->why == defer_why && !o->solvers) { // deferred: say so, as unsupported
-        memset(&res, 0, sizeof res);
-        res.status = 1;
-        snprintf(res.msg, sizeof res.msg, "%s", defer_why);
-      } else if (!row_available(r, why, sizeof why)) {
-        memset(&res, 0, sizeof res);
-        res.status = 1;
-        snprintf(res.msg, sizeof res.msg, "%s", why);
-      } else {
-        if ((rc = run_one(c, r, dur, json, o, &res)) < 0) break;
-      }
-      for (int k = 0; k < (res.status ? 1 : res.nq) && rc >= 0; k++) {
-        fl_verify_row vr;
-        memset(&vr, 0, sizeof vr);
-        vr.case_name = c->name;
-        vr.solver = r->solver;
-        vr.settings = r->settings;
-        vr.status = res.status;
-        vr.message = res.msg;
-        vr.nfail = res.nfail;
-        vr.steps = res.steps;
-        if (res.status == 0) {
-          vr.quantity = res.q[k].name;
-          vr.expected = res.q[k].expected;
-          vr.measured = res.q[k].measured;
-          vr.rel_error = qerr(&res.q[k]);
-          vr.tolerance = res.q[k].tol;
-          vr.pass = qpass(&res.q[k]);
-        } else {
-          vr.quantity = "-";
-          vr.expected = vr.measured = vr.rel_error = vr.tolerance = NAN;
-        }
-        vr.verdict = verdict_name(&res, k);
-        rc = fn(ctx, &vr);
-      }
-    }
-    fl_free(json);
-    if (rc < 0) return rc;
-  }
-  return FL_OK;
-}
 
 
 /* collects rows for the command's outputs */
 typedef struct vcollect {
   FILE *csv;
   int ncase, nrow;           /* table size (cases and rows selected) */
-  int ci[FL_VERIFY_MAXCASES], ri[NROWS_MAX]; /* selected indices */
-  char cell[FL_VERIFY_MAXCASES][NROWS_MAX][8];
-  double ratio[FL_VERIFY_MAXCASES][NROWS_MAX];
-  int failed[FL_VERIFY_MAXCASES][NROWS_MAX];
-  int status[FL_VERIFY_MAXCASES][NROWS_MAX];
-  char msg[FL_VERIFY_MAXCASES][NROWS_MAX][200];
+  int ci[FL_VERIFY_MAXCASES], ri[FL_VERIFY_MAXROWS]; /* selected indices */
+  char cell[FL_VERIFY_MAXCASES][FL_VERIFY_MAXROWS][8];
+  double ratio[FL_VERIFY_MAXCASES][FL_VERIFY_MAXROWS];
+  int failed[FL_VERIFY_MAXCASES][FL_VERIFY_MAXROWS];
+  int status[FL_VERIFY_MAXCASES][FL_VERIFY_MAXROWS];
+  char msg[FL_VERIFY_MAXCASES][FL_VERIFY_MAXROWS][200];
   int npass, nfail, nunsup, nerror;
   FILE *fails; /* detail lines for summary.txt (a temporary stream) */
 } vcollect;
@@ -520,7 +149,7 @@ static int case_index(const char *name) {
 
 static int row_index(const char *solver, const char *settings) {
   for (int j = 0; j < NROWS; j++)
-    if (!strcmp(rows[j].solver, solver) && !strcmp(rows[j].settings, settings)) return j;
+    if (!strcmp(ROW(j).solver, solver) && !strcmp(ROW(j).settings, settings)) return j;
   return -1;
 }
 
@@ -554,7 +183,7 @@ static int collect_row(void *ctx, const fl_verify_row *vr) {
     if (!vr->pass) {
       vc->failed[i][j] = 1;
       char lab[160];
-      row_label(&rows[j], lab, sizeof lab);
+      row_label(&ROW(j), lab, sizeof lab);
       fprintf(vc->fails, "  %-20s %-44s %-16s expected %-12.6g measured %-12.6g error %.3g (tolerance %.3g)\n",
               vr->case_name, lab, vr->quantity, vr->expected, vr->measured, vr->rel_error,
               vr->tolerance);
@@ -589,9 +218,9 @@ static void print_table(FILE *f, const vcollect *vc) {
   for (int b = 0; b < vc->nrow; b++) {
     char lab[160];
     row_short(vc->ri[b], sh, sizeof sh);
-    row_label(&rows[vc->ri[b]], lab, sizeof lab);
-    fprintf(f, "  %-8s %s%s%s%s\n", sh, lab, rows[vc->ri[b]].why ? " (" : "",
-            rows[vc->ri[b]].why ? rows[vc->ri[b]].why : "", rows[vc->ri[b]].why ? ")" : "");
+    row_label(&ROW(vc->ri[b]), lab, sizeof lab);
+    fprintf(f, "  %-8s %s%s%s%s\n", sh, lab, ROW(vc->ri[b]).why ? " (" : "",
+            ROW(vc->ri[b]).why ? ROW(vc->ri[b]).why : "", ROW(vc->ri[b]).why ? ")" : "");
   }
 }
 
@@ -616,7 +245,7 @@ static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
            "(below 1 passes; no marker: unsupported)");
   fl_fig_panel *panel[5] = {NULL};
   for (int b = 0; b < vc->nrow; b++) {
-    int j = vc->ri[b], g = fig_group(rows[j].solver);
+    int j = vc->ri[b], g = fig_group(ROW(j).solver);
     if (!panel[g]) {
       panel[g] = fl_fig_panel_add(fig, title[g], "case", "error / tolerance", 0, 1);
       if (!panel[g]) return fl_seterr(FL_ERR_NOMEM, "verify: figure");
@@ -642,7 +271,7 @@ static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
       fputc('\n', f);
     }
     if (fflush(f) != 0) return fl_seterr(FL_ERR_IO, "verify: %s: write failed", name);
-    row_label(&rows[j], lab, sizeof lab);
+    row_label(&ROW(j), lab, sizeof lab);
     fl_fig_series_add(panel[g], name, "x", "ratio", lab, 1);
   }
   return FL_OK;
@@ -691,11 +320,11 @@ int fl_cmd_verify(int argc, char **argv) {
     snprintf(buf, sizeof buf, "%s", o.solvers);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
       int found = 0;
-      for (int j = 0; j < NROWS; j++) found |= !strcmp(rows[j].solver, t);
+      for (int j = 0; j < NROWS; j++) found |= !strcmp(ROW(j).solver, t);
       if (!found) {
         fprintf(stderr, "frictionlab verify: --solver %s: not one of the suite's solvers:", t);
         for (int j = 0; j < NROWS; j++)
-          if (j == 0 || strcmp(rows[j].solver, rows[j - 1].solver)) fprintf(stderr, " %s", rows[j].solver);
+          if (j == 0 || strcmp(ROW(j).solver, ROW(j - 1).solver)) fprintf(stderr, " %s", ROW(j).solver);
         fprintf(stderr, "\n");
         bad = 1;
       }
@@ -708,7 +337,7 @@ int fl_cmd_verify(int argc, char **argv) {
   for (int i = 0; i < NCASES; i++)
     if (fl_list_has(o.only, fl__verify_cases[i].name) && (!o.quick || fl__verify_cases[i].quick)) vc->ci[vc->ncase++] = i;
   for (int j = 0; j < NROWS; j++)
-    if (fl_list_has(o.solvers, rows[j].solver)) vc->ri[vc->nrow++] = j;
+    if (fl_list_has(o.solvers, ROW(j).solver)) vc->ri[vc->nrow++] = j;
 
   char out[1024];
   if (outdir) snprintf(out, sizeof out, "%s", outdir);
@@ -740,30 +369,8 @@ int fl_cmd_verify(int argc, char **argv) {
     for (int a = 0; a < vc->ncase; a++) {
       const vcase *c = &fl__verify_cases[vc->ci[a]];
       snprintf(path, sizeof path, "%s/cases/%s.json", fl_results_staging(res), c->name);
-      if (c->canonical) {
-        // a canonical scene: its scene file as `export --scene-json` writes it
-        char sbuf[256];
-        const char *ss[12];
-        fl_run_spec sp = {0};
-        fl_run cr;
-        memset(&cr, 0, sizeof cr);
-        int wrc = case_scene(c, o.quick, NULL, sbuf, ss, &sp);
-        if (wrc >= 0) wrc = fl_run_open(&sp, &cr);
-        if (wrc >= 0) wrc = fl_world_save_json(cr.world, path);
-        fl_run_close(&cr);
-        if (wrc < 0) {
-          fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
-          goto fail;
-        }
-        continue;
-      }
-      char *json = fl__verify_scene_text(c, o.quick ? c->dur_quick : c->dur);
-      FILE *f = json ? fopen(path, "w") : NULL;
-      int werr = !f || fputs(json, f) < 0;
-      werr |= f && fclose(f) != 0;
-      fl_free(json);
-      if (werr) {
-        fprintf(stderr, "frictionlab verify: %s: cannot write\n", path);
+      if (fl__verify_write_case(c, o.quick, path) < 0) {
+        fprintf(stderr, "frictionlab verify: %s: %s\n", path, fl_errmsg());
         goto fail;
       }
     }
@@ -805,7 +412,7 @@ int fl_cmd_verify(int argc, char **argv) {
       int i = vc->ci[a], j = vc->ri[b];
       if (vc->status[i][j] == 0) continue;
       char lab[160];
-      row_label(&rows[j], lab, sizeof lab);
+      row_label(&ROW(j), lab, sizeof lab);
       fprintf(sum, "  %-20s %-44s %s: %s\n", fl__verify_cases[i].name, lab,
               vc->status[i][j] == 1 ? "unsupported" : "error", vc->msg[i][j]);
     }
@@ -826,7 +433,7 @@ int fl_cmd_verify(int argc, char **argv) {
   cJSON_AddNumberToObject(man, "error", nerr);
   // the peers' simulators and versions (docs/peers.md), as run and bench record them
   for (int b = 0; b < vc->nrow; b++) {
-    const char *pn = rows[vc->ri[b]].solver;
+    const char *pn = ROW(vc->ri[b]).solver;
     char js[2048];
     if (!fl_peer_find(pn) || fl_peer_options_resolve(pn, 0, NULL, js, sizeof js) < 0) continue;
     cJSON *peers = cJSON_GetObjectItem(man, "peers");

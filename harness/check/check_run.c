@@ -34,6 +34,18 @@ static int obs_index(fl_world *w, const char *name) {
 }
 
 
+int fl__check_file_steps(const char *file, double *own, double *duration, double *dt) {
+  fl_run_spec sp = {.scene = file};
+  fl_run run;
+  int rc = fl_run_open(&sp, &run);
+  if (rc < 0) return rc;
+  const fl_world *w = run.world;
+  *own = floor(w->duration / w->dt + 0.5);
+  *duration = w->duration;
+  *dt = w->dt;
+  fl_run_close(&run);
+  return FL_OK;
+}
 
 
 /* what check measures after each step (fl_loop each) */

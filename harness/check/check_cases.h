@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /* check_cases.h: what `frictionlab check` runs and how it judges a record (docs/check.md): the
  * case table and the quantities' floors (check_cases.c), the comparison of a record with its
- * baseline (check_judge.c). check.c is the command. Internal to harness/cli/. */
+ * baseline (check_judge.c). harness/cli/check.c is the command. Internal to harness/. */
 #ifndef FL_CHECK_CASES_H
 #define FL_CHECK_CASES_H
 #if defined(FL_LAYER) && FL_LAYER < 6
-#error "harness/cli/check_cases.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#error "harness/check/check_cases.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include <stddef.h>
 
 #include "../fl_harness.h"
 #include "check_impl.h"
-#include "fl_verify.h"
+#include "../verify/fl_verify.h"
 
 struct cJSON;
 

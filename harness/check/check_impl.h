@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* check_impl.h: one case of `frictionlab check` (check_run.c), the record it leaves and the
- * quantities it measures; check.c compares records with the baselines. Internal to harness/. */
+ * quantities it measures; harness/cli/check.c compares records with the baselines. Internal
+ * to harness/. */
 #ifndef FL_CHECK_IMPL_H
 #define FL_CHECK_IMPL_H
 // layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
 #if defined(FL_LAYER) && FL_LAYER < 6
-#error "harness/cli/check_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#error "harness/check/check_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #include "../../sim/fl_world.h"
 
-/* the record's quantities, in qname's order (check.c); MAXSTEPS bounds --steps */
+/* the record's quantities, in fl__check_q's order (check_cases.c); MAXSTEPS bounds --steps */
 enum { NQ = 11, MAXSTEPS = 1000000, QITERS = 5, QOWN = 8, QSOLVE = 9, QLIMIT = 10 };
 
 enum { MAXLIM = 16 };
@@ -31,6 +32,12 @@ typedef struct {
   const char *file;  /* scene file, or NULL */
   const char *set;   /* "k=v,k=v" overrides of the canonical scene, or "" */
 } case_input;
+
+
+/* A scene file's own length: opens it (harness/run/) and reads its duration (s) and dt (s);
+ * *own is floor(duration / dt + 0.5), the steps before any cut. Returns FL_OK or the error of
+ * opening it (fl_errmsg says). */
+int fl__check_file_steps(const char *file, double *own, double *duration, double *dt);
 
 
 /* Runs one case into *r: `steps` steps of the scene with solver `solver` at options opts

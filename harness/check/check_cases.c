@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /* check_cases.c: what `frictionlab check` runs (docs/check.md): the quantities of a record with
- * their tolerance floors, and one table of cases. Adding a case is a row here; check.c runs
- * every canonical scene with every registered CPU solver, at the row's settings. */
+ * their tolerance floors, and one table of cases. Adding a case is a row here; the command
+ * (harness/cli/check.c) runs every canonical scene with every registered CPU solver, at the
+ * row's settings. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/cli/verify.c), for the command
- * and for `check`, which records the quick suite's verdicts and errors as a baseline.
+/* fl_verify.h: the analytic suite of `frictionlab verify` (harness/verify/; the command is
+ * harness/cli/verify.c), for the command and for `check`, which records the quick suite's
+ * verdicts and errors as a baseline.
  *
  * Not thread-safe (the suite keeps a static scene buffer). Internal to harness/.
  */
@@ -8,7 +9,7 @@
 #define FL_VERIFY_H
 // layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
 #if defined(FL_LAYER) && FL_LAYER < 6
-#error "harness/fl_verify.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#error "harness/verify/fl_verify.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
 #endif
 
 #ifdef __cplusplus

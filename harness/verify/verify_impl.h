@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* verify_impl.h: the analytic suite's cases as the command (verify.c) runs them: the case table
- * and its scenes (verify_cases.c), the closed forms and judges (verify_judge.c). Internal to
- * harness/cli/. */
+/* verify_impl.h: the analytic suite's cases and rows as the engine (verify_run.c) runs them and
+ * the command (harness/cli/verify.c) prints them: the case table and its scenes
+ * (verify_cases.c), the closed forms and judges (verify_judge.c), the solver rows. Internal to
+ * harness/. */
 #ifndef FL_VERIFY_IMPL_H
 #define FL_VERIFY_IMPL_H
+// layer 6: a source of a lower layer that includes this fails to build (docs/layers.md)
+#if defined(FL_LAYER) && FL_LAYER < 6
+#error "harness/verify/verify_impl.h is in harness/, layer 6: a lower layer may not include it (docs/layers.md)"
+#endif
 
 #include <math.h>
 #include <stddef.h>
@@ -90,5 +95,28 @@ extern const vcase fl__verify_cases[];
 extern const int fl__verify_ncases;
 #define NCASES fl__verify_ncases
 #define FL_VERIFY_MAXCASES 48 /* room for the cases in the command's tables */
+
+//---- the solver rows (verify_run.c) ----
+
+/* One row of the suite: a solver or peer at settings. */
+typedef struct vsolver {
+  const char *solver;   /* registered solver or peer name */
+  const char *settings; /* "k=v,k=v" or "" (defaults) */
+  const char *why;      /* where the setting is recommended, a plug-in's file, or NULL */
+} vsolver;
+
+#define FL_VERIFY_MAXROWS 56 /* the rows' table (24) and 32 more registered solvers */
+
+/* The number of rows (the table, then every other registered solver at its defaults); the
+ * first call registers the solvers and fills them. */
+int fl__verify_nrows(void);
+/* Row j, 0 <= j < fl__verify_nrows() (static storage). */
+const vsolver *fl__verify_row(int j);
+
+/* Writes case c's scene file to path, as `frictionlab run` replays it: a canonical scene built
+ * with its settings (and its --quick ones when quick) and saved as `export --scene-json` does,
+ * or the case's generated scene for its (quick) duration. Returns FL_OK or an error (fl_errmsg
+ * says; "cannot write" when the file could not be written). */
+int fl__verify_write_case(const vcase *c, int quick, const char *path);
 
 #endif /* FL_VERIFY_IMPL_H */

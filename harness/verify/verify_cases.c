@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* verify_cases.c: the cases of `frictionlab verify` (verify.c runs them) as one table: a row is
+/* verify_cases.c: the cases of `frictionlab verify` (verify_run.c runs them) as one table: a row is
  * a case's name, its scene built from the row's parameters (or a canonical scene), its judge
  * (verify_judge.c), dt and durations, and the bodies the judge reads. The scenes are scene
  * files (docs/scene-format.md) built as cJSON trees: the text verify parses and writes into
