@@ -194,8 +194,9 @@ typedef enum fl_csv_kind {
   FL_CSV_G,     /* double at off, "%.*g" with precision idx (a figure's "%.9g"; NaN as printf
                  * writes it) */
   FL_CSV_F,     /* double at off, "%.*f" with precision idx (a figure's "%.1f") */
-  /* or'ed into any kind but FL_CSV_REALS, FL_CSV_G and FL_CSV_F: the cell is empty unless the int at byte offset idx
-   * of the row is nonzero (a column that some rows leave empty, as bench.csv's) */
+  /* or'ed into any kind but FL_CSV_REALS, FL_CSV_G and FL_CSV_F: the cell is empty unless the
+   * int at byte offset idx of the row is nonzero (a column that some rows leave empty, as
+   * bench.csv's) */
   FL_CSV_IF = 0x100
 } fl_csv_kind;
 typedef struct fl_csv_col {
