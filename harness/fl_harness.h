@@ -191,15 +191,20 @@ typedef enum fl_csv_kind {
   FL_CSV_G4,    /* double at off, "%.4g" (bench.csv's ratios; NaN as printf writes it) */
   FL_CSV_G6,    /* double at off, "%.6g" (bench.csv's times) */
   FL_CSV_F0,    /* double at off, "%.0f" (a count held as a double: bytes, instructions) */
-  /* or'ed into any kind but FL_CSV_REALS: the cell is empty unless the int at byte offset idx
-   * of the row is nonzero (a column that some rows leave empty, as bench.csv's) */
+  FL_CSV_G,     /* double at off, "%.*g" with precision idx (a figure's "%.9g"; NaN as printf
+                 * writes it) */
+  FL_CSV_F,     /* double at off, "%.*f" with precision idx (a figure's "%.1f") */
+  /* or'ed into any kind but FL_CSV_REALS, FL_CSV_G and FL_CSV_F: the cell is empty unless the
+   * int at byte offset idx of the row is nonzero (a column that some rows leave empty, as
+   * bench.csv's) */
   FL_CSV_IF = 0x100
 } fl_csv_kind;
 typedef struct fl_csv_col {
   const char *name; /* header cell, quoted by fl_csv_str's rule */
   fl_csv_kind kind;
   size_t off;       /* byte offset of the value in the row */
-  int idx;          /* FL_CSV_REALS: the element; with FL_CSV_IF: the gate's offset; else 0 */
+  int idx;          /* FL_CSV_REALS: the element; FL_CSV_G, FL_CSV_F: the precision; with
+                     * FL_CSV_IF: the gate's offset; else 0 */
 } fl_csv_col;
 /* Writes the n column names, comma-separated, and a newline. */
 void fl_csv_header(FILE *f, const fl_csv_col *c, int n);

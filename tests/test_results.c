@@ -130,6 +130,16 @@ FL_TEST(csv_fields) {
   fl_csv_row(f, gc, 6, &r);
   fclose(f);
   ASSERT(strcmp(buf, "g4,g6,f0,shown,empty,\"s,t\"\n0.3333,0.333333,0,0.3333,,\"a,b\"\n") == 0);
+  // the kinds that carry a figure's precision in idx: "%.*g", "%.*f"
+  const fl_csv_col pc[] = {{"g9", FL_CSV_G, offsetof(grow, x), 9},
+                           {"g10", FL_CSV_G, offsetof(grow, x), 10},
+                           {"f1", FL_CSV_F, offsetof(grow, x), 1},
+                           {"f3", FL_CSV_F, offsetof(grow, x), 3}};
+  f = fmemopen(buf, sizeof buf, "w");
+  fl_csv_header(f, pc, 4);
+  fl_csv_row(f, pc, 4, &r);
+  fclose(f);
+  ASSERT(strcmp(buf, "g9,g10,f1,f3\n0.333333333,0.3333333333,0.3,0.333\n") == 0);
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -26,6 +27,44 @@
 #include "../../sim/fl_loop.h"
 #include "fl_figure.h"
 #include "../run/fl_run.h"
+
+/* The figure's tables, each declared once (header and rows from one column list). */
+typedef struct press_row {
+  double t, approach, force, geometry_s, schur_s, element_s, sap_s, step_s, overlap,
+    approach_rigid; /* s, m, MN/m, s (5 times), m, m */
+  int contacts, iters;
+} press_row; /* mesh<N>.csv: one row per step */
+#define R(m) offsetof(press_row, m)
+static const fl_csv_col press_cols[] = {
+  {"t", FL_CSV_G, R(t), 6},                     {"contacts", FL_CSV_INT, R(contacts), 0},
+  {"iterations", FL_CSV_INT, R(iters), 0},      {"approach_m", FL_CSV_G, R(approach), 9},
+  {"force_MN_per_m", FL_CSV_G, R(force), 9},    {"geometry_s", FL_CSV_G, R(geometry_s), 4},
+  {"schur_s", FL_CSV_G, R(schur_s), 4},         {"element_s", FL_CSV_G, R(element_s), 4},
+  {"sap_s", FL_CSV_G, R(sap_s), 4},             {"step_s", FL_CSV_G, R(step_s), 4},
+  {"overlap_m", FL_CSV_G, R(overlap), 9},
+  {"approach_rigid_m", FL_CSV_G, R(approach_rigid), 9}};
+/* reference.csv, vm201.csv: a force against approach curve */
+static const fl_csv_col curve_cols[] = {{"approach_m", FL_CSV_G, R(approach), 6},
+                                        {"force_MN_per_m", FL_CSV_G, R(force), 6}};
+#undef R
+typedef struct target_row {
+  int mesh, tets;
+  double approach, force, vm201, rel_err, reference, rel_err_reference, overlap, force_travel;
+} target_row; /* targets.csv: per mesh and VM201 target (m, MN/m, MN/m, -, MN/m, -, m, MN/m) */
+#define R(m) offsetof(target_row, m)
+static const fl_csv_col target_cols[] = {
+  {"mesh", FL_CSV_INT, R(mesh), 0},
+  {"tets", FL_CSV_INT, R(tets), 0},
+  {"approach_m", FL_CSV_F, R(approach), 3},
+  {"force_MN_per_m", FL_CSV_G, R(force), 6},
+  {"vm201_MN_per_m", FL_CSV_F, R(vm201), 3},
+  {"rel_err", FL_CSV_G, R(rel_err), 4},
+  {"reference_MN_per_m", FL_CSV_G, R(reference), 4},
+  {"rel_err_reference", FL_CSV_G, R(rel_err_reference), 4},
+  {"overlap_m", FL_CSV_G, R(overlap), 4},
+  {"force_at_travel_MN_per_m", FL_CSV_G, R(force_travel), 6}};
+#undef R
+#define NCOLS(c) (int)(sizeof c / sizeof c[0])
 
 /* The references, read from the shared reference folder (fl_fig_reference_csv):
  * Bijelonja, Demirdzic and Muzaferija (2005), the finite-volume solution of the rubber cylinder
@@ -137,10 +176,11 @@ static int han_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
     st->force[k] = fo;
     st->overlap[k] = ov;
   }
-  if (c->f)
-    fprintf(c->f, "%.6g,%d,%d,%.9g,%.9g,%.4g,%.4g,%.4g,%.4g,%.4g,%.9g,%.9g\n", info->t,
-            (int)info->nc, info->res.iters, ap, fo, geo, sch, ft.element_s, info->solve_s, dt_wall,
-            ov, ap - ov);
+  if (c->f) {
+    press_row row = {info->t, ap, fo, geo, sch, ft.element_s, info->solve_s, dt_wall, ov, ap - ov,
+                     (int)info->nc, info->res.iters};
+    fl_csv_row(c->f, press_cols, NCOLS(press_cols), &row);
+  }
   return c->stop > 0 && ap - ov > c->stop ? FL_LOOP_STOP : FL_OK;
 }
 
@@ -188,8 +228,7 @@ static int scene_stats(fl_fig_ctx *ctx, const char *csv, const char *scene, cons
       rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
   }
   if (rc >= 0 && csv) {
-    f = fl_fig_csv(ctx, csv, "t,contacts,iterations,approach_m,force_MN_per_m,geometry_s,"
-                             "schur_s,element_s,sap_s,step_s,overlap_m,approach_rigid_m");
+    f = fl_fig_table(ctx, csv, press_cols, NCOLS(press_cols));
     if (!f) rc = fl_errcode();
   }
   // a figure's run (csv given) is recorded for the viewer: <csv stem>.flrec and .html
@@ -374,15 +413,19 @@ static int han4_body(fl_fig_ctx *ctx, const han4_refs *rf, int nmesh, double for
   fl_fig_panel *p = fl_fig_panel_add(ctx->fig, title,
                                      "total approach of the plates less the contacts' overlap (m)",
                                      "force per unit length (MN/m)", 0, 0);
-  FILE *ref = fl_fig_csv(ctx, "reference.csv", "approach_m,force_MN_per_m");
+  FILE *ref = fl_fig_table(ctx, "reference.csv", curve_cols, NCOLS(curve_cols));
   if (!ref) return fl_errcode();
-  for (int i = 0; i < rf->nbij; i++) fprintf(ref, "%.6g,%.6g\n", rf->bij_d[i], rf->bij_f[i]);
-  FILE *vm = fl_fig_csv(ctx, "vm201.csv", "approach_m,force_MN_per_m");
+  for (int i = 0; i < rf->nbij; i++) {
+    press_row row = {.approach = rf->bij_d[i], .force = rf->bij_f[i]};
+    fl_csv_row(ref, curve_cols, NCOLS(curve_cols), &row);
+  }
+  FILE *vm = fl_fig_table(ctx, "vm201.csv", curve_cols, NCOLS(curve_cols));
   if (!vm) return fl_errcode();
-  for (int i = 0; i < 2; i++) fprintf(vm, "%.6g,%.6g\n", vm_d[i], vm_f[i]);
-  FILE *tab = fl_fig_csv(ctx, "targets.csv",
-                         "mesh,tets,approach_m,force_MN_per_m,vm201_MN_per_m,rel_err,"
-                         "reference_MN_per_m,rel_err_reference,overlap_m,force_at_travel_MN_per_m");
+  for (int i = 0; i < 2; i++) {
+    press_row row = {.approach = vm_d[i], .force = vm_f[i]};
+    fl_csv_row(vm, curve_cols, NCOLS(curve_cols), &row);
+  }
+  FILE *tab = fl_fig_table(ctx, "targets.csv", target_cols, NCOLS(target_cols));
   if (!tab) return fl_errcode();
   fl_fig_say(ctx, "load %.2f MN/m ramped over %g s (stopped 5 mm past %.1f m), dt 0.01 s, SAP "
              "%s%s", 1e-6 * force, ramp, vm_d[1], SAP_OPTS_PRESS,
@@ -410,8 +453,8 @@ static int han4_body(fl_fig_ctx *ctx, const han4_refs *rf, int nmesh, double for
       double fv = r->f_at[k];
       double fr = interp(rf->bij_d, rf->bij_f, rf->nbij, vm_d[k]);
       double e = (fv - vm_f[k]) / vm_f[k], er = (fv - fr) / fr;
-      fprintf(tab, "%d,%d,%.3f,%.6g,%.3f,%.4g,%.4g,%.4g,%.4g,%.6g\n", m, r->ntet, vm_d[k], fv,
-              vm_f[k], e, fr, er, r->ov_at[k], r->f_travel[k]);
+      target_row row = {m, r->ntet, vm_d[k], fv, vm_f[k], e, fr, er, r->ov_at[k], r->f_travel[k]};
+      fl_csv_row(tab, target_cols, NCOLS(target_cols), &row);
       if (isfinite(fv))
         fl_fig_say(ctx, "mesh %d (%4d tets): %.4f MN/m at %.1f m (overlap %.1f um; at the plate "
                    "travel %.4f), VM201 %.2f: %+6.2f %%, reference curve %.3f: %+6.2f %%", m,

@@ -23,10 +23,26 @@
  * The 1 % rule of PROBLEMS.md decides "stands" (no stone moves more than 1 % of its size).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "fl_figure.h"
+
+/* sweep.csv: per friction coefficient, the largest stone displacement / stone size of each
+ * base and stone model; ridge.csv: per knife-edge position, that of mu 1 and mu 0.2 */
+typedef struct sweep_row {
+  double mu, rel[4];
+} sweep_row;
+static const fl_csv_col sweep_cols[] = {
+  {"mu", FL_CSV_G, offsetof(sweep_row, mu), 6},
+  {"flat_rigid", FL_CSV_G, offsetof(sweep_row, rel), 6},
+  {"flat_deformable", FL_CSV_G, offsetof(sweep_row, rel[1]), 6},
+  {"edges_rigid", FL_CSV_G, offsetof(sweep_row, rel[2]), 6},
+  {"edges_deformable", FL_CSV_G, offsetof(sweep_row, rel[3]), 6}};
+static const fl_csv_col ridge_cols[] = {{"edge_at", FL_CSV_G, offsetof(sweep_row, mu), 6},
+                                        {"mu1", FL_CSV_G, offsetof(sweep_row, rel), 6},
+                                        {"mu0.2", FL_CSV_G, offsetof(sweep_row, rel[1]), 6}};
 
 enum { NSWEEP = 10, NRIDGE = 11 };
 
@@ -114,8 +130,7 @@ static int run(fl_fig_ctx *ctx) {
                                           0.2,  0.25, 0.3,  0.5,  1.0};
   static const char *base[2] = {"flat", "edges"};
   double dsweep = ctx->quick ? 4.0 : 20.0;
-  FILE *sw = fl_fig_csv(ctx, "sweep.csv", "mu,flat_rigid,flat_deformable,edges_rigid,"
-                                          "edges_deformable");
+  FILE *sw = fl_fig_table(ctx, "sweep.csv", sweep_cols, 5);
   if (!sw) return fl_errcode();
   fl_fig_panel *ps = fl_fig_panel_add(ctx->fig, "friction threshold: flat base and knife edges",
                                       "friction coefficient mu",
@@ -123,7 +138,7 @@ static int run(fl_fig_ctx *ctx) {
   double stand_lo[4], fall_hi[4];
   for (int c = 0; c < 4; c++) stand_lo[c] = INFINITY, fall_hi[c] = 0;
   for (int i = 0; i < NSWEEP; i++) {
-    fprintf(sw, "%g", sweep_mu[i]);
+    sweep_row row = {sweep_mu[i], {0}};
     for (int c = 0; c < 4; c++) {
       char csv[64], set[96];
       snprintf(csv, sizeof csv, "sweep_%s_%s_mu%g.csv", base[c / 2], kind[c % 2], sweep_mu[i]);
@@ -133,9 +148,9 @@ static int run(fl_fig_ctx *ctx) {
       if (isnan(rel)) return fl_errcode();
       if (stands(rel)) stand_lo[c] = fmin(stand_lo[c], sweep_mu[i]);
       else fall_hi[c] = fmax(fall_hi[c], sweep_mu[i]);
-      fprintf(sw, ",%.6g", rel);
+      row.rel[c] = rel;
     }
-    fprintf(sw, "\n");
+    fl_csv_row(sw, sweep_cols, 5, &row);
   }
   static const char *col[4] = {"flat_rigid", "flat_deformable", "edges_rigid",
                                "edges_deformable"};
@@ -150,7 +165,7 @@ static int run(fl_fig_ctx *ctx) {
   fl_fig_ref_add(ps, 0.01, "1 % of the stone size");
 
   //---- 4. where the ridge sits under the springer ----
-  FILE *rw = fl_fig_csv(ctx, "ridge.csv", "edge_at,mu1,mu0.2");
+  FILE *rw = fl_fig_table(ctx, "ridge.csv", ridge_cols, 3);
   if (!rw) return fl_errcode();
   fl_fig_panel *pr = fl_fig_panel_add(ctx->fig, "knife edge position, rigid stones",
                                       "ridge across the springer's base (0 intrados, 1 extrados)",
@@ -167,7 +182,8 @@ static int run(fl_fig_ctx *ctx) {
       rel[m] = arch_run(ctx, csv, set, dsweep, &sim);
       if (isnan(rel[m])) return fl_errcode();
     }
-    fprintf(rw, "%g,%.6g,%.6g\n", at, rel[0], rel[1]);
+    sweep_row row = {at, {rel[0], rel[1]}};
+    fl_csv_row(rw, ridge_cols, 3, &row);
     if (stands(rel[0]) && !stands(rel[1])) lo = fmin(lo, at), hi = fmax(hi, at);
     size_t len = strlen(verdicts);
     snprintf(verdicts + len, sizeof verdicts - len, "%s%.1f %s/%s", i ? ", " : "", at,

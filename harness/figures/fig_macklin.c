@@ -17,6 +17,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,27 @@
 #include "../../solvers/fl_lin.h"
 #include "fl_figure.h"
 #include "../run/fl_run.h"
+
+/* The figures' tables, each declared once (header and rows from one column list). */
+typedef struct hist_row {
+  int iter;
+  double residual, natural; /* relative to the first iteration's */
+} hist_row;                 /* fig15_<scene>_<solver>.csv */
+static const fl_csv_col hist_cols[] = {{"iter", FL_CSV_INT, offsetof(hist_row, iter), 0},
+                                       {"residual", FL_CSV_G, offsetof(hist_row, residual), 10},
+                                       {"natural", FL_CSV_G, offsetof(hist_row, natural), 10}};
+typedef struct quart_row {
+  int iter;
+  double q[3]; /* the error's quartiles 25, 50, 75 (m/s) */
+} quart_row;   /* fig22_<variant>.csv */
+static const fl_csv_col quart_cols[] = {{"iter", FL_CSV_INT, offsetof(quart_row, iter), 0},
+                                        {"q25", FL_CSV_G, offsetof(quart_row, q), 10},
+                                        {"median", FL_CSV_G, offsetof(quart_row, q[1]), 10},
+                                        {"q75", FL_CSV_G, offsetof(quart_row, q[2]), 10}};
+typedef struct newton_row {
+  int iter;
+  double val[32]; /* variant k's field f at 4 k + f */
+} newton_row;     /* <fig>_<scene>.csv */
 
 //---- helpers ----
 
@@ -154,14 +176,16 @@ static int fig15_scene(fl_fig_ctx *ctx, const char *scene, const char *title) {
     if (rc == FL_OK) rc = fl_lin_solve(l, cap.K, cap.rhs, x, &ls);
     char csv[96];
     snprintf(csv, sizeof csv, "fig15_%s_%s.csv", scene, fl_lin_ops_get(types[k])->name);
-    FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,residual,natural") : NULL;
+    FILE *f = rc == FL_OK ? fl_fig_table(ctx, csv, hist_cols, 3) : NULL;
     if (rc == FL_OK && !f) rc = FL_ERR_IO;
     if (f) {
       int n;
       const double *nat, *r = fl_lin_history(l, &n, &nat);
-      for (int i = 0; i < n; i++)
-        fprintf(f, "%d,%.10g,%.10g\n", i, r[0] > 0 ? r[i] / r[0] : r[i],
-                r[0] > 0 && nat[0] > 0 ? nat[i] / nat[0] : nat[i]);
+      for (int i = 0; i < n; i++) {
+        hist_row row = {i, r[0] > 0 ? r[i] / r[0] : r[i],
+                        r[0] > 0 && nat[0] > 0 ? nat[i] / nat[0] : nat[i]};
+        fl_csv_row(f, hist_cols, 3, &row);
+      }
       // the results folder owns and closes f
       fl_fig_series_add(pan, csv, "iter", "residual", fl_lin_ops_get(types[k])->name, 0);
       fl_fig_say(ctx, "%s (Newton system of iteration 2, %d rows): %-6s residual %.3e after %d "
@@ -226,20 +250,23 @@ static int per_newton(fl_fig_ctx *ctx, const char *fig, const variant *vars, int
                    vars[k].label, nk - 1, nk > 0 ? col[0][nk - 1] : NAN);
     }
     // the CSV: one row per Newton iteration
-    char csv[96], hdr[1024] = "iter", title[160], lab[160], y[48];
+    char csv[96], names[32][48], title[160], lab[160], y[48];
     snprintf(csv, sizeof csv, "%s_%s.csv", fig, scenes[sc]);
+    fl_csv_col cols[33] = {{"iter", FL_CSV_INT, offsetof(newton_row, iter), 0}};
+    int ncol = 1;
     for (int k = 0; k < nvar && k < 8; k++)
-      for (int f = 0; f < 4; f++) {
-        size_t L = strlen(hdr);
-        snprintf(hdr + L, sizeof hdr - L, ",%s_%s", vars[k].tag, field[f]);
+      for (int f = 0; f < 4; f++, ncol++) {
+        snprintf(names[4 * k + f], sizeof names[0], "%s_%s", vars[k].tag, field[f]);
+        size_t off = offsetof(newton_row, val) + (size_t)(4 * k + f) * sizeof(double);
+        cols[ncol] = (fl_csv_col){names[4 * k + f], FL_CSV_G, off, 10};
       }
-    FILE *fo = rc == FL_OK ? fl_fig_csv(ctx, csv, hdr) : NULL;
+    FILE *fo = rc == FL_OK ? fl_fig_table(ctx, csv, cols, ncol) : NULL;
     if (rc == FL_OK && !fo) rc = FL_ERR_IO;
     for (int i = 0; fo && i < n; i++) {
-      fprintf(fo, "%d", i);
+      newton_row row = {.iter = i};
       for (int k = 0; k < nvar && k < 8; k++)
-        for (int f = 0; f < 4; f++) fprintf(fo, ",%.10g", buf[(4 * k + f) * cap + i]);
-      fprintf(fo, "\n");
+        for (int f = 0; f < 4; f++) row.val[4 * k + f] = buf[(4 * k + f) * cap + i];
+      fl_csv_row(fo, cols, ncol, &row);
     }
     if (rc == FL_OK) {
       // one row of panels per scene, one unit per axis: colour is the variant, line style the
@@ -393,13 +420,14 @@ static int fig22(fl_fig_ctx *ctx) {
     if (rc == FL_OK) rc = fl_run_go(&run);
     char csv[96];
     snprintf(csv, sizeof csv, "fig22_%s.csv", v[k].tag);
-    FILE *f = rc == FL_OK ? fl_fig_csv(ctx, csv, "iter,q25,median,q75") : NULL;
+    FILE *f = rc == FL_OK ? fl_fig_table(ctx, csv, quart_cols, 4) : NULL;
     if (rc == FL_OK && !f) rc = FL_ERR_IO;
     for (int it = 0; f && it <= nit; it++) {
       for (int st = 0; st < nsteps; st++) col[st] = q.err[st * (nit + 1) + it];
       qsort(col, (size_t)nsteps, sizeof(double), cmp_d);
       double q25 = col[nsteps / 4], q50 = col[nsteps / 2], q75 = col[(3 * nsteps) / 4];
-      fprintf(f, "%d,%.10g,%.10g,%.10g\n", it, q25, q50, q75);
+      quart_row row = {it, {q25, q50, q75}};
+      fl_csv_row(f, quart_cols, 4, &row);
       if (it == nit)
         fl_fig_say(ctx, "%s: after %d iterations the error quartiles are %.3e / %.3e / %.3e m/s",
                    v[k].label, nit, q25, q50, q75);

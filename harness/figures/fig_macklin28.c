@@ -13,6 +13,7 @@
  * two mirror each other; the dual degrades with mass ratio, the primal with stiffness ratio.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "fl_figure.h"
@@ -60,11 +61,20 @@ static int chain_cond(int n, const double *m, const double *k, double dt, double
 }
 
 
+/* a sweep's CSV: one row per ratio */
+typedef struct cond_row {
+  double ratio, primal, dual; /* the ratio, then the two condition numbers */
+} cond_row;
+static const fl_csv_col cond_cols[] = {{"ratio", FL_CSV_G, offsetof(cond_row, ratio), 6},
+                                       {"primal", FL_CSV_G, offsetof(cond_row, primal), 10},
+                                       {"dual", FL_CSV_G, offsetof(cond_row, dual), 10}};
+
+
 /* one sweep of the ratio for one kind (mass or stiffness) and spring stiffness k0 */
 static int sweep(fl_fig_ctx *ctx, const char *file, int mass, double k0, int npts) {
   const int n = 10;
   const double m0 = 1.0, dt = 1.0 / 60;
-  FILE *f = fl_fig_csv(ctx, file, "ratio,primal,dual");
+  FILE *f = fl_fig_table(ctx, file, cond_cols, 3);
   if (!f) return fl_errcode();
   double m[NMAX], k[NMAX], c0[2] = {0, 0};
   for (int s = 0; s < npts; s++) {
@@ -79,7 +89,8 @@ static int sweep(fl_fig_ctx *ctx, const char *file, int mass, double k0, int npt
       k[n - 1] = r * k0;
     }
     FL_TRY(chain_cond(n, m, k, dt, &cp, &cd));
-    fprintf(f, "%.6g,%.10g,%.10g\n", r, cp, cd);
+    cond_row row = {r, cp, cd};
+    fl_csv_row(f, cond_cols, 3, &row);
     if (s == 0) {
       c0[0] = cp;
       c0[1] = cd;

@@ -19,6 +19,7 @@
  * summary.txt states what was measured.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,51 @@ static const solver_spec fast_solvers[] = {
 };
 #define NFAST (int)(sizeof fast_solvers / sizeof fast_solvers[0])
 #define NSOLVERS (int)(sizeof all_solvers / sizeof all_solvers[0])
+
+/* The figure's tables, each declared once (header and rows from one column list). */
+typedef struct mj_row {
+  const char *solver;
+  double eps0, eps_star, rel_err_disc, rel_err_theory, solve_s, t_stop;
+  int steps, nfail;
+  long iters;
+} mj_row; /* runs.csv (every column), eps20_<solver>.csv (eps_star_cols) */
+#define R(m) offsetof(mj_row, m)
+static const fl_csv_col runs_cols[] = {
+  {"solver", FL_CSV_STR, R(solver), 0},         {"eps0", FL_CSV_G, R(eps0), 6},
+  {"eps_star", FL_CSV_G, R(eps_star), 9},       {"rel_err_disc", FL_CSV_G, R(rel_err_disc), 6},
+  {"rel_err_theory", FL_CSV_G, R(rel_err_theory), 6}, {"steps", FL_CSV_INT, R(steps), 0},
+  {"failed_steps", FL_CSV_INT, R(nfail), 0},    {"iterations", FL_CSV_LONG, R(iters), 0},
+  {"solve_s", FL_CSV_G, R(solve_s), 4},         {"t_stop", FL_CSV_G, R(t_stop), 6}};
+static const fl_csv_col eps20_cols[] = {
+  {"eps0", FL_CSV_G, R(eps0), 6},               {"eps_star", FL_CSV_G, R(eps_star), 9},
+  {"rel_err_disc", FL_CSV_G, R(rel_err_disc), 6}, {"steps", FL_CSV_INT, R(steps), 0},
+  {"failed_steps", FL_CSV_INT, R(nfail), 0},    {"iterations", FL_CSV_LONG, R(iters), 0},
+  {"solve_s", FL_CSV_G, R(solve_s), 4}};
+static const fl_csv_col farkas_cols[] = {{"eps0", FL_CSV_G, R(eps0), 6},
+                                         {"eps_star", FL_CSV_G, R(eps_star), 9},
+                                         {"t_stop", FL_CSV_G, R(t_stop), 6}};
+#undef R
+#define NCOLS(c) (int)(sizeof c / sizeof c[0])
+typedef struct traj_row {
+  double t, v, omega_r, eps; /* s, m/s, m/s, - */
+} traj_row;                  /* farkas_traj.csv, traj_<solver>.csv */
+#define R(m) offsetof(traj_row, m)
+static const fl_csv_col traj_cols[] = {{"t", FL_CSV_G, R(t), 6}, {"v", FL_CSV_G, R(v), 9},
+                                       {"omega_R", FL_CSV_G, R(omega_r), 9},
+                                       {"eps", FL_CSV_G, R(eps), 9}};
+#undef R
+typedef struct order_row {
+  double h, error, order; /* dt (s) or dx (m), relative error, the fitted order's line */
+  int rings, triangles;
+} order_row; /* dt_<solver>.csv, mesh_<solver>.csv */
+#define R(m) offsetof(order_row, m)
+static const fl_csv_col dt_cols[] = {{"dt", FL_CSV_G, R(h), 6}, {"error", FL_CSV_G, R(error), 6},
+                                     {"first_order", FL_CSV_G, R(order), 6}};
+static const fl_csv_col mesh_cols[] = {
+  {"dx", FL_CSV_G, R(h), 6},          {"rings", FL_CSV_INT, R(rings), 0},
+  {"triangles", FL_CSV_INT, R(triangles), 0}, {"error", FL_CSV_G, R(error), 6},
+  {"second_order", FL_CSV_G, R(order), 6}};
+#undef R
 
 #define EPS_THEORY 0.653
 #define EPS_DISC_SEED 0.64426
@@ -127,13 +173,14 @@ static int fig5(fl_fig_ctx *ctx) {
   fl_fig_panel *pt = fl_fig_panel_add(ctx->fig, ttitle, "time (s)", "eps = v/(omega R)", 0, 0);
 
   // the exact uniform disk for the same starts
-  FILE *ff = fl_fig_csv(ctx, "farkas.csv", "eps0,eps_star,t_stop");
+  FILE *ff = fl_fig_table(ctx, "farkas.csv", farkas_cols, NCOLS(farkas_cols));
   if (!ff) rc = fl_errcode();
   for (int i = 0; rc >= 0 && i < ne; i++) {
     double e = eps0[i], ts, ee;
     rc = fl_farkas_integrate(speed * e / sqrt(1 + e * e), speed / sqrt(1 + e * e) / COIN_R, COIN_R,
                              0.2, 9.81, 1e-3, 0, NULL, NULL, &ts, &ee);
-    if (rc >= 0) fprintf(ff, "%.6g,%.9g,%.6g\n", e, ee, ts);
+    mj_row row = {.eps0 = e, .eps_star = ee, .t_stop = ts};
+    if (rc >= 0) fl_csv_row(ff, farkas_cols, NCOLS(farkas_cols), &row);
   }
   if (rc >= 0) fl_fig_series_add(p, "farkas.csv", "eps0", "eps_star", "exact uniform disk", 2);
   // the exact trajectory for eps0 = e_traj, sampled at 1 ms
@@ -141,20 +188,20 @@ static int fig5(fl_fig_ctx *ctx) {
     double ts, c = sqrt(1 + e_traj * e_traj);
     rc = fl_farkas_integrate(speed * e_traj / c, speed / c / COIN_R, COIN_R, 0.2, 9.81, 1e-3, cap,
                              fv, fw, &ts, NULL);
-    FILE *f = rc >= 0 ? fl_fig_csv(ctx, "farkas_traj.csv", "t,v,omega_R,eps") : NULL;
+    FILE *f = rc >= 0 ? fl_fig_table(ctx, "farkas_traj.csv", traj_cols, NCOLS(traj_cols)) : NULL;
     if (rc >= 0 && !f) rc = fl_errcode();
     for (int k = 1; rc >= 0 && k < cap && fw[k] > 0 && fv[k] + fw[k] * COIN_R > 10 * COIN_MUG * 1e-3;
-         k++)
-      fprintf(f, "%.6g,%.9g,%.9g,%.9g\n", k * 1e-3, fv[k], fw[k] * COIN_R, fv[k] / (fw[k] * COIN_R));
+         k++) {
+      traj_row row = {k * 1e-3, fv[k], fw[k] * COIN_R, fv[k] / (fw[k] * COIN_R)};
+      fl_csv_row(f, traj_cols, NCOLS(traj_cols), &row);
+    }
     char lab[96];
     snprintf(lab, sizeof lab, "exact uniform disk, eps0 = %g", e_traj);
     if (rc >= 0) fl_fig_series_add(pt, "farkas_traj.csv", "t", "eps", lab, 0);
   }
 
   // every run in one long table, eps* in one wide table (a results folder holds 16 files)
-  FILE *fr = rc >= 0 ? fl_fig_csv(ctx, "runs.csv", "solver,eps0,eps_star,rel_err_disc,"
-                                  "rel_err_theory,steps,failed_steps,iterations,solve_s,t_stop")
-                     : NULL;
+  FILE *fr = rc >= 0 ? fl_fig_table(ctx, "runs.csv", runs_cols, NCOLS(runs_cols)) : NULL;
   if (rc >= 0 && !fr) rc = fl_errcode();
   double table[NSOLVERS][5];
   for (int s = 0; rc >= 0 && s < ns; s++) {
@@ -178,22 +225,25 @@ static int fig5(fl_fig_ctx *ctx) {
       double ed = r.eps_star / EPS_DISC_SEED - 1, et = r.eps_star / EPS_THEORY - 1;
       if (!(fabs(ed) <= worst)) worst = fabs(ed);
       table[s][i] = r.eps_star;
-      fprintf(fr, "%s,%.6g,%.9g,%.6g,%.6g,%d,%d,%ld,%.4g,%.6g\n", sp->key, eps0[i], r.eps_star,
-              ed, et, r.steps, r.nfail, r.iters, r.solve_s, r.t_stop);
+      mj_row row = {sp->key, eps0[i], r.eps_star, ed, et, r.solve_s, r.t_stop, r.steps, r.nfail,
+                    r.iters};
+      fl_csv_row(fr, runs_cols, NCOLS(runs_cols), &row);
       fl_fig_say(ctx, "%-24s eps0 %5.3g: eps* %.5f (%+.3f %% of 0.64426, %+.3f %% of 0.653), "
                  "stop %.3f s, %d steps (%d failed), %.3g s solving", sp->label, eps0[i], r.eps_star,
                  100 * ed, 100 * et, r.t_stop, r.steps, r.nfail, r.solve_s);
       if (keep) {
         char tn[96];
         csv_name(tn, sizeof tn, "traj", sp->key);
-        FILE *g = fl_fig_csv(ctx, tn, "t,v,omega_R,eps");
+        FILE *g = fl_fig_table(ctx, tn, traj_cols, NCOLS(traj_cols));
         if (!g) {
           rc = fl_errcode();
           break;
         }
         for (int k = 0; k < r.nsample; k++)
-          if (v[k] + wr[k] > r.s_min && wr[k] > 0)
-            fprintf(g, "%.6g,%.9g,%.9g,%.9g\n", t[k], v[k], wr[k], v[k] / wr[k]);
+          if (v[k] + wr[k] > r.s_min && wr[k] > 0) {
+            traj_row tr = {t[k], v[k], wr[k], v[k] / wr[k]};
+            fl_csv_row(g, traj_cols, NCOLS(traj_cols), &tr);
+          }
         char lab[160];
         snprintf(lab, sizeof lab, "%s, eps0 = %g", sp->label, eps0[i]);
         fl_fig_series_add(pt, tn, "t", "eps", lab, 0);
@@ -204,19 +254,21 @@ static int fig5(fl_fig_ctx *ctx) {
                sp->label, 100 * worst, worst <= 0.005 ? "yes" : "no");
   }
   if (rc >= 0) {
-    char hdr[512] = "eps0", col[64];
+    // eps0, then eps_<solver> for each solver: a row is eps0 and that start's eps* by solver
+    char names[NSOLVERS][64], col[64];
+    fl_csv_col wide[1 + NSOLVERS] = {{"eps0", FL_CSV_G, 0, 6}};
     for (int s = 0; s < ns; s++) {
-      csv_name(col, sizeof col, "", all_solvers[s].key);
-      col[strlen(col) - 4] = '\0'; // "_<solver>.csv" -> "_<solver>"
-      strncat(hdr, ",eps", sizeof hdr - strlen(hdr) - 1);
-      strncat(hdr, col, sizeof hdr - strlen(hdr) - 1);
+      csv_name(col, sizeof col, "eps", all_solvers[s].key);
+      col[strlen(col) - 4] = '\0'; // "eps_<solver>.csv" -> "eps_<solver>"
+      snprintf(names[s], sizeof names[s], "%s", col);
+      wide[1 + s] = (fl_csv_col){names[s], FL_CSV_G, (size_t)(1 + s) * sizeof(double), 9};
     }
-    FILE *f = fl_fig_csv(ctx, "eps_star.csv", hdr);
+    FILE *f = fl_fig_table(ctx, "eps_star.csv", wide, 1 + ns);
     if (!f) rc = fl_errcode();
     for (int i = 0; rc >= 0 && i < ne; i++) {
-      fprintf(f, "%.6g", eps0[i]);
-      for (int s = 0; s < ns; s++) fprintf(f, ",%.9g", table[s][i]);
-      fputc('\n', f);
+      double row[1 + NSOLVERS] = {eps0[i]};
+      for (int s = 0; s < ns; s++) row[1 + s] = table[s][i];
+      fl_csv_row(f, wide, 1 + ns, row);
     }
     for (int s = 0; rc >= 0 && s < ns; s++) {
       csv_name(col, sizeof col, "eps", all_solvers[s].key);
@@ -242,8 +294,7 @@ static int fig5(fl_fig_ctx *ctx) {
       const solver_spec *sp = &fast_solvers[s];
       char name[64];
       csv_name(name, sizeof name, "eps20", sp->key);
-      FILE *f = fl_fig_csv(ctx, name, "eps0,eps_star,rel_err_disc,steps,failed_steps,iterations,"
-                           "solve_s");
+      FILE *f = fl_fig_table(ctx, name, eps20_cols, NCOLS(eps20_cols));
       if (!f) {
         rc = fl_errcode();
         break;
@@ -257,8 +308,9 @@ static int fig5(fl_fig_ctx *ctx) {
         if (rc < 0) break;
         double ed = r.eps_star / EPS_DISC_SEED - 1;
         if (!(fabs(ed) <= worst)) worst = fabs(ed);
-        fprintf(f, "%.6g,%.9g,%.6g,%d,%d,%ld,%.4g\n", e20[i], r.eps_star, ed, r.steps, r.nfail,
-                r.iters, r.solve_s);
+        mj_row row = {.eps0 = e20[i], .eps_star = r.eps_star, .rel_err_disc = ed,
+                      .steps = r.steps, .nfail = r.nfail, .iters = r.iters, .solve_s = r.solve_s};
+        fl_csv_row(f, eps20_cols, NCOLS(eps20_cols), &row);
         fl_fig_say(ctx, "%-24s from 20 m/s, eps0 %5.3g: eps* %.5f (%+.3f %% of 0.64426), %d steps "
                    "(%d failed), %.3g s solving", sp->label, e20[i], r.eps_star, 100 * ed, r.steps,
                    r.nfail, r.solve_s);
@@ -352,7 +404,7 @@ static int study(fl_fig_ctx *ctx, const solver_spec *sp, const study_plan *pl, f
   snprintf(set, sizeof set, "eps0=%g,speed=%g,dt=%.17g,duration=%g,fan=152", eps0, speed, dt_ref * 5e-5, T);
   rc = trajectory(set, sp->solver, sp->options, rv, rw, nref, &r);
   csv_name(name, sizeof name, "dt", sp->key);
-  FILE *f = rc >= 0 ? fl_fig_csv(ctx, name, "dt,error,first_order") : NULL;
+  FILE *f = rc >= 0 ? fl_fig_table(ctx, name, dt_cols, NCOLS(dt_cols)) : NULL;
   if (rc >= 0 && !f) rc = fl_errcode();
   for (int i = 0; rc >= 0 && i < ndt; i++) {
     int n = (int)lround(T / (dts[i] * 5e-5));
@@ -363,8 +415,10 @@ static int study(fl_fig_ctx *ctx, const solver_spec *sp, const study_plan *pl, f
     ex[i] = rel_error(v, wr, n, rv, rw, dts[i] / dt_ref);
   }
   if (rc >= 0) {
-    for (int i = 0; i < ndt; i++)
-      fprintf(f, "%.6g,%.6g,%.6g\n", hx[i], ex[i], ex[0] * hx[i] / hx[0]);
+    for (int i = 0; i < ndt; i++) {
+      order_row row = {.h = hx[i], .error = ex[i], .order = ex[0] * hx[i] / hx[0]};
+      fl_csv_row(f, dt_cols, NCOLS(dt_cols), &row);
+    }
     double s1 = slope(hx, ex, ndt);
     snprintf(lab, sizeof lab, "%s (slope %.2f)", sp->label, s1);
     fl_fig_series_add(p1, name, "dt", "error", lab, 2);
@@ -381,7 +435,7 @@ static int study(fl_fig_ctx *ctx, const solver_spec *sp, const study_plan *pl, f
     rc = trajectory(set, sp->solver, sp->options, rv, rw, n1, &r);
   }
   csv_name(name, sizeof name, "mesh", sp->key);
-  f = rc >= 0 ? fl_fig_csv(ctx, name, "dx,rings,triangles,error,second_order") : NULL;
+  f = rc >= 0 ? fl_fig_table(ctx, name, mesh_cols, NCOLS(mesh_cols)) : NULL;
   if (rc >= 0 && !f) rc = fl_errcode();
   for (int i = 0; rc >= 0 && i < nring; i++) {
     snprintf(set, sizeof set, "eps0=%g,speed=%g,rings=%d,duration=%g", eps0, speed, rings[i], T);
@@ -391,9 +445,12 @@ static int study(fl_fig_ctx *ctx, const solver_spec *sp, const study_plan *pl, f
     ex[i] = rel_error(v, wr, n1, rv, rw, 1);
   }
   if (rc >= 0) {
-    for (int i = 0; i < nring; i++)
-      fprintf(f, "%.6g,%d,%d,%.6g,%.6g\n", hx[i], rings[i], 6 * rings[i] * rings[i], ex[i],
-              ex[0] * (hx[i] / hx[0]) * (hx[i] / hx[0]));
+    for (int i = 0; i < nring; i++) {
+      order_row row = {.h = hx[i], .error = ex[i],
+                       .order = ex[0] * (hx[i] / hx[0]) * (hx[i] / hx[0]), .rings = rings[i],
+                       .triangles = 6 * rings[i] * rings[i]};
+      fl_csv_row(f, mesh_cols, NCOLS(mesh_cols), &row);
+    }
     double s2 = slope(hx, ex, nring);
     snprintf(lab, sizeof lab, "%s (slope %.2f)", sp->label, s2);
     fl_fig_series_add(p2, name, "dx", "error", lab, 2);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,20 @@ typedef struct variant {
   const char *opts;    /* solver options "k=v,k=v" (fl_solver_set_options) or NULL */
   const char *csv;     /* the CSV's name, or NULL: solver[-stiff].csv */
 } variant;
+
+
+/* a variant's CSV: one row per step */
+typedef struct peers_row {
+  double t, pen, step_us; /* s, m, CPU microseconds */
+  int contacts, iters;
+} peers_row;
+#define R(m) offsetof(peers_row, m)
+static const fl_csv_col peers_cols[] = {
+  {"t", FL_CSV_G, R(t), 9},                 {"pen_max", FL_CSV_G, R(pen), 9},
+  {"step_us", FL_CSV_G, R(step_us), 6},     {"contacts", FL_CSV_INT, R(contacts), 0},
+  {"iters", FL_CSV_INT, R(iters), 0}};
+#undef R
+#define NPEERS (int)(sizeof peers_cols / sizeof peers_cols[0])
 
 
 /* one variant's row after each step (fl_loop each): penetration, the step's CPU time */
@@ -73,7 +88,8 @@ static int peers_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
   c->pen_max = fmax(c->pen_max, pen);
   c->tsum += dt;
   c->its += info->res.iters;
-  fprintf(c->f, "%.9g,%.9g,%.6g,%d,%d\n", w->t, pen, 1e6 * dt, (int)info->nc, info->res.iters);
+  peers_row row = {w->t, pen, 1e6 * dt, (int)info->nc, info->res.iters};
+  fl_csv_row(c->f, peers_cols, NPEERS, &row);
   c->cpu_last = fl_cpu_now();
   return rc;
 }
@@ -81,7 +97,7 @@ static int peers_each(void *ctx, fl_world *w, long k, const fl_step_info *info, 
 
 /* Steps the stack with one variant, one CSV row per step; summary into the ctx. */
 static int simulate(fl_fig_ctx *ctx, const variant *v, long nstep, const char *csv) {
-  FILE *f = fl_fig_csv(ctx, csv, "t,pen_max,step_us,contacts,iters");
+  FILE *f = fl_fig_table(ctx, csv, peers_cols, NPEERS);
   if (!f) return fl_errcode();
   const char *set[1] = {v->setting};
   int nset = v->setting ? 1 : 0;

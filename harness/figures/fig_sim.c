@@ -3,6 +3,7 @@
  * solver's iterations, reason, time, the common merit and every observable of the scene. */
 #define _GNU_SOURCE /* open_memstream */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,12 +19,32 @@
 /* splits "a=1,b=2" into at most `max` strings in buf (modified copy); returns the count */
 
 
+/* a figure run's CSV: one row per step, the solver's figures then every observable but "t" */
+typedef struct sim_row {
+  double t;
+  int iters, reason;
+  double solve_s, merit, bilateral, mu_used, momentum;
+  double obs[FL_FIG_SIM_MAXOBS];
+} sim_row;
+#define R(m) offsetof(sim_row, m)
+static const fl_csv_col sim_head[] = {
+  {"t", FL_CSV_G, R(t), 6},                 {"iterations", FL_CSV_INT, R(iters), 0},
+  {"reason", FL_CSV_INT, R(reason), 0},     {"solve_s", FL_CSV_G, R(solve_s), 4},
+  {"merit", FL_CSV_G, R(merit), 6},         {"bilateral", FL_CSV_G, R(bilateral), 6},
+  {"mu_used", FL_CSV_G, R(mu_used), 6},     {"momentum", FL_CSV_G, R(momentum), 6}};
+#undef R
+#define NSIM_HEAD (int)(sizeof sim_head / sizeof sim_head[0])
+
+
 /* a figure run's row after each step (fl_loop each) */
 typedef struct sim_step_ctx {
   FILE *f;
   fl_fig_sim *out;
   fl_int nobs;
   fl_fig_rec *rec;
+  const fl_csv_col *cols; /* sim_head and the observables' columns */
+  int ncols;
+  sim_row row;
 } sim_step_ctx;
 
 
@@ -47,15 +68,21 @@ static int sim_each(void *ctx, fl_world *w, long k, const fl_step_info *info, co
   for (fl_int q = 0; pb && gg && q < pb->nc; q++)
     if (gg[3 * q] > 1e-6 * gmax) mu_used = fmax(mu_used, hypot(gg[3 * q + 1], gg[3 * q + 2]) / gg[3 * q]);
   if (mu_used > out->mu_used_max) out->mu_used_max = mu_used;
-  fprintf(f, "%.6g,%d,%d,%.4g,%.6g,%.6g,%.6g,%.6g", info->t, info->res.iters, info->res.reason,
-          info->solve_s, info->nc > 0 ? fl_metrics_merit(&info->met, NAN) : NAN,
-          info->met.bilateral, mu_used, info->met.momentum);
+  sim_row *row = &c->row;
+  row->t = info->t;
+  row->iters = info->res.iters;
+  row->reason = info->res.reason;
+  row->solve_s = info->solve_s;
+  row->merit = info->nc > 0 ? fl_metrics_merit(&info->met, NAN) : NAN;
+  row->bilateral = info->met.bilateral;
+  row->mu_used = mu_used;
+  row->momentum = info->met.momentum;
   for (fl_int i = 0; i < c->nobs; i++) {
-    if (strcmp(out->name[i], "t") != 0) fprintf(f, ",%.9g", val[i]);
+    row->obs[i] = val[i];
     out->last[i] = val[i];
     if (fabs(val[i]) > out->maxabs[i]) out->maxabs[i] = fabs(val[i]);
   }
-  fputc('\n', f);
+  fl_csv_row(f, c->cols, c->ncols, row);
   return FL_OK;
 }
 
@@ -80,26 +107,26 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
     rc = fl_seterr(FL_ERR_INVAL, "figure: scene %s has %d observables (max %d)", scene, (int)nobs,
                    FL_FIG_SIM_MAXOBS);
   FILE *f = NULL;
+  // the CSV's columns: sim_head, then each observable but "t" (the row's time already)
+  fl_csv_col *cols = NULL;
+  int ncols = NSIM_HEAD;
   if (rc >= 0) {
-    // every name has fewer than 40 characters
-    size_t cap = 96 + (size_t)nobs * 41, len;
-    char *header = fl_malloc(cap);
-    if (!header) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
-    if (header) {
-      len = (size_t)snprintf(header, cap, "t,iterations,reason,solve_s,merit,bilateral,mu_used,"
-                                     "momentum");
-      for (fl_int i = 0; i < nobs; i++) {
-        const char *nm = fl_world_obs_name(w, i);
-        snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
-        out->maxabs[out->nobs] = 0;
-        out->nobs++;
-        if (strcmp(nm, "t") == 0) continue;
-        len += (size_t)snprintf(header + len, cap - len, ",%s", nm);
-      }
-      f = fl_fig_csv(ctx, csv, header);
-      fl_free(header);
-      if (!f) rc = fl_errcode();
+    cols = fl_malloc((size_t)(NSIM_HEAD + nobs) * sizeof *cols);
+    if (!cols) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  }
+  if (rc >= 0) {
+    memcpy(cols, sim_head, sizeof sim_head);
+    for (fl_int i = 0; i < nobs; i++) {
+      const char *nm = fl_world_obs_name(w, i);
+      snprintf(out->name[out->nobs], sizeof out->name[0], "%s", nm);
+      out->maxabs[out->nobs] = 0;
+      out->nobs++;
+      if (strcmp(nm, "t") == 0) continue;
+      cols[ncols++] = (fl_csv_col){nm, FL_CSV_G,
+                                   offsetof(sim_row, obs) + (size_t)i * sizeof(double), 9};
     }
+    f = fl_fig_table(ctx, csv, cols, ncols);
+    if (!f) rc = fl_errcode();
   }
   int steps = (int)run.steps;
   // the run's recording and viewer beside its CSV
@@ -108,8 +135,11 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
   char *dot = strrchr(fr.stem, '.');
   if (dot) *dot = 0;
   snprintf(fr.label, sizeof fr.label, "%s %s", solver, solver_set ? solver_set : "");
-  sim_step_ctx c = {f, out, nobs, &fr};
-  run.spec.ctx = &c;
+  sim_step_ctx *c = fl_malloc(sizeof *c); // the row holds every observable: not on the stack
+  if (!c && rc >= 0) rc = fl_seterr(FL_ERR_NOMEM, "figure: out of memory");
+  if (c) *c = (sim_step_ctx){.f = f, .out = out, .nobs = nobs, .rec = &fr, .cols = cols,
+                             .ncols = ncols};
+  run.spec.ctx = c;
   if (rc >= 0) {
     run.spec.frame_every = fl_fig_record_every(&fr, w);
     rc = fl_run_go(&run);
@@ -122,6 +152,8 @@ int fl_fig_simulate(fl_fig_ctx *ctx, const char *csv, const char *scene, const c
                         out->nfail);
   rc = fl_fig_record_end(&fr, rc);
   fl_run_close(&run);
+  fl_free(c);
+  fl_free(cols);
   return rc < 0 ? rc : FL_OK;
 }
 

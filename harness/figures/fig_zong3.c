@@ -9,9 +9,23 @@
  * slope_ux_ref), and the relative error at the end.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "fl_figure.h"
+
+/* final.csv: one row per solver and friction coefficient */
+typedef struct final_row {
+  const char *solver, *regime;
+  double mu, ux, ux_ref, rel_err;
+} final_row;
+#define R(m) offsetof(final_row, m)
+static const fl_csv_col final_cols[] = {
+  {"solver", FL_CSV_STR, R(solver), 0}, {"mu", FL_CSV_F, R(mu), 1},
+  {"regime", FL_CSV_STR, R(regime), 0}, {"ux", FL_CSV_G, R(ux), 9},
+  {"ux_ref", FL_CSV_G, R(ux_ref), 9},   {"rel_err", FL_CSV_G, R(rel_err), 4}};
+#undef R
+#define NFINAL (int)(sizeof final_cols / sizeof final_cols[0])
 
 static int run(fl_fig_ctx *ctx) {
   static const double mus[4] = {0, 0.2, 0.3, 0.6};
@@ -23,7 +37,7 @@ static int run(fl_fig_ctx *ctx) {
                                      "both roll: one curve)", "time (s)", "u_x (m)", 0, 0);
   fl_fig_panel *pe = fl_fig_panel_add(ctx->fig, "relative error against the closed form",
                                       "time (s)", "|u_x - u_x,ref| / u_x,ref", 0, 1);
-  FILE *tab = fl_fig_csv(ctx, "final.csv", "solver,mu,regime,ux,ux_ref,rel_err");
+  FILE *tab = fl_fig_table(ctx, "final.csv", final_cols, NFINAL);
   if (!tab) return fl_errcode();
   for (int m = 0; m < 4; m++) {
     int rolls = mus[m] > (2.0 / 7.0) * tan(M_PI / 4);
@@ -37,8 +51,8 @@ static int run(fl_fig_ctx *ctx) {
       FL_TRY(fl_fig_simulate(ctx, csv, "ball_slope", set, solvers[s], NULL, dur, &sim));
       double ux = fl_fig_sim_get(&sim, "slope_ux", 0), ref = fl_fig_sim_get(&sim, "slope_ux_ref", 0);
       double err = fabs(ux - ref) / ref;
-      fprintf(tab, "%s,%.1f,%s,%.9g,%.9g,%.4g\n", solvers[s], mus[m], rolls ? "rolls" : "slides",
-              ux, ref, err);
+      final_row row = {solvers[s], rolls ? "rolls" : "slides", mus[m], ux, ref, err};
+      fl_csv_row(tab, final_cols, NFINAL, &row);
       fl_fig_say(ctx, "%-4s mu = %.1f (%-6s): u_x(%.2g s) = %.6f m, closed form %.6f m, error %.3f%%",
                  solvers[s], mus[m], rolls ? "rolls" : "slides", dur, ux, ref, 100 * err);
       // colour: the friction coefficient; line style: the solver (the closed form in markers)

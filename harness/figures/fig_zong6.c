@@ -8,9 +8,23 @@
  * and the relative errors at the end.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "fl_figure.h"
+
+/* final.csv: one row per panel and force component */
+typedef struct final_row {
+  const char *panel, *quantity;
+  double value, expected, rel_err;
+} final_row;
+#define R(m) offsetof(final_row, m)
+static const fl_csv_col final_cols[] = {
+  {"panel", FL_CSV_STR, R(panel), 0},       {"quantity", FL_CSV_STR, R(quantity), 0},
+  {"value", FL_CSV_G, R(value), 9},         {"expected", FL_CSV_G, R(expected), 9},
+  {"rel_err", FL_CSV_G, R(rel_err), 4}};
+#undef R
+#define NFINAL (int)(sizeof final_cols / sizeof final_cols[0])
 
 static int run(fl_fig_ctx *ctx) {
   double dur = ctx->quick ? 0.3 : 1.0, m = 0.4, g = 9.81, F = 10;
@@ -27,14 +41,14 @@ static int run(fl_fig_ctx *ctx) {
   fl_fig_ref_add(pn, F, "+10 N (push)");
   fl_fig_ref_add(pn, -F, "-10 N (push)");
   fl_fig_ref_add(pt, -0.5 * m * g, "-m g / 2 = -1.962 N");
-  FILE *tab = fl_fig_csv(ctx, "final.csv", "panel,quantity,value,expected,rel_err");
+  FILE *tab = fl_fig_table(ctx, "final.csv", final_cols, NFINAL);
   if (!tab) return fl_errcode();
   static const char *names[4] = {"left_fx", "right_fx", "left_fz", "right_fz"};
   double expect[4] = {-F, F, -0.5 * m * g, -0.5 * m * g};
   for (int k = 0; k < 4; k++) {
     double v = fl_fig_sim_get(&sim, names[k], 0), err = fabs(v - expect[k]) / fabs(expect[k]);
-    fprintf(tab, "%s,%s,%.9g,%.9g,%.4g\n", k % 2 ? "right" : "left", k < 2 ? "normal" : "friction",
-            v, expect[k], err);
+    final_row row = {k % 2 ? "right" : "left", k < 2 ? "normal" : "friction", v, expect[k], err};
+    fl_csv_row(tab, final_cols, NFINAL, &row);
     fl_fig_say(ctx, "%-8s at t = %.2f s: %9.5f N, expected %9.5f N, error %.3f%%", names[k], dur, v,
                expect[k], 100 * err);
   }

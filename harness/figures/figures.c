@@ -218,6 +218,13 @@ FILE *fl_fig_csv(fl_fig_ctx *ctx, const char *name, const char *header) {
 }
 
 
+FILE *fl_fig_table(fl_fig_ctx *ctx, const char *name, const fl_csv_col *cols, int n) {
+  FILE *f = fl_results_file(ctx->res, name);
+  if (f) fl_csv_header(f, cols, n);
+  return f;
+}
+
+
 void fl_fig_say(fl_fig_ctx *ctx, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -111,6 +111,11 @@ const char *fl_figure_tier_name(int tier);
 /* Opens `name` in the figure's folder and writes `header` (comma-separated column names) as
  * its first line. NULL on error (message set). */
 FILE *fl_fig_csv(fl_fig_ctx *ctx, const char *name, const char *header);
+/* A figure's table declared once: opens `name` in the figure's folder and writes the header of
+ * the n columns of `cols` (fl_csv_col, harness/fl_harness.h); each row is then written from
+ * the same table with fl_csv_row(f, cols, n, &row). NULL on error (message set). The file is
+ * the results folder's (closed with it). */
+FILE *fl_fig_table(fl_fig_ctx *ctx, const char *name, const fl_csv_col *cols, int n);
 /* Appends a panel / a series / a reference line; silently capped at the maxima above. */
 fl_fig_panel *fl_fig_panel_add(fl_fig *f, const char *title, const char *xlabel,
                                const char *ylabel, int logx, int logy);

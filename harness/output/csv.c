@@ -57,6 +57,8 @@ void fl_csv_row(FILE *f, const fl_csv_col *c, int n, const void *row) {
     case FL_CSV_G4: fprintf(f, "%.4g", *(const double *)at); break;
     case FL_CSV_G6: fprintf(f, "%.6g", *(const double *)at); break;
     case FL_CSV_F0: fprintf(f, "%.0f", *(const double *)at); break;
+    case FL_CSV_G: fprintf(f, "%.*g", c[i].idx, *(const double *)at); break;
+    case FL_CSV_F: fprintf(f, "%.*f", c[i].idx, *(const double *)at); break;
     }
   }
   fputc('\n', f);
