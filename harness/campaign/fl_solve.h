@@ -10,7 +10,7 @@
  *     folder's files and manifest, the store of records and --resume, the serial pair loop
  *     (loop.c) and the MPI deal's callbacks (deal.c), --save-solution's folder.
  *
- * Messages start "frictionlab solve: " (profile runs solve too). */
+ * Messages start "frictionlab solve: " (profile runs solve too; `plan` sets a.cmd). */
 #ifndef FL_SOLVE_H
 #define FL_SOLVE_H
 #if defined(FL_LAYER) && FL_LAYER < 6
@@ -25,11 +25,6 @@
 
 struct cJSON;
 
-/* One --set as given (points into argv). */
-typedef struct fl_solve_setting {
-  const char *arg;
-} fl_solve_setting;
-
 /* A solve campaign as the command line asked for it (cmd_solve.c fills it). */
 typedef struct fl_solve_args {
   const char **inputs;
@@ -37,7 +32,7 @@ typedef struct fl_solve_args {
   char *solver_buf; /* owned copies of the --solver values, comma-split in place */
   const char **solvers;
   int nsolvers;
-  fl_solve_setting *sets;
+  const char **sets; /* the --set values as given (owned array, strings in argv) */
   int nsets;
   fl_settings set; /* the --set list sorted (fl_settings.h) */
   const char *out;
@@ -55,13 +50,24 @@ typedef struct fl_solve_args {
   const char **sources;
   int np;
   int resume, retry_failed, shard_i, shard_n; /* docs/campaigns.md */
+  const char *cmd; /* the command messages name; NULL: "solve" */
 } fl_solve_args;
 
 /*---- one pair (solve_pair.c) ----*/
 
-/* Creates solver `name` with the harness's defaults (error_every=1, a's norm) and every --set
- * that applies to it. Returns 0; 2 on a bad option or an unknown solver, 1 on another error
- * (message printed). *out: fl_solver_destroy. */
+/* The solvers, normalization and settings of a campaign as `solve` and `plan` take them: the
+ * --solver values (a,b lists; none: every registered CPU solver), the --norm name (NULL:
+ * fclib) and the --set values, checked and sorted into a (solvers, norm, sets, set). Returns 0;
+ * 2 on a usage error, 1 when no solver is registered (message printed); -1 out of memory.
+ * Free a with fl_solve_args_free. */
+int fl_solve_choose(fl_solve_args *a, int nsolver_arg, const char *const *solver_arg, int nset,
+                    const char *const *set, const char *norm);
+/* Frees what a owns (NULL-safe members). */
+void fl_solve_args_free(fl_solve_args *a);
+
+/* Creates solver `name` through the run room (fl_run_solver) with the harness's defaults
+ * (error_every=1, a's norm) and then every --set that applies to it. Returns 0; 2 on a bad
+ * option or an unknown solver, 1 on another error (message printed). *out: fl_solver_destroy. */
 int fl_solve_make_solver(const fl_solve_args *a, const char *name, fl_solver **out);
 /* Loads one argument: an existing file is an FCLIB file, a bare name a built-in example.
  * FL_OK or the loader's error (message names the argument). */

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "../cli/fl_args.h"
-#include "../cli/fl_settings.h"
 #include "../fl_harness.h"
 #include "../output/fl_run_csv.h"
 #include "fl_camp.h"
+#include "fl_solve.h"
 
 typedef struct plan_cli {
   fl_arg_list pos;
@@ -56,45 +56,24 @@ int fl_cmd_plan(int argc, char **argv) {
     return rc == 1 ? 0 : rc < 0 ? 1 : 2;
   }
   fl_register_all();
-  int         status = 1, nin = 0, nsol = 0;
-  char      **in = NULL, *sbuf = NULL, **lab = NULL;
-  const char *sol[256];
-  double     *size = NULL;
-  int        *owner = NULL;
-  uint64_t   *sh = NULL;
-  FILE       *out = stdout;
-  const char *norm = c.norm ? c.norm : "fclib";
-  if (strcmp(norm, "fclib") && strcmp(norm, "siconos") && strcmp(norm, "none")) {
-    fprintf(stderr, "frictionlab plan: --norm '%s': expected fclib, siconos or none\n", norm);
-    status = 2;
+  int          status = 1, nin = 0;
+  char       **in = NULL, **lab = NULL;
+  double      *size = NULL;
+  int         *owner = NULL;
+  uint64_t    *sh = NULL;
+  FILE        *out = stdout;
+  fl_solve_args a;
+  memset(&a, 0, sizeof a);
+  a.cmd = "plan";
+  // the solvers, --norm and the --set list as solve takes them (one function, solve_pair.c)
+  rc = fl_solve_choose(&a, c.solver_arg.n, (const char *const *)c.solver_arg.v, c.set_arg.n,
+                       (const char *const *)c.set_arg.v, c.norm);
+  if (rc != 0) {
+    status = rc < 0 ? 1 : rc;
     goto done;
   }
-  // the solvers: as given (a,b lists), or every registered CPU solver
-  for (int k = 0; k < c.solver_arg.n; k++) {
-    size_t old = sbuf ? strlen(sbuf) : 0;
-    char  *nb  = realloc(sbuf, old + strlen(c.solver_arg.v[k]) + 2);
-    if (!nb) goto done;
-    sbuf = nb;
-    if (old) sbuf[old++] = ',';
-    strcpy(sbuf + old, c.solver_arg.v[k]);
-  }
-  for (char *t = sbuf, *nx; t && nsol < 256; t = nx) {
-    nx = strchr(t, ',');
-    if (nx) *nx++ = '\0';
-    if (!fl_solver_find(t)) {
-      fprintf(stderr, "frictionlab plan: --solver: unknown solver '%s' (see `frictionlab list "
-                      "solvers`)\n", t);
-      status = 2;
-      goto done;
-    }
-    sol[nsol++] = t;
-  }
-  if (nsol == 0) {
-    const char *const *names = fl_solver_list();
-    for (int k = 0; names && names[k] && nsol < 256; k++)
-      if (!(fl_solver_ops_caps(fl_solver_find(names[k])) & (FL_CAP_GPU | FL_CAP_PEER)))
-        sol[nsol++] = names[k];
-  }
+  int nsol = a.nsolvers;
+  const char *const *sol = a.solvers;
   // the problems: folders expanded as solve does; none given: every built-in example
   if (fl_inputs_expand(c.pos.n, c.pos.v, "plan", NULL, &in, &nin) < 0) {
     fprintf(stderr, "frictionlab plan: %s\n", fl_errmsg());
@@ -110,28 +89,19 @@ int fl_cmd_plan(int argc, char **argv) {
   owner = calloc((size_t)n + 1, sizeof *owner);
   sh    = calloc((size_t)nsol + 1, sizeof *sh);
   if (!lab || !size || !owner || !sh) goto done;
-  // settings hashes per solver, with the harness's defaults as solve sets them
-  fl_settings     set;
-  fl_settings_ctx ctx = {"solve", NULL, nsol, sol, 0};
-  fl_settings_init(&set, &ctx);
-  for (int k = 0; k < c.set_arg.n; k++) {
-    if (fl_settings_add(&set, c.set_arg.v[k], 0) < 0) {
-      fprintf(stderr, "frictionlab plan: %s\n", fl_errmsg());
-      status = 2;
-      goto done;
-    }
-  }
+  // settings hashes per solver, of the solver made as solve makes it
   for (int j = 0; j < nsol; j++) {
     fl_solver *s = NULL;
-    if (fl_solver_create(sol[j], &s) < 0 || fl_solver_set_option(s, "error_every", "1") < 0 ||
-        fl_solver_set_option(s, "norm", norm) < 0 || fl_settings_apply(&set, s, NULL) < 0 ||
-        fl_pairs_solver_hash(s, &sh[j]) < 0) {
+    rc = fl_solve_make_solver(&a, sol[j], &s);
+    if (rc == 0 && fl_pairs_solver_hash(s, &sh[j]) < 0) {
       fprintf(stderr, "frictionlab plan: solver '%s': %s\n", sol[j], fl_errmsg());
-      fl_solver_destroy(s);
-      status = 2;
-      goto done;
+      rc = 1;
     }
     fl_solver_destroy(s);
+    if (rc != 0) {
+      status = rc;
+      goto done;
+    }
   }
   // labels, sizes and shards as solve gives them
   if (fl_pairs_labels(nex, ex, nin, (const char *const *)in, (int)c.shards, lab, size, owner) < 0) {
@@ -172,7 +142,7 @@ done:
   free(size);
   free(owner);
   free(sh);
-  free(sbuf);
+  fl_solve_args_free(&a);
   fl_inputs_free(in, nin);
   fl_args_free(&plan_spec, &c);
   return status;

@@ -320,7 +320,7 @@ int fl_solve_folder(fl_solve_args *a, fl_results *res, fl_problem **probs, char 
   cJSON_AddNumberToObject(man, "ranks", fl_campaign_size());
   cJSON *jsets = cJSON_AddArrayToObject(man, "settings");
   for (int k = 0; k < a->nsets; k++)
-    cJSON_AddItemToArray(jsets, cJSON_CreateString(a->sets[k].arg));
+    cJSON_AddItemToArray(jsets, cJSON_CreateString(a->sets[k]));
   cJSON *jprobs = cJSON_AddArrayToObject(man, "problems");
   for (int i = 0; i < np && probs[i]; i++) { // (over MPI ranks: added as pairs arrive)
     cJSON *o = cJSON_CreateObject();

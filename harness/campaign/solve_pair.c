@@ -15,6 +15,7 @@
 #include "../../core/fl_campaign.h"
 #include "../../solvers/fl_plugin.h"
 #include "../output/fl_run_csv.h"
+#include "../run/fl_run.h"
 #include "fl_solve.h"
 
 #define EXIT_USAGE 2
@@ -23,35 +24,158 @@
 typedef fl_camp_outcome outcome;
 
 
-// creates solver `name` with the harness defaults and every applicable --set; prints the
-// problem and returns EXIT_USAGE on a bad option, 1 on another error
+#define CMD(a) ((a)->cmd ? (a)->cmd : "solve")
+
+
+static void print_solver_names(FILE *f) {
+  const char *const *names = fl_solver_list();
+  for (int i = 0; names && names[i]; i++) fprintf(f, "%s%s", i ? ", " : "", names[i]);
+}
+
+
+void fl_solve_args_free(fl_solve_args *a) {
+  fl_free(a->save_dir);
+  fl_free(a->sets);
+  fl_free(a->solvers);
+  fl_free(a->solver_buf);
+  fl_free(a->inputs);
+}
+
+
+// appends the comma-separated names of one --solver value
+static int add_solvers(fl_solve_args *a, const char *value) {
+  size_t old = a->solver_buf ? strlen(a->solver_buf) : 0;
+  // keep all values in one buffer joined by commas, then split it at the end
+  char *buf = fl_realloc(a->solver_buf, old + strlen(value) + 2);
+  if (!buf) return -1;
+  if (old) buf[old++] = ',';
+  strcpy(buf + old, value);
+  a->solver_buf = buf;
+  return 0;
+}
+
+
+static int split_solvers(fl_solve_args *a) {
+  if (!a->solver_buf) return 0;
+  int n = 1;
+  for (const char *c = a->solver_buf; *c; c++) n += *c == ',';
+  a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
+  if (!a->solvers) return -1;
+  for (char *tok = a->solver_buf, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (*tok == '\0') {
+      fprintf(stderr, "frictionlab %s: --solver: empty solver name in the list (expected "
+                      "comma-separated names: ", CMD(a));
+      print_solver_names(stderr);
+      fprintf(stderr, ")\n");
+      return EXIT_USAGE;
+    }
+    if (!fl_solver_find(tok)) {
+      fprintf(stderr, "frictionlab %s: --solver: unknown solver '%s'; registered solvers: ",
+              CMD(a), tok);
+      print_solver_names(stderr);
+      fprintf(stderr, "\n");
+      return EXIT_USAGE;
+    }
+    for (int i = 0; i < a->nsolvers; i++) {
+      if (strcmp(a->solvers[i], tok) == 0) {
+        fprintf(stderr, "frictionlab %s: --solver: '%s' is given twice\n", CMD(a), tok);
+        return EXIT_USAGE;
+      }
+    }
+    a->solvers[a->nsolvers++] = tok;
+  }
+  return 0;
+}
+
+
+static int parse_norm(fl_solve_args *a, const char *v) {
+  static const struct {
+    const char *name;
+    int kind;
+  } norms[] = {{"fclib", FL_NORM_FCLIB}, {"siconos", FL_NORM_SICONOS}, {"none", FL_NORM_NONE}};
+  for (size_t i = 0; i < sizeof norms / sizeof norms[0]; i++) {
+    if (strcmp(v, norms[i].name) == 0) {
+      a->norm      = norms[i].kind;
+      a->norm_name = norms[i].name;
+      return 0;
+    }
+  }
+  fprintf(stderr, "frictionlab %s: --norm '%s': unknown normalization; expected one of "
+                  "fclib, siconos, none\n", CMD(a), v);
+  return EXIT_USAGE;
+}
+
+
+int fl_solve_choose(fl_solve_args *a, int nsolver_arg, const char *const *solver_arg, int nset,
+                    const char *const *set, const char *norm) {
+  a->norm      = FL_NORM_FCLIB;
+  a->norm_name = "fclib";
+  for (int i = 0; i < nsolver_arg; i++)
+    if (add_solvers(a, solver_arg[i]) != 0) return -1;
+  if (nset > 0) {
+    a->sets = fl_calloc((size_t)nset, sizeof *a->sets);
+    if (!a->sets) return -1;
+    for (int i = 0; i < nset; i++) a->sets[a->nsets++] = set[i];
+  }
+  if (parse_norm(a, norm ? norm : "fclib") != 0) return EXIT_USAGE;
+  int rc = split_solvers(a);
+  if (rc != 0) return rc;
+  if (a->nsolvers == 0) {
+    // default: every registered CPU solver (the same table on every machine); GPU and peer
+    // (Siconos) solvers run when named
+    const char *const *names = fl_solver_list();
+    int n = 0;
+    while (names && names[n]) n++;
+    if (n == 0) {
+      fprintf(stderr, "frictionlab %s: no solvers are registered\n", CMD(a));
+      return 1;
+    }
+    a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
+    if (!a->solvers) return -1;
+    for (int i = 0; i < n; i++)
+      if (!(fl_solver_ops_caps(fl_solver_find(names[i])) & (FL_CAP_GPU | FL_CAP_PEER)))
+        a->solvers[a->nsolvers++] = names[i];
+  }
+
+  // the settings, sorted once by the rule of fl_settings.h (no scene here); the notes say
+  // "solve" for plan too, as they did
+  fl_settings_ctx ctx = {"solve", NULL, a->nsolvers, a->solvers, 0};
+  fl_settings_init(&a->set, &ctx);
+  for (int k = 0; k < a->nsets; k++) {
+    if (fl_settings_add(&a->set, a->sets[k], 0) < 0) {
+      fprintf(stderr, "frictionlab %s: %s\n", CMD(a), fl_errmsg());
+      return EXIT_USAGE;
+    }
+  }
+  return 0;
+}
+
+
+// creates solver `name` with the harness defaults, then every applicable --set (the run
+// room's order: opts, then the settings one by one); prints the problem and returns
+// EXIT_USAGE on a bad option, 1 on another error
 int fl_solve_make_solver(const fl_solve_args *a, const char *name, fl_solver **out) {
-  *out = NULL;
-  fl_solver *s = NULL;
-  if (fl_solver_create(name, &s) < 0) {
-    fprintf(stderr, "frictionlab solve: solver '%s': %s\n", name, fl_errmsg());
+  // the harness's defaults: comparable merit at every iteration, one normalization for all
+  char defaults[64];
+  snprintf(defaults, sizeof defaults, "error_every=1,norm=%s", a->norm_name);
+  // each --set sorted alone for this one solver picks what a->set picks for it: another
+  // solver's setting is skipped either way (fl_settings.h)
+  fl_run_spec sp = {.opts = defaults, .nset = a->nsets, .set = a->sets};
+  int bad = -1, rc = fl_run_solver(&sp, name, out, &bad);
+  if (rc >= 0) return 0;
+  if (bad < 0) { // the solver itself or the defaults
+    fprintf(stderr, "frictionlab %s: solver '%s': %s\n", CMD(a), name, fl_errmsg());
     return fl_errcode() == FL_ERR_UNKNOWN_SOLVER ? EXIT_USAGE : 1;
   }
-  // the harness's defaults: comparable merit at every iteration, one normalization for all
-  if (fl_solver_set_option(s, "error_every", "1") < 0 ||
-      fl_solver_set_option(s, "norm", a->norm_name) < 0) {
-    fprintf(stderr, "frictionlab solve: solver '%s': %s\n", name, fl_errmsg());
-    fl_solver_destroy(s);
-    return 1;
+  const fl_setting *t = &a->set.s[bad]; // a->set holds the --set values in the same order
+  fprintf(stderr, "frictionlab %s: --set '%s': %s\n", CMD(a), t->text, fl_errmsg());
+  if (t->scope == FL_SET_EVERY && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
+    fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
+                    "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
   }
-  int bad = -1;
-  if (fl_settings_apply(&a->set, s, &bad) < 0) {
-    const fl_setting *t = &a->set.s[bad];
-    fprintf(stderr, "frictionlab solve: --set '%s': %s\n", t->text, fl_errmsg());
-    if (t->scope == FL_SET_EVERY && fl_errcode() == FL_ERR_UNKNOWN_OPTION) {
-      fprintf(stderr, "  (an option without a solver prefix goes to every selected solver; "
-                      "write <solver>.%s=%s to set it for one solver)\n", t->key, t->value);
-    }
-    fl_solver_destroy(s);
-    return EXIT_USAGE;
-  }
-  *out = s;
-  return 0;
+  return EXIT_USAGE;
 }
 
 

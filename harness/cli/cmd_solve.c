@@ -105,100 +105,6 @@ static const fl_cmd_spec solve_spec = {
   solve_flags};
 
 
-static void print_solver_names(FILE *f) {
-  const char *const *names = fl_solver_list();
-  for (int i = 0; names && names[i]; i++) fprintf(f, "%s%s", i ? ", " : "", names[i]);
-}
-
-
-static void args_free(fl_solve_args *a) {
-  fl_free(a->save_dir);
-  fl_free(a->sets);
-  fl_free(a->solvers);
-  fl_free(a->solver_buf);
-  fl_free(a->inputs);
-}
-
-
-// appends the comma-separated names of one --solver value
-static int add_solvers(fl_solve_args *a, const char *value) {
-  size_t old = a->solver_buf ? strlen(a->solver_buf) : 0;
-  // keep all values in one buffer joined by commas, then split it at the end
-  char *buf = fl_realloc(a->solver_buf, old + strlen(value) + 2);
-  if (!buf) return -1;
-  if (old) buf[old++] = ',';
-  strcpy(buf + old, value);
-  a->solver_buf = buf;
-  return 0;
-}
-
-
-static int split_solvers(fl_solve_args *a) {
-  if (!a->solver_buf) return 0;
-  int n = 1;
-  for (const char *c = a->solver_buf; *c; c++) n += *c == ',';
-  a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
-  if (!a->solvers) return -1;
-  for (char *tok = a->solver_buf, *next; tok; tok = next) {
-    next = strchr(tok, ',');
-    if (next) *next++ = '\0';
-    if (*tok == '\0') {
-      fprintf(stderr, "frictionlab solve: --solver: empty solver name in the list (expected "
-                      "comma-separated names: ");
-      print_solver_names(stderr);
-      fprintf(stderr, ")\n");
-      return EXIT_USAGE;
-    }
-    if (!fl_solver_find(tok)) {
-      fprintf(stderr, "frictionlab solve: --solver: unknown solver '%s'; registered solvers: ",
-              tok);
-      print_solver_names(stderr);
-      fprintf(stderr, "\n");
-      return EXIT_USAGE;
-    }
-    for (int i = 0; i < a->nsolvers; i++) {
-      if (strcmp(a->solvers[i], tok) == 0) {
-        fprintf(stderr, "frictionlab solve: --solver: '%s' is given twice\n", tok);
-        return EXIT_USAGE;
-      }
-    }
-    a->solvers[a->nsolvers++] = tok;
-  }
-  return 0;
-}
-
-
-// records one --set as given; it is sorted once the solvers are known (fl_settings.h)
-static int add_setting(fl_solve_args *a, const char *arg) {
-  fl_solve_setting *s = fl_realloc(a->sets, (size_t)(a->nsets + 1) * sizeof *s);
-  if (!s) return -1;
-  a->sets = s;
-  fl_solve_setting *t = &a->sets[a->nsets];
-  memset(t, 0, sizeof *t);
-  t->arg = arg;
-  a->nsets++;
-  return 0;
-}
-
-
-static int parse_norm(fl_solve_args *a, const char *v) {
-  static const struct {
-    const char *name;
-    int kind;
-  } norms[] = {{"fclib", FL_NORM_FCLIB}, {"siconos", FL_NORM_SICONOS}, {"none", FL_NORM_NONE}};
-  for (size_t i = 0; i < sizeof norms / sizeof norms[0]; i++) {
-    if (strcmp(v, norms[i].name) == 0) {
-      a->norm      = norms[i].kind;
-      a->norm_name = norms[i].name;
-      return 0;
-    }
-  }
-  fprintf(stderr, "frictionlab solve: --norm '%s': unknown normalization; expected one of "
-                  "fclib, siconos, none\n", v);
-  return EXIT_USAGE;
-}
-
-
 // a positive finite number, or NULL (no limit: *x = 0); 0 ok, EXIT_USAGE with a message
 static int parse_limit(const char *flag, const char *v, double max, double *x) {
   *x = 0;
@@ -218,8 +124,6 @@ static int parse_limit(const char *flag, const char *v, double max, double *x) {
 
 // 0 ok, 1 --help printed, EXIT_USAGE on a usage error (message printed), -1 out of memory
 static int fill_args(fl_solve_args *a, const fl_solve_job *j) {
-  a->norm      = FL_NORM_FCLIB;
-  a->norm_name = "fclib";
   a->inputs = fl_calloc((size_t)j->ninputs + 1, sizeof *a->inputs);
   if (!a->inputs) return -1;
   for (int i = 0; i < j->ninputs; i++) a->inputs[a->ninputs++] = j->inputs[i];
@@ -228,11 +132,9 @@ static int fill_args(fl_solve_args *a, const fl_solve_job *j) {
   a->examples = j->examples;
   a->keep_going = j->keep_going;
   a->save_solution = j->save_solution;
-  for (int i = 0; i < j->nsolver_arg; i++)
-    if (add_solvers(a, j->solver_arg[i]) != 0) return -1;
-  for (int i = 0; i < j->nset; i++)
-    if (add_setting(a, j->set[i]) != 0) return -1;
-  if (parse_norm(a, j->norm ? j->norm : "fclib") != 0) return EXIT_USAGE;
+  // the solvers, --norm and the --set list, as plan takes them too (solve_pair.c)
+  int rc = fl_solve_choose(a, j->nsolver_arg, j->solver_arg, j->nset, j->set, j->norm);
+  if (rc != 0) return rc;
   a->resume       = j->resume;
   a->retry_failed = j->retry_failed;
   a->shard_n      = 1;
@@ -258,35 +160,6 @@ static int fill_args(fl_solve_args *a, const fl_solve_job *j) {
     fprintf(stderr, "frictionlab solve: --wall-limit and --mem-limit run pairs in child "
                     "processes, which a campaign over MPI ranks does not support\n");
     return EXIT_USAGE;
-  }
-
-  int rc = split_solvers(a);
-  if (rc != 0) return rc;
-  if (a->nsolvers == 0) {
-    // default: every registered CPU solver (the same table on every machine); GPU and peer
-    // (Siconos) solvers run when named
-    const char *const *names = fl_solver_list();
-    int n = 0;
-    while (names && names[n]) n++;
-    if (n == 0) {
-      fprintf(stderr, "frictionlab solve: no solvers are registered\n");
-      return 1;
-    }
-    a->solvers = fl_calloc((size_t)n, sizeof *a->solvers);
-    if (!a->solvers) return -1;
-    for (int i = 0; i < n; i++)
-      if (!(fl_solver_ops_caps(fl_solver_find(names[i])) & (FL_CAP_GPU | FL_CAP_PEER)))
-        a->solvers[a->nsolvers++] = names[i];
-  }
-
-  // the settings, sorted once by the rule of fl_settings.h (no scene here)
-  fl_settings_ctx ctx = {"solve", NULL, a->nsolvers, a->solvers, 0};
-  fl_settings_init(&a->set, &ctx);
-  for (int k = 0; k < a->nsets; k++) {
-    if (fl_settings_add(&a->set, a->sets[k].arg, 0) < 0) {
-      fprintf(stderr, "frictionlab solve: %s\n", fl_errmsg());
-      return EXIT_USAGE;
-    }
   }
   return 0;
 }
@@ -547,7 +420,7 @@ done:
   fl_free(probs);
   fl_free(labels);
   fl_free(outs);
-  args_free(&a);
+  fl_solve_args_free(&a);
   fl_inputs_free(expanded, nexpanded);
   return status;
 }

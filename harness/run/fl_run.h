@@ -88,9 +88,10 @@ typedef struct fl_run {
 } fl_run;
 
 /* Creates registered solver `name` with spec's options and settings (opts, set, opts_last;
- * the rest of spec is not read): for checking a stepper's settings or a manifest's resolved
- * options. *bad (may be NULL): as fl_run.bad_set. Returns FL_OK or the error of
- * fl_solver_create / fl_solver_set_option (their message); *out is NULL on error. */
+ * the rest of spec is not read): for checking a stepper's settings, a manifest's resolved
+ * options, and solve's and plan's solvers (fl_solve_make_solver). *bad (may be NULL): as
+ * fl_run.bad_set. Returns FL_OK or the error of fl_solver_create / fl_solver_set_option
+ * (their message); *out is NULL on error. */
 int fl_run_solver(const fl_run_spec *spec, const char *name, fl_solver **out, int *bad);
 
 /* Opens a run: the world (fl_scene_open, or the text), its switches, the number of steps and
