@@ -236,6 +236,16 @@ static int fig_group(const char *solver) {
 }
 
 
+/* a row of fig_<row>.csv: the case's place on the x axis, its name, worst error / tolerance */
+typedef struct fig_row {
+  int x;
+  const char *name;
+  double ratio;
+} fig_row;
+static const fl_csv_col fig_cols[3] = {{"x", FL_CSV_INT, offsetof(fig_row, x), 0},
+                                       {"case", FL_CSV_STR, offsetof(fig_row, name), 0},
+                                       {"ratio", FL_CSV_REAL, offsetof(fig_row, ratio), 0}};
+
 static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
   static const char *const title[5] = {"PGS and Jacobi", "primal and dual descent",
                                        "SAP (FrictionLab's, Drake's)", "NSN and PROX",
@@ -259,16 +269,15 @@ static int write_figure(fl_results *res, const vcollect *vc, fl_fig *fig) {
     snprintf(name, sizeof name, "fig_%s.csv", sh);
     FILE *f = fl_results_file(res, name);
     if (!f) return FL_ERR_IO;
-    fprintf(f, "x,case,ratio\n");
+    fl_csv_header(f, fig_cols, 3);
     for (int a = 0; a < vc->ncase; a++) {
       int i = vc->ci[a];
       double r = vc->ratio[i][j];
       // a zero error is drawn at the bottom of the log axis; a NaN state far above
       if (r == 0) r = 1e-6;
       if (isinf(r)) r = 1e6;
-      fprintf(f, "%d,%s,", a + 1, fl__verify_cases[i].name);
-      fl_csv_num(f, isnan(r) ? r : fmax(r, 1e-6));
-      fputc('\n', f);
+      fig_row row = {a + 1, fl__verify_cases[i].name, isnan(r) ? r : fmax(r, 1e-6)};
+      fl_csv_row(f, fig_cols, 3, &row);
     }
     if (fflush(f) != 0) return fl_seterr(FL_ERR_IO, "verify: %s: write failed", name);
     row_label(&ROW(j), lab, sizeof lab);
