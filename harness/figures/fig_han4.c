@@ -549,11 +549,30 @@ static const char *row_model(const char *opts) {
 }
 
 
+/* a row of table1.csv: one example's run (seed 000 Table I's columns, and the paper's rate) */
+typedef struct table1_row {
+  int row, dofs, tets, cmax, nfail;
+  const char *example, *model, *seed;
+  double dt, sim_s, cpu_s, rate, cmean, pct[5], seed_rate;
+} table1_row;
+#define T1(m) offsetof(table1_row, m)
+static const fl_csv_col table1_cols[] = {
+  {"row", FL_CSV_INT, T1(row), 0},          {"example", FL_CSV_STR, T1(example), 0},
+  {"dofs", FL_CSV_INT, T1(dofs), 0},        {"tets", FL_CSV_INT, T1(tets), 0},
+  {"dt_s", FL_CSV_G, T1(dt), 6},            {"sim_s", FL_CSV_G, T1(sim_s), 6},
+  {"cpu_s", FL_CSV_G, T1(cpu_s), 4},        {"realtime_rate", FL_CSV_G, T1(rate), 4},
+  {"constraints_mean", FL_CSV_F, T1(cmean), 1}, {"constraints_max", FL_CSV_INT, T1(cmax), 0},
+  {"geometry_pct", FL_CSV_F, T1(pct[0]), 1}, {"schur_pct", FL_CSV_F, T1(pct[1]), 1},
+  {"element_pct", FL_CSV_F, T1(pct[2]), 1}, {"sap_pct", FL_CSV_F, T1(pct[3]), 1},
+  {"other_pct", FL_CSV_F, T1(pct[4]), 1},   {"failed_steps", FL_CSV_INT, T1(nfail), 0},
+  {"sap_model", FL_CSV_STR, T1(model), 0},  {"seed_rate", FL_CSV_G, T1(seed_rate), 4},
+  {"seed", FL_CSV_STR, T1(seed), 0}};
+#undef T1
+#define NT1 ((int)(sizeof table1_cols / sizeof table1_cols[0]))
+
+
 static int table1_run(fl_fig_ctx *ctx) {
-  FILE *tab = fl_fig_csv(ctx, "table1.csv",
-                         "row,example,dofs,tets,dt_s,sim_s,cpu_s,realtime_rate,constraints_mean,"
-                         "constraints_max,geometry_pct,schur_pct,element_pct,sap_pct,other_pct,"
-                         "failed_steps,sap_model,seed_rate,seed");
+  FILE *tab = fl_fig_table(ctx, "table1.csv", table1_cols, NT1);
   if (!tab) return fl_errcode();
   fl_fig_panel *p = fl_fig_panel_add(ctx->fig, "cost split per example (seed 000 Fig. 2)",
                                      "example", "share of the step time (%)", 0, 0);
@@ -594,12 +613,12 @@ static int table1_run(fl_fig_ctx *ctx) {
     // the paper's rate of this very row (not of the deformable row a rigid one is set beside)
     const char *sr = strchr(t->seed, '[') ? NULL : strstr(t->seed, "rate ");
     double seed_rate = sr ? strtod(sr + 5, NULL) : NAN;
-    // (seed_rate before the quoted seed text: the plotters split on commas)
+    // (seed_rate before the seed text, which fl_csv_str quotes where it holds a comma)
     const char *model = row_model(t->opts);
-    fprintf(tab, "%d,%s,%d,%d,%g,%g,%.4g,%.4g,%.1f,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%d,%s,%.4g,\"%s\"\n",
-            ++row, t->label, (int)st.dofs, (int)st.ntet, dt, st.sim_s, st.cpu_s, rate, st.cmean,
-            (int)st.cmax, pct[0], pct[1], pct[2], pct[3], pct[4], st.nfail, model, seed_rate,
-            t->seed);
+    table1_row tr = {++row, (int)st.dofs, (int)st.ntet, (int)st.cmax, st.nfail, t->label, model,
+                     t->seed, dt, st.sim_s, st.cpu_s, rate, st.cmean,
+                     {pct[0], pct[1], pct[2], pct[3], pct[4]}, seed_rate};
+    fl_csv_row(tab, table1_cols, NT1, &tr);
     fl_fig_say(ctx, "%-32s %-6s %6d %6g %8.3f %6.1f (%d)  %4.0f %4.0f %4.0f %4.0f %4.0f    %s",
                t->label, model, (int)st.dofs, dt, rate, st.cmean, (int)st.cmax, pct[0], pct[1],
                pct[2], pct[3], pct[4], t->seed);

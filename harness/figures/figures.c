@@ -211,13 +211,6 @@ void fl_fig_ref_add(fl_fig_panel *p, double y, const char *label) {
 }
 
 
-FILE *fl_fig_csv(fl_fig_ctx *ctx, const char *name, const char *header) {
-  FILE *f = fl_results_file(ctx->res, name);
-  if (f) fprintf(f, "%s\n", header);
-  return f;
-}
-
-
 FILE *fl_fig_table(fl_fig_ctx *ctx, const char *name, const fl_csv_col *cols, int n) {
   FILE *f = fl_results_file(ctx->res, name);
   if (f) fl_csv_header(f, cols, n);

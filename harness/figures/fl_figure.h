@@ -67,7 +67,7 @@ typedef struct fl_fig {
 
 /* What a recipe gets. */
 typedef struct fl_fig_ctx {
-  fl_results *res; /* the figure's results folder (staging); files via fl_fig_csv */
+  fl_results *res; /* the figure's results folder (staging); files via fl_fig_table */
   int quick;       /* reduced size for CI */
   fl_fig *fig;     /* the plot specification to fill */
   FILE *summary;   /* summary.txt: the figure's numbers in words, also printed */
@@ -108,9 +108,6 @@ int fl_figure_tier(const fl_figure_recipe *r, int tier);
 double fl_figure_estimate(const fl_figure_recipe *r, int tier, int jobs);
 const char *fl_figure_tier_name(int tier);
 
-/* Opens `name` in the figure's folder and writes `header` (comma-separated column names) as
- * its first line. NULL on error (message set). */
-FILE *fl_fig_csv(fl_fig_ctx *ctx, const char *name, const char *header);
 /* A figure's table declared once: opens `name` in the figure's folder and writes the header of
  * the n columns of `cols` (fl_csv_col, harness/fl_harness.h); each row is then written from
  * the same table with fl_csv_row(f, cols, n, &row). NULL on error (message set). The file is
