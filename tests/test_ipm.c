@@ -193,6 +193,25 @@ FL_TEST(refusals) {
 }
 
 
+/* The 30-grain weighted pile (80000:1 cylinder) at step 40 of a PGS history, its penetration
+ * recovery capped at 0: the world (*w, freed by the caller) and its problem (*p, the world's) */
+static int capped_pile_problem(fl_world **w, fl_problem **p) {
+  ASSERT_OK(fl_register_all());
+  const char *set[] = {"n=30"};
+  ASSERT_OK(fl_scene_create("granular", 1, set, w));
+  (*w)->compute_metrics = 0;
+  fl_solver *h = NULL;
+  ASSERT_OK(fl_solver_create("pgs", &h));
+  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
+  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(*w, h, NULL));
+  fl_solver_destroy(h);
+  ASSERT_OK(fl_world_prepare(*w, NULL));
+  *p = fl_world_problem(*w);
+  (*p)->max_recovery = 0;
+  return 0;
+}
+
+
 /* The 30-grain weighted pile (80000:1 cylinder, step 40 of a PGS history) with its penetration
  * recovery capped at 0 (the benchmark's capped steps, small; pnewton's
  * recovery_cap_solves_pile reaches 5.6e-9 there in 799 iterations). With the shift frozen
@@ -200,20 +219,10 @@ FL_TEST(refusals) {
  * natural map 2.1e-7) with the impulses at the weight's load (|r_n| = 29.5 N s; uncapped
  * answers have 885). With the exact shift (the default) it stalls near 1e-3 on this pile. */
 FL_TEST(capped_pile) {
-  ASSERT_OK(fl_register_all());
-  const char *set[] = {"n=30"};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
-  w->compute_metrics = 0;
-  fl_solver *h = NULL;
-  ASSERT_OK(fl_solver_create("pgs", &h));
-  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
-  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
-  fl_solver_destroy(h);
-  ASSERT_OK(fl_world_prepare(w, NULL));
-  fl_problem *p = fl_world_problem(w);
+  fl_problem *p = NULL;
+  if (capped_pile_problem(&w, &p)) return 1;
   ASSERT(p->nc > 60);
-  p->max_recovery = 0;
   fl_int nr = fl_problem_nrows(p);
   double *g = calloc((size_t)nr, sizeof *g), *v = calloc((size_t)p->nv, sizeof *v);
   ASSERT(g && v);
@@ -245,19 +254,9 @@ FL_TEST(capped_pile) {
  * one step each). The iteration counts are the records: the interior point's, then the
  * crossover's. */
 FL_TEST(capped_pile_crossover) {
-  ASSERT_OK(fl_register_all());
-  const char *set[] = {"n=30"};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
-  w->compute_metrics = 0;
-  fl_solver *h = NULL;
-  ASSERT_OK(fl_solver_create("pgs", &h));
-  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
-  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
-  fl_solver_destroy(h);
-  ASSERT_OK(fl_world_prepare(w, NULL));
-  fl_problem *p = fl_world_problem(w);
-  p->max_recovery = 0;
+  fl_problem *p = NULL;
+  if (capped_pile_problem(&w, &p)) return 1;
   fl_int nr = fl_problem_nrows(p);
   double *g = calloc((size_t)nr, sizeof *g), *v = calloc((size_t)p->nv, sizeof *v);
   ASSERT(g && v);
@@ -300,19 +299,9 @@ FL_TEST(capped_pile_crossover) {
  * 4.2e-7 after 1000 iterations) or retrying a short exact step with the shift frozen
  * (frozen_retry = 0.1: converged, 4.6e-9 after 782). */
 FL_TEST(capped_pile_exact_shift) {
-  ASSERT_OK(fl_register_all());
-  const char *set[] = {"n=30"};
   fl_world *w = NULL;
-  ASSERT_OK(fl_scene_create("granular", 1, set, &w));
-  w->compute_metrics = 0;
-  fl_solver *h = NULL;
-  ASSERT_OK(fl_solver_create("pgs", &h));
-  ASSERT_OK(fl_solver_set_options(h, "error_every=0"));
-  for (int k = 0; k < 40; k++) ASSERT_OK(fl_world_step(w, h, NULL));
-  fl_solver_destroy(h);
-  ASSERT_OK(fl_world_prepare(w, NULL));
-  fl_problem *p = fl_world_problem(w);
-  p->max_recovery = 0;
+  fl_problem *p = NULL;
+  if (capped_pile_problem(&w, &p)) return 1;
   fl_int nr = fl_problem_nrows(p);
   double *g = calloc((size_t)nr, sizeof *g), *v = calloc((size_t)p->nv, sizeof *v);
   ASSERT(g && v);
